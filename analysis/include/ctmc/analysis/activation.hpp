@@ -1,0 +1,75 @@
+// Target activation functions phi (paper section 4; DESIGN.md section 6).
+//
+// Names accepted by parse_activation (and every --activation option):
+//   sigmoid            1 / (1 + e^-x)
+//   relu               max(0, x)
+//   softplus           log(1 + e^x)
+//   cliprelu_K         min(max(0, x), K), any K > 0 ("cliprelu_4", "cliprelu_2.5")
+//   sigmoid_shift_S    sigmoid(x - S): the sigmoid shifted right by S
+//   tanh1              tanh(x) + 1
+//   table:FILE         piecewise-linear through a CSV of (x, phi(x)) rows,
+//                      x strictly increasing; constant beyond the ends
+// eval<T> works for double, ceres::Jet (generic ADL math) and Mpfr.
+#pragma once
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace ctmc::analysis {
+
+enum class ActivationKind { Sigmoid, Relu, Softplus, ClipRelu, ShiftedSigmoid, TanhPlusOne, Tabulated };
+
+struct Activation {
+  ActivationKind kind = ActivationKind::Sigmoid;
+  double param = 0;  // K for cliprelu, S for sigmoid_shift
+  std::string name;  // canonical name as parsed
+  std::vector<double> xs, ys;  // tabulated knots
+
+  template <class T>
+  T eval(const T& x) const {
+    using std::exp;
+    using std::log;
+    using std::tanh;
+    switch (kind) {
+      case ActivationKind::Sigmoid:
+        return T(1) / (T(1) + exp(-x));
+      case ActivationKind::ShiftedSigmoid:
+        return T(1) / (T(1) + exp(T(param) - x));
+      case ActivationKind::Relu:
+        return x > T(0) ? x : T(0);
+      case ActivationKind::Softplus:
+        // log(1 + e^x) = max(x, 0) + log(1 + e^-|x|), stable for large |x|.
+        return x > T(0) ? x + log(T(1) + exp(-x)) : log(T(1) + exp(x));
+      case ActivationKind::ClipRelu:
+        return x > T(param) ? T(param) : (x > T(0) ? x : T(0));
+      case ActivationKind::TanhPlusOne:
+        return tanh(x) + T(1);
+      case ActivationKind::Tabulated:
+        return eval_table(x);
+    }
+    return T(0);
+  }
+
+ private:
+  template <class T>
+  T eval_table(const T& x) const {
+    if (!(x > T(xs.front()))) return T(ys.front());
+    if (!(x < T(xs.back()))) return T(ys.back());
+    std::size_t lo = 0, hi = xs.size() - 1;
+    while (hi - lo > 1) {
+      std::size_t mid = (lo + hi) / 2;
+      (x < T(xs[mid]) ? hi : lo) = mid;
+    }
+    const T t = (x - T(xs[lo])) / T(xs[hi] - xs[lo]);
+    return T(ys[lo]) + t * T(ys[hi] - ys[lo]);
+  }
+};
+
+// Throws ctmc::InputError ("--activation: unknown activation 'foo'", or
+// naming the table file and row) for anything it cannot parse.
+Activation parse_activation(const std::string& name);
+
+// Names of the built-in activations, for --help texts.
+std::string activation_names_help();
+
+}  // namespace ctmc::analysis

@@ -1,0 +1,35 @@
+// Subcommand registration for the ctmc-snn executable. Each cli/*.cpp defines
+// a static `Register` whose function adds its subcommand(s) to the root app;
+// the CLI stays thin: option parsing here, logic in the libraries.
+//
+// Exit statuses (DESIGN.md section 9): 0 ran and every check held; 1 a check
+// failed (throw ExitStatus{1} or ctmc::CheckFailed); 2 bad usage or input
+// (throw ctmc::InputError with a one-line message naming the input).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ctmc::cli {
+
+using Setup = std::function<void(CLI::App& root)>;
+
+inline std::vector<Setup>& registry() {
+  static std::vector<Setup> r;
+  return r;
+}
+
+struct Register {
+  explicit Register(Setup s) { registry().push_back(std::move(s)); }
+};
+
+// Thrown from a command callback to end with a given exit status.
+struct ExitStatus {
+  int code;
+};
+
+// The command line as typed, for report headers.
+const std::string& command_line();
+
+}  // namespace ctmc::cli

@@ -1,0 +1,36 @@
+# One library per module folder: sources are every src/*.cpp (globbed, so a
+# new file needs no CMake edit), public headers under include/ctmc/<module>/.
+function(ctmc_add_module name)
+  cmake_parse_arguments(M "" "" "DEPS" ${ARGN})
+  file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
+  if(NOT _src)  # a module with no sources yet: headers only
+    add_library(${name} INTERFACE)
+    target_include_directories(${name} INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    target_link_libraries(${name} INTERFACE ${M_DEPS})
+    return()
+  endif()
+  add_library(${name} STATIC ${_src})
+  target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_link_libraries(${name} PUBLIC ${M_DEPS})
+  target_compile_options(${name} PRIVATE -Wall -Wextra)
+endfunction()
+
+# One doctest binary per module: every tests/<module>/*.cpp.
+function(ctmc_add_test_suite module)
+  cmake_parse_arguments(T "" "LABEL" "DEPS" ${ARGN})
+  file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${module}/*.cpp)
+  if(NOT _src)
+    return()
+  endif()
+  add_executable(test_${module} ${_src} ${CMAKE_CURRENT_SOURCE_DIR}/doctest_main.cpp)
+  target_link_libraries(test_${module} PRIVATE ${T_DEPS} doctest::doctest)
+  target_compile_definitions(test_${module} PRIVATE
+    CTMC_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    CTMC_FIXTURES_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures"
+    CTMC_CLI_PATH="$<TARGET_FILE:ctmc-snn>")
+  if(NOT T_LABEL)
+    set(T_LABEL unit)
+  endif()
+  add_test(NAME ${module} COMMAND test_${module})
+  set_tests_properties(${module} PROPERTIES LABELS ${T_LABEL} TIMEOUT 1200)
+endfunction()

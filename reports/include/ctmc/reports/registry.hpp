@@ -1,0 +1,28 @@
+// The report definitions: `ctmc-snn report <name>` looks a report up here and
+// `report all` runs every one in order. Each report writes one folder
+// reports/generated/<name>/ through ReportWriter (writer.hpp).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ctmc::reports {
+
+struct ReportContext {
+  std::string out_root = "reports/generated";  // the folder holding report folders
+  std::string command_line;                    // as typed, for the header
+  unsigned long long seed = 1;
+  int threads = 0;          // 0: all cores
+  unsigned precision = 256; // bits, where a report uses MPFR/MPFI
+};
+
+struct ReportDef {
+  std::string name;
+  std::string description;
+  // Returns the exit status: 0 when every check held, 1 when one failed.
+  std::function<int(const ReportContext&)> run;
+};
+
+const std::vector<ReportDef>& all_reports();
+
+}  // namespace ctmc::reports

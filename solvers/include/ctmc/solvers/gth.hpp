@@ -1,0 +1,69 @@
+// Stationary distributions by GTH state reduction (Grassmann, Taksar and
+// Heyman, Operations Research 33, 1985), DESIGN.md section 5.
+//
+// For k = n-1 down to 1: s_k = sum_{j<k} q_kj; q_ik /= s_k for i < k;
+// q_ij += q_ik q_kj for i, j < k, i != j. Then pi_0 = 1,
+// pi_k = sum_{i<k} pi_i q_ik, normalized. The diagonal is never read and no
+// subtraction occurs, so the result has small componentwise relative error
+// (O'Cinneide 1993), is exact in rational arithmetic, and in interval
+// arithmetic is a tight enclosure.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ctmc/solvers/dense_matrix.hpp"
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/scalar.hpp"
+
+namespace ctmc::solvers {
+
+// True when x is known to be exactly zero (used only to skip work; the
+// default `false` is always safe, e.g. for ceres::Jet whose derivative part
+// may be nonzero).
+template <class T> inline bool is_exact_zero(const T&) { return false; }
+inline bool is_exact_zero(double x) { return x == 0.0; }
+inline bool is_exact_zero(const Rational& x) { return x == 0; }
+inline bool is_exact_zero(const Mpfr& x) { return mpfr_zero_p(x.backend().data()) != 0; }
+inline bool is_exact_zero(const Interval& x) { return mpfi_is_zero(x.backend().data()) > 0; }
+
+// Dense GTH. q holds the off-diagonal rates q(i,j) >= 0 (diagonal ignored) of
+// an irreducible chain; returns pi with pi Q = 0, sum pi = 1. Throws
+// InputError when a state has no exit to lower-numbered states during
+// reduction (the chain is reducible). O(n^3).
+template <class T>
+std::vector<T> gth_dense(DenseMatrix<T> q) {
+  const std::size_t n = q.n;
+  std::vector<T> pi(n, T(0));
+  if (n == 0) return pi;
+  for (std::size_t k = n - 1; k >= 1; --k) {
+    T s(0);
+    for (std::size_t j = 0; j < k; ++j) s += q(k, j);
+    if (is_exact_zero(s)) throw InputError("GTH: state " + std::to_string(k) + " has no path back: the chain is reducible");
+    for (std::size_t i = 0; i < k; ++i) q(i, k) /= s;
+    for (std::size_t i = 0; i < k; ++i) {
+      const T& qik = q(i, k);
+      if (is_exact_zero(qik)) continue;
+      for (std::size_t j = 0; j < k; ++j) {
+        if (j == i) continue;
+        add_product(q(i, j), qik, q(k, j));
+      }
+    }
+  }
+  pi[0] = T(1);
+  T total(1);
+  for (std::size_t k = 1; k < n; ++k) {
+    T acc(0);
+    for (std::size_t i = 0; i < k; ++i) add_product(acc, pi[i], q(i, k));
+    pi[k] = acc;
+    total += acc;
+  }
+  for (auto& p : pi) p /= total;
+  return pi;
+}
+
+extern template std::vector<double> gth_dense(DenseMatrix<double>);
+extern template std::vector<Mpfr> gth_dense(DenseMatrix<Mpfr>);
+extern template std::vector<Rational> gth_dense(DenseMatrix<Rational>);
+extern template std::vector<Interval> gth_dense(DenseMatrix<Interval>);
+
+}  // namespace ctmc::solvers

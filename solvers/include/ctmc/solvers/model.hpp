@@ -1,0 +1,67 @@
+// The CTMC neuron model (DESIGN.md sections 4 and 8).
+//
+// A transition i -> j has rate r_ij(H) = max(0, p_ij + s_ij H): rectified
+// affine in the input H (s_ij = 0 is a constant rate). Transitions marked
+// `spike` emit a spike. Offsets and slopes are exact rationals, kept together
+// with the text they were written as.
+//
+// JSON schema: {"states": [names], "transitions": [{"from", "to", "offset",
+// "slope", "spike"}], "meta": {...}}; offset/slope are JSON numbers (read from
+// their decimal text) or exact strings ("5/48", "1.25e-12"); slope defaults to
+// 0 and spike to false. Readers throw ctmc::InputError with a one-line message
+// "<source>: <field>: <what is wrong>".
+#pragma once
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ctmc/solvers/scalar.hpp"
+
+namespace ctmc::solvers {
+
+struct ExactValue {
+  Rational value;
+  std::string text;  // as written by the user (or exact_text(value))
+  ExactValue() : value(0), text("0") {}
+  explicit ExactValue(const Rational& q);
+  ExactValue(const Rational& q, std::string t) : value(q), text(std::move(t)) {}
+};
+
+struct Transition {
+  std::size_t from = 0, to = 0;
+  ExactValue offset, slope;
+  bool spike = false;
+  // max(0, offset + slope * H), exactly.
+  Rational rate(const Rational& H) const;
+};
+
+struct Model {
+  std::vector<std::string> states;
+  std::vector<Transition> transitions;
+  nlohmann::ordered_json meta = nlohmann::ordered_json::object();
+
+  std::size_t size() const { return states.size(); }
+  std::size_t state_index(const std::string& name) const;  // throws std::out_of_range
+  // Rates of every transition at H, exactly, in transition order.
+  std::vector<Rational> rates(const Rational& H) const;
+};
+
+// Validates: nonempty, known states, no self-loop, no duplicate transition,
+// constant rates >= 0, at least one spike transition. `source` names the input
+// in messages.
+void validate(const Model& m, const std::string& source);
+
+Model model_from_json_text(const std::string& text, const std::string& source);
+Model read_model_file(const std::string& path);
+nlohmann::ordered_json model_to_json(const Model& m);  // offsets/slopes as exact strings
+// Writes to path + ".tmp" and renames, so a failed write leaves nothing half-written.
+void write_model_file(const Model& m, const std::string& path);
+
+// Parses an input value H given as text ("0.5", "1/3", "-2e-3"); throws
+// InputError naming `what` when it is not a finite exact number.
+Rational parse_input_value(const std::string& text, const std::string& what);
+// Parses a comma-separated list of such values.
+std::vector<Rational> parse_input_list(const std::string& text, const std::string& what);
+
+}  // namespace ctmc::solvers

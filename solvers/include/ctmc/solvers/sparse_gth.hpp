@@ -1,0 +1,131 @@
+// Sparse GTH state reduction with a fill-reducing (greedy minimum-degree)
+// elimination order, DESIGN.md section 5.
+//
+// Same arithmetic as gth_dense (subtraction-free, exact in rationals), but
+// states are eliminated in the order chosen by minimum degree and only
+// existing (or filled-in) edges are touched. On a path with leaves (the
+// Bernstein chain) leaves go first, then the path from its ends: O(n) work and
+// fill. The last state eliminated is the root of the back-substitution.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/gth.hpp"
+#include "ctmc/solvers/scalar.hpp"
+
+namespace ctmc::solvers {
+
+// Off-diagonal rates as adjacency lists: out[i] = {(j, q_ij)}, q_ij > 0.
+template <class T>
+struct SparseRates {
+  std::size_t n = 0;
+  std::vector<std::vector<std::pair<std::size_t, T>>> out;
+  explicit SparseRates(std::size_t size = 0) : n(size), out(size) {}
+  void add(std::size_t i, std::size_t j, const T& r) { out[i].emplace_back(j, r); }
+};
+
+// Greedy minimum-degree elimination order (degree = number of distinct
+// neighbours, in or out, among states not yet eliminated), simulating fill.
+std::vector<std::size_t> min_degree_order(const std::vector<std::vector<std::size_t>>& out);
+
+namespace detail {
+// Unnormalized back-substitution values can exceed double's range on long
+// chains (ratios like C(N, N/2)); for double we rescale when they grow large.
+inline bool too_large(double x) { return x > 1e250; }
+template <class T> inline bool too_large(const T&) { return false; }
+}  // namespace detail
+
+template <class T>
+std::vector<T> gth_sparse(SparseRates<T> q) {
+  const std::size_t n = q.n;
+  std::vector<T> pi(n, T(0));
+  if (n == 0) return pi;
+  std::vector<std::vector<std::size_t>> pattern(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (auto& e : q.out[i]) pattern[i].push_back(e.first);
+  const auto order = min_degree_order(pattern);
+
+  std::vector<std::vector<std::size_t>> in(n);  // in-neighbours (may hold stale entries)
+  for (std::size_t i = 0; i < n; ++i)
+    for (auto& e : q.out[i]) in[e.first].push_back(i);
+  std::vector<char> gone(n, 0);
+  // rec[k]: (i, q_ik / s_k) for the states i still present when k was eliminated.
+  std::vector<std::vector<std::pair<std::size_t, T>>> rec(n);
+
+  auto find_edge = [&](std::size_t i, std::size_t j) -> T* {
+    for (auto& e : q.out[i])
+      if (e.first == j) return &e.second;
+    return nullptr;
+  };
+
+  for (std::size_t step = 0; step + 1 < n; ++step) {
+    const std::size_t k = order[step];
+    // Drop edges into eliminated states from k's out-list.
+    auto& ok = q.out[k];
+    ok.erase(std::remove_if(ok.begin(), ok.end(), [&](auto& e) { return gone[e.first] != 0; }), ok.end());
+    T s(0);
+    for (auto& e : ok) s += e.second;
+    if (is_exact_zero(s))
+      throw InputError("GTH: state " + std::to_string(k) + " has no path back: the chain is reducible");
+    // Distinct live in-neighbours.
+    auto& ik = in[k];
+    std::sort(ik.begin(), ik.end());
+    ik.erase(std::unique(ik.begin(), ik.end()), ik.end());
+    for (std::size_t i : ik) {
+      if (gone[i]) continue;
+      T* qik = find_edge(i, k);
+      if (qik == nullptr) continue;
+      T w = *qik / s;
+      for (auto& [j, qkj] : ok) {
+        if (j == i) continue;
+        if (T* qij = find_edge(i, j)) {
+          add_product(*qij, w, qkj);
+        } else {
+          T v(0);
+          add_product(v, w, qkj);
+          q.out[i].emplace_back(j, v);
+          in[j].push_back(i);
+        }
+      }
+      // Remove the edge i -> k.
+      auto& oi = q.out[i];
+      oi.erase(std::remove_if(oi.begin(), oi.end(), [&](auto& e) { return e.first == k; }), oi.end());
+      rec[k].emplace_back(i, std::move(w));
+    }
+    gone[k] = 1;
+    ok.clear();
+    ok.shrink_to_fit();
+    ik.clear();
+    ik.shrink_to_fit();
+  }
+
+  const std::size_t root = order[n - 1];
+  pi[root] = T(1);
+  std::vector<std::size_t> done;  // for rescaling
+  done.reserve(n);
+  done.push_back(root);
+  for (std::size_t step = n - 1; step-- > 0;) {
+    const std::size_t k = order[step];
+    T acc(0);
+    for (auto& [i, w] : rec[k]) add_product(acc, pi[i], w);
+    pi[k] = std::move(acc);
+    done.push_back(k);
+    if (detail::too_large(pi[k]))
+      for (std::size_t d : done) pi[d] *= T(1e-250);
+  }
+  T total(0);
+  for (auto& p : pi) total += p;
+  for (auto& p : pi) p /= total;
+  return pi;
+}
+
+extern template std::vector<double> gth_sparse(SparseRates<double>);
+extern template std::vector<Mpfr> gth_sparse(SparseRates<Mpfr>);
+extern template std::vector<Rational> gth_sparse(SparseRates<Rational>);
+extern template std::vector<Interval> gth_sparse(SparseRates<Interval>);
+
+}  // namespace ctmc::solvers

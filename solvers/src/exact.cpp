@@ -1,0 +1,101 @@
+#include "ctmc/solvers/exact.hpp"
+
+#include <cctype>
+
+namespace ctmc::solvers {
+
+namespace {
+
+bool all_digits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+std::optional<Integer> parse_integer(std::string_view s) {
+  bool neg = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (!all_digits(s)) return std::nullopt;
+  Integer z{std::string(s)};
+  return neg ? Integer(-z) : z;
+}
+
+Integer pow10(long e) {
+  Integer r = 1;
+  for (long i = 0; i < e; ++i) r *= 10;
+  return r;
+}
+
+std::optional<Rational> parse_decimal(std::string_view s) {
+  bool neg = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  std::string_view mant = s, expo;
+  if (auto p = s.find_first_of("eE"); p != std::string_view::npos) {
+    mant = s.substr(0, p);
+    expo = s.substr(p + 1);
+  }
+  std::string_view ip = mant, fp;
+  if (auto p = mant.find('.'); p != std::string_view::npos) {
+    ip = mant.substr(0, p);
+    fp = mant.substr(p + 1);
+  }
+  if (ip.empty() && fp.empty()) return std::nullopt;
+  if (!ip.empty() && !all_digits(ip)) return std::nullopt;
+  if (!fp.empty() && !all_digits(fp)) return std::nullopt;
+  long e = 0;
+  if (mant.size() != s.size()) {
+    auto ez = parse_integer(expo);
+    if (!ez || abs(*ez) > 100000) return std::nullopt;  // 1e100000 is not a rate
+    e = ez->convert_to<long>();
+  }
+  const std::string all = std::string(ip) + std::string(fp);
+  Integer digits{all.empty() ? std::string("0") : all};
+  e -= static_cast<long>(fp.size());
+  Rational q = e >= 0 ? Rational(digits * pow10(e)) : Rational(digits, pow10(-e));
+  return neg ? Rational(-q) : q;
+}
+
+}  // namespace
+
+std::optional<Rational> parse_exact(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  if (text.empty()) return std::nullopt;
+  if (auto slash = text.find('/'); slash != std::string_view::npos) {
+    auto p = parse_integer(text.substr(0, slash));
+    auto q = parse_integer(text.substr(slash + 1));
+    if (!p || !q || *q == 0) return std::nullopt;
+    return Rational(*p, *q);
+  }
+  return parse_decimal(text);
+}
+
+std::string exact_text(const Rational& q) {
+  Integer den = denominator(q);
+  // A finite decimal exists iff the denominator is 2^a 5^b.
+  Integer d = den;
+  unsigned twos = 0, fives = 0;
+  while (d % 2 == 0) { d /= 2; ++twos; }
+  while (d % 5 == 0) { d /= 5; ++fives; }
+  if (den == 1) return numerator(q).str();
+  if (d == 1) {
+    unsigned k = std::max(twos, fives);
+    Integer scaled = numerator(q) * (pow10(k) / den);
+    bool neg = scaled < 0;
+    std::string s = (neg ? Integer(-scaled) : scaled).str();
+    if (s.size() <= k) s = std::string(k + 1 - s.size(), '0') + s;
+    s.insert(s.size() - k, ".");
+    if (neg) s = "-" + s;
+    if (s.size() <= 40) return s;
+  }
+  return numerator(q).str() + "/" + den.str();
+}
+
+}  // namespace ctmc::solvers

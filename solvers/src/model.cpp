@@ -1,0 +1,236 @@
+#include "ctmc/solvers/model.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
+
+namespace ctmc::solvers {
+
+using ojson = nlohmann::ordered_json;
+
+ExactValue::ExactValue(const Rational& q) : value(q), text(exact_text(q)) {}
+
+Rational Transition::rate(const Rational& H) const {
+  Rational r = offset.value + slope.value * H;
+  return r > 0 ? r : Rational(0);
+}
+
+std::size_t Model::state_index(const std::string& name) const {
+  for (std::size_t i = 0; i < states.size(); ++i)
+    if (states[i] == name) return i;
+  throw std::out_of_range(name);
+}
+
+std::vector<Rational> Model::rates(const Rational& H) const {
+  std::vector<Rational> r;
+  r.reserve(transitions.size());
+  for (const auto& t : transitions) r.push_back(t.rate(H));
+  return r;
+}
+
+void validate(const Model& m, const std::string& source) {
+  if (m.states.empty()) throw InputError(source + ": states: the model has no states");
+  if (m.transitions.empty()) throw InputError(source + ": transitions: the model has no transitions");
+  std::set<std::string> names;
+  for (const auto& s : m.states)
+    if (!names.insert(s).second) throw InputError(fmt::format("{}: states: duplicate state '{}'", source, s));
+  std::set<std::pair<std::size_t, std::size_t>> seen;
+  bool any_spike = false;
+  for (std::size_t k = 0; k < m.transitions.size(); ++k) {
+    const auto& t = m.transitions[k];
+    const std::string where = fmt::format("{}: transitions[{}]", source, k);
+    if (t.from >= m.size() || t.to >= m.size()) throw InputError(where + ": unknown state");
+    if (t.from == t.to) throw InputError(fmt::format("{}: self-loop on state '{}'", where, m.states[t.from]));
+    if (!seen.insert({t.from, t.to}).second)
+      throw InputError(fmt::format("{}: duplicate transition '{}' -> '{}'", where, m.states[t.from], m.states[t.to]));
+    if (t.slope.value == 0 && t.offset.value < 0)
+      throw InputError(fmt::format("{}.offset: negative constant rate {}", where, t.offset.text));
+    any_spike = any_spike || t.spike;
+  }
+  if (!any_spike) throw InputError(source + ": transitions: no spike transition");
+}
+
+namespace {
+
+// Collects the decimal text of every number in document order, and rejects
+// duplicate object keys (which would make the document ambiguous).
+struct NumberTextSax {
+  std::vector<std::string> texts;
+  std::vector<std::set<std::string>> keys;
+  std::string error;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(std::int64_t v) { texts.push_back(std::to_string(v)); return true; }
+  bool number_unsigned(std::uint64_t v) { texts.push_back(std::to_string(v)); return true; }
+  bool number_float(double, const std::string& s) { texts.push_back(s); return true; }
+  bool string(std::string&) { return true; }
+  bool binary(std::vector<std::uint8_t>&) { return true; }
+  bool start_object(std::size_t) { keys.emplace_back(); return true; }
+  bool key(std::string& k) {
+    if (!keys.back().insert(k).second) {
+      error = "duplicate key '" + k + "'";
+      return false;
+    }
+    return true;
+  }
+  bool end_object() { keys.pop_back(); return true; }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    error = e.what();
+    return false;
+  }
+};
+
+// Walks the document in order, pairing each number with its text.
+void collect_number_texts(const ojson& j, const std::string& path, const std::vector<std::string>& texts,
+                          std::size_t& next, std::map<std::string, std::string>& out) {
+  if (j.is_number()) {
+    out[path] = texts.at(next++);
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) collect_number_texts(it.value(), path + "/" + it.key(), texts, next, out);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) collect_number_texts(j[i], path + "/" + std::to_string(i), texts, next, out);
+  }
+}
+
+ExactValue read_exact(const ojson& t, const char* field, const std::string& path,
+                      const std::map<std::string, std::string>& number_text, const std::string& where,
+                      bool required) {
+  if (!t.contains(field)) {
+    if (required) throw InputError(fmt::format("{}.{}: missing", where, field));
+    return ExactValue();
+  }
+  const auto& v = t[field];
+  std::string text;
+  if (v.is_number()) {
+    text = number_text.at(path + "/" + field);
+  } else if (v.is_string()) {
+    text = v.get<std::string>();
+  } else {
+    throw InputError(fmt::format("{}.{}: must be a number or an exact string", where, field));
+  }
+  auto q = parse_exact(text);
+  if (!q) throw InputError(fmt::format("{}.{}: '{}' is not a finite exact number", where, field, text));
+  return ExactValue(*q, text);
+}
+
+}  // namespace
+
+Model model_from_json_text(const std::string& text, const std::string& source) {
+  NumberTextSax sax;
+  if (!ojson::sax_parse(text, &sax) || !sax.error.empty())
+    throw InputError(fmt::format("{}: malformed JSON: {}", source, sax.error.empty() ? "parse error" : sax.error));
+  ojson j = ojson::parse(text);
+  std::map<std::string, std::string> number_text;
+  std::size_t next = 0;
+  collect_number_texts(j, "", sax.texts, next, number_text);
+
+  if (!j.is_object()) throw InputError(source + ": malformed model: top level must be an object");
+  Model m;
+  if (!j.contains("states") || !j["states"].is_array())
+    throw InputError(source + ": states: missing or not an array");
+  for (std::size_t i = 0; i < j["states"].size(); ++i) {
+    const auto& s = j["states"][i];
+    if (!s.is_string()) throw InputError(fmt::format("{}: states[{}]: must be a string", source, i));
+    m.states.push_back(s.get<std::string>());
+  }
+  if (!j.contains("transitions") || !j["transitions"].is_array())
+    throw InputError(source + ": transitions: missing or not an array");
+  for (std::size_t k = 0; k < j["transitions"].size(); ++k) {
+    const auto& t = j["transitions"][k];
+    const std::string where = fmt::format("{}: transitions[{}]", source, k);
+    const std::string path = "/transitions/" + std::to_string(k);
+    if (!t.is_object()) throw InputError(where + ": must be an object");
+    Transition tr;
+    for (const char* end : {"from", "to"}) {
+      if (!t.contains(end) || !t[end].is_string())
+        throw InputError(fmt::format("{}.{}: missing or not a state name", where, end));
+      const auto name = t[end].get<std::string>();
+      std::size_t idx;
+      try {
+        idx = m.state_index(name);
+      } catch (const std::out_of_range&) {
+        throw InputError(fmt::format("{}.{}: unknown state '{}'", where, end, name));
+      }
+      (std::string(end) == "from" ? tr.from : tr.to) = idx;
+    }
+    tr.offset = read_exact(t, "offset", path, number_text, where, true);
+    tr.slope = read_exact(t, "slope", path, number_text, where, false);
+    if (t.contains("spike")) {
+      if (!t["spike"].is_boolean()) throw InputError(where + ".spike: must be true or false");
+      tr.spike = t["spike"].get<bool>();
+    }
+    m.transitions.push_back(tr);
+  }
+  if (j.contains("meta")) {
+    if (!j["meta"].is_object()) throw InputError(source + ": meta: must be an object");
+    m.meta = j["meta"];
+  }
+  validate(m, source);
+  return m;
+}
+
+Model read_model_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open model file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return model_from_json_text(ss.str(), path);
+}
+
+ojson model_to_json(const Model& m) {
+  ojson j;
+  j["states"] = m.states;
+  j["transitions"] = ojson::array();
+  for (const auto& t : m.transitions) {
+    ojson o;
+    o["from"] = m.states[t.from];
+    o["to"] = m.states[t.to];
+    o["offset"] = t.offset.text;
+    o["slope"] = t.slope.text;
+    o["spike"] = t.spike;
+    j["transitions"].push_back(o);
+  }
+  j["meta"] = m.meta;
+  return j;
+}
+
+void write_model_file(const Model& m, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw InputError(path + ": cannot write model file");
+    out << model_to_json(m).dump(2) << "\n";
+    if (!out) throw InputError(path + ": write failed");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+Rational parse_input_value(const std::string& text, const std::string& what) {
+  auto q = parse_exact(text);
+  if (!q) throw InputError(fmt::format("{}: '{}' is not a finite number", what, text));
+  return *q;
+}
+
+std::vector<Rational> parse_input_list(const std::string& text, const std::string& what) {
+  std::vector<Rational> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    out.push_back(parse_input_value(text.substr(start, comma - start), what));
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace ctmc::solvers
