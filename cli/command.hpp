@@ -24,6 +24,16 @@ struct Register {
   explicit Register(Setup s) { registry().push_back(std::move(s)); }
 };
 
+// A command group shared by several files (e.g. "simulate neuron" and
+// "simulate network"): returns the existing subcommand or creates it.
+inline CLI::App* subcommand_group(CLI::App& root, const std::string& name, const std::string& description) {
+  for (auto* sub : root.get_subcommands([](CLI::App*) { return true; }))
+    if (sub->get_name() == name) return sub;
+  auto* g = root.add_subcommand(name, description);
+  g->require_subcommand(1);
+  return g;
+}
+
 // Thrown from a command callback to end with a given exit status.
 struct ExitStatus {
   int code;
