@@ -1,32 +1,14 @@
-# Entry points of the README quick start. Each installs what is missing and
-# builds first.
-BUILD ?= build
-JOBS ?= $(shell nproc)
-CTMC := $(BUILD)/cli/ctmc-snn
-
-.PHONY: deps configure build test reports bench data clean
-
-deps:
-	bash scripts/install-deps.sh
-
-configure: deps
-	@if [ ! -f $(BUILD)/build.ninja ]; then cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release; fi
-
-build: configure
-	cmake --build $(BUILD) -j $(JOBS)
-
-test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-
-data: deps
-	bash scripts/fetch-data.sh
-
-reports: build
-	@if [ -f scripts/fetch-data.sh ]; then bash scripts/fetch-data.sh; fi
-	$(CTMC) report all
-
-bench: configure
-	cmake --build $(BUILD) -j $(JOBS) --target benchmarks
-
+# Convenience targets; the README's two commands are the scripts they call.
+.PHONY: build test reports bench data clean
+build:
+	bash scripts/build.sh
+test:
+	bash scripts/run-tests.sh
+reports:
+	bash scripts/make-reports.sh
+data: build
+	CTMC=build/cli/ctmc-snn bash scripts/fetch-data.sh
+bench: build
+	cmake --build build --target benchmarks
 clean:
-	rm -rf $(BUILD)
+	rm -rf build
