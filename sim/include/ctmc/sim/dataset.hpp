@@ -1,0 +1,40 @@
+// Image classification data sets (DESIGN.md section 8): the in-memory form
+// every reader (IDX, CIFAR-10 binary) produces and every network consumes.
+#pragma once
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+namespace ctmc::sim {
+
+// One image per column, pixel values scaled to [0, 1]. For multi-channel
+// images (CIFAR-10) a column is channel-major: all of channel 0 (row-major
+// rows x cols), then channel 1, ... -- the order of the CIFAR binary format.
+struct Dataset {
+  Eigen::MatrixXf images;   // (channels*rows*cols) x n
+  std::vector<int> labels;  // n, each in [0, num_classes)
+  int rows = 28, cols = 28, channels = 1;
+
+  int size() const { return static_cast<int>(labels.size()); }
+  int features() const { return static_cast<int>(images.rows()); }
+  // The first n samples (n clamped to size()), e.g. for quick evaluations.
+  Dataset head(int n) const;
+};
+
+struct DatasetSplit {
+  Dataset train, test;
+};
+
+// Loads a directory holding the four MNIST-family IDX files
+// (train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
+// t10k-labels-idx1-ubyte), each raw or with a .gz suffix -- the layout of
+// data/mnist and data/fashion-mnist. Throws ctmc::InputError naming the
+// directory or file when something is missing or malformed.
+DatasetSplit load_idx_dir(const std::string& dir);
+
+// Loads either an IDX directory (above) or a CIFAR-10 binary directory
+// (data_batch_1.bin .. data_batch_5.bin, test_batch.bin), chosen by which
+// files are present.
+DatasetSplit load_dataset_dir(const std::string& dir);
+
+}  // namespace ctmc::sim
