@@ -1,0 +1,82 @@
+// Counting statistics of the spike train of a CTMC neuron (DESIGN.md
+// section 5). The spike count N(t) is a Markovian arrival process with
+// D1 = the matrix of spike-transition rates and D0 = Q - D1.
+//
+// Finite t (Van Loan, "Computing integrals involving the matrix exponential",
+// IEEE TAC 23, 1978): with
+//   A = [[Q, D1, 0], [0, Q, D1], [0, 0, Q]],   exp(A t) = [[E, F1, F2], [0, E, F1], [0, 0, E]],
+// F1 = int_0^t e^{Qs} D1 e^{Q(t-s)} ds and F2 the corresponding double
+// integral, so that for an initial distribution pi0
+//   E[N(t)] = pi0 F1 1,   E[N(t)(N(t)-1)] = 2 pi0 F2 1,
+//   Var N(t) = 2 pi0 F2 1 + E[N(t)] - E[N(t)]^2
+// (the first two derivatives at z = 1 of E z^N(t) = pi0 exp((D0 + z D1) t) 1).
+// The last line subtracts: at large t it loses about log10(lambda t^2 / v)
+// digits to cancellation, negligible at MPFR precision.
+//
+// Asymptotic (Neuts; Narayana and Neuts 1992): with theta the stationary
+// vector (solved by GTH) and the deviation-type matrix Z = (1 theta - Q)^-1,
+//   lambda = lim E[N(t)]/t = theta D1 1 (= the stationary flux F),
+//   v = lim Var N(t)/t = lambda + 2 (theta D1 Z D1 1 - lambda^2),
+// and the Fano factor v / lambda. 1 theta - Q is nonsingular exactly when the
+// chain has one closed class, which solve_stationary ensures. In rationals the
+// results are exact.
+//
+// Errors: InputError for a wrong-sized or negative initial distribution, a
+// negative t, or a chain with several closed classes at H.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ctmc/solvers/dense_matrix.hpp"
+#include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/scalar.hpp"
+
+namespace ctmc::solvers {
+
+// Generator Q(H) (diagonal = minus the exit rate, summed exactly in the
+// rationals before rounding) and its spike part D1(H), rounded into T.
+template <class T>
+struct SpikeGenerator {
+  DenseMatrix<T> q, d1;
+};
+template <class T>
+SpikeGenerator<T> spike_generator(const Model& m, const Rational& H);
+
+template <class T>
+struct CountingMoments {
+  T mean;      // E[N(t)]
+  T variance;  // Var N(t)
+  T factorial_moment2;  // E[N(t)(N(t)-1)]
+};
+
+// Moments of N(t) from the initial distribution pi0 (one entry per state,
+// >= 0, summing to 1 up to rounding). T = double or Mpfr (at the current
+// default precision).
+template <class T>
+CountingMoments<T> counting_moments(const Model& m, const Rational& H, const std::vector<T>& pi0, const T& t,
+                                    const std::string& source = "model");
+
+template <class T>
+struct AsymptoticCounting {
+  std::vector<T> theta;  // stationary distribution
+  T rate;                // lambda = theta D1 1
+  T variance_rate;       // lim Var N(t) / t
+  T fano() const { return variance_rate / rate; }  // requires rate != 0
+};
+
+// T = double, Mpfr or Rational (exact).
+template <class T>
+AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, const std::string& source = "model");
+
+extern template SpikeGenerator<double> spike_generator(const Model&, const Rational&);
+extern template SpikeGenerator<Mpfr> spike_generator(const Model&, const Rational&);
+extern template SpikeGenerator<Rational> spike_generator(const Model&, const Rational&);
+extern template CountingMoments<double> counting_moments(const Model&, const Rational&, const std::vector<double>&,
+                                                         const double&, const std::string&);
+extern template CountingMoments<Mpfr> counting_moments(const Model&, const Rational&, const std::vector<Mpfr>&,
+                                                       const Mpfr&, const std::string&);
+extern template AsymptoticCounting<double> asymptotic_counting(const Model&, const Rational&, const std::string&);
+extern template AsymptoticCounting<Mpfr> asymptotic_counting(const Model&, const Rational&, const std::string&);
+extern template AsymptoticCounting<Rational> asymptotic_counting(const Model&, const Rational&, const std::string&);
+
+}  // namespace ctmc::solvers

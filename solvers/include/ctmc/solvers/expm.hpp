@@ -1,0 +1,109 @@
+// Matrix exponential by scaling and squaring with a Taylor polynomial
+// (Moler and Van Loan, "Nineteen dubious ways...", SIAM Review 45, 2003,
+// method 3), for double and MPFR at run-time precision.
+//
+// exp(A) = (T_m(A / 2^s))^(2^s), T_m the degree-m Taylor polynomial. With
+// theta = ||A||_inf / 2^s the truncation error of T_m is bounded by
+// theta^(m+1) / (m+1)! * 1 / (1 - theta/(m+2)) (the tail of the exponential
+// series, bounded by a geometric series). s and m are chosen together, from
+// the working precision p of T, to make that bound <= 2^-(p + s + 4) at the
+// least cost m + s (each squaring can double the relative error, hence the
+// + s). The polynomial is evaluated in Horner form, so there is no
+// cancellation between growing terms: ||A / 2^s|| <= 1/2 throughout.
+//
+// Used by the counting statistics (Van Loan's block exponential); general
+// dense matrices, O(n^3 (m + s)) work.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "ctmc/solvers/dense_matrix.hpp"
+#include "ctmc/solvers/scalar.hpp"
+
+namespace ctmc::solvers {
+
+// Working precision in bits of a scalar type: 53 for double, the current
+// MPFR default precision for Mpfr.
+template <class T> unsigned working_bits();
+template <> inline unsigned working_bits<double>() { return 53; }
+template <> inline unsigned working_bits<Mpfr>() { return precision_bits(); }
+
+template <class T>
+DenseMatrix<T> matmul(const DenseMatrix<T>& a, const DenseMatrix<T>& b) {
+  const std::size_t n = a.n;
+  DenseMatrix<T> c(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < n; ++k) {
+      const T& aik = a(i, k);
+      if (aik == 0) continue;
+      for (std::size_t j = 0; j < n; ++j) add_product(c(i, j), aik, b(k, j));
+    }
+  return c;
+}
+
+// The scaling s and Taylor degree m for ||A||_inf = norm at `bits` bits.
+struct ExpmPlan {
+  int squarings = 0;
+  int degree = 0;
+};
+
+inline ExpmPlan expm_plan(double norm, unsigned bits) {
+  ExpmPlan best{0, 0};
+  if (!(norm > 0)) return best;  // zero matrix: exp = I
+  const int s0 = std::max(0, static_cast<int>(std::ceil(std::log2(norm / 0.5))));
+  int best_cost = -1;
+  // Extra scaling beyond ||A/2^s|| <= 1/2 trades Taylor terms for squarings.
+  for (int extra = 0; extra <= 40; ++extra) {
+    const int s = s0 + extra;
+    const double log2_theta = std::log2(norm) - s;
+    const double target = -(static_cast<double>(bits) + s + 4);
+    int m = 0;
+    double log2_fact = 0;  // log2((m+1)!)
+    for (m = 0; m < 10000; ++m) {
+      log2_fact += std::log2(static_cast<double>(m + 1));
+      // tail <= theta^(m+1)/(m+1)! * 1/(1 - theta/(m+2)) <= 2 theta^(m+1)/(m+1)!  (theta <= 1/2)
+      if ((m + 1) * log2_theta - log2_fact + 1 <= target) break;
+    }
+    const int cost = m + s;
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = {s, m};
+    }
+  }
+  return best;
+}
+
+template <class T>
+DenseMatrix<T> expm(const DenseMatrix<T>& a) {
+  using std::abs;
+  const std::size_t n = a.n;
+  double norm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    double row = 0;
+    for (std::size_t j = 0; j < n; ++j) row += std::abs(to_double(a(i, j)));
+    norm = std::max(norm, row);
+  }
+  const ExpmPlan plan = expm_plan(norm, working_bits<T>());
+  DenseMatrix<T> b = a;
+  const T scale = T(std::ldexp(1.0, -plan.squarings));  // a power of two: exact
+  for (auto& x : b.a) x *= scale;
+  // Horner: P = I + B/m (I + B/(m-1) (... (I + B/1))).
+  DenseMatrix<T> p(n);
+  for (std::size_t i = 0; i < n; ++i) p(i, i) = T(1);
+  for (int k = plan.degree; k >= 1; --k) {
+    DenseMatrix<T> bp = matmul(b, p);
+    const T inv_k = T(1) / T(k);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) p(i, j) = bp(i, j) * inv_k + (i == j ? T(1) : T(0));
+  }
+  for (int s = 0; s < plan.squarings; ++s) p = matmul(p, p);
+  return p;
+}
+
+extern template DenseMatrix<double> matmul(const DenseMatrix<double>&, const DenseMatrix<double>&);
+extern template DenseMatrix<Mpfr> matmul(const DenseMatrix<Mpfr>&, const DenseMatrix<Mpfr>&);
+extern template DenseMatrix<double> expm(const DenseMatrix<double>&);
+extern template DenseMatrix<Mpfr> expm(const DenseMatrix<Mpfr>&);
+
+}  // namespace ctmc::solvers

@@ -1,0 +1,109 @@
+#include "ctmc/solvers/counting.hpp"
+
+#include <fmt/format.h>
+
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/expm.hpp"
+#include "ctmc/solvers/linear_solve.hpp"
+#include "ctmc/solvers/stationary.hpp"
+
+namespace ctmc::solvers {
+
+template <class T>
+SpikeGenerator<T> spike_generator(const Model& m, const Rational& H) {
+  const std::size_t n = m.size();
+  const auto rates = m.rates(H);
+  std::vector<Rational> exit(n, Rational(0));
+  SpikeGenerator<T> g{DenseMatrix<T>(n), DenseMatrix<T>(n)};
+  for (std::size_t k = 0; k < rates.size(); ++k) {
+    if (rates[k] == 0) continue;
+    const auto& tr = m.transitions[k];
+    const T r = from_rational<T>(rates[k]);
+    g.q(tr.from, tr.to) = r;
+    if (tr.spike) g.d1(tr.from, tr.to) = r;
+    exit[tr.from] += rates[k];
+  }
+  for (std::size_t i = 0; i < n; ++i) g.q(i, i) = from_rational<T>(-exit[i]);
+  return g;
+}
+
+template <class T>
+CountingMoments<T> counting_moments(const Model& m, const Rational& H, const std::vector<T>& pi0, const T& t,
+                                    const std::string& source) {
+  const std::size_t n = m.size();
+  if (pi0.size() != n)
+    throw InputError(fmt::format("{}: initial distribution has {} entries for {} states", source, pi0.size(), n));
+  for (std::size_t i = 0; i < n; ++i)
+    if (pi0[i] < 0) throw InputError(fmt::format("{}: initial distribution: negative entry for state '{}'", source, m.states[i]));
+  if (t < 0) throw InputError(source + ": time horizon must be >= 0");
+  const auto g = spike_generator<T>(m, H);
+  // A t with A = [[Q, D1, 0], [0, Q, D1], [0, 0, Q]].
+  DenseMatrix<T> a(3 * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      const T qt = g.q(i, j) * t;
+      const T dt = g.d1(i, j) * t;
+      for (std::size_t b = 0; b < 3; ++b) a(b * n + i, b * n + j) = qt;
+      a(i, n + j) = dt;
+      a(n + i, 2 * n + j) = dt;
+    }
+  const DenseMatrix<T> e = expm(a);
+  T mean(0), fm2(0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (pi0[i] == 0) continue;
+    T row1(0), row2(0);
+    for (std::size_t j = 0; j < n; ++j) {
+      row1 += e(i, n + j);
+      row2 += e(i, 2 * n + j);
+    }
+    add_product(mean, pi0[i], row1);
+    add_product(fm2, pi0[i], row2);
+  }
+  fm2 *= T(2);
+  CountingMoments<T> r;
+  r.mean = mean;
+  r.factorial_moment2 = fm2;
+  r.variance = fm2 + mean - mean * mean;
+  return r;
+}
+
+template <class T>
+AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, const std::string& source) {
+  const std::size_t n = m.size();
+  auto st = solve_stationary<T>(m, H, Method::Auto, source);
+  const auto g = spike_generator<T>(m, H);
+  // v = D1 1 (spike rate out of each state).
+  std::vector<T> v(n, T(0));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) v[i] += g.d1(i, j);
+  // Z v = x solves (1 theta - Q) x = v.
+  DenseMatrix<T> a(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) a(i, j) = st.pi[j] - g.q(i, j);
+  const auto x = solve_linear(std::move(a), v, source + ": deviation matrix");
+  T w(0);  // theta D1 Z D1 1
+  for (std::size_t i = 0; i < n; ++i) {
+    if (st.pi[i] == 0) continue;
+    T row(0);
+    for (std::size_t j = 0; j < n; ++j) add_product(row, g.d1(i, j), x[j]);
+    add_product(w, st.pi[i], row);
+  }
+  AsymptoticCounting<T> r;
+  r.rate = st.flux;
+  r.variance_rate = r.rate + T(2) * (w - r.rate * r.rate);
+  r.theta = std::move(st.pi);
+  return r;
+}
+
+template SpikeGenerator<double> spike_generator(const Model&, const Rational&);
+template SpikeGenerator<Mpfr> spike_generator(const Model&, const Rational&);
+template SpikeGenerator<Rational> spike_generator(const Model&, const Rational&);
+template CountingMoments<double> counting_moments(const Model&, const Rational&, const std::vector<double>&,
+                                                  const double&, const std::string&);
+template CountingMoments<Mpfr> counting_moments(const Model&, const Rational&, const std::vector<Mpfr>&, const Mpfr&,
+                                                const std::string&);
+template AsymptoticCounting<double> asymptotic_counting(const Model&, const Rational&, const std::string&);
+template AsymptoticCounting<Mpfr> asymptotic_counting(const Model&, const Rational&, const std::string&);
+template AsymptoticCounting<Rational> asymptotic_counting(const Model&, const Rational&, const std::string&);
+
+}  // namespace ctmc::solvers

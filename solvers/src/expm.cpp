@@ -1,0 +1,11 @@
+// Explicit instantiations of the matrix exponential (DESIGN.md section 9).
+#include "ctmc/solvers/expm.hpp"
+
+namespace ctmc::solvers {
+
+template DenseMatrix<double> matmul(const DenseMatrix<double>&, const DenseMatrix<double>&);
+template DenseMatrix<Mpfr> matmul(const DenseMatrix<Mpfr>&, const DenseMatrix<Mpfr>&);
+template DenseMatrix<double> expm(const DenseMatrix<double>&);
+template DenseMatrix<Mpfr> expm(const DenseMatrix<Mpfr>&);
+
+}  // namespace ctmc::solvers

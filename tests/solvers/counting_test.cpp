@@ -1,0 +1,180 @@
+// Counting statistics of spike trains against independent references:
+// published/hand-derived exact values (REFERENCES.md "Counting statistics"),
+// renewal-process closed forms, an exact rational Taylor series of the Van
+// Loan block matrix at small t, and asymptotic identities.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "ctmc/solvers/counting.hpp"
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/expm.hpp"
+#include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/stationary.hpp"
+
+using namespace ctmc::solvers;
+
+namespace {
+
+Affine constant(const Rational& r) { return Affine{r, 0}; }
+
+Model three_state(const Rational& a, const Rational& b, const Rational& c, const Rational& d) {
+  return three_state_model(constant(a), constant(b), constant(c), constant(d));
+}
+
+Mpfr mp(const Rational& q) { return from_rational<Mpfr>(q); }
+
+double rel(const Mpfr& x, const Mpfr& ref) { return to_double(abs(x - ref) / abs(ref)); }
+
+}  // namespace
+
+TEST_CASE("asymptotic counting, three-state a=2 b=1 c=3 d=1/2: lambda = 1/3, Fano = 14/27 exactly") {
+  const auto r = asymptotic_counting<Rational>(three_state(2, 1, 3, Rational(1, 2)), 0);
+  CHECK(r.rate == Rational(1, 3));
+  CHECK(r.fano() == Rational(14, 27));
+  CHECK(r.theta == std::vector<Rational>{Rational(2, 9), Rational(1, 9), Rational(6, 9)});
+}
+
+TEST_CASE("asymptotic counting, three-state a=b=c=d=1: lambda = 1/4, variance rate 1/8 exactly") {
+  const auto r = asymptotic_counting<Rational>(three_state(1, 1, 1, 1), 0);
+  CHECK(r.rate == Rational(1, 4));
+  CHECK(r.variance_rate == Rational(1, 8));
+}
+
+TEST_CASE("asymptotic counting, two-state renewal: Fano = squared CV of Exp(a)+Exp(d) intervals") {
+  // Intervals X = Exp(a) + Exp(d): E X = 1/a + 1/d, Var X = 1/a^2 + 1/d^2;
+  // renewal theory: lambda = 1/E X, v = lambda Var X / (E X)^2.
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> num(1, 50), den(1, 13);
+  for (int trial = 0; trial < 25; ++trial) {
+    const Rational a(num(rng), den(rng)), d(num(rng), den(rng));
+    const auto r = asymptotic_counting<Rational>(two_state_model(constant(a), constant(d)), 0);
+    const Rational mean = 1 / a + 1 / d, var = 1 / (a * a) + 1 / (d * d);
+    CHECK(r.rate == 1 / mean);
+    CHECK(r.variance_rate == var / (mean * mean * mean));
+  }
+}
+
+TEST_CASE("asymptotic counting in double and MPFR agree with the exact rational values") {
+  set_precision_bits(256);
+  const auto m = three_state_model(Affine{1, Rational(1, 2)}, constant(Rational(7, 3)), Affine{Rational(1, 5), 2},
+                                   constant(Rational(3, 4)));
+  const Rational H(5, 7);
+  const auto ex = asymptotic_counting<Rational>(m, H);
+  const auto md = asymptotic_counting<double>(m, H);
+  const auto mm = asymptotic_counting<Mpfr>(m, H);
+  CHECK(relative_error(md.rate, ex.rate) < 1e-14);
+  CHECK(relative_error(md.variance_rate, ex.variance_rate) < 1e-13);
+  CHECK(relative_error(mm.rate, ex.rate) < 1e-70);
+  CHECK(relative_error(mm.variance_rate, ex.variance_rate) < 1e-70);
+}
+
+TEST_CASE("expm: 2x2 generator against its closed form") {
+  // exp(Q t) for Q = [[-a, a], [d, -d]]: P_00 = d/(a+d) + a/(a+d) e^{-(a+d)t}.
+  set_precision_bits(256);
+  const Mpfr a = mp(3), d = mp(Rational(1, 7)), t = mp(Rational(13, 2));
+  DenseMatrix<Mpfr> q(2);
+  q(0, 0) = -a * t;
+  q(0, 1) = a * t;
+  q(1, 0) = d * t;
+  q(1, 1) = -d * t;
+  const auto e = expm(q);
+  const Mpfr s = a + d, decay = exp(-s * t);
+  CHECK(rel(e(0, 0), d / s + a / s * decay) < 1e-72);
+  CHECK(rel(e(0, 1), a / s - a / s * decay) < 1e-72);
+  CHECK(rel(e(1, 1), a / s + d / s * decay) < 1e-72);
+  DenseMatrix<double> qd(2);
+  for (std::size_t i = 0; i < 4; ++i) qd.a[i] = to_double(q.a[i]);
+  const auto ed = expm(qd);
+  // Scaling and squaring is normwise stable: error O(2^s eps) relative to ||exp(Qt)|| = 1 (s = 10 here).
+  CHECK(std::abs(ed(0, 0) - to_double(d / s + a / s * decay)) < 1e-14);
+}
+
+TEST_CASE("finite-T mean, two-state renewal from state B: closed form") {
+  // P(B at s) = d/(a+d) + a/(a+d) e^{-(a+d)s}; E N(t) = int_0^t a P(B at s) ds.
+  set_precision_bits(256);
+  const Rational a(5, 2), d(2, 3);
+  const auto m = two_state_model(constant(a), constant(d));
+  for (const Rational& tq : {Rational(1, 10), Rational(3), Rational(40)}) {
+    const Mpfr t = mp(tq), am = mp(a), dm = mp(d), s = am + dm;
+    const Mpfr expected = am * dm / s * t + am * am / (s * s) * (1 - exp(-s * t));
+    const auto r = counting_moments<Mpfr>(m, 0, {mp(1), mp(0)}, t);
+    CHECK(rel(r.mean, expected) < 1e-70);
+  }
+}
+
+TEST_CASE("finite-T counting from stationarity: E N(T) = lambda T, and Var N(T)/T -> variance rate") {
+  set_precision_bits(256);
+  const auto m = three_state(2, 1, 3, Rational(1, 2));
+  const auto as = asymptotic_counting<Rational>(m, 0);
+  std::vector<Mpfr> pi0;
+  for (const auto& p : as.theta) pi0.push_back(mp(p));
+  for (const Rational& tq : {Rational(1, 3), Rational(7), Rational(250)}) {
+    const auto r = counting_moments<Mpfr>(m, 0, pi0, mp(tq));
+    CHECK(rel(r.mean, mp(as.rate * tq)) < 1e-65);
+  }
+  // The spectral gap of Q is 2 (eigenvalues 0, -2, -9/2), so Var N(T) = v T + c + O(e^{-2T}):
+  // the difference between T = 30 and T = 60 is v * 30 up to about e^{-60}.
+  const auto v30 = counting_moments<Mpfr>(m, 0, pi0, mp(30)).variance;
+  const auto v60 = counting_moments<Mpfr>(m, 0, pi0, mp(60)).variance;
+  CHECK(rel(v60 - v30, mp(as.variance_rate * 30)) < 1e-22);
+  // The same from a non-stationary start (the constant c changes, the slope does not).
+  const std::vector<Mpfr> start{mp(0), mp(1), mp(0)};
+  const auto w30 = counting_moments<Mpfr>(m, 0, start, mp(30)).variance;
+  const auto w60 = counting_moments<Mpfr>(m, 0, start, mp(60)).variance;
+  CHECK(rel(w60 - w30, mp(as.variance_rate * 30)) < 1e-22);
+  // Double precision: a few digits lost to the mean^2 cancellation only.
+  const std::vector<double> pid{2.0 / 9, 1.0 / 9, 6.0 / 9};
+  const auto d = counting_moments<double>(m, 0, pid, 60.0);
+  CHECK(std::abs(d.variance - to_double(v60)) / to_double(v60) < 1e-11);
+  CHECK(std::abs(d.mean - 20.0) / 20.0 < 1e-12);
+}
+
+TEST_CASE("finite-T moments at small t against the exact rational Taylor series of exp(A t)") {
+  // Independent of scaling and squaring: sum_k (A t)^k / k! in exact rationals,
+  // 40 terms at t = 1/8 with ||A|| <= 2 * 12: the tail is below 3^41/41! < 1e-29.
+  set_precision_bits(256);
+  const auto m = three_state_model(constant(4), constant(3), constant(5), constant(Rational(2, 3)));
+  const auto g = spike_generator<Rational>(m, 0);
+  const std::size_t n = 3;
+  const Rational t(1, 8);
+  DenseMatrix<Rational> a(3 * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      for (std::size_t b = 0; b < 3; ++b) a(b * n + i, b * n + j) = g.q(i, j) * t;
+      a(i, n + j) = g.d1(i, j) * t;
+      a(n + i, 2 * n + j) = g.d1(i, j) * t;
+    }
+  const std::vector<Rational> pi0{Rational(1, 2), Rational(1, 3), Rational(1, 6)};
+  // Row vector x_k = [pi0, 0, 0] (A t)^k / k!, accumulated.
+  std::vector<Rational> x(3 * n, Rational(0)), sum(3 * n, Rational(0));
+  for (std::size_t i = 0; i < n; ++i) x[i] = pi0[i];
+  for (int k = 0; k <= 40; ++k) {
+    for (std::size_t j = 0; j < 3 * n; ++j) sum[j] += x[j];
+    std::vector<Rational> y(3 * n, Rational(0));
+    for (std::size_t i = 0; i < 3 * n; ++i)
+      if (x[i] != 0)
+        for (std::size_t j = 0; j < 3 * n; ++j) y[j] += x[i] * a(i, j);
+    for (auto& v : y) v /= (k + 1);
+    x = std::move(y);
+  }
+  Rational mean(0), fm2(0);
+  for (std::size_t j = 0; j < n; ++j) {
+    mean += sum[n + j];
+    fm2 += 2 * sum[2 * n + j];
+  }
+  std::vector<Mpfr> pim;
+  for (const auto& p : pi0) pim.push_back(mp(p));
+  const auto r = counting_moments<Mpfr>(m, 0, pim, mp(t));
+  CHECK(relative_error(r.mean, mean) < 1e-27);
+  CHECK(relative_error(r.factorial_moment2, fm2) < 1e-27);
+  CHECK(relative_error(r.variance, fm2 + mean - mean * mean) < 1e-27);
+}
+
+TEST_CASE("counting: bad inputs are InputErrors") {
+  const auto m = three_state(2, 1, 3, Rational(1, 2));
+  CHECK_THROWS_AS(counting_moments<double>(m, 0, {1.0, 0.0}, 1.0), ctmc::InputError);
+  CHECK_THROWS_AS(counting_moments<double>(m, 0, {1.0, -0.5, 0.5}, 1.0), ctmc::InputError);
+  CHECK_THROWS_AS(counting_moments<double>(m, 0, {1.0, 0.0, 0.0}, -1.0), ctmc::InputError);
+}
