@@ -1,0 +1,164 @@
+// Sparse polynomials and the Markov chain tree theorem, checked against hand
+// derivations (paper Appendix A), Cayley's formula, and exact rational GTH.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/gth.hpp"
+#include "ctmc/solvers/polynomial.hpp"
+#include "ctmc/solvers/stationary.hpp"
+#include "ctmc/solvers/tree_theorem.hpp"
+
+using namespace ctmc::solvers;
+using P = Polynomial;
+
+namespace {
+P var(const char* name) { return P::variable(name); }
+}  // namespace
+
+TEST_CASE("polynomial ring identities hold exactly") {
+  const P a = var("a"), b = var("b"), c = var("c");
+  CHECK(pow(a + b, 2) == a * a + P(2) * a * b + b * b);
+  CHECK((a + b) * (a - b) == a * a - b * b);
+  CHECK((a - a).is_zero());
+  CHECK(a * (b + c) == a * b + a * c);
+  CHECK(P(0) == P());
+  CHECK(P(Rational(3, 2)) * P(2) == P(3));
+  CHECK(pow(a - b, 3).size() == 4);
+  CHECK((a * b * b).degree() == 3);
+  CHECK(a != b);
+}
+
+TEST_CASE("polynomial substitution and evaluation agree with direct rational arithmetic") {
+  const P x = var("x"), y = var("y");
+  const P p = P(3) * pow(x, 3) - x * y + P(Rational(1, 7));
+  // x -> (1 - y): compare by evaluating both sides at several exact points.
+  const P q = p.substitute("x", P(1) - y);
+  for (int k = -3; k <= 3; ++k) {
+    const Rational yv(k, 5);
+    const Rational xv = 1 - yv;
+    const Rational direct = 3 * xv * xv * xv - xv * yv + Rational(1, 7);
+    CHECK(q.evaluate([&](std::uint32_t v) { return v == variable_index("y") ? yv : Rational(0); }) == direct);
+  }
+  CHECK(q.variables() == std::vector<std::uint32_t>{variable_index("y")});
+}
+
+TEST_CASE("polynomial printing is sorted and readable") {
+  const P a = var("a"), b = var("b"), c = var("c"), d = var("d");
+  const P den = d * (a + b + c) + a * c;
+  CHECK(den.to_text() == "a*c + a*d + b*d + c*d");
+  CHECK((a * c * d).to_text() == "a*c*d");
+  CHECK(fraction_text(a * c * d, den) == "a*c*d / (a*c + a*d + b*d + c*d)");
+  CHECK(fraction_latex(a * c * d, den) == "\\frac{a c d}{a c + a d + b d + c d}");
+  CHECK((P(Rational(-3, 2)) * a * a + P(1)).to_text() == "-3/2*a^2 + 1");
+  CHECK((P(Rational(-3, 2)) * a * a + P(1)).to_latex() == "-\\frac{3}{2} a^{2} + 1");
+  CHECK(P::variable("kappa_0").to_latex() == "\\kappa_{0}");
+  CHECK(P().to_text() == "0");
+}
+
+TEST_CASE("tree theorem reproduces the paper's three-state derivation (Appendix A)") {
+  const P a = var("a"), b = var("b"), c = var("c"), d = var("d");
+  // B=0, G=1, R=2; B->G a, G->B b, G->R c (spike), R->B d.
+  const std::vector<SymbolicTransition> tr = {{0, 1, a, false}, {1, 0, b, false}, {1, 2, c, true}, {2, 0, d, false}};
+  const auto r = tree_theorem(3, tr);
+  // Hand derivation: pi_B a = pi_G (b+c), pi_G c = pi_R d.
+  CHECK(r.tree_sums[0] == d * (b + c));
+  CHECK(r.tree_sums[1] == a * d);
+  CHECK(r.tree_sums[2] == a * c);
+  CHECK(r.flux_num == a * c * d);
+  CHECK(r.flux_den == d * (a + b + c) + a * c);
+  CHECK(r.trees == 4);
+  // And the templated closed form instantiated with polynomials is the same rational function.
+  const auto cf = three_state_flux<P>(a, b, c, d);
+  CHECK(cf.num * r.flux_den == r.flux_num * cf.den);
+}
+
+TEST_CASE("tree theorem: two-state and full three-state closed forms") {
+  const P a = var("a"), d = var("d");
+  const auto r2 = tree_theorem(2, {{0, 1, a, true}, {1, 0, d, false}});
+  const auto cf2 = two_state_flux<P>(a, d);
+  CHECK(cf2.num * r2.flux_den == r2.flux_num * cf2.den);
+
+  std::array<P, 6> q;
+  const char* names[6] = {"q_BG", "q_BR", "q_GB", "q_GR", "q_RB", "q_RG"};
+  for (int k = 0; k < 6; ++k) q[k] = var(names[k]);
+  const auto r3 = tree_theorem(3, {{0, 1, q[kBG], false},
+                                   {0, 2, q[kBR], false},
+                                   {1, 0, q[kGB], true},
+                                   {1, 2, q[kGR], false},
+                                   {2, 0, q[kRB], true},
+                                   {2, 1, q[kRG], false}});
+  const auto cf3 = full_three_state_flux<P>(q);
+  CHECK(cf3.num * r3.flux_den == r3.flux_num * cf3.den);
+  // A wrong formula (one tree term dropped) is not identical.
+  CHECK(cf3.num * (r3.flux_den - q[kGB] * q[kRB]) != r3.flux_num * cf3.den);
+}
+
+TEST_CASE("tree theorem counts n^(n-1) in-trees on the complete graph (Cayley)") {
+  for (std::size_t n : {2u, 3u, 4u, 5u, 7u}) {
+    std::vector<SymbolicTransition> tr;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j) tr.push_back({i, j, P(1), false});
+    tr[0].spike = true;
+    const auto r = tree_theorem(n, tr);
+    std::size_t expect = 1;
+    for (std::size_t k = 0; k + 1 < n; ++k) expect *= n;
+    CHECK(r.trees == expect);
+    // With unit rates each tree sum is the count n^(n-2).
+    CHECK(r.tree_sums[0] == P(static_cast<int>(expect / n)));
+  }
+}
+
+TEST_CASE("tree sums evaluated at random rationals equal exact rational GTH") {
+  std::mt19937_64 rng(12345);
+  std::uniform_int_distribution<int> num(1, 1000), den(1, 97);
+  const std::size_t n = 6;
+  // A random sparse strongly connected chain: a ring plus random chords.
+  std::vector<SymbolicTransition> tr;
+  std::vector<std::pair<std::size_t, std::size_t>> ends;
+  for (std::size_t i = 0; i < n; ++i) ends.emplace_back(i, (i + 1) % n);
+  ends.emplace_back(2, 0);
+  ends.emplace_back(5, 3);
+  ends.emplace_back(1, 4);
+  std::vector<Rational> values;
+  for (std::size_t k = 0; k < ends.size(); ++k) {
+    const std::string name = "t_" + std::to_string(k);
+    tr.push_back({ends[k].first, ends[k].second, P::variable(name), k == 3});
+    values.push_back(Rational(num(rng), den(rng)));
+  }
+  const auto r = tree_theorem(n, tr);
+  auto value = [&](std::uint32_t v) {
+    for (std::size_t k = 0; k < ends.size(); ++k)
+      if (variable_index("t_" + std::to_string(k)) == v) return values[k];
+    return Rational(0);
+  };
+  DenseMatrix<Rational> q(n);
+  for (std::size_t k = 0; k < ends.size(); ++k) q(ends[k].first, ends[k].second) = values[k];
+  const auto pi = gth_dense(q);
+  const Rational total = r.flux_den.evaluate(value);
+  for (std::size_t i = 0; i < n; ++i) CHECK(r.tree_sums[i].evaluate(value) / total == pi[i]);
+  CHECK(r.flux_num.evaluate(value) / total == pi[3] * values[3]);
+}
+
+TEST_CASE("tree theorem rejects chains it cannot handle") {
+  std::vector<SymbolicTransition> ring;
+  for (std::size_t i = 0; i < 8; ++i) ring.push_back({i, (i + 1) % 8, P(1), i == 0});
+  CHECK_THROWS_AS(tree_theorem(8, ring), ctmc::InputError);
+  // Two absorbing states: no spanning in-tree for any root.
+  CHECK_THROWS_AS(tree_theorem(3, {{0, 1, P(1), true}, {0, 2, P(1), false}}), ctmc::InputError);
+  CHECK_THROWS_AS(tree_theorem(2, {{0, 0, P(1), true}}), ctmc::InputError);
+}
+
+TEST_CASE("flux_formula of a three-state model uses the paper's symbols") {
+  const Affine a{Rational(1), Rational(2)}, b{Rational(1, 2), Rational(0)}, c{Rational(0), Rational(1)},
+      d{Rational(3), Rational(0)};
+  const auto f = flux_formula(three_state_model(a, b, c, d), "model");
+  CHECK(f.text == "F = a*c*d / (a*c + a*d + b*d + c*d)");
+  REQUIRE(f.symbols.legend.size() == 4);
+  CHECK(f.symbols.legend[0].rate_text == "max(0, 1 + 2*H)");
+  CHECK(f.symbols.legend[1].rate_text == "0.5");
+  CHECK(f.symbols.legend[2].rate_text == "max(0, H)");
+}
