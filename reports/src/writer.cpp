@@ -1,0 +1,495 @@
+// Report writer: see writer.hpp for the folder layout and the guarantees.
+#include "ctmc/reports/writer.hpp"
+
+#include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#ifndef CTMC_SOURCE_DIR
+#define CTMC_SOURCE_DIR "."
+#endif
+
+namespace ctmc::reports {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Names the writer produces itself; a report may not overwrite them.
+bool reserved_name(const std::string& f) { return f == "report.md" || f == "meta.json"; }
+
+bool simple_name(const std::string& f) {
+  return !f.empty() && f != "." && f != ".." && f.find('/') == std::string::npos &&
+         f.find('\0') == std::string::npos;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs a shell command and returns its stdout; nullopt when it fails.
+std::optional<std::string> capture(const std::string& cmd) {
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return std::nullopt;
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int rc = ::pclose(p);
+  if (rc != 0) return std::nullopt;
+  return out;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+void write_file(const std::string& path, const std::string& content) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw std::runtime_error("report writer: cannot create " + path);
+  f << content;
+  f.close();
+  if (!f) throw std::runtime_error("report writer: failed writing " + path);
+}
+
+std::string make_temp_dir(const std::string& parent, const std::string& stem) {
+  std::string templ = (fs::path(parent) / (stem + "XXXXXX")).string();
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data()))
+    throw std::runtime_error(fmt::format("report writer: cannot create a temporary folder in {}: {}", parent,
+                                         std::strerror(errno)));
+  return std::string(buf.data());
+}
+
+bool looks_numeric(const std::string& s) {
+  if (s.empty()) return false;
+  std::string t = s;
+  if (t.back() == '%') t.pop_back();
+  if (t == "nan" || t == "inf" || t == "-inf") return true;
+  char* end = nullptr;
+  errno = 0;
+  std::strtod(t.c_str(), &end);
+  return end && *end == '\0' && end != t.c_str();
+}
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+void check_table(const Table& t) {
+  if (t.columns.empty()) throw std::invalid_argument("report table: no columns");
+  for (size_t i = 0; i < t.rows.size(); ++i)
+    if (t.rows[i].size() != t.columns.size())
+      throw std::invalid_argument(fmt::format("report table: row {} has {} cells, expected {}", i,
+                                              t.rows[i].size(), t.columns.size()));
+}
+
+std::string gp_string(const std::string& s) {  // a gnuplot double-quoted string
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') { out += "\\n"; continue; }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string dat_number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string("NaN"); }
+
+bool gnuplot_on_path() {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  std::stringstream ss(path);
+  std::string d;
+  while (std::getline(ss, d, ':')) {
+    if (d.empty()) continue;
+    if (::access((fs::path(d) / "gnuplot").c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+// Puts `from` at `to`, replacing an existing folder `to`. On Linux the swap is
+// atomic (renameat2 RENAME_EXCHANGE), so readers never see a missing report;
+// elsewhere the old folder is first moved aside.
+void replace_dir(const std::string& from, const std::string& to, const std::string& parent,
+                 const std::string& stem) {
+  if (!fs::exists(to)) {
+    fs::rename(from, to);
+    return;
+  }
+#ifdef RENAME_EXCHANGE
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(from);  // now holds the old report
+    return;
+  }
+#endif
+  std::string old = make_temp_dir(parent, stem + ".old-");
+  fs::rename(to, old);  // onto an empty folder: allowed by POSIX rename
+  try {
+    fs::rename(from, to);
+  } catch (...) {
+    fs::rename(old, to);
+    throw;
+  }
+  fs::remove_all(old);
+}
+
+}  // namespace
+
+// --- provenance -------------------------------------------------------------
+
+std::string git_revision() {
+  static const std::string rev = [] {
+    std::string dir = shell_quote(CTMC_SOURCE_DIR);
+    auto head = capture("git -C " + dir + " rev-parse --short HEAD 2>/dev/null");
+    if (!head || trim(*head).empty()) return std::string("unknown");
+    std::string r = trim(*head);
+    auto status = capture("git -C " + dir + " status --porcelain --untracked-files=no 2>/dev/null");
+    if (status && !trim(*status).empty()) r += "-dirty";
+    return r;
+  }();
+  return rev;
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+// --- formatting ---------------------------------------------------------------
+
+namespace {
+std::optional<std::string> non_finite(double v) {
+  if (std::isnan(v)) return std::string("nan");
+  if (std::isinf(v)) return std::string(v > 0 ? "inf" : "-inf");
+  return std::nullopt;
+}
+}  // namespace
+
+std::string fmt_sci(double v, int digits) {
+  if (auto s = non_finite(v)) return *s;
+  return fmt::format("{:.{}e}", v, digits);
+}
+std::string fmt_fix(double v, int digits) {
+  if (auto s = non_finite(v)) return *s;
+  return fmt::format("{:.{}f}", v, digits);
+}
+std::string fmt_g(double v, int digits) {
+  if (auto s = non_finite(v)) return *s;
+  return fmt::format("{:.{}g}", v, digits);
+}
+std::string fmt_pct(double v, int digits) {
+  if (auto s = non_finite(v)) return *s;
+  return fmt::format("{:.{}f}%", 100.0 * v, digits);
+}
+std::string fmt_int(long long v) { return fmt::format("{}", v); }
+std::string fmt_exact(double v) {
+  if (auto s = non_finite(v)) return *s;
+  return fmt::format("{}", v);  // shortest text that reads back to v
+}
+
+std::string paper_cell(const std::optional<std::string>& published) {
+  return published && !published->empty() ? *published : std::string(kNoPaperValue);
+}
+std::string paper_cell(const std::optional<double>& published, int significant) {
+  return published ? fmt_g(*published, significant) : std::string(kNoPaperValue);
+}
+
+std::string markdown_table(const Table& t) {
+  check_table(t);
+  std::string out = "|";
+  for (const auto& c : t.columns) out += " " + md_cell(c) + " |";
+  out += "\n|";
+  for (size_t j = 0; j < t.columns.size(); ++j) {
+    // Right-align columns whose cells are all numbers (or "—").
+    bool numeric = !t.rows.empty(), any = false;
+    for (const auto& r : t.rows) {
+      if (r[j] == kNoPaperValue || r[j].empty()) continue;
+      any = true;
+      if (!looks_numeric(r[j])) numeric = false;
+    }
+    out += numeric && any ? "---:|" : "---|";
+  }
+  out += "\n";
+  for (const auto& r : t.rows) {
+    out += "|";
+    for (const auto& c : r) out += " " + md_cell(c) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  bool quote = s.find_first_of(",\"\r\n") != std::string::npos ||
+               (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  if (!quote) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string csv_text(const Table& t) {
+  check_table(t);
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t j = 0; j < cells.size(); ++j) out += (j ? "," : "") + csv_field(cells[j]);
+    out += "\n";
+  };
+  line(t.columns);
+  for (const auto& r : t.rows) line(r);
+  return out;
+}
+
+// --- the writer -----------------------------------------------------------------
+
+ReportWriter::ReportWriter(const ReportContext& ctx, std::string name, std::string title)
+    : name_(std::move(name)), title_(std::move(title)) {
+  if (!simple_name(name_) || name_.front() == '.')
+    throw std::invalid_argument("report writer: bad report name '" + name_ + "'");
+  parent_ = ctx.out_root.empty() ? std::string(".") : ctx.out_root;
+  std::error_code ec;
+  fs::create_directories(parent_, ec);
+  if (ec) throw std::runtime_error("report writer: cannot create " + parent_ + ": " + ec.message());
+  final_dir_ = (fs::path(parent_) / name_).string();
+  tmp_dir_ = make_temp_dir(parent_, "." + name_ + ".tmp-");
+  prov_.command_line = ctx.command_line;
+  prov_.seed = ctx.seed;
+  prov_.precision = ctx.precision;
+  prov_.threads = ctx.threads;
+  prov_.git_revision = git_revision();
+  prov_.date_utc = utc_now();
+}
+
+ReportWriter::~ReportWriter() {
+  if (!finished_) {
+    std::error_code ec;
+    fs::remove_all(tmp_dir_, ec);  // never throw from a destructor
+  }
+}
+
+std::string ReportWriter::path_of(const std::string& file, bool internal) const {
+  if (finished_) throw std::logic_error("report writer: '" + file + "' written after finish()");
+  if (!simple_name(file) || (!internal && reserved_name(file)))
+    throw std::invalid_argument("report writer: bad file name '" + file + "' in report " + name_);
+  return (fs::path(tmp_dir_) / file).string();
+}
+
+void ReportWriter::note_file(const std::string& file, const std::string& what) {
+  for (auto& f : files_)
+    if (f.first == file) {
+      f.second = what;
+      return;
+    }
+  files_.emplace_back(file, what);
+}
+
+void ReportWriter::heading(const std::string& text, int level) {
+  level = std::clamp(level, 2, 6);  // "#" is the report title
+  body_ += "\n" + std::string(level, '#') + " " + text + "\n\n";
+}
+
+void ReportWriter::paragraph(const std::string& markdown) { body_ += markdown + "\n\n"; }
+
+void ReportWriter::table(const Table& t, const std::string& csv_name) {
+  body_ += markdown_table(t);
+  if (!csv_name.empty()) {
+    write_csv(csv_name, t);
+    body_ += "\n(data: [" + csv_name + "](" + csv_name + "))\n";
+  }
+  body_ += "\n";
+}
+
+void ReportWriter::check(const std::string& what, bool passed, const std::string& detail) {
+  checks_.push_back({what, detail, passed});
+  if (!passed) ++failed_checks_;
+}
+
+void ReportWriter::write_csv(const std::string& file, const Table& t) {
+  write_file(path_of(file), csv_text(t));
+  note_file(file, "CSV data");
+}
+
+void ReportWriter::write_json(const std::string& file, const nlohmann::ordered_json& j) {
+  write_file(path_of(file), j.dump(2) + "\n");
+  note_file(file, "JSON data");
+}
+
+void ReportWriter::write_text(const std::string& file, const std::string& content) {
+  write_file(path_of(file), content);
+  note_file(file, "text");
+}
+
+void ReportWriter::plot(const Plot& p) {
+  if (!simple_name(p.name)) throw std::invalid_argument("report plot: bad name '" + p.name + "'");
+  if (p.series.empty()) throw std::invalid_argument("report plot " + p.name + ": no series");
+  const std::string dat = p.name + ".dat", gp = p.name + ".gp", svg = p.name + ".svg";
+
+  // Data: one gnuplot block per series (two blank lines apart, `index i`).
+  std::string d = fmt::format("# {} -- data for {} (one block per series; columns: x y [lo hi])\n", p.title, gp);
+  bool right_axis = false;
+  for (size_t i = 0; i < p.series.size(); ++i) {
+    const Series& s = p.series[i];
+    bool band = !s.lo.empty() || !s.hi.empty();
+    if (s.x.empty()) throw std::invalid_argument(fmt::format("report plot {}: series {} is empty", p.name, i));
+    if (s.y.size() != s.x.size() || (band && (s.lo.size() != s.x.size() || s.hi.size() != s.x.size())))
+      throw std::invalid_argument(fmt::format("report plot {}: series {} has columns of different lengths", p.name, i));
+    right_axis |= s.axis == 2;
+    if (i) d += "\n\n";
+    d += fmt::format("# index {}: {}\n", i, s.title);
+    for (size_t k = 0; k < s.x.size(); ++k) {
+      d += dat_number(s.x[k]) + " " + dat_number(s.y[k]);
+      if (band) d += " " + dat_number(s.lo[k]) + " " + dat_number(s.hi[k]);
+      d += "\n";
+    }
+  }
+
+  // Script: refers to the data and the SVG by relative names only.
+  std::string g;
+  g += fmt::format("# {}\n# Written by ctmc-snn (report {}). Redraw from inside this folder:\n#   gnuplot {}\n", p.title,
+                   name_, gp);
+  g += fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,12' background rgb 'white'\n",
+                   p.width, p.height);
+  g += "set encoding utf8\n";
+  g += fmt::format("set output '{}'\n", svg);
+  g += fmt::format("set title {}\n", gp_string(p.title));
+  g += fmt::format("set xlabel {}\nset ylabel {}\n", gp_string(p.xlabel), gp_string(p.ylabel));
+  g += "set grid\n";
+  if (!p.key.empty()) g += "set key " + p.key + "\n";
+  if (p.logx) g += "set logscale x\n";
+  if (p.logy) g += "set logscale y\n";
+  if (right_axis) {
+    g += fmt::format("set y2label {}\nset y2tics\nset ytics nomirror\n", gp_string(p.y2label));
+    if (p.logy) g += "set logscale y2\n";
+  }
+  for (const auto& c : p.extra_commands) g += c + "\n";
+  g += "plot ";
+  for (size_t i = 0; i < p.series.size(); ++i) {
+    const Series& s = p.series[i];
+    bool band = !s.lo.empty();
+    std::string using_cols = "1:2";
+    if (band && s.style.rfind("filledcurves", 0) == 0) using_cols = "1:3:4";
+    else if (band && s.style.find("errorbars") != std::string::npos) using_cols = "1:2:3:4";
+    if (i) g += ", \\\n     ";
+    g += fmt::format("{} index {} using {} with {} title {}", i ? std::string("''") : "'" + dat + "'", i,
+                     using_cols, s.style, gp_string(s.title));
+    if (s.axis == 2) g += " axes x1y2";
+    if (!s.extra.empty()) g += " " + s.extra;
+  }
+  g += "\n";
+
+  write_file(path_of(dat), d);
+  write_file(path_of(gp), g);
+  note_file(dat, "plot data (" + p.name + ")");
+  note_file(gp, "gnuplot script (" + p.name + ")");
+
+  if (!gnuplot_on_path()) {
+    body_ += fmt::format("*Plot {} not drawn: gnuplot not found (Debian package gnuplot-nox). Run `gnuplot {}` in "
+                         "this folder.*\n\n",
+                         p.name, gp);
+    std::fprintf(stderr, "report %s: gnuplot not found; %s not drawn\n", name_.c_str(), svg.c_str());
+    return;
+  }
+  const std::string log = p.name + ".gnuplot.log";
+  path_of(log, true);
+  std::string cmd = "cd " + shell_quote(tmp_dir_) + " && gnuplot " + shell_quote(gp) + " >" + shell_quote(log) + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::string log_path = (fs::path(tmp_dir_) / log).string();
+  std::string log_text;
+  {
+    std::ifstream lf(log_path);
+    std::stringstream ss;
+    ss << lf.rdbuf();
+    log_text = ss.str();
+  }
+  std::error_code ec;
+  fs::remove(log_path, ec);
+  if (rc != 0 || !fs::exists(fs::path(tmp_dir_) / svg))
+    throw std::runtime_error(fmt::format("report {}: gnuplot failed on {}: {}", name_, gp, trim(log_text)));
+  note_file(svg, "plot (" + p.name + ")");
+  body_ += fmt::format("![{}]({})\n\n", p.title, svg);
+  body_ += fmt::format("Data [{}]({}), script [{}]({}) (restyle and redraw with `gnuplot {}` in this folder).\n\n",
+                       dat, dat, gp, gp, gp);
+}
+
+void ReportWriter::finish() {
+  if (finished_) throw std::logic_error("report writer: finish() called twice");
+  std::string md = "# " + title_ + "\n\n";
+  Table header{{"field", "value"},
+               {{"report", "`" + name_ + "`"},
+                {"command", "`" + (prov_.command_line.empty() ? std::string("(library call)") : prov_.command_line) + "`"},
+                {"seed", fmt::format("{}", prov_.seed)},
+                {"precision", fmt::format("{} bits", prov_.precision)},
+                {"threads", prov_.threads == 0 ? std::string("all cores") : fmt::format("{}", prov_.threads)},
+                {"git revision", prov_.git_revision},
+                {"date (UTC)", prov_.date_utc}}};
+  md += markdown_table(header) + "\n";
+  md += fmt::format("Wherever the paper publishes a value, tables show it in a column `{}` ({} when it gives none).\n\n",
+                    kPaperColumn, kNoPaperValue);
+  md += body_;
+  if (!checks_.empty()) {
+    md += fmt::format("\n## Checks ({} of {} held)\n\n", checks_.size() - failed_checks_, checks_.size());
+    for (const auto& c : checks_)
+      md += fmt::format("- {} {}{}\n", c.passed ? "**PASS**" : "**FAIL**", c.what,
+                        c.detail.empty() ? std::string() : ": " + c.detail);
+    md += "\n";
+  }
+  if (!files_.empty()) {
+    md += "\n## Files\n\n";
+    for (const auto& [f, what] : files_) md += fmt::format("- [{}]({}): {}\n", f, f, what);
+  }
+
+  nlohmann::ordered_json meta;
+  meta["report"] = name_;
+  meta["title"] = title_;
+  meta["command_line"] = prov_.command_line;
+  meta["seed"] = prov_.seed;
+  meta["precision_bits"] = prov_.precision;
+  meta["threads"] = prov_.threads;
+  meta["git_revision"] = prov_.git_revision;
+  meta["date_utc"] = prov_.date_utc;
+  meta["checks_passed"] = all_passed();
+  meta["checks"] = nlohmann::ordered_json::array();
+  for (const auto& c : checks_) meta["checks"].push_back({{"check", c.what}, {"passed", c.passed}, {"detail", c.detail}});
+  meta["files"] = nlohmann::ordered_json::array();
+  for (const auto& f : files_) meta["files"].push_back(f.first);
+
+  write_file(path_of("report.md", true), md);
+  write_file(path_of("meta.json", true), meta.dump(2) + "\n");
+  // Folders from mkdtemp are private (0700); a report is for everyone to read.
+  ::chmod(tmp_dir_.c_str(), 0755);
+  replace_dir(tmp_dir_, final_dir_, parent_, "." + name_);
+  finished_ = true;
+}
+
+}  // namespace ctmc::reports

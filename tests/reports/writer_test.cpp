@@ -1,0 +1,319 @@
+// ReportWriter: folder life cycle (temporary name, rename on finish, cleanup on
+// throw), header fields, CSV round trip through an independent RFC 4180 parser,
+// JSON round trip, and gnuplot plots that redraw from inside the report folder.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "ctmc/reports/registry.hpp"
+#include "ctmc/reports/writer.hpp"
+
+namespace fs = std::filesystem;
+using namespace ctmc::reports;
+
+namespace {
+
+// A fresh, empty out_root per test, removed afterwards.
+struct TempRoot {
+  fs::path path;
+  TempRoot() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("ctmc-writer-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempRoot() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  ReportContext ctx() const {
+    ReportContext c;
+    c.out_root = path.string();
+    c.command_line = "ctmc-snn report demo --seed 42";
+    c.seed = 42;
+    c.precision = 512;
+    c.threads = 2;
+    return c;
+  }
+  std::set<std::string> entries() const {
+    std::set<std::string> s;
+    for (const auto& e : fs::directory_iterator(path)) s.insert(e.path().filename().string());
+    return s;
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Independent RFC 4180 reader (quoted fields, doubled quotes, embedded newlines).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string cell;
+  bool quoted = false, in_row = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
+      else if (c == '"') quoted = false;
+      else cell += c;
+      continue;
+    }
+    in_row = true;
+    if (c == '"') quoted = true;
+    else if (c == ',') row.push_back(cell), cell.clear();
+    else if (c == '\n') {
+      row.push_back(cell), cell.clear();
+      rows.push_back(row), row.clear();
+      in_row = false;
+    } else cell += c;
+  }
+  if (in_row) row.push_back(cell), rows.push_back(row);
+  return rows;
+}
+
+bool gnuplot_available() { return std::system("gnuplot --version >/dev/null 2>&1") == 0; }
+
+Plot demo_plot() {
+  Plot p;
+  p.name = "rate";
+  p.title = "Empirical rate vs T (with \"quotes\")";
+  p.xlabel = "T";
+  p.ylabel = "N(T)/T";
+  p.y2label = "sd";
+  p.logx = true;
+  Series band{"mean +- sd", {1, 10, 100}, {1, 1, 1}, "filledcurves", 1, {0.5, 0.8, 0.95}, {1.5, 1.2, 1.05},
+              "fs transparent solid 0.3 noborder"};
+  Series mean{"mean", {1, 10, 100}, {1.1, 0.97, 1.0}, "linespoints"};
+  Series sd{"sd (right axis)", {1, 10, 100}, {0.5, 0.2, 0.05}, "lines", 2};
+  p.series = {band, mean, sd};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("the report folder appears only after finish() and the temporary folder is gone") {
+  TempRoot root;
+  std::string tmp;
+  {
+    ReportWriter w(root.ctx(), "demo", "Demo report");
+    tmp = w.dir();
+    CHECK(fs::is_directory(tmp));
+    CHECK(fs::path(tmp).parent_path() == root.path);  // same parent: rename never crosses file systems
+    CHECK_FALSE(fs::exists(root.path / "demo"));
+    w.heading("Numbers");
+    w.paragraph("Some text.");
+    w.table(Table{{"H", "ours", kPaperColumn}, {{"0.5", "0.25", paper_cell(std::optional<std::string>{})}}}, "t.csv");
+    CHECK_FALSE(fs::exists(root.path / "demo"));
+    w.finish();
+    CHECK(w.final_dir() == (root.path / "demo").string());
+  }
+  CHECK_FALSE(fs::exists(tmp));
+  CHECK(root.entries() == std::set<std::string>{"demo"});
+  CHECK(fs::exists(root.path / "demo" / "report.md"));
+  CHECK(fs::exists(root.path / "demo" / "meta.json"));
+  CHECK(fs::exists(root.path / "demo" / "t.csv"));
+}
+
+TEST_CASE("report.md carries the header fields") {
+  TempRoot root;
+  ReportWriter w(root.ctx(), "demo", "Demo report title");
+  w.finish();
+  std::string md = slurp(root.path / "demo" / "report.md");
+  CHECK(md.rfind("# Demo report title\n", 0) == 0);
+  CHECK(md.find("ctmc-snn report demo --seed 42") != std::string::npos);
+  CHECK(md.find("| seed | 42 |") != std::string::npos);
+  CHECK(md.find("| precision | 512 bits |") != std::string::npos);
+  CHECK(std::regex_search(md, std::regex(R"(\| date \(UTC\) \| \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \|)")));
+  std::smatch m;
+  REQUIRE(std::regex_search(md, m, std::regex(R"(\| git revision \| ([^ |]+) \|)")));
+  std::string rev = m[1];
+  CHECK(std::regex_match(rev, std::regex(R"(([0-9a-f]{4,40}(-dirty)?)|unknown)")));
+  // Cross-check against git itself where the source tree is a repository.
+  std::string cmd = std::string("git -C '") + CTMC_SOURCE_DIR + "' rev-parse --short HEAD 2>/dev/null";
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[64] = {};
+    bool got = std::fgets(buf, sizeof buf, p) != nullptr;
+    if (::pclose(p) == 0 && got) {
+      std::string head(buf);
+      while (!head.empty() && head.back() == '\n') head.pop_back();
+      CHECK(rev.rfind(head, 0) == 0);
+    }
+  }
+  auto meta = nlohmann::json::parse(slurp(root.path / "demo" / "meta.json"));
+  CHECK(meta["seed"] == 42);
+  CHECK(meta["precision_bits"] == 512);
+  CHECK(meta["git_revision"] == rev);
+}
+
+TEST_CASE("a report that throws leaves no folder, and an older report survives it") {
+  TempRoot root;
+  auto failing = [&] {
+    ReportWriter w(root.ctx(), "demo", "Fails halfway");
+    w.table(Table{{"a"}, {{"1"}}}, "half.csv");
+    w.write_json("half.json", nlohmann::ordered_json{{"x", 1}});
+    throw std::runtime_error("computation failed");
+  };
+  CHECK_THROWS_AS(failing(), std::runtime_error);
+  CHECK(root.entries().empty());
+
+  {
+    ReportWriter w(root.ctx(), "demo", "First version");
+    w.paragraph("version one");
+    w.finish();
+  }
+  CHECK_THROWS_AS(failing(), std::runtime_error);
+  CHECK(root.entries() == std::set<std::string>{"demo"});
+  CHECK(slurp(root.path / "demo" / "report.md").find("version one") != std::string::npos);
+  CHECK_FALSE(fs::exists(root.path / "demo" / "half.csv"));
+}
+
+TEST_CASE("finish() replaces an older folder of the same name completely") {
+  TempRoot root;
+  {
+    ReportWriter w(root.ctx(), "demo", "Old");
+    w.write_text("old-only.txt", "stale");
+    w.finish();
+  }
+  {
+    ReportWriter w(root.ctx(), "demo", "New");
+    w.paragraph("fresh");
+    w.finish();
+  }
+  CHECK(root.entries() == std::set<std::string>{"demo"});
+  CHECK_FALSE(fs::exists(root.path / "demo" / "old-only.txt"));
+  CHECK(slurp(root.path / "demo" / "report.md").rfind("# New\n", 0) == 0);
+}
+
+TEST_CASE("CSV round-trips cells with commas, quotes, newlines and spaces") {
+  TempRoot root;
+  Table t{{"name", "value, with comma", "quote\"d"},
+          {{"a,b", "1.5", "he said \"hi\""}, {"line\nbreak", " padded ", ""}, {"plain", "-2e-3", kNoPaperValue}}};
+  {
+    ReportWriter w(root.ctx(), "demo", "CSV");
+    w.write_csv("data.csv", t);
+    w.finish();
+  }
+  auto rows = parse_csv(slurp(root.path / "demo" / "data.csv"));
+  REQUIRE(rows.size() == t.rows.size() + 1);
+  CHECK(rows[0] == t.columns);
+  for (size_t i = 0; i < t.rows.size(); ++i) CHECK(rows[i + 1] == t.rows[i]);
+}
+
+TEST_CASE("Markdown tables escape pipes and right-align numeric columns") {
+  Table t{{"what", "value", kPaperColumn}, {{"a|b", "1.5", "2.0"}, {"c", "-3e-4", kNoPaperValue}}};
+  std::string md = markdown_table(t);
+  CHECK(md.find("a\\|b") != std::string::npos);
+  CHECK(md.find("|---|---:|---:|") != std::string::npos);
+  CHECK_THROWS_AS(markdown_table(Table{{"a", "b"}, {{"1"}}}), std::invalid_argument);
+}
+
+TEST_CASE("JSON data round-trips") {
+  TempRoot root;
+  nlohmann::ordered_json j = {{"flux", 0.123456789012345678}, {"paper", nullptr}, {"list", {1, 2, 3}}};
+  {
+    ReportWriter w(root.ctx(), "demo", "JSON");
+    w.write_json("summary.json", j);
+    w.finish();
+  }
+  auto back = nlohmann::ordered_json::parse(slurp(root.path / "demo" / "summary.json"));
+  CHECK(back == j);
+  CHECK(back["flux"].get<double>() == 0.123456789012345678);  // bit-exact through text
+}
+
+TEST_CASE("a plot gives a valid SVG and its script redraws it from inside the report folder") {
+  TempRoot root;
+  bool have_gnuplot = gnuplot_available();
+  {
+    ReportWriter w(root.ctx(), "demo", "Plot");
+    w.plot(demo_plot());
+    w.finish();
+  }
+  fs::path dir = root.path / "demo";
+  CHECK(fs::exists(dir / "rate.dat"));
+  CHECK(fs::exists(dir / "rate.gp"));
+  std::string gp = slurp(dir / "rate.gp");
+  // The script names its files by relative names only.
+  CHECK(gp.find(root.path.string()) == std::string::npos);
+  CHECK(gp.find("'rate.dat'") != std::string::npos);
+  CHECK(gp.find("set output 'rate.svg'") != std::string::npos);
+  std::string md = slurp(dir / "report.md");
+  if (!have_gnuplot) {
+    CHECK(md.find("not drawn") != std::string::npos);
+    return;
+  }
+  CHECK(md.find("](rate.svg)") != std::string::npos);
+  std::string svg = slurp(dir / "rate.svg");
+  CHECK((svg.rfind("<?xml", 0) == 0 || svg.rfind("<svg", 0) == 0));
+  CHECK(svg.find("</svg>") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "rate.gnuplot.log"));
+
+  // Restyle workflow: remove the SVG, re-run the saved script in the folder.
+  fs::remove(dir / "rate.svg");
+  std::string cmd = "cd '" + dir.string() + "' && gnuplot rate.gp >/dev/null 2>&1";
+  CHECK(std::system(cmd.c_str()) == 0);
+  std::string again = slurp(dir / "rate.svg");
+  CHECK((again.rfind("<?xml", 0) == 0 || again.rfind("<svg", 0) == 0));
+}
+
+TEST_CASE("bad names and shapes are rejected") {
+  TempRoot root;
+  CHECK_THROWS_AS(ReportWriter(root.ctx(), "../escape", "x"), std::invalid_argument);
+  ReportWriter w(root.ctx(), "demo", "x");
+  CHECK_THROWS_AS(w.write_csv("../x.csv", Table{{"a"}, {}}), std::invalid_argument);
+  CHECK_THROWS_AS(w.write_text("report.md", "overwrite"), std::invalid_argument);
+  Plot p = demo_plot();
+  p.series[1].y.pop_back();
+  CHECK_THROWS_AS(w.plot(p), std::invalid_argument);
+}
+
+TEST_CASE("number formatting and the paper column") {
+  CHECK(fmt_sci(12345.678, 3) == "1.235e+04");
+  CHECK(fmt_fix(2.0 / 3.0, 4) == "0.6667");
+  CHECK(fmt_g(0.000123456, 3) == "0.000123");
+  CHECK(fmt_pct(0.12345, 1) == "12.3%");
+  CHECK(fmt_int(-42) == "-42");
+  CHECK(fmt_sci(std::nan("")) == "nan");
+  for (double v : {0.1, 1.0 / 3.0, 6.02214076e23, -2.5e-300}) CHECK(std::strtod(fmt_exact(v).c_str(), nullptr) == v);
+  CHECK(paper_cell(std::optional<double>{}) == kNoPaperValue);
+  CHECK(paper_cell(std::optional<double>{0.9912}) == "0.9912");
+  CHECK(paper_cell(std::optional<std::string>{"98.9%"}) == "98.9%");
+  CHECK(csv_field("a,b") == "\"a,b\"");
+  CHECK(csv_field("say \"x\"") == "\"say \"\"x\"\"\"");
+}
+
+TEST_CASE("checks set the exit status") {
+  TempRoot root;
+  ReportWriter w(root.ctx(), "demo", "checks");
+  w.check("identity holds", true, "max error 0");
+  CHECK(w.exit_status() == 0);
+  w.check("bound holds", false, "1.2 > 1.0");
+  CHECK(w.exit_status() == 1);
+  w.finish();
+  std::string md = slurp(root.path / "demo" / "report.md");
+  CHECK(md.find("**FAIL** bound holds: 1.2 > 1.0") != std::string::npos);
+  CHECK(md.find("Checks (1 of 2 held)") != std::string::npos);
+}
+
+TEST_CASE("registered reports have unique, valid names") {
+  std::set<std::string> names;
+  for (const auto& def : all_reports()) {
+    CHECK_FALSE(def.name.empty());
+    CHECK(def.name != "all");  // `report all` is the runner itself
+    CHECK(def.name.find('/') == std::string::npos);
+    CHECK(static_cast<bool>(def.run));
+    CHECK(names.insert(def.name).second);
+  }
+}
