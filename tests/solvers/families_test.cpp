@@ -1,0 +1,147 @@
+// Closed-form fluxes of the families (paper eq. 2, tree theorem, Bernstein
+// construction) against the general stationary solvers on the models the
+// family builders produce: exactly in rationals, and in double/MPFR on long
+// Bernstein chains.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/stationary.hpp"
+
+using namespace ctmc::solvers;
+
+namespace {
+
+Rational random_rational(std::mt19937_64& rng, int lo, int hi) {
+  std::uniform_int_distribution<int> num(lo, hi), den(1, 19);
+  return Rational(num(rng), den(rng));
+}
+
+// A rectified affine rate; a constant one is kept nonnegative (validation rejects negative constants).
+Affine random_affine(std::mt19937_64& rng) {
+  Affine r{random_rational(rng, -10, 40), random_rational(rng, -5, 5)};
+  if (r.slope == 0 && r.offset < 0) r.offset = -r.offset;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("two-state and three-state closed forms equal GTH exactly at random rational rates and inputs") {
+  std::mt19937_64 rng(1);
+  for (int trial = 0; trial < 60; ++trial) {
+    const Affine a = random_affine(rng), b{random_rational(rng, 1, 30), 0}, c = random_affine(rng),
+                 d{random_rational(rng, 1, 30), 0};
+    const Rational h = random_rational(rng, -20, 20);
+    const auto m2 = two_state_model(a, d);
+    const auto m3 = three_state_model(a, b, c, d);
+    CHECK(solve_stationary<Rational>(m2, h).flux == two_state_flux<Rational>(a.at(h), d.at(h)).value());
+    CHECK(solve_stationary<Rational>(m3, h).flux ==
+          three_state_flux<Rational>(a.at(h), b.at(h), c.at(h), d.at(h)).value());
+  }
+}
+
+TEST_CASE("full three-state: tree-theorem closed form equals GTH exactly") {
+  std::mt19937_64 rng(2);
+  int checked = 0;
+  for (int trial = 0; trial < 80; ++trial) {
+    std::array<Affine, 6> r;
+    for (auto& x : r) x = random_affine(rng);
+    const auto m = full_three_state_model(r);
+    const Rational h = random_rational(rng, -20, 20);
+    std::array<Rational, 6> rates;
+    for (std::size_t k = 0; k < 6; ++k) rates[k] = r[k].at(h);
+    Rational flux;
+    try {
+      flux = solve_stationary<Rational>(m, h).flux;
+    } catch (const ctmc::InputError&) {
+      continue;  // several closed classes at this H: no unique stationary distribution
+    }
+    const auto f = full_three_state_flux<Rational>(rates);
+    REQUIRE(f.den != 0);
+    CHECK(flux == f.value());
+    ++checked;
+  }
+  CHECK(checked > 40);
+}
+
+TEST_CASE("full three-state reduces to the paper's chain: flux into B = flux out of B") {
+  // With BR = RG = 0 the chain is eq. 1; flux into B = pi_G b + pi_R d = pi_B a.
+  const Rational a(2), b(1), c(3), d(1, 2);
+  const auto f = full_three_state_flux<Rational>({a, 0, b, c, d, 0}).value();
+  const Rational pi_b(2, 9);  // hand-derived (see gth_test.cpp)
+  CHECK(f == pi_b * a);
+}
+
+TEST_CASE("model metadata names the family and its parameters as exact strings") {
+  const auto m = three_state_model(Affine{Rational(5, 48), 2}, Affine{1, 0}, Affine{Rational(-1, 3), 1}, Affine{7, 0});
+  CHECK(m.meta["family"] == "three-state");
+  CHECK(m.meta["a"]["offset"] == "5/48");
+  CHECK(m.meta["c"]["slope"] == "1");
+  const auto bm = bernstein_model({0, Rational(1, 2), 1}, 3, 1, -2, 6);
+  CHECK(bm.meta["family"] == "bernstein");
+  CHECK(bm.meta["N"] == 2);
+  CHECK(bm.meta["kappa"][1] == "0.5");
+  CHECK(bm.size() == 6);
+  CHECK_THROWS_AS(bernstein_model({1, -1}, 1, 1, 0, 1), ctmc::InputError);
+  CHECK_THROWS_AS(bernstein_model({1, 1}, 1, 1, 1, 1), ctmc::InputError);
+  CHECK_THROWS_AS(two_state_model(Affine{-1, 0}, Affine{1, 0}), ctmc::InputError);
+}
+
+TEST_CASE("Bernstein chain: sparse and dense GTH flux equal rho M / (rho + M) exactly for small N") {
+  std::mt19937_64 rng(3);
+  for (std::size_t n = 1; n <= 8; ++n) {
+    std::vector<Rational> kappa;
+    for (std::size_t i = 0; i <= n; ++i) kappa.push_back(random_rational(rng, 0, 20));
+    const Rational rho = random_rational(rng, 1, 30), gamma = random_rational(rng, 1, 9);
+    const Rational imin(-2), imax(6);
+    const auto m = bernstein_model(kappa, rho, gamma, imin, imax);
+    for (const Rational& input : {Rational(-3), Rational(-2), Rational(1, 3), Rational(5, 2), Rational(6), Rational(9)}) {
+      Rational u = (input - imin) / (imax - imin);
+      u = u < 0 ? Rational(0) : (u > 1 ? Rational(1) : u);  // the rectified rates clamp u
+      const auto expected = bernstein_flux<Rational>(kappa, rho, u).value();
+      CHECK(solve_stationary<Rational>(m, input, Method::Sparse).flux == expected);
+      CHECK(solve_stationary<Rational>(m, input, Method::Dense).flux == expected);
+    }
+  }
+}
+
+TEST_CASE("Bernstein polynomial by de Casteljau equals the power-basis sum exactly") {
+  const std::vector<Rational> kappa{3, Rational(1, 2), 0, 7, Rational(5, 3)};
+  const Rational u(2, 7);
+  Rational sum(0), binom(1);
+  const int n = 4;
+  for (int i = 0; i <= n; ++i) {
+    Rational term = kappa[static_cast<std::size_t>(i)] * binom;
+    for (int k = 0; k < i; ++k) term *= u;
+    for (int k = 0; k < n - i; ++k) term *= 1 - u;
+    sum += term;
+    binom = binom * (n - i) / (i + 1);
+  }
+  CHECK(bernstein_polynomial(kappa, u) == sum);
+}
+
+TEST_CASE("long Bernstein chain N = 2000: sparse GTH in double (rescaled) agrees with MPFR") {
+  // Unnormalized back-substitution values reach C(N, N/2) ~ 1e600 here, beyond
+  // double's range: this exercises the rescaling path of gth_sparse<double>.
+  set_precision_bits(256);
+  const std::size_t n = 2000;
+  std::vector<Rational> kappa;
+  for (std::size_t i = 0; i <= n; ++i) kappa.push_back(Rational(static_cast<long>(i * i + 1), static_cast<long>(n * n)));
+  const auto m = bernstein_model(kappa, 3, 1, 0, 1);
+  for (const Rational& input : {Rational(1, 2), Rational(1, 10), Rational(97, 100)}) {
+    const auto d = solve_stationary<double>(m, input, Method::Sparse);
+    const auto p = solve_stationary<Mpfr>(m, input, Method::Sparse);
+    const double rel = to_double(abs(Mpfr(d.flux) - p.flux) / p.flux);
+    CHECK(rel < 1e-12);
+    double mass = 0;
+    for (double x : d.pi) mass += x;
+    CHECK(std::abs(mass - 1) < 1e-12);
+    // Independent reference: rho M / (rho + M) at 256 bits (de Casteljau).
+    std::vector<Mpfr> km;
+    for (const auto& k : kappa) km.push_back(from_rational<Mpfr>(k));
+    const auto f = bernstein_flux<Mpfr>(km, Mpfr(3), from_rational<Mpfr>(input)).value();
+    CHECK(to_double(abs(p.flux - f) / f) < 1e-70);
+  }
+}

@@ -1,0 +1,248 @@
+// GTH (dense and sparse) against hand-derived exact stationary distributions,
+// reducible chains, a stiff chain (GTH vs LU in double), interval enclosures,
+// and sparse == dense in the rationals.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/gth.hpp"
+#include "ctmc/solvers/linear_solve.hpp"
+#include "ctmc/solvers/sparse_gth.hpp"
+#include "ctmc/solvers/stationary.hpp"
+
+using namespace ctmc::solvers;
+
+namespace {
+
+// Converts an exact rate matrix to another scalar (rounded once per entry).
+template <class T>
+DenseMatrix<T> convert(const DenseMatrix<Rational>& q) {
+  DenseMatrix<T> r(q.n);
+  for (std::size_t i = 0; i < q.a.size(); ++i) r.a[i] = from_rational<T>(q.a[i]);
+  return r;
+}
+
+template <class T>
+SparseRates<T> to_sparse(const DenseMatrix<Rational>& q) {
+  SparseRates<T> s(q.n);
+  for (std::size_t i = 0; i < q.n; ++i)
+    for (std::size_t j = 0; j < q.n; ++j)
+      if (i != j && q(i, j) != 0) s.add(i, j, from_rational<T>(q(i, j)));
+  return s;
+}
+
+// Birth-death chain: i -> i+1 at up[i], i+1 -> i at down[i]. Detailed balance
+// gives the product form pi_k ~ prod_{i<k} up[i] / down[i].
+DenseMatrix<Rational> birth_death(const std::vector<Rational>& up, const std::vector<Rational>& down) {
+  DenseMatrix<Rational> q(up.size() + 1);
+  for (std::size_t i = 0; i < up.size(); ++i) {
+    q(i, i + 1) = up[i];
+    q(i + 1, i) = down[i];
+  }
+  return q;
+}
+
+std::vector<Rational> product_form(const std::vector<Rational>& up, const std::vector<Rational>& down) {
+  std::vector<Rational> w{Rational(1)};
+  for (std::size_t i = 0; i < up.size(); ++i) w.push_back(w.back() * up[i] / down[i]);
+  Rational total(0);
+  for (auto& x : w) total += x;
+  for (auto& x : w) x /= total;
+  return w;
+}
+
+Rational random_rate(std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> num(1, 40), den(1, 17);
+  return Rational(num(rng), den(rng));
+}
+
+// A random irreducible chain: a directed cycle through every state plus each
+// other edge with probability `density`.
+DenseMatrix<Rational> random_chain(std::mt19937_64& rng, std::size_t n, double density) {
+  DenseMatrix<Rational> q(n);
+  std::bernoulli_distribution edge(density);
+  for (std::size_t i = 0; i < n; ++i) q(i, (i + 1) % n) = random_rate(rng);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      if (i != j && q(i, j) == 0 && edge(rng)) q(i, j) = random_rate(rng);
+  return q;
+}
+
+// Minimum over components of the correct decimal digits (componentwise relative error).
+double min_correct_digits(const std::vector<double>& x, const std::vector<Rational>& exact) {
+  double worst = 17;
+  for (std::size_t i = 0; i < x.size(); ++i) worst = std::min(worst, correct_digits(relative_error(x[i], exact[i]), 17));
+  return worst;
+}
+
+Affine constant(const Rational& r) { return Affine{r, 0}; }
+
+Rational pow2(long e) {
+  Rational r(1);
+  const Rational two = e >= 0 ? Rational(2) : Rational(1, 2);
+  for (long k = 0; k < std::abs(e); ++k) r *= two;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("GTH on birth-death chains equals the product form exactly (dense and sparse)") {
+  std::mt19937_64 rng(11);
+  for (std::size_t n : {2u, 3u, 5u, 9u, 17u}) {
+    std::vector<Rational> up, down;
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+      up.push_back(random_rate(rng));
+      down.push_back(random_rate(rng));
+    }
+    const auto q = birth_death(up, down);
+    const auto expected = product_form(up, down);
+    CHECK(gth_dense(q) == expected);
+    CHECK(gth_sparse(to_sparse<Rational>(q)) == expected);
+  }
+}
+
+TEST_CASE("two-state chain: pi = (d, a) / (a + d) exactly") {
+  const Rational a(7, 3), d(2, 11);
+  DenseMatrix<Rational> q(2);
+  q(0, 1) = a;
+  q(1, 0) = d;
+  const auto pi = gth_dense(q);
+  CHECK(pi[0] == d / (a + d));
+  CHECK(pi[1] == a / (a + d));
+}
+
+TEST_CASE("reducible chains: one closed class gives zeros outside it") {
+  // 0 -> 1 (spike), 1 <-> 2: state 0 is transient, {1, 2} is closed.
+  Model m;
+  m.states = {"T", "X", "Y"};
+  auto tr = [](std::size_t f, std::size_t t, int r, bool spike) {
+    Transition x;
+    x.from = f;
+    x.to = t;
+    x.offset = ExactValue(Rational(r));
+    x.spike = spike;
+    return x;
+  };
+  m.transitions = {tr(0, 1, 5, false), tr(1, 2, 3, true), tr(2, 1, 1, false)};
+  for (auto method : {Method::Dense, Method::Sparse}) {
+    const auto r = solve_stationary<Rational>(m, 0, method);
+    CHECK(r.pi == std::vector<Rational>{0, Rational(1, 4), Rational(3, 4)});
+    CHECK(r.flux == Rational(3, 4));
+    CHECK(r.support == std::vector<std::size_t>{1, 2});
+  }
+}
+
+TEST_CASE("reducible chains: two closed classes are an InputError naming both") {
+  Model m;
+  m.states = {"S", "L", "R"};
+  Transition a, b;
+  a.from = 0;
+  a.to = 1;
+  a.offset = ExactValue(Rational(1));
+  a.spike = true;
+  b.from = 0;
+  b.to = 2;
+  b.offset = ExactValue(Rational(2));
+  m.transitions = {a, b};
+  std::string message;
+  try {
+    solve_stationary<double>(m, 0, Method::Auto, "chain.json");
+  } catch (const ctmc::InputError& e) {
+    message = e.what();
+  }
+  CHECK(message.find("chain.json") == 0);
+  CHECK(message.find("{L}") != std::string::npos);
+  CHECK(message.find("{R}") != std::string::npos);
+  CHECK(message.find('\n') == std::string::npos);
+}
+
+TEST_CASE("a rectified rate that reaches 0 at some H: the closed class shrinks, flux exact") {
+  // Three-state with c(H) = max(0, H): for H <= 0, R is transient and {B, G} closed.
+  const auto m = three_state_model(constant(2), constant(1), Affine{0, 1}, constant(Rational(1, 2)));
+  for (const Rational& h : {Rational(0), Rational(-3)}) {
+    const auto r = solve_stationary<Rational>(m, h);
+    CHECK(r.flux == 0);
+    CHECK(r.pi == std::vector<Rational>{Rational(1, 3), Rational(2, 3), 0});
+  }
+  // At H = 3 all rates are positive and eq. 2 holds.
+  CHECK(solve_stationary<Rational>(m, 3).flux == three_state_flux<Rational>(2, 1, 3, Rational(1, 2)).value());
+  // a(H) = max(0, H): at H <= 0 the resting state B is absorbing.
+  const auto m2 = three_state_model(Affine{0, 1}, constant(1), constant(3), constant(1));
+  const auto r2 = solve_stationary<Rational>(m2, -1);
+  CHECK(r2.pi == std::vector<Rational>{1, 0, 0});
+  CHECK(r2.flux == 0);
+}
+
+TEST_CASE("stiff chain: GTH in double keeps every digit, Eigen LU in double does not") {
+  // Birth-death chain with up rates 1e-6 and down rates 1e6 (plus a few
+  // mid-range shortcuts back to 0): pi_k ~ 1e-12 k, down to 1e-84. LU works
+  // with absolute errors of about eps * max pi, so the small probabilities are
+  // lost; GTH has small componentwise relative error (O'Cinneide 1993).
+  const std::size_t n = 8;
+  DenseMatrix<Rational> q(n);
+  const Rational tiny(1, 1000000), huge(1000000);
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    q(i, i + 1) = tiny * Rational(static_cast<long>(i + 1), 3);
+    q(i + 1, i) = huge * Rational(static_cast<long>(i + 2), 5);
+  }
+  for (std::size_t i = 2; i < n; i += 2) q(i, 0) = Rational(3, 7);
+  const auto exact = gth_dense(q);
+  CHECK(lu_stationary(q) == exact);  // an independent algorithm, exact in the rationals
+  const auto qd = convert<double>(q);
+  const double gth_digits = min_correct_digits(gth_dense(qd), exact);
+  const double lu_digits = min_correct_digits(lu_stationary_double(qd), exact);
+  MESSAGE("stiff chain, min correct digits: GTH double " << gth_digits << ", Eigen LU double " << lu_digits);
+  CHECK(gth_digits >= 14);
+  CHECK(lu_digits < 6);
+}
+
+TEST_CASE("interval GTH encloses the exact stationary distribution; widths shrink with precision") {
+  std::mt19937_64 rng(2024);
+  for (int trial = 0; trial < 6; ++trial) {
+    const auto q = random_chain(rng, 6 + trial * 3, 0.4);
+    const auto exact = gth_dense(q);
+    Rational prev_width(-1);
+    for (unsigned bits : {64u, 256u, 1024u}) {
+      set_precision_bits(bits);
+      for (int sparse = 0; sparse < 2; ++sparse) {
+        const auto pi = sparse ? gth_sparse(to_sparse<Interval>(q)) : gth_dense(convert<Interval>(q));
+        Rational width(0);  // max relative width, exactly
+        for (std::size_t i = 0; i < pi.size(); ++i) {
+          CHECK(contains(pi[i], exact[i]));
+          width = std::max(width, (upper(pi[i]) - lower(pi[i])) / exact[i]);
+        }
+        // Relative width a modest multiple of n^2 2^-bits, and shrinking with the precision.
+        CHECK(width < Rational(1000) * pi.size() * pi.size() / pow2(static_cast<long>(bits) - 8));
+        if (!sparse && prev_width > 0) CHECK(width * pow2(150) < prev_width);
+        if (!sparse) prev_width = width;
+      }
+    }
+  }
+  set_precision_bits(256);
+}
+
+TEST_CASE("sparse GTH equals dense GTH exactly on random sparse chains") {
+  std::mt19937_64 rng(99);
+  for (std::size_t n : {5u, 12u, 30u, 60u}) {
+    const auto q = random_chain(rng, n, 3.0 / static_cast<double>(n));
+    CHECK(gth_sparse(to_sparse<Rational>(q)) == gth_dense(q));
+  }
+}
+
+TEST_CASE("MPFR GTH: >= 248 correct bits at 256 bits on random chains") {
+  set_precision_bits(256);
+  std::mt19937_64 rng(5);
+  const auto q = random_chain(rng, 25, 0.3);
+  const auto exact = gth_dense(q);
+  const auto pi = gth_dense(convert<Mpfr>(q));
+  const auto ps = gth_sparse(to_sparse<Mpfr>(q));
+  for (std::size_t i = 0; i < pi.size(); ++i) {
+    CHECK(correct_bits(relative_error(pi[i], exact[i]), 256) >= 248);
+    CHECK(correct_bits(relative_error(ps[i], exact[i]), 256) >= 248);
+  }
+}
