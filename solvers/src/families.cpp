@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <tuple>
+
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 
@@ -120,5 +123,189 @@ Model bernstein_model(const std::vector<Rational>& kappa, const Rational& rho, c
   m.meta["Imax"] = exact_text(Imax);
   return m;
 }
+
+std::string family_name(const Model& m) {
+  if (m.meta.contains("family") && m.meta["family"].is_string()) return m.meta["family"].get<std::string>();
+  return "";
+}
+
+std::string closed_form_text(const std::string& family) {
+  if (family == "two-state") return "a d / (a + d)";
+  if (family == "three-state") return "a c d / (d (a + b + c) + a c)";
+  if (family == "full-three-state")
+    return "(w_G r_GB + w_R r_RB) / (w_B + w_G + w_R), w_X = sum over spanning trees into X of the product of their rates";
+  if (family == "bernstein") return "rho M / (rho + M), M = sum_i kappa_i C(N,i) u^i (1-u)^(N-i)";
+  return "";
+}
+
+namespace {
+
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+std::size_t find_transition(const Model& m, const std::string& from, const std::string& to) {
+  for (std::size_t k = 0; k < m.transitions.size(); ++k)
+    if (m.states[m.transitions[k].from] == from && m.states[m.transitions[k].to] == to) return k;
+  return kNone;
+}
+
+bool has_states(const Model& m, std::initializer_list<const char*> names) {
+  if (m.states.size() != names.size()) return false;
+  for (const char* n : names)
+    if (std::find(m.states.begin(), m.states.end(), n) == m.states.end()) return false;
+  return true;
+}
+
+// Indices of the transitions from -> to with the given spike flags, or empty
+// when the model has other transitions or a listed one is missing.
+std::vector<std::size_t> match_exactly(const Model& m, const std::vector<std::tuple<const char*, const char*, bool>>& want) {
+  if (m.transitions.size() != want.size()) return {};
+  std::vector<std::size_t> idx;
+  for (const auto& [from, to, spike] : want) {
+    const std::size_t k = find_transition(m, from, to);
+    if (k == kNone || m.transitions[k].spike != spike) return {};
+    idx.push_back(k);
+  }
+  return idx;
+}
+
+std::optional<Rational> meta_exact(const nlohmann::ordered_json& j) {
+  if (j.is_string()) return parse_exact(j.get<std::string>());
+  if (j.is_number()) return parse_exact(j.dump());
+  return std::nullopt;
+}
+
+struct BernsteinParams {
+  std::vector<Rational> kappa;
+  Rational rho, Imin, Imax;
+};
+
+// Parameters from meta, accepted only when rebuilding the model from them
+// gives exactly the model's states and transitions.
+std::optional<BernsteinParams> bernstein_params(const Model& m) {
+  const auto& j = m.meta;
+  for (const char* key : {"kappa", "rho", "gamma", "Imin", "Imax"})
+    if (!j.contains(key)) return std::nullopt;
+  if (!j["kappa"].is_array()) return std::nullopt;
+  BernsteinParams p;
+  for (const auto& k : j["kappa"]) {
+    auto q = meta_exact(k);
+    if (!q) return std::nullopt;
+    p.kappa.push_back(*q);
+  }
+  auto rho = meta_exact(j["rho"]), gamma = meta_exact(j["gamma"]), lo = meta_exact(j["Imin"]), hi = meta_exact(j["Imax"]);
+  if (!rho || !gamma || !lo || !hi) return std::nullopt;
+  Model ref;
+  try {
+    ref = bernstein_model(p.kappa, *rho, *gamma, *lo, *hi);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+  if (ref.states != m.states || ref.transitions.size() != m.transitions.size()) return std::nullopt;
+  using Key = std::pair<std::size_t, std::size_t>;
+  std::map<Key, const Transition*> have;
+  for (const auto& t : m.transitions) have[{t.from, t.to}] = &t;
+  for (const auto& t : ref.transitions) {
+    auto it = have.find({t.from, t.to});
+    if (it == have.end()) return std::nullopt;
+    const Transition& u = *it->second;
+    if (u.spike != t.spike || u.offset.value != t.offset.value || u.slope.value != t.slope.value) return std::nullopt;
+  }
+  p.rho = *rho;
+  p.Imin = *lo;
+  p.Imax = *hi;
+  return p;
+}
+
+// M_N(u) for long chains: binomial weights relative to the mode by their
+// ratios w_{i+1}/w_i = (N-i)/(i+1) * u/(1-u) (no overflow or underflow
+// trouble, every term positive), then M = sum kappa_i w_i / sum w_i since the
+// binomial weights sum to 1. Relative error O(N eps).
+template <class T>
+T bernstein_long(const std::vector<Rational>& kappa, const Rational& u) {
+  const std::size_t n = kappa.size() - 1;
+  const Rational nu = u * Rational(static_cast<long>(n));
+  std::size_t mode = static_cast<std::size_t>(Integer(numerator(nu) / denominator(nu)).convert_to<long>());
+  if (mode > n) mode = n;
+  const T ut = from_rational<T>(u), vt = from_rational<T>(1 - u);
+  const T up = ut / vt, down = vt / ut;
+  T num = from_rational<T>(kappa[mode]), den(1);
+  T w(1);
+  for (std::size_t i = mode; i < n; ++i) {
+    w = w * T(static_cast<long>(n - i)) / T(static_cast<long>(i + 1)) * up;
+    den += w;
+    num += w * from_rational<T>(kappa[i + 1]);
+  }
+  w = T(1);
+  for (std::size_t i = mode; i > 0; --i) {
+    w = w * T(static_cast<long>(i)) / T(static_cast<long>(n - i + 1)) * down;
+    den += w;
+    num += w * from_rational<T>(kappa[i - 1]);
+  }
+  return num / den;
+}
+
+constexpr std::size_t kDeCasteljauMax = 2048;  // above this, O(N^2) is too slow
+
+template <class T>
+T bernstein_value(const std::vector<Rational>& kappa, const Rational& u) {
+  if (u <= 0) return from_rational<T>(kappa.front());
+  if (u >= 1) return from_rational<T>(kappa.back());
+  if (kappa.size() - 1 > kDeCasteljauMax) return bernstein_long<T>(kappa, u);
+  std::vector<T> k;
+  k.reserve(kappa.size());
+  for (const auto& q : kappa) k.push_back(from_rational<T>(q));
+  return bernstein_polynomial(k, from_rational<T>(u));
+}
+
+}  // namespace
+
+template <class T>
+std::optional<Fraction<T>> closed_form_flux(const Model& m, const Rational& H) {
+  const std::string family = family_name(m);
+  auto rate = [&](std::size_t k) { return k == kNone ? T(0) : from_rational<T>(m.transitions[k].rate(H)); };
+  if (family == "two-state") {
+    if (!has_states(m, {"B", "R"})) return std::nullopt;
+    const auto k = match_exactly(m, {{"B", "R", true}, {"R", "B", false}});
+    if (k.empty()) return std::nullopt;
+    return two_state_flux<T>(rate(k[0]), rate(k[1]));
+  }
+  if (family == "three-state") {
+    if (!has_states(m, {"B", "G", "R"})) return std::nullopt;
+    const auto k = match_exactly(m, {{"B", "G", false}, {"G", "B", false}, {"G", "R", true}, {"R", "B", false}});
+    if (k.empty()) return std::nullopt;
+    return three_state_flux<T>(rate(k[0]), rate(k[1]), rate(k[2]), rate(k[3]));
+  }
+  if (family == "full-three-state") {
+    if (!has_states(m, {"B", "G", "R"})) return std::nullopt;
+    static const char* kFrom[6] = {"B", "B", "G", "G", "R", "R"};
+    static const char* kTo[6] = {"G", "R", "B", "R", "B", "G"};
+    std::array<T, 6> r;
+    std::size_t found = 0;
+    for (std::size_t i = 0; i < 6; ++i) {
+      const std::size_t k = find_transition(m, kFrom[i], kTo[i]);
+      if (k != kNone) {
+        ++found;
+        if (m.transitions[k].spike != (std::string(kTo[i]) == "B")) return std::nullopt;
+      }
+      r[i] = rate(k);
+    }
+    if (found != m.transitions.size()) return std::nullopt;
+    return full_three_state_flux<T>(r);
+  }
+  if (family == "bernstein") {
+    const auto p = bernstein_params(m);
+    if (!p) return std::nullopt;
+    const Rational u = (H - p->Imin) / (p->Imax - p->Imin);
+    const T mval = bernstein_value<T>(p->kappa, u);
+    const T rho = from_rational<T>(p->rho);
+    return Fraction<T>{rho * mval, rho + mval};
+  }
+  return std::nullopt;
+}
+
+template std::optional<Fraction<double>> closed_form_flux(const Model&, const Rational&);
+template std::optional<Fraction<Mpfr>> closed_form_flux(const Model&, const Rational&);
+template std::optional<Fraction<Rational>> closed_form_flux(const Model&, const Rational&);
+template std::optional<Fraction<Interval>> closed_form_flux(const Model&, const Rational&);
 
 }  // namespace ctmc::solvers

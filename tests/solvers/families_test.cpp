@@ -145,3 +145,46 @@ TEST_CASE("long Bernstein chain N = 2000: sparse GTH in double (rescaled) agrees
     CHECK(to_double(abs(p.flux - f) / f) < 1e-70);
   }
 }
+
+TEST_CASE("closed_form_flux from a model's metadata equals GTH; mismatched structure gives nullopt") {
+  std::mt19937_64 rng(4);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::array<Affine, 6> r;
+    for (auto& x : r) x = random_affine(rng);
+    const Affine b{random_rational(rng, 1, 30), 0}, d{random_rational(rng, 1, 30), 0};
+    const Rational h = random_rational(rng, -20, 20);
+    for (const Model& m : {two_state_model(r[0], d), three_state_model(r[0], b, r[1], d), full_three_state_model(r)}) {
+      const auto cf = closed_form_flux<Rational>(m, h);
+      REQUIRE(cf.has_value());
+      try {
+        CHECK(solve_stationary<Rational>(m, h).flux == cf->value());
+      } catch (const ctmc::InputError&) {
+        // several closed classes (full three-state only): nothing to compare
+      }
+    }
+  }
+  auto m = three_state_model(Affine{1, 0}, Affine{1, 0}, Affine{1, 0}, Affine{1, 0});
+  m.meta["family"] = "two-state";
+  CHECK_FALSE(closed_form_flux<Rational>(m, 0).has_value());
+  m.meta["family"] = "no-such-family";
+  CHECK_FALSE(closed_form_flux<Rational>(m, 0).has_value());
+  auto bm = bernstein_model({1, 2, 3}, 4, 1, 0, 1);
+  CHECK(closed_form_flux<Rational>(bm, Rational(1, 2))->value() == Rational(4 * 2, 4 + 2));  // M(1/2) = (1+4+3)/4 = 2
+  bm.meta["kappa"][2] = "5";  // meta no longer describes the transitions
+  CHECK_FALSE(closed_form_flux<Rational>(bm, Rational(1, 2)).has_value());
+}
+
+TEST_CASE("closed_form_flux of a long Bernstein chain (N = 3000, mode-relative weights) equals MPFR GTH") {
+  set_precision_bits(256);
+  const std::size_t n = 3000;
+  std::vector<Rational> kappa;
+  for (std::size_t i = 0; i <= n; ++i) kappa.push_back(Rational(static_cast<long>(i % 7 + 1), 3));
+  const auto m = bernstein_model(kappa, 5, 2, -1, 1);
+  for (const Rational& input : {Rational(-1, 3), Rational(1, 7), Rational(-2), Rational(2)}) {
+    const auto p = solve_stationary<Mpfr>(m, input, Method::Sparse).flux;
+    const auto cm = closed_form_flux<Mpfr>(m, input)->value();
+    const auto cd = closed_form_flux<double>(m, input)->value();
+    CHECK(to_double(abs(cm - p) / p) < 1e-68);
+    CHECK(std::abs(cd - to_double(p)) / to_double(p) < 1e-11);
+  }
+}

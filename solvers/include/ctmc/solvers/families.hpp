@@ -15,6 +15,8 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "ctmc/solvers/model.hpp"
@@ -109,5 +111,28 @@ Model full_three_state_model(const std::array<Affine, 6>& r);
 // Throws InputError for kappa_i < 0, rho <= 0, gamma <= 0, Imax <= Imin.
 Model bernstein_model(const std::vector<Rational>& kappa, const Rational& rho, const Rational& gamma,
                       const Rational& Imin, const Rational& Imax);
+
+// The closed-form flux of a model whose meta.family names a known family and
+// whose states and transitions have that family's structure (as the builders
+// above produce them; transition order and a missing zero-rate transition of
+// the full three-state chain do not matter). Rates are taken from the model's
+// own transitions at H, evaluated exactly and rounded once into T, so that a
+// comparison with solve_stationary<T> measures the solver, not the rounding
+// of the inputs. Bernstein: kappa, rho, Imin, Imax from meta, checked against
+// the transitions; u clamped to [0, 1] as the rectified rates do. Returns
+// nullopt when the family is unknown or the structure does not match.
+// T = double, Mpfr, Rational, Interval.
+template <class T>
+std::optional<Fraction<T>> closed_form_flux(const Model& m, const Rational& H);
+
+// meta.family, or "" when absent.
+std::string family_name(const Model& m);
+// The closed form of a known family as text (e.g. "a c d / (d (a + b + c) + a c)"), or "".
+std::string closed_form_text(const std::string& family);
+
+extern template std::optional<Fraction<double>> closed_form_flux(const Model&, const Rational&);
+extern template std::optional<Fraction<Mpfr>> closed_form_flux(const Model&, const Rational&);
+extern template std::optional<Fraction<Rational>> closed_form_flux(const Model&, const Rational&);
+extern template std::optional<Fraction<Interval>> closed_form_flux(const Model&, const Rational&);
 
 }  // namespace ctmc::solvers
