@@ -1,0 +1,139 @@
+// The theorem's Bernstein construction (paper Appendix B, DESIGN.md section 6)
+// and its certified sup-norm error.
+//
+// Target: phi continuous, nondecreasing, >= 0 on [Imin, Imax];
+//   u = (I - Imin)/(Imax - Imin),  psi(u) = phi(Imin + (Imax - Imin) u),
+//   h = rho psi / (rho - psi)  (rho > max psi),  kappa_i = h(i/N),
+//   M_N(u) = sum_i kappa_i b_i(u),  b_i = C(N,i) u^i (1-u)^(N-i)  (= B_N h),
+//   F_N(u) = g(M_N(u)),  g(z) = rho z / (rho + z)            (paper eq. B.bernrate).
+//
+// Rigorous evaluation of M_N(u) for large N (up to 1e6 and beyond) without
+// binomial coefficients: with w_i = b_i / b_m (m the mode), the ratios
+// w_{i+1}/w_i = (N-i)/(i+1) * u/(1-u) are decreasing in i, so once the ratio
+// t_j is < 1 the upper tail is at most w_j t_j / (1 - t_j) (geometric series);
+// the lower tail likewise. Only the window where the weights matter (about
+// +-9 standard deviations) is summed; with S the window sum of w_i, A that of
+// kappa_i w_i, T the tail bound and kappa_max = h(1),
+//   M_N(u) in (A + [0, kappa_max T]) / (S + [0, T]),
+// since sum_i b_i = 1 fixes b_m = 1 / sum_i w_i. All in MPFI.
+//
+// Certified sup error (DESIGN.md section 6): F_N and psi are nondecreasing
+// (B_N preserves monotonicity, g is increasing), so on a cell [a, b]
+//   sup |F_N - psi| <= max(F_N(b) - psi(a), psi(b) - F_N(a)),
+// evaluated with outward rounding on an adaptively refined grid (the worst
+// cell is bisected first); the lower bound is the best point value
+// |F_N(u) - psi(u)| found (its interval's lower end).
+//
+// Errors: InputError for an inadmissible target (see make_problem).
+#pragma once
+#include <mpfi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ctmc/analysis/activation.hpp"
+#include "ctmc/analysis/activation_interval.hpp"
+#include "ctmc/solvers/scalar.hpp"
+
+namespace ctmc::proofs_check {
+
+using analysis::Ivl;
+using solvers::Rational;
+
+// The target of the theorem: phi on [Imin, Imax] and rho.
+struct BernsteinProblem {
+  analysis::Activation act;
+  Rational imin, imax, rho;
+  mpfr_prec_t prec = 128;
+
+  // psi(u), h(u) = rho psi/(rho - psi) enclosures at an interval u.
+  void psi(mpfi_ptr out, mpfi_srcptr u) const;
+  void h(mpfi_ptr out, mpfi_srcptr u) const;
+  // max psi = phi(Imax) enclosure (phi is nondecreasing).
+  void max_psi(mpfi_ptr out) const;
+};
+
+// Validates and builds a problem; rho given exactly, or as factor * max phi
+// (rounded to a dyadic rational at `prec` bits, upward). Throws InputError
+// (one line naming the option) for: empty interval (Imax <= Imin), a target
+// that is not nondecreasing or negative on it, rho <= max psi (or not
+// provably above it), factor <= 1.
+BernsteinProblem make_problem(const analysis::Activation& act, const Rational& imin, const Rational& imax,
+                              const std::optional<Rational>& rho, const std::optional<Rational>& rho_factor,
+                              mpfr_prec_t prec);
+
+// F_N, M_N and the error at one point, for a fixed N. kappa_i are computed
+// lazily (only the window indices are ever needed) and cached.
+class BernsteinEvaluator {
+ public:
+  BernsteinEvaluator(const BernsteinProblem& p, std::int64_t n);
+  ~BernsteinEvaluator();
+  BernsteinEvaluator(const BernsteinEvaluator&) = delete;
+  BernsteinEvaluator& operator=(const BernsteinEvaluator&) = delete;
+
+  std::int64_t n() const { return n_; }
+  const BernsteinProblem& problem() const { return p_; }
+  // Encloses M_N(u) and F_N(u); u a point or narrow interval inside [0, 1].
+  void eval(mpfi_ptr m_out, mpfi_ptr f_out, mpfi_srcptr u);
+  // Nonrigorous double F_N(u) - psi(u) (search heuristics only).
+  double error_double(double u);
+  // Enclosure of kappa_i = h(i/N).
+  mpfi_srcptr kappa(std::int64_t i);
+  std::uint64_t terms_summed() const { return terms_; }
+
+ private:
+  double kappa_double(std::int64_t i);
+  const BernsteinProblem& p_;
+  std::int64_t n_;
+  std::vector<std::unique_ptr<Ivl>> kappa_;  // lazily filled
+  std::vector<double> kappa_d_;
+  std::vector<char> kappa_d_set_;
+  Ivl kappa_max_;
+  std::uint64_t terms_ = 0;
+};
+
+// Encloses M_N(u) = sum_i kappa(i) b_i(u) for nonnegative nondecreasing
+// kappa (any source), by the windowed sum with rigorous tails above.
+// kappa_max must enclose an upper bound of every kappa(i).
+// u must be a point or narrow interval in [0, 1].
+void bernstein_sum(mpfi_ptr out, std::int64_t n, mpfi_srcptr u,
+                   const std::function<mpfi_srcptr(std::int64_t)>& kappa, mpfi_srcptr kappa_max,
+                   std::uint64_t* terms = nullptr);
+
+struct SupOptions {
+  std::optional<double> eps;        // certify mode: stop once upper < eps or lower >= eps
+  double rel_tol = 0.02;            // sup mode: stop once upper <= lower (1 + rel_tol) + abs_tol
+  double abs_tol = 0;
+  std::int64_t max_evals = 200000;  // budget of point evaluations
+  int initial_cells = 64;
+  bool seed_with_search = true;     // double search for the argmax first
+};
+
+struct SupResult {
+  double lower = 0;        // proven: sup |F_N - psi| >= lower (a point value)
+  double upper = 0;        // proven: sup |F_N - psi| <= upper
+  double argmax_u = 0;     // where `lower` was found
+  std::int64_t evaluations = 0;
+  std::int64_t cells = 0;
+  bool converged = false;  // the stopping rule was met (not the budget)
+};
+
+SupResult certified_sup(BernsteinEvaluator& ev, const SupOptions& opt = {});
+
+// Uniform-grid, non-adaptive certificate (the benchmark's baseline): the
+// same cell bound on `cells` equal cells.
+SupResult uniform_grid_sup(BernsteinEvaluator& ev, std::int64_t cells);
+
+// L_h = (Imax - Imin) sup rho^2 phi'(I) / (rho - phi(I))^2, the Lipschitz
+// constant of h as a function of u: [lower, upper] by branch and bound with
+// interval evaluation (upper rigorous; lower a point value).
+struct LipschitzBound {
+  double lower = 0, upper = 0, argmax_I = 0;
+};
+LipschitzBound lipschitz_h(const BernsteinProblem& p, double rel_tol = 1e-9, int max_evals = 200000);
+
+}  // namespace ctmc::proofs_check

@@ -1,0 +1,453 @@
+#include "ctmc/proofs_check/bernstein.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
+
+namespace ctmc::proofs_check {
+
+namespace {
+
+// Relative size below which a binomial tail is dropped into the enclosure
+// (it is still bounded, not ignored): 2^-40, far below any error we bound.
+constexpr double kTailRel = 0x1p-40;
+constexpr double kTailRelDouble = 1e-17;
+
+double up(double x) { return std::nextafter(x, INFINITY); }
+double down(double x) { return std::nextafter(x, -INFINITY); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- problem
+
+void BernsteinProblem::psi(mpfi_ptr out, mpfi_srcptr u) const {
+  Ivl x(prec), lo(prec);
+  analysis::set_rational(x, imax - imin);
+  mpfi_mul(x, x, u);
+  analysis::set_rational(lo, imin);
+  mpfi_add(x, x, lo);
+  analysis::eval_interval(act, out, x);
+}
+
+void BernsteinProblem::h(mpfi_ptr out, mpfi_srcptr u) const {
+  // h = rho psi / (rho - psi) = rho^2 / (rho - psi) - rho: psi occurs once.
+  Ivl ps(prec), r(prec);
+  psi(ps, u);
+  analysis::set_rational(r, rho);
+  mpfi_sub(ps, r, ps);
+  mpfi_sqr(r, r);
+  mpfi_div(ps, r, ps);
+  analysis::set_rational(r, rho);
+  mpfi_sub(out, ps, r);
+}
+
+void BernsteinProblem::max_psi(mpfi_ptr out) const {
+  Ivl one(prec);
+  mpfi_set_ui(one, 1);
+  psi(out, one);
+}
+
+BernsteinProblem make_problem(const analysis::Activation& act, const Rational& imin, const Rational& imax,
+                              const std::optional<Rational>& rho, const std::optional<Rational>& rho_factor,
+                              mpfr_prec_t prec) {
+  if (!(imax > imin))
+    throw InputError(fmt::format("--domain: empty interval [{}, {}] (need LO < HI)", solvers::exact_text(imin),
+                                 solvers::exact_text(imax)));
+  if (auto why = analysis::admissibility_violation(act, imin, imax, prec)) throw InputError(*why);
+  BernsteinProblem p{act, imin, imax, Rational(0), prec};
+  Ivl mx(prec);
+  p.max_psi(mx);
+  if (rho) {
+    p.rho = *rho;
+  } else {
+    const Rational f = rho_factor ? *rho_factor : Rational(2);
+    if (!(f > 1))
+      throw InputError(fmt::format("--rho-factor: must be > 1 (got {})", solvers::exact_text(f)));
+    Ivl r(prec), fi(prec);
+    analysis::set_rational(fi, f);
+    mpfi_mul(r, mx, fi);
+    mpfr_t hi;
+    mpfr_init2(hi, prec);
+    mpfi_get_right(hi, r);  // a dyadic rational >= f max phi
+    Rational q;
+    mpfr_get_q(q.backend().data(), hi);
+    mpfr_clear(hi);
+    p.rho = q;
+  }
+  Ivl r(prec);
+  analysis::set_rational(r, p.rho);
+  if (!(mpfr_cmp(&r.get()->left, &mx.get()->right) > 0))
+    throw InputError(fmt::format("--rho: rho = {} must exceed max phi = {:.10g} on the domain",
+                                 solvers::to_double(p.rho), mx.mid()));
+  return p;
+}
+
+// ---------------------------------------------------------------- the sum
+
+namespace {
+
+// Scratch MPFR values of one side (lower or upper end) of the window sums.
+struct SideSums {
+  mpfr_t w, t, s, a;
+  explicit SideSums(mpfr_prec_t p) {
+    mpfr_inits2(p, w, t, s, a, static_cast<mpfr_ptr>(nullptr));
+  }
+  ~SideSums() { mpfr_clears(w, t, s, a, static_cast<mpfr_ptr>(nullptr)); }
+};
+
+}  // namespace
+
+// The window sums run on the interval ends separately: every quantity is
+// nonnegative, so the lower ends combine with downward rounding and the upper
+// ends with upward rounding (cheaper than general MPFI products).
+void bernstein_sum(mpfi_ptr out, std::int64_t n, mpfi_srcptr u,
+                   const std::function<mpfi_srcptr(std::int64_t)>& kappa, mpfi_srcptr kappa_max,
+                   std::uint64_t* terms) {
+  const mpfr_prec_t prec = mpfi_get_prec(out);
+  if (mpfr_cmp_ui(&u->left, 1) >= 0) {  // u = 1: b_N = 1
+    mpfi_set(out, kappa(n));
+    return;
+  }
+  if (mpfr_sgn(&u->right) <= 0) {  // u = 0: b_0 = 1
+    mpfi_set(out, kappa(0));
+    return;
+  }
+  Ivl q(prec), qinv(prec), one_minus(prec);
+  mpfi_ui_sub(one_minus, 1, u);
+  mpfi_div(q, u, one_minus);      // u / (1-u)
+  mpfi_div(qinv, one_minus, u);   // (1-u) / u
+  const double um = mpfr_get_d(&u->left, MPFR_RNDN);
+  std::int64_t m = static_cast<std::int64_t>(std::floor(static_cast<double>(n + 1) * um));
+  m = std::clamp<std::int64_t>(m, 0, n);
+
+  SideSums lo(prec), hi(prec);
+  mpfr_set_ui(lo.s, 1, MPFR_RNDN);  // w_m = 1
+  mpfr_set_ui(hi.s, 1, MPFR_RNDN);
+  mpfr_set(lo.a, &kappa(m)->left, MPFR_RNDD);
+  mpfr_set(hi.a, &kappa(m)->right, MPFR_RNDU);
+  double tail = 0;
+  std::uint64_t count = 1;
+  // One direction: w_next = w t_i with t_i = factor * num(i) / den(i), where
+  // the ratios decrease along the walk, so once t < 1 the rest is at most a
+  // geometric series w t / (1 - t).
+  auto walk = [&](mpfi_srcptr factor, std::int64_t step) {
+    mpfr_set_ui(lo.w, 1, MPFR_RNDN);
+    mpfr_set_ui(hi.w, 1, MPFR_RNDN);
+    for (std::int64_t i = m; step > 0 ? i < n : i > 0; i += step) {
+      // up: t = q (N-i)/(i+1); down: t = q^-1 i/(N-i+1)
+      const auto num = static_cast<unsigned long>(step > 0 ? n - i : i);
+      const auto den = static_cast<unsigned long>(step > 0 ? i + 1 : n - i + 1);
+      mpfr_mul_ui(lo.t, &factor->left, num, MPFR_RNDD);
+      mpfr_div_ui(lo.t, lo.t, den, MPFR_RNDD);
+      mpfr_mul_ui(hi.t, &factor->right, num, MPFR_RNDU);
+      mpfr_div_ui(hi.t, hi.t, den, MPFR_RNDU);
+      const double th = mpfr_get_d(hi.t, MPFR_RNDU);
+      if (th < 1) {
+        const double bound = up(up(mpfr_get_d(hi.w, MPFR_RNDU) * th) / down(1 - th));
+        if (bound <= kTailRel * mpfr_get_d(lo.s, MPFR_RNDD)) {
+          tail += bound;
+          return;
+        }
+      }
+      mpfr_mul(lo.w, lo.w, lo.t, MPFR_RNDD);
+      mpfr_mul(hi.w, hi.w, hi.t, MPFR_RNDU);
+      mpfr_add(lo.s, lo.s, lo.w, MPFR_RNDD);
+      mpfr_add(hi.s, hi.s, hi.w, MPFR_RNDU);
+      mpfi_srcptr k = kappa(i + step);
+      // kappa >= 0 (h >= 0): lower ends pair with lower ends.
+      mpfr_fma(lo.a, &k->left, lo.w, lo.a, MPFR_RNDD);
+      mpfr_fma(hi.a, &k->right, hi.w, hi.a, MPFR_RNDU);
+      ++count;
+    }
+  };
+  walk(q, +1);
+  walk(qinv, -1);
+  if (terms) *terms += count;
+  // M in (A + [0, kappa_max T]) / (S + [0, T]); tail is a double rounded up.
+  tail = up(tail);
+  mpfr_mul_d(hi.t, &kappa_max->right, tail, MPFR_RNDU);
+  mpfr_add(hi.a, hi.a, hi.t, MPFR_RNDU);
+  mpfr_add_d(hi.s, hi.s, tail, MPFR_RNDU);
+  // lower end: A_lo / (S_hi + T); upper end: (A_hi + kappa_max T) / S_lo
+  mpfr_div(lo.t, lo.a, hi.s, MPFR_RNDD);
+  mpfr_div(hi.t, hi.a, lo.s, MPFR_RNDU);
+  mpfi_interv_fr(out, lo.t, hi.t);
+}
+
+// ---------------------------------------------------------------- evaluator
+
+BernsteinEvaluator::BernsteinEvaluator(const BernsteinProblem& p, std::int64_t n)
+    : p_(p), n_(n), kappa_(static_cast<std::size_t>(n + 1)), kappa_d_(static_cast<std::size_t>(n + 1)),
+      kappa_d_set_(static_cast<std::size_t>(n + 1), 0), kappa_max_(p.prec) {
+  if (n < 1) throw InputError(fmt::format("--N: must be >= 1 (got {})", n));
+  Ivl one(p.prec);
+  mpfi_set_ui(one, 1);
+  p.h(kappa_max_, one);  // h nondecreasing: kappa_i <= h(1)
+}
+
+BernsteinEvaluator::~BernsteinEvaluator() = default;
+
+mpfi_srcptr BernsteinEvaluator::kappa(std::int64_t i) {
+  auto& slot = kappa_[static_cast<std::size_t>(i)];
+  if (!slot) {
+    slot = std::make_unique<Ivl>(p_.prec);
+    Ivl u(p_.prec);
+    mpfi_set_si(u, static_cast<long>(i));
+    mpfi_div_si(u, u, static_cast<long>(n_));
+    p_.h(*slot, u);
+    // h >= 0 is proved (phi >= 0, rho > psi): drop a negative rounding end,
+    // the window sums pair lower ends with lower ends.
+    if (mpfr_sgn(&slot->get()->left) < 0) mpfr_set_zero(&slot->get()->left, 1);
+  }
+  return *slot;
+}
+
+double BernsteinEvaluator::kappa_double(std::int64_t i) {
+  const auto k = static_cast<std::size_t>(i);
+  if (!kappa_d_set_[k]) {
+    kappa(i);
+    kappa_d_[k] = kappa_[k]->mid();
+    kappa_d_set_[k] = 1;
+  }
+  return kappa_d_[k];
+}
+
+void BernsteinEvaluator::eval(mpfi_ptr m_out, mpfi_ptr f_out, mpfi_srcptr u) {
+  bernstein_sum(m_out, n_, u, [this](std::int64_t i) { return kappa(i); }, kappa_max_, &terms_);
+  // F = g(M) = rho - rho^2 / (rho + M): M occurs once.
+  Ivl r(p_.prec), t(p_.prec);
+  analysis::set_rational(r, p_.rho);
+  mpfi_add(t, r, m_out);
+  mpfi_sqr(f_out, r);
+  mpfi_div(t, f_out, t);
+  mpfi_sub(f_out, r, t);
+}
+
+double BernsteinEvaluator::error_double(double u) {
+  const double rho = solvers::to_double(p_.rho);
+  double m;
+  if (u <= 0) {
+    m = kappa_double(0);
+  } else if (u >= 1) {
+    m = kappa_double(n_);
+  } else {
+    const double q = u / (1 - u), qi = (1 - u) / u;
+    const std::int64_t mode = std::clamp<std::int64_t>(static_cast<std::int64_t>((n_ + 1) * u), 0, n_);
+    double s = 1, a = kappa_double(mode), w = 1;
+    for (std::int64_t i = mode; i < n_; ++i) {
+      const double t = q * static_cast<double>(n_ - i) / static_cast<double>(i + 1);
+      if (t < 1 && w * t / (1 - t) < kTailRelDouble * s) break;
+      w *= t;
+      s += w;
+      a += w * kappa_double(i + 1);
+    }
+    w = 1;
+    for (std::int64_t i = mode; i > 0; --i) {
+      const double t = qi * static_cast<double>(i) / static_cast<double>(n_ - i + 1);
+      if (t < 1 && w * t / (1 - t) < kTailRelDouble * s) break;
+      w *= t;
+      s += w;
+      a += w * kappa_double(i - 1);
+    }
+    m = a / s;
+  }
+  const double f = rho * m / (rho + m);
+  const double imin = solvers::to_double(p_.imin), imax = solvers::to_double(p_.imax);
+  return f - p_.act.eval(imin + (imax - imin) * u);
+}
+
+// ---------------------------------------------------------------- certified sup
+
+namespace {
+
+struct Point {
+  double u;
+  double f_lo, f_hi, p_lo, p_hi;
+};
+
+struct Cell {
+  Point a, b;
+  double bound;
+  bool operator<(const Cell& o) const { return bound < o.bound; }
+};
+
+Point evaluate_point(BernsteinEvaluator& ev, double u) {
+  const mpfr_prec_t prec = ev.problem().prec;
+  Ivl ui(prec), m(prec), f(prec), ps(prec);
+  mpfi_set_d(ui, u);  // exact: grid points are doubles
+  ev.eval(m, f, ui);
+  ev.problem().psi(ps, ui);
+  return {u, f.lo(), f.hi(), ps.lo(), ps.hi()};
+}
+
+// Proven lower bound of |F_N(u) - psi(u)| at a point.
+double point_lower(const Point& p) { return std::max(0.0, down(std::max(p.f_lo - p.p_hi, p.p_lo - p.f_hi))); }
+
+// Monotone bracketing bound on [a, b] (DESIGN.md section 6).
+double cell_bound(const Point& a, const Point& b) { return up(std::max(b.f_hi - a.p_lo, b.p_hi - a.f_lo)); }
+
+// Nonrigorous double search for the argmax of |F_N - psi|: a grid, then
+// local refinement around the best few grid points.
+double search_argmax(BernsteinEvaluator& ev) {
+  constexpr int kGrid = 512;
+  std::vector<double> v(kGrid + 1);
+  for (int k = 0; k <= kGrid; ++k) v[k] = std::fabs(ev.error_double(static_cast<double>(k) / kGrid));
+  std::vector<int> idx(kGrid + 1);
+  for (int k = 0; k <= kGrid; ++k) idx[k] = k;
+  std::partial_sort(idx.begin(), idx.begin() + 3, idx.end(), [&](int x, int y) { return v[x] > v[y]; });
+  double best_u = static_cast<double>(idx[0]) / kGrid, best_v = v[idx[0]];
+  for (int c = 0; c < 3; ++c) {
+    double u = static_cast<double>(idx[c]) / kGrid, val = v[idx[c]];
+    for (double step = 0.5 / kGrid; step > 1e-12; step *= 0.5) {
+      for (double cand : {u - step, u + step}) {
+        if (cand <= 0 || cand >= 1) continue;
+        const double e = std::fabs(ev.error_double(cand));
+        if (e > val) {
+          val = e;
+          u = cand;
+        }
+      }
+    }
+    if (val > best_v) {
+      best_v = val;
+      best_u = u;
+    }
+  }
+  return best_u;
+}
+
+SupResult run_cells(BernsteinEvaluator& ev, std::vector<Point> pts, const SupOptions& opt, bool adaptive) {
+  SupResult r;
+  std::sort(pts.begin(), pts.end(), [](const Point& x, const Point& y) { return x.u < y.u; });
+  r.evaluations = static_cast<std::int64_t>(pts.size());
+  std::priority_queue<Cell> cells;
+  for (const auto& p : pts) {
+    const double l = point_lower(p);
+    if (l > r.lower) {
+      r.lower = l;
+      r.argmax_u = p.u;
+    }
+  }
+  for (std::size_t k = 0; k + 1 < pts.size(); ++k) cells.push({pts[k], pts[k + 1], cell_bound(pts[k], pts[k + 1])});
+  auto done = [&](double top) {
+    if (opt.eps) return top < *opt.eps || r.lower >= *opt.eps;
+    return top <= r.lower * (1 + opt.rel_tol) + opt.abs_tol;
+  };
+  while (adaptive && !cells.empty()) {
+    const Cell c = cells.top();
+    if (done(c.bound)) {
+      r.converged = true;
+      break;
+    }
+    const double mid = 0.5 * (c.a.u + c.b.u);
+    if (r.evaluations >= opt.max_evals || !(mid > c.a.u && mid < c.b.u)) break;
+    cells.pop();
+    const Point p = evaluate_point(ev, mid);
+    ++r.evaluations;
+    const double l = point_lower(p);
+    if (l > r.lower) {
+      r.lower = l;
+      r.argmax_u = p.u;
+    }
+    cells.push({c.a, p, cell_bound(c.a, p)});
+    cells.push({p, c.b, cell_bound(p, c.b)});
+  }
+  if (!adaptive) r.converged = true;
+  r.cells = static_cast<std::int64_t>(cells.size());
+  r.upper = std::max(r.lower, cells.empty() ? 0.0 : cells.top().bound);
+  return r;
+}
+
+}  // namespace
+
+SupResult certified_sup(BernsteinEvaluator& ev, const SupOptions& opt) {
+  std::vector<Point> pts;
+  const int n0 = std::max(1, opt.initial_cells);
+  for (int k = 0; k <= n0; ++k) pts.push_back(evaluate_point(ev, static_cast<double>(k) / n0));
+  if (opt.seed_with_search) {
+    const double u = search_argmax(ev);
+    if (u > 0 && u < 1 && std::none_of(pts.begin(), pts.end(), [&](const Point& p) { return p.u == u; }))
+      pts.push_back(evaluate_point(ev, u));
+  }
+  return run_cells(ev, std::move(pts), opt, true);
+}
+
+SupResult uniform_grid_sup(BernsteinEvaluator& ev, std::int64_t cells) {
+  std::vector<Point> pts;
+  for (std::int64_t k = 0; k <= cells; ++k)
+    pts.push_back(evaluate_point(ev, static_cast<double>(k) / static_cast<double>(cells)));
+  return run_cells(ev, std::move(pts), SupOptions{}, false);
+}
+
+// ---------------------------------------------------------------- L_h
+
+LipschitzBound lipschitz_h(const BernsteinProblem& p, double rel_tol, int max_evals) {
+  const mpfr_prec_t prec = p.prec;
+  Ivl rho(prec), width(prec);
+  analysis::set_rational(rho, p.rho);
+  analysis::set_rational(width, p.imax - p.imin);
+  // f(X) = (Imax - Imin) rho^2 phi'(X) / (rho - phi(X))^2.
+  auto f = [&](mpfi_ptr out, mpfi_srcptr x) {
+    Ivl d(prec), v(prec);
+    analysis::derivative_interval(p.act, d, x);
+    analysis::eval_interval(p.act, v, x);
+    mpfi_sub(v, rho, v);
+    mpfi_sqr(v, v);
+    mpfi_mul(d, d, width);
+    mpfi_div(d, d, v);
+    mpfi_sqr(v, rho);
+    mpfi_mul(out, d, v);
+  };
+  struct Box {
+    std::shared_ptr<Ivl> x;
+    double upper;
+    bool operator<(const Box& o) const { return upper < o.upper; }
+  };
+  LipschitzBound r;
+  auto point_value = [&](mpfr_srcptr at) {
+    Ivl x(prec), v(prec);
+    mpfi_set_fr(x, at);
+    f(v, x);
+    if (v.lo() > r.lower) {
+      r.lower = v.lo();
+      r.argmax_I = mpfr_get_d(at, MPFR_RNDN);
+    }
+  };
+  auto make_box = [&](mpfr_srcptr a, mpfr_srcptr b) {
+    auto x = std::make_shared<Ivl>(prec);
+    mpfi_interv_fr(*x, a, b);
+    Ivl v(prec);
+    f(v, *x);
+    return Box{x, v.hi()};
+  };
+  Ivl lo(prec), hi(prec);
+  analysis::set_rational(lo, p.imin);
+  analysis::set_rational(hi, p.imax);
+  std::priority_queue<Box> q;
+  q.push(make_box(&lo.get()->left, &hi.get()->right));
+  point_value(&lo.get()->left);
+  point_value(&hi.get()->right);
+  mpfr_t mid;
+  mpfr_init2(mid, prec);
+  int evals = 0;
+  while (!q.empty() && evals < max_evals) {
+    const Box b = q.top();
+    if (b.upper <= r.lower * (1 + rel_tol)) break;
+    q.pop();
+    mpfi_mid(mid, *b.x);
+    point_value(mid);
+    q.push(make_box(&b.x->get()->left, mid));
+    q.push(make_box(mid, &b.x->get()->right));
+    evals += 3;
+  }
+  mpfr_clear(mid);
+  r.upper = std::max(r.lower, q.empty() ? 0.0 : q.top().upper);
+  return r;
+}
+
+}  // namespace ctmc::proofs_check
