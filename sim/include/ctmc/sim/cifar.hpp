@@ -1,0 +1,31 @@
+// CIFAR-10 binary batches (https://www.cs.toronto.edu/~kriz/cifar.html,
+// "binary version"): records of 1 label byte (0..9) followed by 3072 pixel
+// bytes -- 1024 red, 1024 green, 1024 blue, each 32x32 row-major. A batch
+// file is a whole number of records (10000 in the official files); it may be
+// gzip-compressed.
+//
+// Errors (ctmc::InputError naming the file): empty or truncated file (size not
+// a multiple of 3073 bytes), label byte above 9.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ctmc/sim/dataset.hpp"
+
+namespace ctmc::sim {
+
+inline constexpr int kCifarSide = 32;
+inline constexpr int kCifarChannels = 3;
+inline constexpr int kCifarRecordBytes = 1 + kCifarChannels * kCifarSide * kCifarSide;  // 3073
+
+// One batch: images 3072 x n (channel-major, pixels / 255), rows = cols = 32, channels = 3.
+Dataset read_cifar_batch(const std::string& path);
+
+// Several batches concatenated in the order given.
+Dataset read_cifar_batches(const std::vector<std::string>& paths);
+
+// A CIFAR-10 directory: data_batch_1.bin .. data_batch_5.bin (train; the
+// batches present, at least data_batch_1.bin) and test_batch.bin (test).
+DatasetSplit load_cifar_dir(const std::string& dir);
+
+}  // namespace ctmc::sim

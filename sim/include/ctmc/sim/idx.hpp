@@ -1,0 +1,54 @@
+// IDX files (the MNIST family's format, http://yann.lecun.com/exdb/mnist/):
+// magic = two zero bytes, an element-type byte (0x08 ubyte, 0x09 sbyte,
+// 0x0B int16, 0x0C int32, 0x0D float32, 0x0E float64) and the number of
+// dimensions; then each dimension as a big-endian uint32; then the elements,
+// big-endian, row-major. Files may be raw or gzip-compressed: a file whose
+// first two bytes are the gzip magic 1f 8b is decompressed (zlib), whatever
+// its name.
+//
+// Errors (ctmc::InputError, one line starting with the file name): unreadable
+// or truncated file (fewer element bytes than the dimensions imply, or a
+// truncated gzip stream), wrong magic, trailing bytes, an element type or
+// rank the caller cannot use, label values out of range, image/label count
+// mismatch.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ctmc/sim/dataset.hpp"
+
+namespace ctmc::sim {
+
+enum class IdxType : std::uint8_t { U8 = 0x08, I8 = 0x09, I16 = 0x0B, I32 = 0x0C, F32 = 0x0D, F64 = 0x0E };
+
+struct IdxArray {
+  IdxType type = IdxType::U8;
+  std::vector<std::uint32_t> dims;
+  std::vector<std::uint8_t> data;  // element bytes as stored (big-endian)
+
+  std::size_t count() const;  // product of dims (1 for rank 0)
+};
+
+// Reads a file's bytes, gunzipping when it starts with the gzip magic.
+std::vector<std::uint8_t> read_maybe_gz(const std::string& path);
+
+// Parses and validates any IDX file.
+IdxArray read_idx(const std::string& path);
+
+// Writes an IDX file (gzip-compressed when the path ends in ".gz") through a
+// temporary file and rename, so a failure leaves nothing half-written.
+void write_idx(const std::string& path, const IdxArray& a);
+
+// Images: a rank-3 ubyte file n x rows x cols; pixels scaled by 1/255.
+Dataset read_idx_images(const std::string& path);
+// Labels: a rank-1 ubyte file; every label must be < num_classes.
+std::vector<int> read_idx_labels(const std::string& path, int num_classes = 10);
+// Images and labels together; counts must agree (error names both files).
+Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path, int num_classes = 10);
+
+// Writes d as a rank-3 ubyte image file and a rank-1 ubyte label file; pixel
+// p in [0,1] is stored as round(255 p) (values outside [0,1] are an error).
+void write_idx_pair(const std::string& images_path, const std::string& labels_path, const Dataset& d);
+
+}  // namespace ctmc::sim

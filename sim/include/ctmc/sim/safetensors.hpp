@@ -1,0 +1,41 @@
+// safetensors files (https://github.com/huggingface/safetensors, the format
+// safetensors.torch.save_file writes): an 8-byte little-endian unsigned
+// header length N, N bytes of UTF-8 JSON
+//   {"<name>": {"dtype": "F32", "shape": [out, in], "data_offsets": [b, e]},
+//    ..., "__metadata__": {"key": "value"}}
+// then the data buffer; tensor bytes are [b, e) of the buffer, little-endian,
+// row-major (C order). Only F32 and F64 tensors are supported.
+//
+// Errors (ctmc::InputError naming the file): file shorter than 8 bytes, a
+// header length beyond the file, malformed header JSON, an entry without
+// dtype/shape/data_offsets, an unsupported dtype, offsets out of the buffer,
+// overlapping or not matching the shape's byte count, bytes left unused.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ctmc::sim {
+
+struct Tensor {
+  std::string dtype = "F32";        // "F32" or "F64": how it is (or will be) stored
+  std::vector<std::int64_t> shape;  // row-major
+  std::vector<double> values;       // product(shape) values (F32 values are exact in double)
+
+  std::int64_t numel() const;
+};
+
+struct SafetensorsFile {
+  std::map<std::string, Tensor> tensors;
+  std::map<std::string, std::string> metadata;  // "__metadata__" (string values only, as the format requires)
+};
+
+SafetensorsFile read_safetensors(const std::string& path);
+
+// Writes via a temporary file and rename. Tensors are laid out in name order;
+// the header is padded with spaces to a multiple of 8 bytes (as the reference
+// implementation does) so the data buffer is aligned.
+void write_safetensors(const std::string& path, const SafetensorsFile& f);
+
+}  // namespace ctmc::sim

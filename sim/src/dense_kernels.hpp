@@ -1,0 +1,47 @@
+// Internal: deterministic multi-threaded dense products and activations for
+// mlp.cpp and train.cpp.
+//
+// Why not Eigen's own threading: Eigen's parallel GEMM picks its blocking
+// from the thread count, so results could change with --threads. Here every
+// product is split into a fixed set of row blocks that depends only on the
+// matrix shapes; each block is one single-threaded Eigen product, and OpenMP
+// only decides which thread computes which block. Every output element is
+// therefore computed by the same instruction sequence whatever the thread
+// count (DESIGN.md section 7: identical results for a given seed).
+#pragma once
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <string>
+
+#include "ctmc/analysis/activation.hpp"
+
+namespace ctmc::sim::detail {
+
+inline constexpr Eigen::Index kRowBlock = 32;
+
+// Keeps Eigen from starting its own threads inside our blocks (see above).
+// Only called outside parallel regions, so the global write is not racy.
+inline void make_eigen_serial() {
+  if (!omp_in_parallel() && Eigen::nbThreads() != 1) Eigen::setNbThreads(1);
+}
+
+// C = A * B, row blocks of C from row blocks of A.
+void gemm_nn(Eigen::MatrixXf& C, const Eigen::MatrixXf& A, const Eigen::MatrixXf& B);
+// C = A * B^T (weight gradients G * a^T), row blocks of C from row blocks of A.
+void gemm_nt(Eigen::MatrixXf& C, const Eigen::MatrixXf& A, const Eigen::MatrixXf& B);
+// C = A^T * B (back-propagation W^T g), row blocks of C from column blocks of A.
+void gemm_tn(Eigen::MatrixXf& C, const Eigen::MatrixXf& A, const Eigen::MatrixXf& B);
+
+// An activation resolved once per call: "linear", fast ReLU, or any
+// analysis::Activation evaluated elementwise.
+struct ResolvedActivation {
+  enum class Kind { Linear, Relu, General } kind = Kind::Linear;
+  analysis::Activation general;
+};
+ResolvedActivation resolve_activation(const std::string& name);
+
+// z <- phi(z) in place; with dphi != nullptr also stores phi'(z) there (same shape).
+void activate(const ResolvedActivation& act, Eigen::MatrixXf& z, Eigen::MatrixXf* dphi = nullptr);
+
+}  // namespace ctmc::sim::detail

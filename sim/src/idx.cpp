@@ -1,0 +1,219 @@
+// IDX reader/writer (see idx.hpp for the format and the errors raised).
+#include "ctmc/sim/idx.hpp"
+
+#include <zlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "ctmc/solvers/errors.hpp"
+
+namespace ctmc::sim {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw InputError(path + ": " + what); }
+
+std::size_t element_size(IdxType t) {
+  switch (t) {
+    case IdxType::U8:
+    case IdxType::I8: return 1;
+    case IdxType::I16: return 2;
+    case IdxType::I32:
+    case IdxType::F32: return 4;
+    case IdxType::F64: return 8;
+  }
+  return 0;
+}
+
+bool valid_type(std::uint8_t t) {
+  return t == 0x08 || t == 0x09 || t == 0x0B || t == 0x0C || t == 0x0D || t == 0x0E;
+}
+
+std::vector<std::uint8_t> gunzip(const std::string& path, const std::vector<std::uint8_t>& in) {
+  z_stream zs{};
+  // 16 + MAX_WBITS: expect a gzip header and trailer (zlib manual, inflateInit2).
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) fail(path, "cannot initialise zlib");
+  std::vector<std::uint8_t> out;
+  std::vector<std::uint8_t> buf(1 << 20);
+  zs.next_in = const_cast<Bytef*>(in.data());
+  zs.avail_in = static_cast<uInt>(in.size());
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    zs.next_out = buf.data();
+    zs.avail_out = static_cast<uInt>(buf.size());
+    rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&zs);
+      // Z_BUF_ERROR here means the input ended before the stream did.
+      fail(path, rc == Z_BUF_ERROR ? "truncated gzip stream" : std::string("corrupt gzip stream (") + (zs.msg ? zs.msg : "zlib error") + ")");
+    }
+    out.insert(out.end(), buf.data(), buf.data() + (buf.size() - zs.avail_out));
+    if (rc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
+      inflateEnd(&zs);
+      fail(path, "truncated gzip stream");
+    }
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
+std::vector<std::uint8_t> gzip(const std::string& path, const std::vector<std::uint8_t>& in) {
+  z_stream zs{};
+  if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) fail(path, "cannot initialise zlib");
+  std::vector<std::uint8_t> out(deflateBound(&zs, static_cast<uLong>(in.size())));
+  zs.next_in = const_cast<Bytef*>(in.data());
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = out.data();
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&zs, Z_FINISH);
+  const std::size_t n = out.size() - zs.avail_out;
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) fail(path, "gzip compression failed");
+  out.resize(n);
+  return out;
+}
+
+std::uint32_t be32(const std::uint8_t* p) {
+  return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | std::uint32_t(p[3]);
+}
+
+void write_bytes_atomically(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) fail(path, "cannot open for writing");
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!f) {
+      f.close();
+      fs::remove(tmp);
+      fail(path, "write failed");
+    }
+  }
+  fs::rename(tmp, target);
+}
+
+}  // namespace
+
+std::size_t IdxArray::count() const {
+  std::size_t n = 1;
+  for (auto d : dims) n *= d;
+  return n;
+}
+
+std::vector<std::uint8_t> read_maybe_gz(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(path, "cannot open file");
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return gunzip(path, bytes);
+  return bytes;
+}
+
+IdxArray read_idx(const std::string& path) {
+  const auto bytes = read_maybe_gz(path);
+  if (bytes.size() < 4) fail(path, "truncated IDX file (" + std::to_string(bytes.size()) + " bytes, no header)");
+  if (bytes[0] != 0 || bytes[1] != 0 || !valid_type(bytes[2]) || bytes[3] == 0)
+    fail(path, "not an IDX file (bad magic number)");
+  IdxArray a;
+  a.type = static_cast<IdxType>(bytes[2]);
+  const std::size_t rank = bytes[3];
+  const std::size_t header = 4 + 4 * rank;
+  if (bytes.size() < header) fail(path, "truncated IDX file (header of rank " + std::to_string(rank) + " incomplete)");
+  for (std::size_t i = 0; i < rank; ++i) a.dims.push_back(be32(&bytes[4 + 4 * i]));
+  // Overflow-safe: the product is checked against the bytes actually present.
+  const std::size_t esize = element_size(a.type);
+  const std::size_t avail = (bytes.size() - header) / esize;
+  std::size_t n = 1;
+  for (auto d : a.dims) {
+    if (d != 0 && n > avail / d + 1) fail(path, "truncated IDX file (dimensions exceed the data present)");
+    n *= d;
+  }
+  const std::size_t need = header + n * esize;
+  if (bytes.size() < need)
+    fail(path, "truncated IDX file (" + std::to_string(bytes.size()) + " bytes, dimensions need " + std::to_string(need) + ")");
+  if (bytes.size() > need)
+    fail(path, "IDX file has " + std::to_string(bytes.size() - need) + " trailing bytes after the data");
+  a.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
+  return a;
+}
+
+void write_idx(const std::string& path, const IdxArray& a) {
+  if (a.dims.empty() || a.dims.size() > 255) fail(path, "IDX rank must be 1..255");
+  if (a.data.size() != a.count() * element_size(a.type)) fail(path, "IDX data size does not match the dimensions");
+  std::vector<std::uint8_t> out;
+  out.reserve(4 + 4 * a.dims.size() + a.data.size());
+  out.insert(out.end(), {0, 0, static_cast<std::uint8_t>(a.type), static_cast<std::uint8_t>(a.dims.size())});
+  for (auto d : a.dims)
+    out.insert(out.end(), {std::uint8_t(d >> 24), std::uint8_t(d >> 16), std::uint8_t(d >> 8), std::uint8_t(d)});
+  out.insert(out.end(), a.data.begin(), a.data.end());
+  const bool gz = path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  write_bytes_atomically(path, gz ? gzip(path, out) : out);
+}
+
+Dataset read_idx_images(const std::string& path) {
+  const IdxArray a = read_idx(path);
+  if (a.type != IdxType::U8) fail(path, "image file must hold unsigned bytes (IDX type 0x08)");
+  if (a.dims.size() != 3) fail(path, "image file must have 3 dimensions (n x rows x cols), found " + std::to_string(a.dims.size()));
+  if (a.dims[1] == 0 || a.dims[2] == 0) fail(path, "image file has zero rows or columns");
+  Dataset d;
+  d.rows = static_cast<int>(a.dims[1]);
+  d.cols = static_cast<int>(a.dims[2]);
+  const Eigen::Index pixels = Eigen::Index(d.rows) * d.cols;
+  const Eigen::Index n = a.dims[0];
+  d.images.resize(pixels, n);
+  const std::uint8_t* p = a.data.data();
+  for (Eigen::Index j = 0; j < n; ++j)
+    for (Eigen::Index i = 0; i < pixels; ++i) d.images(i, j) = float(*p++) / 255.0f;
+  return d;
+}
+
+std::vector<int> read_idx_labels(const std::string& path, int num_classes) {
+  const IdxArray a = read_idx(path);
+  if (a.type != IdxType::U8) fail(path, "label file must hold unsigned bytes (IDX type 0x08)");
+  if (a.dims.size() != 1) fail(path, "label file must have 1 dimension, found " + std::to_string(a.dims.size()));
+  std::vector<int> labels(a.data.begin(), a.data.end());
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    if (labels[i] >= num_classes)
+      fail(path, "label " + std::to_string(labels[i]) + " at index " + std::to_string(i) + " is not below " + std::to_string(num_classes));
+  return labels;
+}
+
+Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path, int num_classes) {
+  Dataset d = read_idx_images(images_path);
+  d.labels = read_idx_labels(labels_path, num_classes);
+  if (static_cast<Eigen::Index>(d.labels.size()) != d.images.cols())
+    fail(labels_path, std::to_string(d.labels.size()) + " labels but " + images_path + " has " + std::to_string(d.images.cols()) + " images");
+  return d;
+}
+
+void write_idx_pair(const std::string& images_path, const std::string& labels_path, const Dataset& d) {
+  if (d.channels != 1 || Eigen::Index(d.rows) * d.cols != d.images.rows())
+    fail(images_path, "images must be one channel of rows x cols pixels");
+  if (static_cast<Eigen::Index>(d.labels.size()) != d.images.cols()) fail(labels_path, "label count differs from image count");
+  IdxArray im;
+  im.type = IdxType::U8;
+  im.dims = {std::uint32_t(d.images.cols()), std::uint32_t(d.rows), std::uint32_t(d.cols)};
+  im.data.resize(d.images.size());
+  std::size_t k = 0;
+  for (Eigen::Index j = 0; j < d.images.cols(); ++j)
+    for (Eigen::Index i = 0; i < d.images.rows(); ++i) {
+      const float p = d.images(i, j);
+      if (!(p >= 0.0f && p <= 1.0f)) fail(images_path, "pixel value outside [0, 1] in image " + std::to_string(j));
+      im.data[k++] = static_cast<std::uint8_t>(std::lround(255.0f * p));
+    }
+  IdxArray lb;
+  lb.type = IdxType::U8;
+  lb.dims = {std::uint32_t(d.labels.size())};
+  for (int l : d.labels) {
+    if (l < 0 || l > 255) fail(labels_path, "label out of range 0..255");
+    lb.data.push_back(static_cast<std::uint8_t>(l));
+  }
+  write_idx(images_path, im);
+  write_idx(labels_path, lb);
+}
+
+}  // namespace ctmc::sim

@@ -1,0 +1,132 @@
+// Network manifest + safetensors weights (manifest.hpp).
+#include "ctmc/sim/manifest.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "ctmc/sim/safetensors.hpp"
+#include "ctmc/solvers/errors.hpp"
+
+namespace ctmc::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw InputError(path + ": " + what); }
+
+int positive_int(const std::string& path, const json& layer, const char* key, std::size_t l) {
+  if (!layer.contains(key) || !layer[key].is_number_unsigned() || layer[key].get<std::int64_t>() <= 0)
+    fail(path, "layer " + std::to_string(l) + " needs \"" + key + "\" (a positive integer)");
+  return layer[key].get<int>();
+}
+
+std::string string_field(const std::string& path, const json& layer, const char* key, std::size_t l) {
+  if (!layer.contains(key) || !layer[key].is_string()) fail(path, "layer " + std::to_string(l) + " needs \"" + key + "\" (a string)");
+  return layer[key].get<std::string>();
+}
+
+const Tensor& tensor(const SafetensorsFile& f, const std::string& weights_path, const std::string& name) {
+  auto it = f.tensors.find(name);
+  if (it == f.tensors.end()) fail(weights_path, "no tensor named '" + name + "' (named in the manifest)");
+  return it->second;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& s) {
+  std::string t = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+}  // namespace
+
+Mlp load_network(const std::string& manifest_path, json* meta_out) {
+  std::ifstream in(manifest_path);
+  if (!in) fail(manifest_path, "cannot open network manifest");
+  json m;
+  try {
+    m = json::parse(in);
+  } catch (const json::exception& e) {
+    fail(manifest_path, "malformed JSON (" + std::string(e.what()) + ")");
+  }
+  if (!m.is_object()) fail(manifest_path, "manifest is not a JSON object");
+  if (m.contains("format") && m["format"] != "ctmc-snn-mlp") fail(manifest_path, "\"format\" must be \"ctmc-snn-mlp\"");
+  if (!m.contains("weights") || !m["weights"].is_string()) fail(manifest_path, "needs \"weights\" (the safetensors file name)");
+  if (!m.contains("layers") || !m["layers"].is_array() || m["layers"].empty()) fail(manifest_path, "needs a non-empty \"layers\" array");
+  const fs::path wpath = fs::path(manifest_path).parent_path() / m["weights"].get<std::string>();
+  const std::string weights_path = wpath.string();
+  const SafetensorsFile st = read_safetensors(weights_path);
+
+  Mlp net;
+  const auto& layers = m["layers"];
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const json& L = layers[l];
+    if (!L.is_object()) fail(manifest_path, "layer " + std::to_string(l) + " is not an object");
+    const std::string type = L.value("type", std::string("dense"));
+    if (type != "dense") fail(manifest_path, "layer " + std::to_string(l) + " has type '" + type + "' (only \"dense\" is supported)");
+    const int n_in = positive_int(manifest_path, L, "in", l), n_out = positive_int(manifest_path, L, "out", l);
+    DenseLayer d;
+    d.activation = string_field(manifest_path, L, "activation", l);
+    const std::string wname = string_field(manifest_path, L, "weight", l);
+    const Tensor& w = tensor(st, weights_path, wname);
+    if (w.shape != std::vector<std::int64_t>{n_out, n_in})
+      fail(weights_path, "tensor '" + wname + "' has shape " + shape_text(w.shape) + ", the manifest says [" + std::to_string(n_out) + ", " +
+                             std::to_string(n_in) + "] (out, in)");
+    // [out, in] row-major -> Eigen column-major out x in.
+    d.W.resize(n_out, n_in);
+    for (int i = 0; i < n_out; ++i)
+      for (int j = 0; j < n_in; ++j) d.W(i, j) = static_cast<float>(w.values[std::size_t(i) * n_in + j]);
+    d.b = Eigen::VectorXf::Zero(n_out);
+    if (L.contains("bias") && !L["bias"].is_null()) {
+      const std::string bname = string_field(manifest_path, L, "bias", l);
+      const Tensor& b = tensor(st, weights_path, bname);
+      if (b.shape != std::vector<std::int64_t>{n_out})
+        fail(weights_path, "tensor '" + bname + "' has shape " + shape_text(b.shape) + ", the manifest says [" + std::to_string(n_out) + "]");
+      for (int i = 0; i < n_out; ++i) d.b(i) = static_cast<float>(b.values[std::size_t(i)]);
+    }
+    net.layers.push_back(std::move(d));
+  }
+  net.validate(manifest_path);
+  if (meta_out) *meta_out = m.value("meta", json::object());
+  return net;
+}
+
+void save_network(const std::string& manifest_path, const Mlp& net, const json& meta) {
+  net.validate(manifest_path);
+  const fs::path mp(manifest_path);
+  const std::string wfile = mp.stem().string() + ".safetensors";
+  SafetensorsFile st;
+  json layers = json::array();
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    const auto& L = net.layers[l];
+    const std::string prefix = "fc" + std::to_string(l + 1);
+    Tensor w, b;
+    w.shape = {L.out_size(), L.in_size()};
+    w.values.resize(std::size_t(L.W.size()));
+    for (int i = 0; i < L.out_size(); ++i)
+      for (int j = 0; j < L.in_size(); ++j) w.values[std::size_t(i) * L.in_size() + j] = L.W(i, j);
+    b.shape = {L.out_size()};
+    b.values.assign(L.b.data(), L.b.data() + L.b.size());
+    st.tensors[prefix + ".weight"] = std::move(w);
+    st.tensors[prefix + ".bias"] = std::move(b);
+    layers.push_back({{"type", "dense"}, {"weight", prefix + ".weight"}, {"bias", prefix + ".bias"}, {"in", L.in_size()},
+                      {"out", L.out_size()}, {"activation", L.activation}});
+  }
+  st.metadata["format"] = "pt";  // what safetensors.torch.save_file writes, so torch tools accept the file
+  write_safetensors((mp.parent_path() / wfile).string(), st);
+  const json m = {{"format", "ctmc-snn-mlp"}, {"version", 1}, {"weights", wfile}, {"layers", layers}, {"meta", meta}};
+  const std::string tmp = manifest_path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) fail(manifest_path, "cannot open for writing");
+    out << m.dump(2) << '\n';
+    if (!out) {
+      out.close();
+      fs::remove(tmp);
+      fail(manifest_path, "write failed");
+    }
+  }
+  fs::rename(tmp, mp);
+}
+
+}  // namespace ctmc::sim

@@ -1,0 +1,156 @@
+// safetensors reader/writer (format and errors in safetensors.hpp).
+#include "ctmc/sim/safetensors.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "ctmc/solvers/errors.hpp"
+
+namespace ctmc::sim {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes a little-endian host");
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw InputError(path + ": " + what); }
+
+std::size_t dtype_size(const std::string& path, const std::string& name, const std::string& dtype) {
+  if (dtype == "F32") return 4;
+  if (dtype == "F64") return 8;
+  fail(path, "tensor '" + name + "' has dtype " + dtype + " (only F32 and F64 are supported)");
+}
+
+}  // namespace
+
+std::int64_t Tensor::numel() const {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+SafetensorsFile read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot open file");
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 8) fail(path, "truncated safetensors file (no 8-byte header length)");
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[static_cast<std::size_t>(i)];
+  if (n > bytes.size() - 8) fail(path, "truncated safetensors file (header length " + std::to_string(n) + " exceeds the file)");
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n));
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, "malformed safetensors header JSON (" + std::string(e.what()) + ")");
+  }
+  if (!header.is_object()) fail(path, "safetensors header is not a JSON object");
+  const std::uint8_t* buffer = bytes.data() + 8 + n;
+  const std::uint64_t buffer_size = bytes.size() - 8 - n;
+
+  SafetensorsFile f;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  for (const auto& [name, e] : header.items()) {
+    if (name == "__metadata__") {
+      if (!e.is_object()) fail(path, "__metadata__ is not an object");
+      for (const auto& [k, v] : e.items()) {
+        if (!v.is_string()) fail(path, "__metadata__ value '" + k + "' is not a string");
+        f.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets") || !e["dtype"].is_string() ||
+        !e["shape"].is_array() || !e["data_offsets"].is_array() || e["data_offsets"].size() != 2)
+      fail(path, "tensor '" + name + "' needs dtype (string), shape (array) and data_offsets ([begin, end])");
+    Tensor t;
+    t.dtype = e["dtype"].get<std::string>();
+    const std::size_t esize = dtype_size(path, name, t.dtype);
+    for (const auto& d : e["shape"]) {
+      if (!d.is_number_unsigned()) fail(path, "tensor '" + name + "' has a shape entry that is not a non-negative integer");
+      t.shape.push_back(d.get<std::int64_t>());
+      if (t.shape.back() > (std::int64_t(1) << 40)) fail(path, "tensor '" + name + "' has an implausible dimension");
+    }
+    const auto& off = e["data_offsets"];
+    if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) fail(path, "tensor '" + name + "' has non-integer data_offsets");
+    const std::uint64_t b = off[0].get<std::uint64_t>(), end = off[1].get<std::uint64_t>();
+    if (b > end || end > buffer_size)
+      fail(path, "tensor '" + name + "' data_offsets [" + std::to_string(b) + ", " + std::to_string(end) + "] outside the " +
+                     std::to_string(buffer_size) + "-byte data buffer (truncated file?)");
+    const std::uint64_t need = static_cast<std::uint64_t>(t.numel()) * esize;
+    if (end - b != need)
+      fail(path, "tensor '" + name + "' spans " + std::to_string(end - b) + " bytes but its shape and dtype need " + std::to_string(need));
+    ranges.emplace_back(b, end);
+    t.values.resize(static_cast<std::size_t>(t.numel()));
+    const std::uint8_t* p = buffer + b;
+    for (std::size_t i = 0; i < t.values.size(); ++i, p += esize) {
+      if (esize == 4) {
+        float v;
+        std::memcpy(&v, p, 4);
+        t.values[i] = v;
+      } else {
+        double v;
+        std::memcpy(&v, p, 8);
+        t.values[i] = v;
+      }
+    }
+    f.tensors.emplace(name, std::move(t));
+  }
+  // The format requires the tensors to tile the buffer exactly (no holes, no
+  // overlap): check it, so a corrupted header cannot alias two tensors.
+  std::sort(ranges.begin(), ranges.end());
+  std::uint64_t at = 0;
+  for (const auto& [b, e] : ranges) {
+    if (b != at) fail(path, b < at ? "tensors overlap in the data buffer" : "gap in the data buffer before offset " + std::to_string(b));
+    at = e;
+  }
+  if (at != buffer_size) fail(path, std::to_string(buffer_size - at) + " unused bytes after the last tensor");
+  return f;
+}
+
+void write_safetensors(const std::string& path, const SafetensorsFile& f) {
+  nlohmann::json header = nlohmann::json::object();
+  std::vector<std::uint8_t> data;
+  for (const auto& [name, t] : f.tensors) {  // std::map: name order
+    const std::size_t esize = dtype_size(path, name, t.dtype);
+    if (static_cast<std::int64_t>(t.values.size()) != t.numel()) fail(path, "tensor '" + name + "' values do not match its shape");
+    const std::uint64_t b = data.size();
+    data.resize(data.size() + t.values.size() * esize);
+    std::uint8_t* p = data.data() + b;
+    for (double v : t.values) {
+      if (esize == 4) {
+        const float x = static_cast<float>(v);
+        std::memcpy(p, &x, 4);
+      } else {
+        std::memcpy(p, &v, 8);
+      }
+      p += esize;
+    }
+    header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {b, static_cast<std::uint64_t>(data.size())}}};
+  }
+  if (!f.metadata.empty()) header["__metadata__"] = f.metadata;
+  std::string h = header.dump();
+  h.append((8 - h.size() % 8) % 8, ' ');
+  const std::uint64_t n = h.size();
+
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(path, "cannot open for writing");
+    for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
+    out.write(h.data(), static_cast<std::streamsize>(h.size()));
+    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    if (!out) {
+      out.close();
+      fs::remove(tmp);
+      fail(path, "write failed");
+    }
+  }
+  fs::rename(tmp, target);
+}
+
+}  // namespace ctmc::sim

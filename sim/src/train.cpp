@@ -1,0 +1,248 @@
+// Mini-batch Adam training of an MLP with softmax cross-entropy (train.hpp).
+#include "ctmc/sim/train.hpp"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "ctmc/solvers/errors.hpp"
+#include "dense_kernels.hpp"
+
+namespace ctmc::sim {
+namespace {
+
+// Stream ids mixed into the seed (one per purpose, so streams never collide).
+constexpr std::uint64_t kInitStream = 0x1000;
+constexpr std::uint64_t kShuffleStream = 0x2000;
+
+std::mt19937_64 stream_rng(std::uint64_t seed, std::uint64_t stream) { return std::mt19937_64(splitmix64(seed ^ splitmix64(stream))); }
+
+// Uniform in [lo, hi) from the top 24 bits: portable (std::uniform_real_distribution
+// is implementation-defined) and exact in float.
+float uniform(std::mt19937_64& g, float lo, float hi) {
+  const float u = float(g() >> 40) * (1.0f / 16777216.0f);
+  return lo + (hi - lo) * u;
+}
+
+// Fisher-Yates with a portable bounded draw (std::shuffle's is implementation-defined).
+void shuffle(std::vector<int>& v, std::mt19937_64& g) {
+  for (std::size_t i = v.size(); i > 1; --i) {
+    const std::size_t j = static_cast<std::size_t>(g() % i);  // bias < i/2^64, negligible
+    std::swap(v[i - 1], v[j]);
+  }
+}
+
+struct AdamState {
+  std::vector<Eigen::MatrixXf> mW, vW;
+  std::vector<Eigen::VectorXf> mb, vb;
+};
+
+// One Adam step on a parameter array (elementwise, so thread-independent):
+// m <- b1 m + (1-b1) g, v <- b2 v + (1-b2) g^2,
+// p <- p - lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)   (torch.optim.Adam).
+void adam_update(float* p, const float* g, float* m, float* v, Eigen::Index n, const TrainConfig& c, float step_size, float inv_sqrt_bc2) {
+#pragma omp parallel for schedule(static) if (n > 50000)
+  for (Eigen::Index i = 0; i < n; ++i) {
+    m[i] = c.beta1 * m[i] + (1 - c.beta1) * g[i];
+    v[i] = c.beta2 * v[i] + (1 - c.beta2) * g[i] * g[i];
+    p[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + c.adam_eps);
+  }
+}
+
+void draw_progress(int epoch, int epochs, int batch, int batches, double loss) {
+  constexpr int kWidth = 30;
+  const double frac = (double(epoch - 1) + double(batch) / batches) / epochs;
+  const int filled = static_cast<int>(frac * kWidth);
+  std::fprintf(stderr, "\r  training [%.*s%*s] epoch %d/%d  loss %.4f ", filled, "==============================", kWidth - filled, "", epoch,
+               epochs, loss);
+  std::fflush(stderr);
+}
+
+
+// Buffers reused across batches (no allocation per step once sized).
+struct Workspace {
+  std::vector<Eigen::MatrixXf> A, D, G;  // activations a^0..a^L (a^L = logits), phi'(z^l), deltas
+  LossGradients out;
+};
+
+void backprop(const Mlp& net, const std::vector<detail::ResolvedActivation>& acts, const Eigen::MatrixXf& X, const std::vector<int>& y,
+              Workspace& ws) {
+  const std::size_t L = net.layers.size();
+  const Eigen::Index B = X.cols();
+  ws.A.resize(L + 1);
+  ws.D.resize(L);
+  ws.G.resize(L);
+  ws.out.dW.resize(L);
+  ws.out.db.resize(L);
+  // Forward: z^l = W^l a^{l-1} + b^l, a^l = phi(z^l), D^l = phi'(z^l).
+  const Eigen::MatrixXf* a = &X;
+  for (std::size_t l = 0; l < L; ++l) {
+    detail::gemm_nn(ws.A[l + 1], net.layers[l].W, *a);
+    ws.A[l + 1].colwise() += net.layers[l].b;
+    if (l + 1 < L) detail::activate(acts[l], ws.A[l + 1], &ws.D[l]);
+    a = &ws.A[l + 1];
+  }
+  // Softmax cross-entropy, stabilised by the column maximum:
+  // loss = log sum_i e^{z_i - m} - (z_y - m); dloss/dz = softmax(z) - onehot(y).
+  const Eigen::MatrixXf& Z = ws.A[L];
+  Eigen::MatrixXf& G = ws.G[L - 1];
+  G.resize(Z.rows(), B);
+  double loss = 0;
+  int correct = 0;
+  for (Eigen::Index k = 0; k < B; ++k) {
+    const int label = y[static_cast<std::size_t>(k)];
+    Eigen::Index arg;
+    const float zmax = Z.col(k).maxCoeff(&arg);
+    correct += arg == label;
+    const Eigen::ArrayXf e = (Z.col(k).array() - zmax).exp();
+    const float s = e.sum();
+    loss += std::log(double(s)) - double(Z(label, k) - zmax);
+    G.col(k) = (e / s).matrix();
+    G(label, k) -= 1.0f;
+  }
+  G /= float(B);
+  ws.out.loss = loss / double(B);
+  ws.out.correct = correct;
+  // Backward.
+  for (std::size_t l = L; l-- > 0;) {
+    detail::gemm_nt(ws.out.dW[l], ws.G[l], l == 0 ? X : ws.A[l]);
+    ws.out.db[l] = ws.G[l].rowwise().sum();
+    if (l > 0) {
+      detail::gemm_tn(ws.G[l - 1], net.layers[l].W, ws.G[l]);
+      ws.G[l - 1].array() *= ws.D[l - 1].array();
+    }
+  }
+}
+
+// Restores the OpenMP thread count on every exit path.
+struct ThreadCountGuard {
+  int saved = omp_get_max_threads();
+  explicit ThreadCountGuard(int threads) {
+    if (threads > 0) omp_set_num_threads(threads);
+  }
+  ~ThreadCountGuard() { omp_set_num_threads(saved); }
+};
+
+}  // namespace
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std::string& activation, std::uint64_t seed) {
+  Mlp net;
+  std::vector<int> sizes{inputs};
+  sizes.insert(sizes.end(), hidden.begin(), hidden.end());
+  sizes.push_back(classes);
+  for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
+    DenseLayer d;
+    d.activation = l + 2 == sizes.size() ? "linear" : activation;
+    auto g = stream_rng(seed, kInitStream + l);
+    const float bound = 1.0f / std::sqrt(float(sizes[l]));
+    d.W.resize(sizes[l + 1], sizes[l]);
+    d.b.resize(sizes[l + 1]);
+    for (Eigen::Index i = 0; i < d.W.rows(); ++i)  // row-major draw order, like torch's [out, in] tensor
+      for (Eigen::Index j = 0; j < d.W.cols(); ++j) d.W(i, j) = uniform(g, -bound, bound);
+    for (Eigen::Index i = 0; i < d.b.size(); ++i) d.b(i) = uniform(g, -bound, bound);
+    net.layers.push_back(std::move(d));
+  }
+  return net;
+}
+
+TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
+  if (d.size() == 0) throw InputError("train: the training set is empty");
+  if (cfg.epochs < 1) throw InputError("--epochs: must be at least 1");
+  if (cfg.batch_size < 1) throw InputError("--batch: must be at least 1");
+  if (!(cfg.learning_rate > 0)) throw InputError("--lr: must be positive");
+  for (int h : cfg.hidden)
+    if (h < 1) throw InputError("--hidden: every layer width must be at least 1");
+  for (std::size_t i = 0; i < d.labels.size(); ++i)
+    if (d.labels[i] < 0 || d.labels[i] >= classes)
+      throw InputError("train: label " + std::to_string(d.labels[i]) + " of sample " + std::to_string(i) + " is outside 0.." +
+                       std::to_string(classes - 1));
+
+  const ThreadCountGuard threads(cfg.threads);
+  detail::make_eigen_serial();
+
+  TrainResult res;
+  res.net = init_mlp(d.features(), cfg.hidden, classes, cfg.activation, cfg.seed);
+  res.net.validate("train");
+  Mlp& net = res.net;
+  const std::size_t L = net.layers.size();
+  std::vector<detail::ResolvedActivation> acts;
+  for (const auto& layer : net.layers) acts.push_back(detail::resolve_activation(layer.activation));
+
+  AdamState adam;
+  for (const auto& layer : net.layers) {
+    adam.mW.push_back(Eigen::MatrixXf::Zero(layer.W.rows(), layer.W.cols()));
+    adam.vW.push_back(adam.mW.back());
+    adam.mb.push_back(Eigen::VectorXf::Zero(layer.b.size()));
+    adam.vb.push_back(adam.mb.back());
+  }
+
+  const int n = d.size();
+  const int batches = (n + cfg.batch_size - 1) / cfg.batch_size;
+  std::vector<int> order(static_cast<std::size_t>(n)), batch_labels;
+  Eigen::MatrixXf X;
+  Workspace ws;
+  std::int64_t step = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+
+  for (int epoch = 1; epoch <= cfg.epochs; ++epoch) {
+    for (int i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+    auto g = stream_rng(cfg.seed, kShuffleStream + static_cast<std::uint64_t>(epoch));
+    shuffle(order, g);
+    double loss_sum = 0;
+    int correct = 0;
+    for (int bi = 0; bi < batches; ++bi) {
+      const int start = bi * cfg.batch_size, B = std::min(cfg.batch_size, n - start);
+      X.resize(d.features(), B);
+      batch_labels.resize(static_cast<std::size_t>(B));
+      for (int k = 0; k < B; ++k) {
+        const int idx = order[static_cast<std::size_t>(start + k)];
+        X.col(k) = d.images.col(idx);
+        batch_labels[static_cast<std::size_t>(k)] = d.labels[static_cast<std::size_t>(idx)];
+      }
+      backprop(net, acts, X, batch_labels, ws);
+      loss_sum += ws.out.loss * B;
+      correct += ws.out.correct;
+      ++step;
+      const float bc1 = 1 - std::pow(cfg.beta1, float(step)), bc2 = 1 - std::pow(cfg.beta2, float(step));
+      const float step_size = cfg.learning_rate / bc1, inv_sqrt_bc2 = 1 / std::sqrt(bc2);
+      for (std::size_t l = 0; l < L; ++l) {
+        auto& layer = net.layers[l];
+        adam_update(layer.W.data(), ws.out.dW[l].data(), adam.mW[l].data(), adam.vW[l].data(), layer.W.size(), cfg, step_size, inv_sqrt_bc2);
+        adam_update(layer.b.data(), ws.out.db[l].data(), adam.mb[l].data(), adam.vb[l].data(), layer.b.size(), cfg, step_size, inv_sqrt_bc2);
+      }
+      if (cfg.progress && (bi % 8 == 0 || bi + 1 == batches)) draw_progress(epoch, cfg.epochs, bi + 1, batches, loss_sum / (start + B));
+    }
+    res.epochs.push_back({epoch, loss_sum / n, double(correct) / n});
+  }
+  if (cfg.progress) std::fprintf(stderr, "\n");
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!net.layers.back().W.allFinite()) throw InputError("train: the weights diverged to non-finite values (lower --lr)");
+  return res;
+}
+
+LossGradients loss_gradients(const Mlp& net, const Eigen::MatrixXf& x, const std::vector<int>& labels) {
+  net.validate("network");
+  if (x.rows() != net.input_size()) throw InputError("loss_gradients: input rows differ from the network's input size");
+  if (static_cast<Eigen::Index>(labels.size()) != x.cols() || x.cols() == 0)
+    throw InputError("loss_gradients: need one label per input column (and at least one column)");
+  for (int yl : labels)
+    if (yl < 0 || yl >= net.output_size()) throw InputError("loss_gradients: label out of range");
+  std::vector<detail::ResolvedActivation> acts;
+  for (const auto& layer : net.layers) acts.push_back(detail::resolve_activation(layer.activation));
+  detail::make_eigen_serial();
+  Workspace ws;
+  backprop(net, acts, x, labels, ws);
+  return ws.out;
+}
+
+}  // namespace ctmc::sim

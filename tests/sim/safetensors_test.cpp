@@ -1,0 +1,167 @@
+// safetensors + manifest: a fixture written by an independent writer
+// (tests/fixtures/make_safetensors_fixture.py, Python standard library only),
+// the network it describes evaluated against hand arithmetic, our writer's
+// round trip, and every malformed case raising InputError.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ctmc/sim/manifest.hpp"
+#include "ctmc/sim/safetensors.hpp"
+#include "ctmc/solvers/errors.hpp"
+
+namespace fs = std::filesystem;
+using namespace ctmc::sim;
+using ctmc::InputError;
+
+namespace {
+
+const std::string kFixture = std::string(CTMC_FIXTURES_DIR) + "/tiny_mlp.safetensors";
+const std::string kManifest = std::string(CTMC_FIXTURES_DIR) + "/tiny_mlp.json";
+
+std::vector<std::uint8_t> read_bytes(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+void write_bytes(const fs::path& p, const std::vector<std::uint8_t>& b) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("ctmc_st_" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+// Replaces the first occurrence of `from` by `to` (same length) in the bytes.
+std::vector<std::uint8_t> patch(std::vector<std::uint8_t> b, const std::string& from, const std::string& to) {
+  REQUIRE(from.size() == to.size());
+  const std::string s(b.begin(), b.end());
+  const auto at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  std::copy(to.begin(), to.end(), b.begin() + static_cast<std::ptrdiff_t>(at));
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("independent-writer fixture: tensors, dtypes, metadata") {
+  const auto f = read_safetensors(kFixture);
+  CHECK(f.metadata.at("format") == "pt");
+  REQUIRE(f.tensors.size() == 4);
+  const auto& w1 = f.tensors.at("fc1.weight");
+  CHECK(w1.dtype == "F32");
+  CHECK(w1.shape == std::vector<std::int64_t>{3, 2});
+  CHECK(w1.values == std::vector<double>{1.0, -2.0, 0.5, 0.25, -1.0, 1.0});
+  const auto& b2 = f.tensors.at("fc2.bias");
+  CHECK(b2.dtype == "F64");
+  CHECK(b2.values == std::vector<double>{0.25, -0.125});
+}
+
+TEST_CASE("manifest + fixture: the network computes the hand-derived logits") {
+  const Mlp net = load_network(kManifest);
+  REQUIRE(net.layers.size() == 2);
+  CHECK(net.layers[0].W(2, 0) == -1.0f);  // [out, in] row-major -> W(out, in)
+  CHECK(net.layers[0].W(0, 1) == -2.0f);
+  Eigen::MatrixXf x(2, 2);
+  x << 1, -1, 2, 0.5;  // columns (1, 2) and (-1, 0.5)
+  // Column 1: z1 = (1-4+0.5, 0.5+0.5-1, -1+2) = (-2.5, 0, 1), relu -> (0, 0, 1),
+  //           z2 = (-1 + 0.25, 3 - 0.125) = (-0.75, 2.875).
+  // Column 2: z1 = (-1-1+0.5, -0.5+0.125-1, 1+0.5) = (-1.5, -1.375, 1.5) -> (0, 0, 1.5),
+  //           z2 = (-1.5 + 0.25, 4.5 - 0.125) = (-1.25, 4.375); with clip K = 1: (0, 0, 1) -> (-0.75, 2.875).
+  const Eigen::MatrixXf z = net.forward(x);
+  CHECK(z(0, 0) == -0.75f);
+  CHECK(z(1, 0) == 2.875f);
+  CHECK(z(0, 1) == -1.25f);
+  CHECK(z(1, 1) == 4.375f);
+  const Eigen::MatrixXf zc = net.forward(x, 1.0f);
+  CHECK(zc(0, 1) == -0.75f);
+  CHECK(zc(1, 1) == 2.875f);
+}
+
+TEST_CASE("our writer round-trips, with an 8-byte aligned header") {
+  TempDir t;
+  const Mlp net = load_network(kManifest);
+  const std::string out = (t.path / "copy.json").string();
+  save_network(out, net, {{"k", 1}});
+  nlohmann::json meta;
+  const Mlp back = load_network(out, &meta);
+  CHECK(meta["k"] == 1);
+  for (std::size_t l = 0; l < 2; ++l) {
+    CHECK(back.layers[l].W == net.layers[l].W);
+    CHECK(back.layers[l].b == net.layers[l].b);
+    CHECK(back.layers[l].activation == net.layers[l].activation);
+  }
+  const auto bytes = read_bytes((t.path / "copy.safetensors").string());
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[std::size_t(i)];
+  CHECK(n % 8 == 0);
+  SafetensorsFile f;
+  f.tensors["x"] = Tensor{"F64", {2}, {0.1, -3.0}};
+  write_safetensors((t.path / "x.safetensors").string(), f);
+  CHECK(read_safetensors((t.path / "x.safetensors").string()).tensors.at("x").values == std::vector<double>{0.1, -3.0});
+  f.tensors["x"].dtype = "I32";
+  CHECK_THROWS_AS(write_safetensors((t.path / "y.safetensors").string(), f), InputError);
+  CHECK(!fs::exists(t.path / "y.safetensors"));
+}
+
+TEST_CASE("malformed safetensors and manifests are InputErrors naming the file") {
+  TempDir t;
+  const auto good = read_bytes(kFixture);
+  const std::string bad = (t.path / "bad.safetensors").string();
+  auto expect = [&](const std::string& fragment) {
+    CHECK_THROWS_WITH_AS(read_safetensors(bad), doctest::Contains(fragment.c_str()), InputError);
+    CHECK_THROWS_WITH_AS(read_safetensors(bad), doctest::Contains(bad.c_str()), InputError);
+  };
+  write_bytes(bad, {good.begin(), good.end() - 4});
+  expect("outside");  // last tensor runs past the truncated buffer
+  write_bytes(bad, {good.begin(), good.begin() + 5});
+  expect("no 8-byte header length");
+  auto b = good;
+  b[3] = 0x7f;  // header length far beyond the file
+  write_bytes(bad, b);
+  expect("exceeds the file");
+  write_bytes(bad, patch(good, "{\"__metadata__\"", "[\"__metadata__\""));
+  expect("malformed safetensors header JSON");
+  write_bytes(bad, patch(good, "\"F64\"", "\"I64\""));
+  expect("dtype I64");
+  write_bytes(bad, patch(good, "[3, 2]", "[2, 2]"));
+  expect("need");  // byte span disagrees with the shape
+  b = good;
+  b.push_back(0);
+  write_bytes(bad, b);
+  expect("unused bytes");
+  write_bytes(bad, patch(good, "\"dtype\"", "\"dtypo\""));
+  expect("needs dtype");
+
+  // Manifest errors: shape mismatch, missing tensor, bad activation, missing weights file.
+  fs::copy_file(kFixture, t.path / "tiny_mlp.safetensors");
+  auto manifest = nlohmann::json::parse(std::ifstream(kManifest));
+  const std::string mpath = (t.path / "net.json").string();
+  auto try_manifest = [&](const nlohmann::json& m, const std::string& fragment) {
+    std::ofstream(mpath) << m.dump();
+    CHECK_THROWS_WITH_AS(load_network(mpath), doctest::Contains(fragment.c_str()), InputError);
+  };
+  auto m = manifest;
+  m["layers"][0]["in"] = 3;
+  try_manifest(m, "has shape [3, 2], the manifest says [3, 3]");
+  m = manifest;
+  m["layers"][1]["bias"] = "fc9.bias";
+  try_manifest(m, "no tensor named 'fc9.bias'");
+  m = manifest;
+  m["layers"][0]["activation"] = "nosuch";
+  try_manifest(m, "layer 0");
+  m = manifest;
+  m["layers"][1]["activation"] = "relu";
+  try_manifest(m, "must be \"linear\"");
+  m = manifest;
+  m["weights"] = "absent.safetensors";
+  try_manifest(m, "cannot open");
+  m = manifest;
+  m["layers"][0].erase("out");
+  try_manifest(m, "needs \"out\"");
+  std::ofstream(mpath) << "{\"layers\": [";
+  CHECK_THROWS_WITH_AS(load_network(mpath), doctest::Contains((mpath + ": malformed JSON").c_str()), InputError);
+}
