@@ -4,13 +4,13 @@
 namespace ctmc::sim {
 
 std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream) {
-  // Two rounds of the splitmix64 mixer: the first spreads the seed, the second
-  // folds in the stream index, so neighbouring seeds and neighbouring streams
-  // land far apart (mix64 is a bijection, so for a fixed seed distinct streams
-  // give distinct stream seeds).
+  // Mix the seed, add the stream index times an odd constant (a bijection of
+  // the stream index mod 2^64), mix again: for a fixed seed distinct streams
+  // give distinct stream seeds, and (seed, stream) is not symmetric (mixing
+  // both with the same function and XOR-ing would make (3, 5) equal (5, 3)).
   std::uint64_t s = seed;
-  std::uint64_t h = splitmix64_next(s);
-  return mix64(h ^ mix64(stream + 0x9e3779b97f4a7c15ULL));
+  const std::uint64_t h = splitmix64_next(s);
+  return mix64(h + (stream + 1) * 0xd1b54a32d192ed03ULL);
 }
 
 std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream, std::uint64_t sub) {
