@@ -1,0 +1,40 @@
+// Deterministic mean-field network (DESIGN.md section 7; paper eq. decomp).
+//
+// Each spiking neuron is replaced by its stationary rate: with decoded
+// activations a^l = nu_l(H^l),
+//   H^1 = W^1 x + b^1,   H^l = W^l a^{l-1} + b^l   (l = 2..L),
+// where for a CTMC neuron nu_l(H) = F_theta(H) / alpha_fit, the stationary
+// flux of the fitted (unscaled) chain over the fit's scale. The layer scale
+// alpha_l cancels: the SNN's layer-l neurons fire at (alpha_l / alpha_fit)
+// F_theta(H) and layer l+1 divides by alpha_l again. So A_MF does not depend
+// on --rate; it isolates the mismatch between F_theta / alpha_fit and phi.
+// Readout: `spike` applies nu_L to the output layer too (prediction = argmax
+// of a^L, ties by H^L, then the lowest index); `integrate` predicts argmax H^L.
+#pragma once
+#include <Eigen/Core>
+#include <functional>
+#include <vector>
+
+#include "ctmc/sim/mlp.hpp"
+#include "ctmc/sim/neuron_kernel.hpp"
+#include "ctmc/sim/spiking.hpp"
+
+namespace ctmc::sim {
+
+using RateFunction = std::function<double(double)>;
+
+// nu(H) = F_theta(H) / alpha_fit, from the kernel's double GTH.
+RateFunction ctmc_rate_function(const NeuronKernel& unscaled, double alpha_fit);
+
+struct MeanFieldResult {
+  int prediction = -1;
+  std::vector<Eigen::VectorXd> activations;  // a^1 .. a^S (S = rate.size())
+  Eigen::VectorXd output_input;              // H^L
+};
+
+// `rate` has one function per spiking layer: L-1 for readout = integrate, L
+// for readout = spike (InputError otherwise). x holds input_size floats.
+MeanFieldResult mean_field_forward(const Mlp& net, const float* x, const std::vector<RateFunction>& rate,
+                                   Readout readout);
+
+}  // namespace ctmc::sim

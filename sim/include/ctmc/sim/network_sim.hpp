@@ -1,0 +1,76 @@
+// ANN -> mean-field -> spiking network evaluation on a data set (DESIGN.md
+// section 7; paper sections 3.3-3.4, eqs. synops and decomp).
+//
+// For each spiking layer l (hidden layers, plus the output layer with
+// readout = spike):
+//   q99_l    99th percentile of layer l's ANN activations (hidden: a^l = phi(z^l);
+//            output: the logits z^L) over all units and the training images,
+//            linear interpolation between order statistics (numpy's default);
+//   alpha_l  = r / q99_l (--scale q99) or r (--scale const), r = --rate;
+//   neurons  the layer's model with every rate times alpha_l / alpha_fit.
+// A_ANN: the float ANN on the test images; A_MF: mean_field_forward;
+// A_SNN: one accuracy per trial (mean and sample sd over trials);
+// Delta = A_ANN - A_SNN = (A_ANN - A_MF) + (A_MF - A_SNN), in percentage points.
+// Samples run in parallel (OpenMP); sample s of trial t draws only from
+// stream_seed(seed, t, s), and totals are summed in sample order after the
+// parallel loop, so every number is identical for any thread count.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ctmc/sim/dataset.hpp"
+#include "ctmc/sim/mlp.hpp"
+#include "ctmc/sim/spiking.hpp"
+#include "ctmc/solvers/model.hpp"
+
+namespace ctmc::sim {
+
+enum class ScaleMode { Q99, Const };
+ScaleMode parse_scale_mode(const std::string& text, const std::string& option = "--scale");
+
+// p-th percentile (0 <= p <= 100) with linear interpolation between order
+// statistics: index p/100 * (n-1). InputError for an empty sample.
+double percentile(std::vector<float> values, double p);
+
+// Activations of every spiking layer on `data` (hidden a^l, then the logits
+// when readout = spike), one matrix (units x samples) per layer.
+std::vector<Eigen::MatrixXf> layer_activations(const Mlp& net, const Dataset& data, Readout readout);
+
+struct NeuronModel {
+  solvers::Model model;
+  std::string source;  // file name, for messages and output
+};
+
+struct NetworkSimOptions {
+  SpikingConfig snn;
+  double rate = 3;  // r
+  ScaleMode scale = ScaleMode::Q99;
+  int trials = 1;
+  std::uint64_t seed = 0;
+  int threads = 0;  // 0: OpenMP's default
+  int limit = 0;    // first `limit` test images (0: all)
+};
+
+struct NetworkSimResult {
+  int samples = 0;
+  std::vector<double> q99, alpha, alpha_fit;  // per spiking layer
+  double acc_ann = 0, acc_mf = 0;             // in [0, 1]
+  std::vector<double> acc_snn;                // per trial
+  double acc_snn_mean = 0, acc_snn_sd = 0;
+  double synops_mean = 0, synops_sd = 0;  // per sample, over all samples and trials
+  double spikes_per_neuron = 0;           // per sample, mean over samples and trials
+  double transitions_per_sample = 0;
+  std::uint64_t euler_renormalized = 0;
+  std::size_t spiking_neurons = 0;
+  std::int64_t steps = 0;
+  // Per (trial, sample), trial-major: for reproducibility checks.
+  std::vector<int> predictions;
+  std::vector<double> synops;
+};
+
+// `neurons`: one model per spiking layer, or a single model for all of them.
+NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test,
+                                  const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt);
+
+}  // namespace ctmc::sim

@@ -1,0 +1,89 @@
+// A CTMC neuron in double precision, for simulation (DESIGN.md sections 4, 7).
+//
+// The exact Model (rational offsets p and slopes s) is rounded once to double
+// and multiplied by a positive rate scale c (the layer factor
+// alpha_l / alpha_fit of DESIGN section 7), so a transition's rate at input H
+// is   r(H) = c * max(0, p + s H) = max(0, c p + c s H).
+// Scaling every rate by c scales the stationary flux by c and leaves the
+// stationary distribution unchanged.
+//
+// Transitions are stored grouped by source state and padded to the largest
+// out-degree (zero-rate slots), so the exit rate of the current state costs a
+// fixed handful of flops per neuron-step (the simulator's inner loop).
+//
+// Errors: ctmc::InputError for a non-positive or non-finite scale, a model
+// whose meta.alpha_fit is not a positive number, or (from flux/stationary) a
+// chain with several closed classes at H.
+#pragma once
+#include <Eigen/Core>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ctmc/solvers/model.hpp"
+
+namespace ctmc::sim {
+
+// meta.alpha_fit of a fitted model (number or exact string), 1 when absent:
+// the fitted chain approximates alpha_fit * phi (DESIGN section 7).
+double alpha_fit_of(const solvers::Model& m, const std::string& source);
+
+class NeuronKernel {
+ public:
+  NeuronKernel() = default;
+  // Rates of `model` times `scale` (> 0). `source` names the model in errors.
+  NeuronKernel(const solvers::Model& model, double scale, std::string source);
+
+  std::size_t size() const { return n_; }
+  std::size_t max_out_degree() const { return kmax_; }
+  double scale() const { return scale_; }
+  const std::string& source() const { return source_; }
+  const solvers::Model& model() const { return model_; }
+
+  // Slot k (< max_out_degree) of state i: a transition i -> to(i,k) with
+  // scaled offset/slope; padded slots have offset = slope = 0.
+  std::size_t slot(std::size_t i, std::size_t k) const { return i * kmax_ + k; }
+  double slot_offset(std::size_t s) const { return off_[s]; }
+  double slot_slope(std::size_t s) const { return slope_[s]; }
+  std::uint32_t slot_to(std::size_t s) const { return to_[s]; }
+  bool slot_spike(std::size_t s) const { return spike_[s] != 0; }
+  double slot_rate(std::size_t s, double H) const {
+    const double r = off_[s] + slope_[s] * H;
+    return r > 0 ? r : 0.0;
+  }
+
+  // Exit rate of state i at H (sum of its rectified rates).
+  double exit_rate(std::size_t i, double H) const;
+  // max_i exit_rate(i, H): the smallest valid uniformization rate Lambda.
+  double max_exit_rate(double H) const;
+  // Generator Q(H) of the scaled chain (rows sum to 0).
+  Eigen::MatrixXd generator(double H) const;
+  // Spike part D1(H) of the generator.
+  Eigen::MatrixXd spike_generator(double H) const;
+
+  // Stationary distribution and flux of the scaled chain at H. Double GTH on
+  // the rounded rates; when the reduction meets a state with no exit to
+  // lower-numbered states (the chain is reducible at H: a rectified rate is
+  // 0), it falls back to solvers::solve_stationary<double> on the exact model
+  // at the exact rational value of H, which restricts to the closed class.
+  std::vector<double> stationary(double H) const;
+  double flux(double H) const;
+
+  // True when state j cannot be reached from state i using only non-spike
+  // transitions that are not identically zero (i != j; i == j is false):
+  // the end-state sampler's rule for counting a spike in a step.
+  bool end_state_implies_spike(std::size_t i, std::size_t j) const { return implies_spike_[i * n_ + j] != 0; }
+
+ private:
+  solvers::Model model_;
+  std::string source_;
+  double scale_ = 1.0;
+  std::size_t n_ = 0, kmax_ = 0;
+  std::vector<double> off_, slope_;
+  std::vector<std::uint32_t> to_;
+  std::vector<std::uint8_t> spike_;
+  std::vector<std::uint8_t> implies_spike_;
+};
+
+}  // namespace ctmc::sim

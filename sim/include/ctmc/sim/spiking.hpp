@@ -1,0 +1,105 @@
+// Spiking network of CTMC neurons converted from a dense ANN (DESIGN.md
+// section 7; paper section 3.3, eqs. trace and synops).
+//
+// Layer l = 1..L of the ANN computes z^l = W^l a^{l-1} + b^l. In the SNN,
+//   layer 1:   H^1 = W^1 x + b^1, the pixels as a constant analog current;
+//   layer l>1: H^l_j(t) = b^l_j + sum_i (W^l_ji / alpha_{l-1}) x_i(t), x_i the
+//              integral-preserving exponential trace of neuron i's spikes
+//              (trace.hpp, which also states the update order);
+// and neuron j of layer l runs the fitted chain with every rate times
+// alpha_l / alpha_fit (its stationary rate approximates alpha_l phi(H)). H is
+// held for each step of length dt and the chain moves by the chosen sampler
+// (sampler.hpp); a network starts with every neuron in its model's first
+// state and every trace at 0.
+//
+// Readout: `spike` makes layer L spiking too (prediction = argmax of its spike
+// counts, ties broken by the time-averaged H^L, then the lowest index);
+// `integrate` leaves layer L non-spiking (prediction = argmax of the
+// time-averaged H^L). Decoding: a_hat^l_i = N^l_i(T) / (T alpha_l).
+// SynOps(x) = sum over spiking layers l < L of sum_i N^l_i(T) fanout_i, with
+// fanout_i the number of nonzero weights in column i of W^{l+1}.
+//
+// Errors: ctmc::InputError for a T that is not a positive multiple of dt, a
+// non-positive tau or alpha, or layer/kernel counts that do not match the
+// network.
+#pragma once
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ctmc/sim/mlp.hpp"
+#include "ctmc/sim/neuron_kernel.hpp"
+#include "ctmc/sim/sampler.hpp"
+#include "ctmc/sim/trace.hpp"
+
+namespace ctmc::sim {
+
+enum class Readout { Spike, Integrate };
+Readout parse_readout(const std::string& text, const std::string& option = "--readout");
+std::string readout_name(Readout r);
+
+// The random stream of one (trial, sample) pair: stream_seed(seed, trial,
+// sample) of rng.hpp, so results do not depend on which thread runs a sample.
+std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t trial, std::uint64_t sample);
+
+struct SpikingConfig {
+  double T = 50, dt = 0.005, tau = 0.02;
+  SamplerKind sampler = SamplerKind::Exact;
+  Readout readout = Readout::Spike;
+};
+
+// One spiking layer: the kernel already scaled by alpha_l / alpha_fit.
+struct SpikingLayer {
+  NeuronKernel kernel;
+  double alpha = 1;  // alpha_l, for decoding and for W^{l+1} / alpha_l
+};
+
+struct SampleRun {
+  int prediction = -1;
+  std::vector<std::vector<std::uint32_t>> counts;  // N^l_i(T), one vector per spiking layer
+  Eigen::VectorXd mean_output_input;               // time average of H^L over the window
+  double synops = 0;
+  std::uint64_t spikes = 0;       // all spiking layers
+  std::uint64_t transitions = 0;  // CTMC jumps, all spiking layers
+  std::uint64_t euler_renormalized = 0;
+};
+
+class SpikingNetwork {
+ public:
+  // `layers` holds one entry per spiking layer: L-1 for readout = integrate,
+  // L for readout = spike.
+  SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers, SpikingConfig cfg);
+  // The samplers point into layers_: copying would leave them dangling.
+  SpikingNetwork(const SpikingNetwork&) = delete;
+  SpikingNetwork& operator=(const SpikingNetwork&) = delete;
+
+  std::int64_t steps() const { return steps_; }
+  const SpikingConfig& config() const { return cfg_; }
+  std::size_t spiking_layers() const { return layers_.size(); }
+  std::size_t spiking_neurons() const;
+  double alpha(std::size_t l) const { return layers_[l].alpha; }
+
+  // Simulates one sample (x: input_size floats) over [0, T].
+  SampleRun run(const float* x, std::uint64_t stream_seed) const;
+
+  // a_hat = N(T) / (T alpha_l) for spiking layer l.
+  Eigen::VectorXd decode(const SampleRun& r, std::size_t l) const;
+
+ private:
+  template <SamplerKind K>
+  SampleRun run_impl(const float* x, std::uint64_t stream_seed) const;
+
+  const Mlp* net_;
+  std::vector<SpikingLayer> layers_;
+  std::vector<StepSampler> samplers_;
+  SpikingConfig cfg_;
+  TraceKernel trace_;
+  std::int64_t steps_ = 0;
+  // W^l / alpha_{l-1} for l >= 2 (index l-1), column-major so that a spike of
+  // presynaptic neuron i adds one contiguous column.
+  std::vector<Eigen::MatrixXf> w_scaled_;
+  std::vector<std::vector<std::uint32_t>> fanout_;  // per spiking layer l < L
+};
+
+}  // namespace ctmc::sim

@@ -1,0 +1,49 @@
+#include "ctmc/sim/meanfield.hpp"
+
+#include <fmt/format.h>
+
+#include "ctmc/solvers/errors.hpp"
+
+namespace ctmc::sim {
+
+RateFunction ctmc_rate_function(const NeuronKernel& unscaled, double alpha_fit) {
+  return [k = unscaled, alpha_fit](double H) { return k.flux(H) / alpha_fit; };
+}
+
+MeanFieldResult mean_field_forward(const Mlp& net, const float* x, const std::vector<RateFunction>& rate,
+                                   Readout readout) {
+  const std::size_t L = net.layers.size();
+  const std::size_t S = readout == Readout::Spike ? L : L - 1;
+  if (rate.size() != S)
+    throw InputError(fmt::format("mean field: {} rate functions given, readout '{}' needs {}", rate.size(),
+                                 readout_name(readout), S));
+  MeanFieldResult out;
+  Eigen::VectorXd a = Eigen::Map<const Eigen::VectorXf>(x, net.input_size()).cast<double>();
+  for (std::size_t l = 0; l < L; ++l) {
+    const auto& layer = net.layers[l];
+    Eigen::VectorXd h = layer.b.cast<double>();
+    for (Eigen::Index i = 0; i < layer.W.cols(); ++i)
+      if (a[i] != 0.0)
+        for (Eigen::Index r = 0; r < layer.W.rows(); ++r) h[r] += a[i] * layer.W(r, i);
+    if (l + 1 == L) out.output_input = h;
+    if (l < S) {
+      for (Eigen::Index r = 0; r < h.size(); ++r) h[r] = rate[l](h[r]);
+      out.activations.push_back(h);
+    }
+    a = std::move(h);
+  }
+  const Eigen::VectorXd& hL = out.output_input;
+  int best = 0;
+  for (int j = 1; j < static_cast<int>(hL.size()); ++j) {
+    if (S == L) {
+      const Eigen::VectorXd& aL = out.activations.back();
+      if (aL[j] > aL[best] || (aL[j] == aL[best] && hL[j] > hL[best])) best = j;
+    } else if (hL[j] > hL[best]) {
+      best = j;
+    }
+  }
+  out.prediction = best;
+  return out;
+}
+
+}  // namespace ctmc::sim

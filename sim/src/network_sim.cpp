@@ -1,0 +1,157 @@
+#include "ctmc/sim/network_sim.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ctmc/sim/meanfield.hpp"
+#include "ctmc/sim/neuron_kernel.hpp"
+#include "ctmc/sim/rng.hpp"
+#include "ctmc/solvers/errors.hpp"
+
+namespace ctmc::sim {
+
+ScaleMode parse_scale_mode(const std::string& text, const std::string& option) {
+  if (text == "q99") return ScaleMode::Q99;
+  if (text == "const") return ScaleMode::Const;
+  throw InputError(fmt::format("{}: unknown scale '{}' (expected q99 or const)", option, text));
+}
+
+double percentile(std::vector<float> v, double p) {
+  if (v.empty()) throw InputError("percentile: empty sample");
+  if (!(p >= 0 && p <= 100)) throw InputError(fmt::format("percentile: p = {} outside [0, 100]", p));
+  const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+  std::nth_element(v.begin(), v.begin() + lo, v.end());
+  const double a = v[lo];
+  if (lo + 1 >= v.size()) return a;
+  const double b = *std::min_element(v.begin() + lo + 1, v.end());
+  return a + (pos - static_cast<double>(lo)) * (b - a);
+}
+
+std::vector<Eigen::MatrixXf> layer_activations(const Mlp& net, const Dataset& data, Readout readout) {
+  std::vector<Eigen::MatrixXf> acts = net.hidden_activations(data.images);
+  if (readout == Readout::Spike) acts.push_back(net.forward(data.images));
+  return acts;
+}
+
+namespace {
+
+struct ThreadCount {
+  int saved = omp_get_max_threads();
+  explicit ThreadCount(int n) {
+    if (n > 0) omp_set_num_threads(n);
+  }
+  ~ThreadCount() { omp_set_num_threads(saved); }
+};
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+double sd_of(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double m = mean_of(v);
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return std::sqrt(s / static_cast<double>(v.size() - 1));
+}
+
+}  // namespace
+
+NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test_all,
+                                  const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
+  net.validate("--net");
+  const std::size_t L = net.layers.size();
+  const std::size_t S = opt.snn.readout == Readout::Spike ? L : L - 1;
+  if (neurons.size() != 1 && neurons.size() != S)
+    throw InputError(fmt::format("--neurons: {} models given; give one for all spiking layers or {} (one per layer)",
+                                 neurons.size(), S));
+  if (opt.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", opt.trials));
+  if (!(opt.rate > 0) || !std::isfinite(opt.rate)) throw InputError(fmt::format("--rate: {} must be positive", opt.rate));
+  if (opt.limit < 0) throw InputError(fmt::format("--limit: {} must be >= 0", opt.limit));
+  if (test_all.features() != net.input_size())
+    throw InputError(fmt::format("--data: images have {} features, the network expects {}", test_all.features(),
+                                 net.input_size()));
+  const Dataset test = opt.limit > 0 ? test_all.head(opt.limit) : test_all;
+  if (test.size() == 0) throw InputError("--data: no test images");
+  ThreadCount threads(opt.threads);
+
+  NetworkSimResult res;
+  res.samples = test.size();
+  // Layer scales alpha_l = r / q99_l (or r).
+  const std::vector<Eigen::MatrixXf> acts = layer_activations(net, train, opt.snn.readout);
+  std::vector<SpikingLayer> layers;
+  std::vector<RateFunction> rates;
+  for (std::size_t l = 0; l < S; ++l) {
+    const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons[l];
+    const auto& a = acts[l];
+    const double q = percentile(std::vector<float>(a.data(), a.data() + a.size()), 99.0);
+    if (opt.scale == ScaleMode::Q99 && !(q > 0))
+      throw InputError(fmt::format("--scale q99: layer {} has 99th activation percentile {} <= 0; use --scale const",
+                                   l + 1, q));
+    const double alpha = opt.scale == ScaleMode::Q99 ? opt.rate / q : opt.rate;
+    const double afit = alpha_fit_of(nm.model, nm.source);
+    res.q99.push_back(q);
+    res.alpha.push_back(alpha);
+    res.alpha_fit.push_back(afit);
+    layers.push_back({NeuronKernel(nm.model, alpha / afit, nm.source), alpha});
+    rates.push_back(ctmc_rate_function(NeuronKernel(nm.model, 1.0, nm.source), afit));
+  }
+
+  // A_ANN (float forward of the source network).
+  res.acc_ann = net.accuracy(test);
+
+  // A_MF.
+  const int n = test.size();
+  std::vector<int> mf_pred(n);
+#pragma omp parallel for schedule(dynamic, 8)
+  for (int s = 0; s < n; ++s) mf_pred[s] = mean_field_forward(net, test.images.col(s).data(), rates, opt.snn.readout).prediction;
+  int mf_correct = 0;
+  for (int s = 0; s < n; ++s) mf_correct += mf_pred[s] == test.labels[s];
+  res.acc_mf = static_cast<double>(mf_correct) / n;
+
+  // A_SNN, trial by trial.
+  const SpikingNetwork snn(net, std::move(layers), opt.snn);
+  res.steps = snn.steps();
+  res.spiking_neurons = snn.spiking_neurons();
+  const std::size_t total = static_cast<std::size_t>(opt.trials) * n;
+  res.predictions.assign(total, -1);
+  res.synops.assign(total, 0);
+  std::vector<std::uint64_t> spikes(total), transitions(total), renorm(total);
+  const std::int64_t jobs = static_cast<std::int64_t>(total);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t job = 0; job < jobs; ++job) {
+    const int t = static_cast<int>(job / n), s = static_cast<int>(job % n);
+    const SampleRun r = snn.run(test.images.col(s).data(), sample_stream_seed(opt.seed, t, s));
+    res.predictions[job] = r.prediction;
+    res.synops[job] = r.synops;
+    spikes[job] = r.spikes;
+    transitions[job] = r.transitions;
+    renorm[job] = r.euler_renormalized;
+  }
+  double spike_sum = 0, trans_sum = 0;
+  for (int t = 0; t < opt.trials; ++t) {
+    int correct = 0;
+    for (int s = 0; s < n; ++s) correct += res.predictions[static_cast<std::size_t>(t) * n + s] == test.labels[s];
+    res.acc_snn.push_back(static_cast<double>(correct) / n);
+  }
+  for (std::size_t j = 0; j < total; ++j) {
+    spike_sum += static_cast<double>(spikes[j]);
+    trans_sum += static_cast<double>(transitions[j]);
+    res.euler_renormalized += renorm[j];
+  }
+  res.acc_snn_mean = mean_of(res.acc_snn);
+  res.acc_snn_sd = sd_of(res.acc_snn);
+  res.synops_mean = mean_of(res.synops);
+  res.synops_sd = sd_of(res.synops);
+  res.spikes_per_neuron = spike_sum / static_cast<double>(total) / static_cast<double>(res.spiking_neurons);
+  res.transitions_per_sample = trans_sum / static_cast<double>(total);
+  return res;
+}
+
+}  // namespace ctmc::sim

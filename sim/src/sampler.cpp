@@ -1,0 +1,160 @@
+#include "ctmc/sim/sampler.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+
+#include "ctmc/solvers/errors.hpp"
+
+namespace ctmc::sim {
+
+SamplerKind parse_sampler(const std::string& text, const std::string& option) {
+  if (text == "exact") return SamplerKind::Exact;
+  if (text == "uniformization") return SamplerKind::Uniformization;
+  if (text == "end-state") return SamplerKind::EndState;
+  if (text == "euler") return SamplerKind::Euler;
+  throw InputError(fmt::format("{}: unknown sampler '{}' (expected exact, uniformization, end-state or euler)", option,
+                               text));
+}
+
+std::string sampler_name(SamplerKind k) {
+  switch (k) {
+    case SamplerKind::Exact:
+      return "exact";
+    case SamplerKind::Uniformization:
+      return "uniformization";
+    case SamplerKind::EndState:
+      return "end-state";
+    case SamplerKind::Euler:
+      return "euler";
+  }
+  return "?";
+}
+
+std::string sampler_rule(SamplerKind k) {
+  switch (k) {
+    case SamplerKind::Exact:
+      return "exact path within each step (next-reaction clock); every spike transition on the path counted";
+    case SamplerKind::Uniformization:
+      return "exact path within each step by uniformization (Poisson(Lambda dt) jumps of P = I + Q/Lambda); every "
+             "spike counted";
+    case SamplerKind::EndState:
+      return "end state drawn from the row of expm(Q dt); one spike counted when the end state is unreachable from "
+             "the start state through non-spike transitions (spike-then-recovery within a step is missed)";
+    case SamplerKind::Euler:
+      return "probability rate*dt per transition, at most one per step; rows renormalized when they sum above 1 "
+             "(counted as euler_renormalized)";
+  }
+  return "?";
+}
+
+StepSampler::StepSampler(const NeuronKernel& kernel, SamplerKind kind, double dt)
+    : kernel_(&kernel), kind_(kind), dt_(dt), n_(kernel.size()), kmax_(kernel.max_out_degree()) {
+  if (!(dt > 0) || !std::isfinite(dt)) throw InputError(fmt::format("--dt: time step {} must be positive", dt));
+  off_dt_.resize(n_ * kmax_);
+  slope_dt_.resize(n_ * kmax_);
+  for (std::size_t s = 0; s < n_ * kmax_; ++s) {
+    off_dt_[s] = kernel.slot_offset(s) * dt;
+    slope_dt_[s] = kernel.slot_slope(s) * dt;
+  }
+}
+
+std::uint32_t StepSampler::jumps_exact(double H, NeuronState& s, StepRng& rng, StepCounts& c, double q) const {
+  // Invariant: `left` is the unused fraction of the step, s.clock the hazard
+  // still to accumulate before the next jump, q the current exit rate * dt.
+  double left = 1.0;
+  std::uint32_t spikes = 0;
+  for (;;) {
+    if (!(q > 0) || s.clock > q * left) {
+      s.clock -= q * left;
+      return spikes;
+    }
+    left -= s.clock / q;
+    // Destination in proportion to the rates at H.
+    const double x = rng.uniform() * q;
+    const std::size_t b = static_cast<std::size_t>(s.state) * kmax_;
+    std::size_t chosen = b;
+    double acc = 0;
+    for (std::size_t k = 0; k < kmax_; ++k) {
+      const double r = off_dt_[b + k] + slope_dt_[b + k] * H;
+      if (r > 0) {
+        acc += r;
+        chosen = b + k;
+        if (x < acc) break;
+      }
+    }
+    if (kernel_->slot_spike(chosen)) ++spikes;
+    s.state = kernel_->slot_to(chosen);
+    ++c.transitions;
+    s.clock = rng.exponential();
+    q = exit_dt(s.state, H);
+  }
+}
+
+std::uint32_t StepSampler::step_uniformization(double H, NeuronState& s, StepRng& rng, StepCounts& c) const {
+  double mu = 0;  // Lambda * dt
+  for (std::size_t i = 0; i < n_; ++i) mu = std::max(mu, exit_dt(static_cast<std::uint32_t>(i), H));
+  if (!(mu > 0)) return 0;
+  // Number of jumps K ~ Poisson(mu): inversion for small mu, library otherwise.
+  std::uint64_t jumps = 0;
+  if (mu < 30) {
+    double p = std::exp(-mu), cum = p;
+    const double u = rng.uniform();
+    while (u > cum && p > 0) {
+      ++jumps;
+      p *= mu / static_cast<double>(jumps);
+      cum += p;
+    }
+  } else {
+    jumps = std::poisson_distribution<std::uint64_t>(mu)(rng);
+  }
+  std::uint32_t spikes = 0;
+  for (std::uint64_t m = 0; m < jumps; ++m) {
+    // Row of P = I + Q/Lambda: slot k with probability r_k / Lambda, else stay.
+    const double x = rng.uniform() * mu;
+    const std::size_t b = static_cast<std::size_t>(s.state) * kmax_;
+    double acc = 0;
+    for (std::size_t k = 0; k < kmax_; ++k) {
+      const double r = off_dt_[b + k] + slope_dt_[b + k] * H;
+      if (r > 0) {
+        acc += r;
+        if (x < acc) {
+          if (kernel_->slot_spike(b + k)) ++spikes;
+          s.state = kernel_->slot_to(b + k);
+          ++c.transitions;
+          break;
+        }
+      }
+    }
+  }
+  return spikes;
+}
+
+std::uint32_t StepSampler::step_euler(double H, NeuronState& s, StepRng& rng, StepCounts& c) const {
+  const double total = exit_dt(s.state, H);
+  if (!(total > 0)) return 0;
+  double norm = 1.0;
+  if (total > 1) {
+    norm = total;
+    ++c.euler_renormalized;
+  }
+  const double x = rng.uniform() * norm;
+  if (x >= total) return 0;
+  const std::size_t b = static_cast<std::size_t>(s.state) * kmax_;
+  double acc = 0;
+  std::size_t chosen = b;
+  for (std::size_t k = 0; k < kmax_; ++k) {
+    const double r = off_dt_[b + k] + slope_dt_[b + k] * H;
+    if (r > 0) {
+      acc += r;
+      chosen = b + k;
+      if (x < acc) break;
+    }
+  }
+  ++c.transitions;
+  s.state = kernel_->slot_to(chosen);
+  return kernel_->slot_spike(chosen) ? 1u : 0u;
+}
+
+}  // namespace ctmc::sim
