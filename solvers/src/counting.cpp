@@ -27,9 +27,63 @@ SpikeGenerator<T> spike_generator(const Model& m, const Rational& H) {
   return g;
 }
 
+namespace {
+
+// Scaling and squaring can double the rounding error with each of its s
+// squarings; in MPFR we work with guard bits and round the results back to the
+// caller's precision, so the answer has (nearly) full precision.
+constexpr unsigned kGuardBits = 64;
+
+class GuardPrecision {
+ public:
+  GuardPrecision() : saved_(precision_bits()) { set_precision_bits(saved_ + kGuardBits); }
+  ~GuardPrecision() { set_precision_bits(saved_); }
+  GuardPrecision(const GuardPrecision&) = delete;
+  GuardPrecision& operator=(const GuardPrecision&) = delete;
+
+ private:
+  unsigned saved_;
+};
+
+// A copy of x at the current default precision (Boost copies keep the source's precision).
+Mpfr at_default_precision(const Mpfr& x) {
+  Mpfr r;
+  mpfr_set(r.backend().data(), x.backend().data(), MPFR_RNDN);
+  return r;
+}
+
 template <class T>
-CountingMoments<T> counting_moments(const Model& m, const Rational& H, const std::vector<T>& pi0, const T& t,
-                                    const std::string& source) {
+CountingMoments<T> counting_moments_impl(const Model& m, const Rational& H, const std::vector<T>& pi0, const T& t,
+                                         const std::string& source);
+
+}  // namespace
+
+template <>
+CountingMoments<double> counting_moments(const Model& m, const Rational& H, const std::vector<double>& pi0,
+                                         const double& t, const std::string& source) {
+  return counting_moments_impl<double>(m, H, pi0, t, source);
+}
+
+template <>
+CountingMoments<Mpfr> counting_moments(const Model& m, const Rational& H, const std::vector<Mpfr>& pi0, const Mpfr& t,
+                                       const std::string& source) {
+  CountingMoments<Mpfr> wide;
+  {
+    GuardPrecision guard;
+    std::vector<Mpfr> p;
+    p.reserve(pi0.size());
+    for (const auto& x : pi0) p.push_back(at_default_precision(x));
+    wide = counting_moments_impl<Mpfr>(m, H, p, at_default_precision(t), source);
+  }
+  return {at_default_precision(wide.mean), at_default_precision(wide.variance),
+          at_default_precision(wide.factorial_moment2)};
+}
+
+namespace {
+
+template <class T>
+CountingMoments<T> counting_moments_impl(const Model& m, const Rational& H, const std::vector<T>& pi0, const T& t,
+                                         const std::string& source) {
   const std::size_t n = m.size();
   if (pi0.size() != n)
     throw InputError(fmt::format("{}: initial distribution has {} entries for {} states", source, pi0.size(), n));
@@ -67,6 +121,8 @@ CountingMoments<T> counting_moments(const Model& m, const Rational& H, const std
   return r;
 }
 
+}  // namespace
+
 template <class T>
 AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, const std::string& source) {
   const std::size_t n = m.size();
@@ -98,10 +154,6 @@ AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, con
 template SpikeGenerator<double> spike_generator(const Model&, const Rational&);
 template SpikeGenerator<Mpfr> spike_generator(const Model&, const Rational&);
 template SpikeGenerator<Rational> spike_generator(const Model&, const Rational&);
-template CountingMoments<double> counting_moments(const Model&, const Rational&, const std::vector<double>&,
-                                                  const double&, const std::string&);
-template CountingMoments<Mpfr> counting_moments(const Model&, const Rational&, const std::vector<Mpfr>&, const Mpfr&,
-                                                const std::string&);
 template AsymptoticCounting<double> asymptotic_counting(const Model&, const Rational&, const std::string&);
 template AsymptoticCounting<Mpfr> asymptotic_counting(const Model&, const Rational&, const std::string&);
 template AsymptoticCounting<Rational> asymptotic_counting(const Model&, const Rational&, const std::string&);

@@ -13,6 +13,14 @@ bool all_digits(std::string_view s) {
   return true;
 }
 
+// Boost's gmp_int string constructor reads a leading 0 as an octal prefix
+// ("010" = 8, "09" throws), so decimal digit strings are stripped of leading
+// zeros first.
+Integer decimal_integer(std::string_view digits) {
+  while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
+  return Integer{std::string(digits.empty() ? std::string_view("0") : digits)};
+}
+
 std::optional<Integer> parse_integer(std::string_view s) {
   bool neg = false;
   if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
@@ -20,7 +28,7 @@ std::optional<Integer> parse_integer(std::string_view s) {
     s.remove_prefix(1);
   }
   if (!all_digits(s)) return std::nullopt;
-  Integer z{std::string(s)};
+  Integer z = decimal_integer(s);
   return neg ? Integer(-z) : z;
 }
 
@@ -56,7 +64,7 @@ std::optional<Rational> parse_decimal(std::string_view s) {
     e = ez->convert_to<long>();
   }
   const std::string all = std::string(ip) + std::string(fp);
-  Integer digits{all.empty() ? std::string("0") : all};
+  Integer digits = decimal_integer(all);
   e -= static_cast<long>(fp.size());
   Rational q = e >= 0 ? Rational(digits * pow10(e)) : Rational(digits, pow10(-e));
   return neg ? Rational(-q) : q;

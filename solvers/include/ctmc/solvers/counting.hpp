@@ -71,10 +71,14 @@ AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, con
 extern template SpikeGenerator<double> spike_generator(const Model&, const Rational&);
 extern template SpikeGenerator<Mpfr> spike_generator(const Model&, const Rational&);
 extern template SpikeGenerator<Rational> spike_generator(const Model&, const Rational&);
-extern template CountingMoments<double> counting_moments(const Model&, const Rational&, const std::vector<double>&,
-                                                         const double&, const std::string&);
-extern template CountingMoments<Mpfr> counting_moments(const Model&, const Rational&, const std::vector<Mpfr>&,
-                                                       const Mpfr&, const std::string&);
+// The two supported scalars (defined in counting.cpp; MPFR works with 64
+// guard bits internally and rounds the results to the current precision).
+template <>
+CountingMoments<double> counting_moments(const Model&, const Rational&, const std::vector<double>&, const double&,
+                                         const std::string&);
+template <>
+CountingMoments<Mpfr> counting_moments(const Model&, const Rational&, const std::vector<Mpfr>&, const Mpfr&,
+                                       const std::string&);
 extern template AsymptoticCounting<double> asymptotic_counting(const Model&, const Rational&, const std::string&);
 extern template AsymptoticCounting<Mpfr> asymptotic_counting(const Model&, const Rational&, const std::string&);
 extern template AsymptoticCounting<Rational> asymptotic_counting(const Model&, const Rational&, const std::string&);
