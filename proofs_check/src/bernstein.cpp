@@ -14,9 +14,8 @@ namespace ctmc::proofs_check {
 namespace {
 
 // Relative size below which a binomial tail is dropped into the enclosure
-// (it is still bounded, not ignored): 2^-40, far below any error we bound.
-constexpr double kTailRel = 0x1p-40;
-constexpr double kTailRelDouble = 1e-17;
+// (it is still bounded, not ignored), in the double paths.
+constexpr double kTailRelDouble = 1e-14;
 
 double up(double x) { return std::nextafter(x, INFINITY); }
 double down(double x) { return std::nextafter(x, -INFINITY); }
@@ -107,7 +106,7 @@ struct SideSums {
 // ends with upward rounding (cheaper than general MPFI products).
 void bernstein_sum(mpfi_ptr out, std::int64_t n, mpfi_srcptr u,
                    const std::function<mpfi_srcptr(std::int64_t)>& kappa, mpfi_srcptr kappa_max,
-                   std::uint64_t* terms) {
+                   std::uint64_t* terms, double tail_rel) {
   const mpfr_prec_t prec = mpfi_get_prec(out);
   if (mpfr_cmp_ui(&u->left, 1) >= 0) {  // u = 1: b_N = 1
     mpfi_set(out, kappa(n));
@@ -149,7 +148,7 @@ void bernstein_sum(mpfi_ptr out, std::int64_t n, mpfi_srcptr u,
       const double th = mpfr_get_d(hi.t, MPFR_RNDU);
       if (th < 1) {
         const double bound = up(up(mpfr_get_d(hi.w, MPFR_RNDU) * th) / down(1 - th));
-        if (bound <= kTailRel * mpfr_get_d(lo.s, MPFR_RNDD)) {
+        if (bound <= tail_rel * mpfr_get_d(lo.s, MPFR_RNDD)) {
           tail += bound;
           return;
         }
@@ -181,8 +180,8 @@ void bernstein_sum(mpfi_ptr out, std::int64_t n, mpfi_srcptr u,
 
 // ---------------------------------------------------------------- evaluator
 
-BernsteinEvaluator::BernsteinEvaluator(const BernsteinProblem& p, std::int64_t n)
-    : p_(p), n_(n), kappa_(static_cast<std::size_t>(n + 1)), kappa_d_(static_cast<std::size_t>(n + 1)),
+BernsteinEvaluator::BernsteinEvaluator(const BernsteinProblem& p, std::int64_t n, Arithmetic arith)
+    : p_(p), n_(n), arith_(arith), kappa_(static_cast<std::size_t>(n + 1)), kappa_d_(static_cast<std::size_t>(n + 1)),
       kappa_d_set_(static_cast<std::size_t>(n + 1), 0), kappa_max_(p.prec) {
   if (n < 1) throw InputError(fmt::format("--N: must be >= 1 (got {})", n));
   Ivl one(p.prec);
@@ -217,8 +216,88 @@ double BernsteinEvaluator::kappa_double(std::int64_t i) {
   return kappa_d_[k];
 }
 
+void BernsteinEvaluator::eval_double_bound(mpfi_ptr m_out, double u) {
+  if (kappa_lo_d_.empty()) {
+    kappa_lo_d_.assign(static_cast<std::size_t>(n_ + 1), NAN);
+    kappa_hi_d_.assign(static_cast<std::size_t>(n_ + 1), NAN);
+  }
+  auto klo = [&](std::int64_t i) {
+    double& v = kappa_lo_d_[static_cast<std::size_t>(i)];
+    if (std::isnan(v)) {
+      mpfi_srcptr k = kappa(i);
+      v = mpfr_get_d(&k->left, MPFR_RNDD);
+      kappa_hi_d_[static_cast<std::size_t>(i)] = mpfr_get_d(&k->right, MPFR_RNDU);
+    }
+    return v;
+  };
+  auto khi = [&](std::int64_t i) {
+    klo(i);
+    return kappa_hi_d_[static_cast<std::size_t>(i)];
+  };
+  const double q = u / (1 - u), qi = (1 - u) / u;
+  const std::int64_t m = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor((n_ + 1) * u)), 0, n_);
+  double s = 1, alo = klo(m), ahi = khi(m);
+  std::int64_t steps_max = 0, count = 1;
+  // Rounding budget per term: 2 for q, 2 for t, 1 per product step, 1 per
+  // sum (recursive summation), 1 per fma: gamma_K with K = 5 J + W + 4.
+  auto walk = [&](double factor, std::int64_t step, std::vector<std::pair<double, double>>& stop) {
+    double w = 1;
+    std::int64_t j = 0;
+    for (std::int64_t i = m; step > 0 ? i < n_ : i > 0; i += step) {
+      const double num = static_cast<double>(step > 0 ? n_ - i : i);
+      const double den = static_cast<double>(step > 0 ? i + 1 : n_ - i + 1);
+      const double t = factor * num / den;
+      if (t < 1 - 1e-4 && w * t / (1 - t) <= kTailRelDouble * s) {
+        stop.emplace_back(w, t);  // tail bounded below, after the error budget is known
+        break;
+      }
+      w *= t;
+      s += w;
+      const std::int64_t k = i + step;
+      alo = std::fma(klo(k), w, alo);
+      ahi = std::fma(khi(k), w, ahi);
+      ++j;
+      ++count;
+    }
+    steps_max = std::max(steps_max, j);
+  };
+  std::vector<std::pair<double, double>> stops;
+  if (m < n_) walk(q, +1, stops);
+  if (m > 0) walk(qi, -1, stops);
+  terms_ += static_cast<std::uint64_t>(count);
+  // delta >= 2 gamma_K bounds the relative error of every computed w, t, S, A.
+  const double k_ops = static_cast<double>(5 * steps_max + count + 4);
+  const double unit = 0x1p-53;
+  const double delta = up(2 * up(k_ops * unit) / down(1 - k_ops * unit));
+  double tail = 0;
+  for (auto [w, t] : stops) {
+    const double tt = up(t * up(1 + delta)), ww = up(w * up(1 + delta));
+    if (!(tt < 1) || !(delta < 1e-3)) {  // error budget too large for the double path
+      mpfi_t uu;
+      mpfi_init2(uu, p_.prec);
+      mpfi_set_d(uu, u);
+      bernstein_sum(m_out, n_, uu, [this](std::int64_t i) { return kappa(i); }, kappa_max_, &terms_);
+      mpfi_clear(uu);
+      return;
+    }
+    tail = up(tail + up(up(ww * tt) / down(1 - tt)));
+  }
+  const double s_lo = down(s * down(1 - delta)), s_hi = up(up(s * up(1 + delta)) + tail);
+  const double a_lo = down(alo * down(1 - delta));
+  const double kmax = mpfr_get_d(&kappa_max_.get()->right, MPFR_RNDU);
+  const double a_hi = up(up(ahi * up(1 + delta)) + up(kmax * tail));
+  mpfi_interv_d(m_out, std::max(0.0, down(a_lo / s_hi)), up(a_hi / s_lo));
+}
+
 void BernsteinEvaluator::eval(mpfi_ptr m_out, mpfi_ptr f_out, mpfi_srcptr u) {
-  bernstein_sum(m_out, n_, u, [this](std::int64_t i) { return kappa(i); }, kappa_max_, &terms_);
+  const bool point = mpfr_equal_p(&u->left, &u->right) != 0;
+  const double ud = mpfr_get_d(&u->left, MPFR_RNDN);
+  if (arith_ == Arithmetic::DoubleErrorBound && point && ud > 0 && ud < 1 &&
+      mpfr_cmp_d(&u->left, ud) == 0) {
+    eval_double_bound(m_out, ud);
+  } else {
+    bernstein_sum(m_out, n_, u, [this](std::int64_t i) { return kappa(i); }, kappa_max_, &terms_);
+  }
   // F = g(M) = rho - rho^2 / (rho + M): M occurs once.
   Ivl r(p_.prec), t(p_.prec);
   analysis::set_rational(r, p_.rho);
@@ -375,6 +454,17 @@ SupResult certified_sup(BernsteinEvaluator& ev, const SupOptions& opt) {
       pts.push_back(evaluate_point(ev, u));
   }
   return run_cells(ev, std::move(pts), opt, true);
+}
+
+SupResult search_lower_bound(BernsteinEvaluator& ev) {
+  SupResult r;
+  const double u = search_argmax(ev);
+  const Point p = evaluate_point(ev, u);
+  r.lower = point_lower(p);
+  r.argmax_u = u;
+  r.upper = INFINITY;
+  r.evaluations = 1;
+  return r;
 }
 
 SupResult uniform_grid_sup(BernsteinEvaluator& ev, std::int64_t cells) {

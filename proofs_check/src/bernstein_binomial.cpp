@@ -51,6 +51,15 @@ double log_v(std::int64_t n, std::int64_t k) {
          K * std::log(K) + (N + 1 - K) * std::log(N + 1 - K) - (N + 1) * std::log(N + 1);
 }
 
+double rational_down(const Rational& q) {
+  mpfr_t t;
+  mpfr_init2(t, 64);
+  mpfr_set_q(t, q.backend().data(), MPFR_RNDD);
+  const double d = mpfr_get_d(t, MPFR_RNDD);
+  mpfr_clear(t);
+  return d;
+}
+
 double rational_up(const Rational& q) {
   mpfr_t t;
   mpfr_init2(t, 64);
@@ -124,6 +133,41 @@ double max_mean_abs_deviation_asymptotic_upper(std::int64_t n) {
 double max_mean_abs_deviation_upper(std::int64_t n, std::int64_t exact_limit) {
   if (n <= std::min(exact_limit, kMaxExactMadN)) return rational_up(max_mean_abs_deviation(n).value);
   return max_mean_abs_deviation_asymptotic_upper(n);
+}
+
+double max_mean_abs_deviation_lower(std::int64_t n, std::int64_t exact_limit) {
+  if (n <= std::min(exact_limit, kMaxExactMadN)) return rational_down(max_mean_abs_deviation(n).value);
+  // log v_k = log(2k/N) + lnG(N+1) - lnG(k+1) - lnG(N-k+1) + k log k
+  //           + (N+1-k) log(N+1-k) - (N+1) log(N+1); added terms rounded
+  // down, subtracted terms rounded up.
+  const std::int64_t k = (n + 1) / 2;
+  mpfr_t acc, t, x;
+  mpfr_inits2(160, acc, t, x, static_cast<mpfr_ptr>(nullptr));
+  int sign = 0;
+  auto add_log = [&](double coef_sign, std::int64_t mult, std::int64_t arg) {  // +- mult * log(arg)
+    mpfr_set_si(x, static_cast<long>(arg), MPFR_RNDN);
+    mpfr_log(t, x, coef_sign > 0 ? MPFR_RNDD : MPFR_RNDU);
+    mpfr_mul_si(t, t, static_cast<long>(mult), coef_sign > 0 ? MPFR_RNDD : MPFR_RNDU);
+    if (coef_sign > 0) mpfr_add(acc, acc, t, MPFR_RNDD); else mpfr_sub(acc, acc, t, MPFR_RNDD);
+  };
+  auto add_lngamma = [&](double coef_sign, std::int64_t arg) {  // +- lnGamma(arg)
+    mpfr_set_si(x, static_cast<long>(arg), MPFR_RNDN);
+    mpfr_lgamma(t, &sign, x, coef_sign > 0 ? MPFR_RNDD : MPFR_RNDU);
+    if (coef_sign > 0) mpfr_add(acc, acc, t, MPFR_RNDD); else mpfr_sub(acc, acc, t, MPFR_RNDD);
+  };
+  mpfr_set_zero(acc, 1);
+  add_log(+1, 1, 2 * k);
+  add_log(-1, 1, n);
+  add_lngamma(+1, n + 1);
+  add_lngamma(-1, k + 1);
+  add_lngamma(-1, n - k + 1);
+  add_log(+1, k, k);
+  add_log(+1, n + 1 - k, n + 1 - k);
+  add_log(-1, n + 1, n + 1);
+  mpfr_exp(acc, acc, MPFR_RNDD);
+  const double r = mpfr_get_d(acc, MPFR_RNDD);
+  mpfr_clears(acc, t, x, static_cast<mpfr_ptr>(nullptr));
+  return r;
 }
 
 }  // namespace ctmc::proofs_check

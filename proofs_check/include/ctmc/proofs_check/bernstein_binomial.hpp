@@ -39,4 +39,9 @@ double max_mean_abs_deviation_asymptotic_upper(std::int64_t n);
 // N <= exact_limit, else the closed-form bound.
 double max_mean_abs_deviation_upper(std::int64_t n, std::int64_t exact_limit = 4096);
 
+// A rigorous lower bound of m_N as a double: the exact value rounded down
+// when N <= exact_limit, else v_k at k = floor((N+1)/2) from log-gamma with
+// directed rounding (MPFR).
+double max_mean_abs_deviation_lower(std::int64_t n, std::int64_t exact_limit = 4096);
+
 }  // namespace ctmc::proofs_check
