@@ -1,0 +1,147 @@
+// Constrained least-squares fits of CTMC neuron families to a target
+// activation (paper section 3.2, eq. 3; DESIGN.md sections 4, 5, 8).
+//
+//   min_theta  sum_m w_m [F_theta(H_m) - alpha phi(H_m)]^2 / sum_m w_m
+//
+// over a uniform grid (default 401 points) or a sample of preactivations read
+// from a file, w_m = 1 unless a weights file is given. alpha (alpha_fit) is
+// fixed, never a free parameter: alpha -> 0 would drive the MSE to 0 for any
+// family. It is stored in the model's meta (DESIGN.md section 7).
+//
+// Solver: Ceres Levenberg-Marquardt with bounds, derivatives by automatic
+// differentiation (ceres::Jet) through family_flux (fit_flux.hpp): closed forms
+// for the two-, three- and full-three-state families, GTH for the general one.
+//
+// Bounds are part of a fit's definition (the infimum MSE of ReLU is 0, reached
+// only as rates go to infinity, so a ReLU fit is decided by its bounds). With
+// R = rate_bound * widen and floor = min_const_rate / widen:
+//   offsets p in [-R, R], slopes s in [-R, R], constant rates in [floor, R].
+// Constant rates stay > 0 through their lower bound. When the best fit has a
+// parameter on a bound, fit() refits with the bounds widened 10x and 100x and
+// records those MSEs, so one can see how much the bound costs. Those refits
+// start from the bounded optimum (so they can only improve on it) plus
+// max(8, starts/4) random starts.
+//
+// Multistart: `starts` seeded starting points (stream of start k seeded from
+// splitmix64(seed, k)), solved in parallel with OpenMP; the best is chosen by
+// (MSE, start index), so the result is identical for any thread count. The
+// count of starts within 1% of the best MSE measures how reliably the optimum
+// is found.
+//
+// Exactness: the best parameters are converted to exact rationals (every
+// double is a dyadic rational), so the written model is exactly the fitted
+// one; MSE and max |error| are then re-evaluated in MPFR (default 128 bits) on
+// that exact model with solvers::solve_stationary (which also handles inputs
+// where a rectified rate is 0 and the chain is reducible), so the reported
+// figures do not depend on double rounding.
+//
+// Errors: InputError (one line naming the option or file) for an empty
+// domain, too few samples, non-finite samples or weights, bad alpha.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ctmc/analysis/activation.hpp"
+#include "ctmc/analysis/fit_flux.hpp"
+#include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/scalar.hpp"
+
+namespace ctmc::analysis {
+
+// The points H_m of eq. 3 with their weights, exactly and in double.
+struct FitData {
+  std::vector<solvers::Rational> h_exact;
+  std::vector<double> h;
+  std::vector<solvers::Rational> w_exact;  // empty: unweighted
+  std::vector<double> w;                   // empty: unweighted
+  solvers::Rational lo{0}, hi{0};          // domain (grid ends, or sample min/max)
+  std::string description;                 // "401-point grid on [-6, 6]" / "samples: FILE (n values)"
+};
+
+// Uniform grid H_m = lo + (hi - lo) m / (points - 1), m = 0..points-1, exact.
+// Throws InputError for hi <= lo ("--domain: empty domain") or points < 2.
+FitData make_grid(const solvers::Rational& lo, const solvers::Rational& hi, std::size_t points);
+// "LO,HI" (exact decimals or p/q) -> (lo, hi); InputError naming --domain.
+std::pair<solvers::Rational, solvers::Rational> parse_domain(const std::string& text);
+// One value per line (blank lines and '#' comments skipped), each an exact
+// decimal or p/q; InputError naming the file and line for anything else,
+// including nan/inf. If `restrict_to_domain`, values outside [lo, hi] are dropped.
+FitData read_samples(const std::string& path, const solvers::Rational* lo = nullptr,
+                     const solvers::Rational* hi = nullptr);
+// Attaches weights (same format, >= 0, positive sum, one per point).
+void read_weights(FitData& data, const std::string& path);
+
+struct FitBounds {
+  double rate_bound = 1000;     // R before widening
+  double min_const_rate = 1e-6;  // floor before widening
+  double widen = 1;             // factor applied to both (R * widen, floor / widen)
+  double lower(ParamKind k) const;
+  double upper(ParamKind k) const;
+};
+
+struct FitProblem {
+  FamilySpec family;
+  Activation activation;
+  solvers::Rational alpha{1};
+  FitData data;
+  FitBounds bounds;
+};
+
+struct FitOptions {
+  int starts = 64;
+  std::uint64_t seed = 1;
+  int threads = 0;            // 0: OpenMP default
+  int max_iterations = 200;   // per start
+  // Ceres' relative cost-decrease tolerance (also the parameter tolerance).
+  double function_tolerance = 1e-10;
+  unsigned mpfr_bits = 128;   // re-evaluation precision
+  bool widen_on_bound = true; // refit with bounds x10, x100 when the best is on a bound
+  bool log_constant_rates = false;  // optimize log(rate) for constant rates
+  // If not empty: start 0 starts here (clamped into the bounds) instead of at a
+  // random point. The widened refits start from the bounded optimum.
+  std::vector<double> warm_start;
+};
+
+// A result of the same problem with widened bounds.
+struct WidenedFit {
+  double widen = 1;
+  double mse = 0, max_abs_error = 0;
+  std::vector<std::string> on_bound;
+};
+
+struct FitResult {
+  FamilySpec family;
+  std::vector<ParamInfo> params;
+  std::vector<double> theta;                  // best parameters (exactly the model's)
+  std::vector<double> start_mse;              // double MSE of every start, in start order
+  int best_start = 0;
+  int within_1pct = 0;                        // starts with MSE <= 1.01 * best
+  double mse_double = 0;                      // the best start's MSE in double
+  double mse = 0;                             // MPFR re-evaluation
+  double max_abs_error = 0;                   // MPFR re-evaluation
+  double max_abs_error_at = 0;                // the H where it occurs
+  std::vector<std::string> on_bound;          // "name=value (upper bound)"
+  std::vector<WidenedFit> widened;            // x10, x100 when on_bound is not empty
+  FitBounds bounds;
+  solvers::Model model;                       // DESIGN section 8 schema with meta
+};
+
+// Runs the multistart fit (and the widened refits if needed).
+FitResult fit(const FitProblem& problem, const FitOptions& options);
+
+// Lower-level pieces, exposed for tests and the report.
+// Double MSE of theta on the problem's data (weighted); +inf when the flux is
+// not finite at some point.
+double mse_double(const FitProblem& problem, const std::vector<double>& theta);
+// The fitted model with exact rational parameters (no meta beyond the family's).
+solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta);
+// MPFR re-evaluation of MSE and max |error| of a model against alpha phi on data.
+struct ExactErrors {
+  double mse = 0, max_abs_error = 0, max_abs_error_at = 0;
+};
+ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& problem, unsigned bits);
+// Per-start seed: splitmix64 of (seed, index).
+std::uint64_t start_seed(std::uint64_t seed, std::uint64_t index);
+
+}  // namespace ctmc::analysis

@@ -1,0 +1,121 @@
+// The rate families that `ctmc-snn fit` fits, as functions of their parameter
+// vector theta (DESIGN.md section 4; paper eqs. 1-3).
+//
+// Every input-dependent rate is rectified affine, r(H) = max(0, p + s H);
+// constant rates are single parameters kept > 0 by the fit's bounds.
+// Parameter layout (this order is also the order of `family_parameters`):
+//   two-state         [a.p, a.s, d]                       B -> R (spike) a(H), R -> B d
+//   three-state       [a.p, a.s, b, c.p, c.s, d]          paper eq. 1: B->G a(H), G->B b,
+//                                                          G->R c(H) (spike), R->B d
+//   full-three-state  [p, s] for BG, BR, GB, GR, RB, RG   all six rectified affine,
+//                                                          spikes on G->B and R->B
+//   general (n)       [p, s] for every ordered pair (i, j), i != j, in row-major
+//                     order (0->1, 0->2, ..., 1->0, 1->2, ...): the complete graph
+//                     on n states, spikes on the transitions into state 0.
+// `general` with n = 3 is the same family as full-three-state (with another
+// parameter order); tests use that to compare GTH with the closed form.
+//
+// family_flux<T> evaluates the stationary flux F_theta(H): by the closed forms of
+// solvers/families.hpp where the family has one, else by dense GTH
+// (solvers/gth.hpp) on the n x n rate matrix. T is double, Mpfr or ceres::Jet:
+// the same code gives values, high-precision values and exact derivatives
+// (automatic differentiation through GTH, DESIGN.md section 5).
+//
+// The rectifier max(0, .) has a kink at p + s H = 0. For Jets the comparison
+// uses the value part, so the derivative there is the one-sided derivative of
+// the branch taken (0 on the inactive side). A least-squares objective built
+// from it is piecewise smooth; Ceres' trust-region method copes with this in
+// practice because a kink only affects the few grid points it sits between,
+// and multistart covers the rest (see fit.hpp).
+#pragma once
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "ctmc/solvers/dense_matrix.hpp"
+#include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/gth.hpp"
+
+namespace ctmc::analysis {
+
+enum class FitFamily { TwoState, ThreeState, FullThreeState, General };
+
+struct FamilySpec {
+  FitFamily family = FitFamily::ThreeState;
+  std::size_t states = 3;  // n for General (2..kMaxGeneralStates); implied otherwise
+};
+
+inline constexpr std::size_t kMaxGeneralStates = 6;
+
+// What a parameter is; decides its bounds (fit.hpp) and its start distribution.
+enum class ParamKind { Offset, Slope, ConstRate };
+
+struct ParamInfo {
+  std::string name;  // "a.p", "d", "BG.s", "2->0.p"
+  ParamKind kind;
+};
+
+// "two-state", "three-state", "full-three-state", "general"; `states` is used
+// only for "general" (2..kMaxGeneralStates). Throws InputError naming
+// --family / --states otherwise.
+FamilySpec parse_family(const std::string& name, std::size_t states);
+std::string family_name(const FamilySpec& f);  // "three-state", "general-4"
+std::size_t state_count(const FamilySpec& f);
+std::vector<ParamInfo> family_parameters(const FamilySpec& f);
+inline std::size_t parameter_count(const FamilySpec& f) { return family_parameters(f).size(); }
+
+// max(0, p + s H), branch chosen on the value (also for Jets).
+template <class T>
+T rectified_affine(const T& p, const T& s, const T& H) {
+  T r = p + s * H;
+  return r > T(0) ? r : T(0);
+}
+
+// Rate matrix of the general n-state family at H (off-diagonal entries).
+template <class T>
+solvers::DenseMatrix<T> general_rates(std::size_t n, const T* theta, const T& H) {
+  solvers::DenseMatrix<T> q(n);
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      q(i, j) = rectified_affine(theta[k], theta[k + 1], H);
+      k += 2;
+    }
+  return q;
+}
+
+// Flux of the general family by GTH: F = sum_{i != 0} pi_i r_i0. For T = double
+// gth_dense throws InputError when the chain is reducible at H; for Jets the
+// result is then non-finite, which the fit rejects.
+template <class T>
+T general_flux(std::size_t n, const T* theta, const T& H) {
+  const auto q = general_rates(n, theta, H);
+  const auto pi = solvers::gth_dense(q);
+  T f(0);
+  for (std::size_t i = 1; i < n; ++i) f += pi[i] * q(i, 0);
+  return f;
+}
+
+template <class T>
+T family_flux(const FamilySpec& f, const T* theta, const T& H) {
+  switch (f.family) {
+    case FitFamily::TwoState:
+      return solvers::two_state_flux(rectified_affine(theta[0], theta[1], H), theta[2]).value();
+    case FitFamily::ThreeState:
+      return solvers::three_state_flux(rectified_affine(theta[0], theta[1], H), theta[2],
+                                       rectified_affine(theta[3], theta[4], H), theta[5])
+          .value();
+    case FitFamily::FullThreeState: {
+      std::array<T, 6> r;
+      for (std::size_t k = 0; k < 6; ++k) r[k] = rectified_affine(theta[2 * k], theta[2 * k + 1], H);
+      return solvers::full_three_state_flux(r).value();
+    }
+    case FitFamily::General:
+      return general_flux(f.states, theta, H);
+  }
+  return T(0);
+}
+
+}  // namespace ctmc::analysis

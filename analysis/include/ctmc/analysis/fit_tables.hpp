@@ -1,0 +1,55 @@
+// The fit tables of `ctmc-snn report fits` (issue 4): the targets and domains,
+// the families compared, and the Bernstein-chain state count used as the
+// reference column of the "states needed" table.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ctmc/analysis/activation.hpp"
+#include "ctmc/analysis/fit.hpp"
+
+namespace ctmc::analysis {
+
+// A row group of the main table: alpha * phi on [lo, hi] (401-point grid).
+struct FitTarget {
+  std::string label;       // "sigmoid", "softplus x 1/14"
+  std::string activation;  // parse_activation name
+  std::string alpha = "1", lo, hi;  // exact texts
+  // The paper's published MSE (Figure 2 caption, Appendix B figure) and the
+  // family it belongs to ("" = not stated: the "low-state variant").
+  std::optional<double> paper_mse;
+  std::string paper_family;
+};
+
+// sigmoid [-6,6], relu [-1,5], softplus [-6,6], cliprelu_K on [-2,K+2] for
+// K in {1,2,4,6,10}, sigmoid_shift_2 on [-4,8], and (1/14) softplus on
+// [-26,14] (the fully connected three-state comparison of Appendix B; alpha =
+// 1/14 makes the target's maximum softplus(14)/14 = 1.00000006).
+std::vector<FitTarget> fit_table_targets();
+// two-state, three-state, full-three-state, general-4, general-5.
+std::vector<FamilySpec> fit_table_families();
+// The fit problem of a target and family (grid of `points` points, default bounds).
+FitProblem make_fit_problem(const FitTarget& t, const FamilySpec& f, std::size_t points = 401);
+
+// --- Bernstein chain (DESIGN.md section 6) as a state-count reference -------
+// With psi(u) = alpha phi(lo + u (hi - lo)), rho = 2 max psi,
+// h = rho psi / (rho - psi) and kappa_i = h(i/N), the chain's flux is
+// F_N(u) = rho M_N(u) / (rho + M_N(u)), M_N = sum_i kappa_i C(N,i) u^i (1-u)^(N-i).
+// This is a lightweight double-precision estimate (not a certified bound):
+// M_N is summed around the binomial mode until the terms fall below 1e-18 of
+// the largest, and the sup is taken over a uniform grid of `grid` points in u
+// plus the activation's kinks (relu: H = 0; cliprelu_K: H = 0, K).
+struct BernsteinTarget {
+  Activation activation;
+  double alpha = 1, lo = 0, hi = 1;
+};
+double bernstein_sup_error(const BernsteinTarget& t, std::size_t degree, std::size_t grid = 4001);
+// Smallest N (by doubling, then bisection, assuming the error decreases with
+// N) with sup error <= tol; nullopt when N = max_degree does not reach it.
+std::optional<std::size_t> bernstein_min_degree(const BernsteinTarget& t, double tol,
+                                                std::size_t max_degree = std::size_t(1) << 23,
+                                                std::size_t grid = 4001);
+
+}  // namespace ctmc::analysis

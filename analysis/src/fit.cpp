@@ -1,0 +1,341 @@
+// The Ceres multistart fit (fit.hpp). All ceres::Jet instantiations of the
+// flux (closed forms and GTH) live in this one translation unit.
+#include "ctmc/analysis/fit.hpp"
+
+#include <ceres/ceres.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#ifdef __SSE__
+#include <xmmintrin.h>
+#endif
+
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
+
+namespace ctmc::analysis {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Targets alpha phi(H_m) and residual scales sqrt(w_m / sum w) in double.
+struct Targets {
+  std::vector<double> y, scale;
+};
+
+Targets make_targets(const FitProblem& p) {
+  Targets t;
+  const double alpha = solvers::to_double(p.alpha);
+  const std::size_t m = p.data.h.size();
+  double total = 0;
+  for (std::size_t i = 0; i < m; ++i) total += p.data.w.empty() ? 1.0 : p.data.w[i];
+  for (std::size_t i = 0; i < m; ++i) {
+    t.y.push_back(alpha * p.activation.eval<double>(p.data.h[i]));
+    t.scale.push_back(std::sqrt((p.data.w.empty() ? 1.0 : p.data.w[i]) / total));
+  }
+  return t;
+}
+
+template <class T>
+bool finite(const T& x) {
+  using std::isfinite;
+  return isfinite(x);
+}
+
+// Residual m: sqrt(w_m / sum w) (F_theta(H_m) - alpha phi(H_m)), so that the
+// Ceres cost 1/2 sum r_m^2 is half the weighted MSE of eq. 3. Returning false
+// (a non-finite flux: the chain became reducible at some H) makes Ceres reject
+// the step.
+//
+// With FitOptions::log_constant_rates the optimizer works on x with
+// theta_i = exp(x_i) for constant rates and theta_i = x_i otherwise (tried as a
+// way to reach rates at the bound in fewer iterations; on the report's targets
+// it was not better overall, so it is off by default).
+template <int P>
+struct FluxResiduals {
+  const FitProblem* problem;
+  const Targets* targets;
+  std::array<bool, P> log_param;
+  template <class T>
+  bool operator()(const T* x, T* residual) const {
+    using std::exp;
+    std::array<T, P> theta_storage;
+    for (int i = 0; i < P; ++i) theta_storage[i] = log_param[i] ? exp(x[i]) : x[i];
+    const T* theta = theta_storage.data();
+    const auto& h = problem->data.h;
+    for (std::size_t m = 0; m < h.size(); ++m) {
+      const T f = family_flux<T>(problem->family, theta, T(h[m]));
+      if (!finite(f)) return false;
+      residual[m] = T(targets->scale[m]) * (f - T(targets->y[m]));
+    }
+    return true;
+  }
+};
+
+struct StartOutcome {
+  std::vector<double> theta;
+  double mse = kInf;
+};
+
+double weighted_mse(const FitProblem& p, const Targets& t, const std::vector<double>& theta) {
+  double s = 0;
+  for (std::size_t m = 0; m < p.data.h.size(); ++m) {
+    double f;
+    try {
+      f = family_flux<double>(p.family, theta.data(), p.data.h[m]);
+    } catch (const InputError&) {
+      return kInf;  // reducible at this H (GTH in double)
+    }
+    if (!std::isfinite(f)) return kInf;
+    const double r = t.scale[m] * (f - t.y[m]);
+    s += r * r;
+  }
+  return s;
+}
+
+template <int P>
+StartOutcome solve_start(const FitProblem& p, const Targets& t, const std::vector<ParamInfo>& params,
+                         std::vector<double> theta, const FitOptions& o) {
+#ifdef __SSE__
+  // Flush denormals to zero while solving: derivative parts of the Jets
+  // underflow as rates approach their bounds, and denormal arithmetic is
+  // ~100x slower. MXCSR is per thread, so this stays deterministic.
+  const unsigned csr = _mm_getcsr();
+  _mm_setcsr(csr | 0x8040);
+#endif
+  std::array<bool, P> log_param;
+  std::vector<double> x(P);
+  for (int i = 0; i < P; ++i) {
+    log_param[i] = params[i].kind == ParamKind::ConstRate && o.log_constant_rates;
+    x[i] = log_param[i] ? std::log(theta[i]) : theta[i];
+  }
+  ceres::Problem problem;
+  auto* cost = new ceres::AutoDiffCostFunction<FluxResiduals<P>, ceres::DYNAMIC, P>(
+      new FluxResiduals<P>{&p, &t, log_param}, static_cast<int>(p.data.h.size()));
+  problem.AddResidualBlock(cost, nullptr, x.data());
+  for (int i = 0; i < P; ++i) {
+    const double lo = p.bounds.lower(params[i].kind), hi = p.bounds.upper(params[i].kind);
+    problem.SetParameterLowerBound(x.data(), i, log_param[i] ? std::log(lo) : lo);
+    problem.SetParameterUpperBound(x.data(), i, log_param[i] ? std::log(hi) : hi);
+  }
+  ceres::Solver::Options so;
+  so.linear_solver_type = ceres::DENSE_QR;
+  so.max_num_iterations = o.max_iterations;
+  so.num_threads = 1;  // parallelism is over starts
+  so.logging_type = ceres::SILENT;
+  so.minimizer_progress_to_stdout = false;
+  so.function_tolerance = o.function_tolerance;
+  so.gradient_tolerance = o.function_tolerance * 1e-4;
+  so.parameter_tolerance = o.function_tolerance;
+  ceres::Solver::Summary summary;
+  ceres::Solve(so, &problem, &summary);
+#ifdef __SSE__
+  _mm_setcsr(csr);
+#endif
+  for (int i = 0; i < P; ++i)
+    theta[i] = log_param[i] ? std::clamp(std::exp(x[i]), p.bounds.lower(params[i].kind), p.bounds.upper(params[i].kind))
+                            : x[i];
+  StartOutcome out;
+  out.mse = weighted_mse(p, t, theta);
+  out.theta = std::move(theta);
+  return out;
+}
+
+StartOutcome solve_dispatch(const FitProblem& p, const Targets& t, const std::vector<ParamInfo>& params,
+                            std::vector<double> theta, const FitOptions& o) {
+  switch (params.size()) {
+    case 3: return solve_start<3>(p, t, params, std::move(theta), o);
+    case 4: return solve_start<4>(p, t, params, std::move(theta), o);
+    case 6: return solve_start<6>(p, t, params, std::move(theta), o);
+    case 12: return solve_start<12>(p, t, params, std::move(theta), o);
+    case 24: return solve_start<24>(p, t, params, std::move(theta), o);
+    case 40: return solve_start<40>(p, t, params, std::move(theta), o);
+    case 60: return solve_start<60>(p, t, params, std::move(theta), o);
+  }
+  throw InputError(fmt::format("fit: no solver for {} parameters", params.size()));
+}
+
+// A random starting point. Scales come from the target: rates of the order of
+// max |alpha phi| (0.1x to 30x), slopes such that a rate changes by that order
+// over the domain, mostly increasing in H (the targets are nondecreasing).
+// Clamped into the bounds.
+std::vector<double> draw_start(const FitProblem& p, const Targets& t, const std::vector<ParamInfo>& params,
+                               std::mt19937_64& rng) {
+  double ymax = 0;
+  for (double y : t.y) ymax = std::max(ymax, std::abs(y));
+  if (!(ymax > 0)) ymax = 1;
+  const double lo = solvers::to_double(p.data.lo), hi = solvers::to_double(p.data.hi);
+  const double width = hi - lo;
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  auto log_uniform = [&](double a, double b) { return std::pow(10.0, a + (b - a) * u01(rng)); };
+  std::vector<double> theta(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    switch (params[i].kind) {
+      case ParamKind::ConstRate:
+        theta[i] = ymax * log_uniform(-1, 1.5);
+        break;
+      case ParamKind::Offset: {
+        // (offset, slope) pairs: pick the slope, then the rate at a random
+        // point of the domain.
+        const double sign = u01(rng) < 0.75 ? 1.0 : -1.0;
+        const double slope = sign * ymax / width * log_uniform(-1, 1.5);
+        const double hc = lo + width * u01(rng);
+        const double rate_c = ymax * log_uniform(-1, 1.5);
+        theta[i] = rate_c - slope * hc;
+        theta[i + 1] = slope;
+        ++i;
+        break;
+      }
+      case ParamKind::Slope:
+        break;  // set with its offset
+    }
+  }
+  for (std::size_t i = 0; i < params.size(); ++i)
+    theta[i] = std::clamp(theta[i], p.bounds.lower(params[i].kind), p.bounds.upper(params[i].kind));
+  return theta;
+}
+
+std::vector<std::string> parameters_on_bound(const std::vector<ParamInfo>& params, const std::vector<double>& theta,
+                                             const FitBounds& b) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const double lo = b.lower(params[i].kind), hi = b.upper(params[i].kind);
+    // Relative tolerance: Ceres' projected steps land exactly on a bound, but
+    // allow for a final step that stops just short of it.
+    if (std::abs(theta[i] - lo) <= 1e-6 * std::abs(lo))
+      out.push_back(fmt::format("{}={} (lower bound)", params[i].name, lo));
+    else if (std::abs(theta[i] - hi) <= 1e-6 * std::abs(hi))
+      out.push_back(fmt::format("{}={} (upper bound)", params[i].name, hi));
+  }
+  return out;
+}
+
+}  // namespace
+
+double mse_double(const FitProblem& problem, const std::vector<double>& theta) {
+  return weighted_mse(problem, make_targets(problem), theta);
+}
+
+FitResult fit(const FitProblem& problem, const FitOptions& options) {
+  if (!options.warm_start.empty() && options.warm_start.size() != family_parameters(problem.family).size())
+    throw InputError("fit: warm start has the wrong number of parameters");
+  if (options.starts < 1) throw InputError(fmt::format("--starts: need at least 1 start, got {}", options.starts));
+  if (!(problem.alpha > 0)) throw InputError("--alpha: alpha_fit must be > 0");
+  const auto params = family_parameters(problem.family);
+  if (problem.data.h.size() < params.size())
+    throw InputError(fmt::format("fit: too few points ({}) for the {} parameters of the {} family",
+                                 problem.data.h.size(), params.size(), family_name(problem.family)));
+  const Targets targets = make_targets(problem);
+  for (std::size_t m = 0; m < targets.y.size(); ++m)
+    if (!std::isfinite(targets.y[m]))
+      throw InputError(fmt::format("--activation: {} is not finite at H = {}", problem.activation.name, problem.data.h[m]));
+
+  const int n = options.starts;
+  std::vector<StartOutcome> outcomes(n);
+#ifdef _OPENMP
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+  for (int k = 0; k < n; ++k) {
+    // Exceptions must not leave an OpenMP region: a failed start scores +inf.
+    try {
+      std::mt19937_64 rng(start_seed(options.seed, static_cast<std::uint64_t>(k)));
+      std::vector<double> theta;
+      // Redraw (from the same stream) until the start has a finite objective:
+      // the general family can start reducible at some H.
+      if (k == 0 && !options.warm_start.empty()) {
+        theta = options.warm_start;
+        for (std::size_t i = 0; i < params.size(); ++i)
+          theta[i] = std::clamp(theta[i], problem.bounds.lower(params[i].kind), problem.bounds.upper(params[i].kind));
+      } else {
+        for (int attempt = 0; attempt < 100; ++attempt) {
+          theta = draw_start(problem, targets, params, rng);
+          if (std::isfinite(weighted_mse(problem, targets, theta))) break;
+        }
+      }
+      outcomes[k] = solve_dispatch(problem, targets, params, std::move(theta), options);
+    } catch (...) {
+      outcomes[k] = StartOutcome{};
+    }
+  }
+
+  // Deterministic reduction: smallest (MSE, start index).
+  FitResult r;
+  r.family = problem.family;
+  r.params = params;
+  r.bounds = problem.bounds;
+  int best = -1;
+  for (int k = 0; k < n; ++k) {
+    r.start_mse.push_back(outcomes[k].mse);
+    if (std::isfinite(outcomes[k].mse) && (best < 0 || outcomes[k].mse < outcomes[best].mse)) best = k;
+  }
+  if (best < 0) throw InputError(fmt::format("fit: every start failed for the {} family", family_name(problem.family)));
+  r.best_start = best;
+  r.theta = outcomes[best].theta;
+  r.mse_double = outcomes[best].mse;
+  for (int k = 0; k < n; ++k)
+    if (outcomes[k].mse <= 1.01 * r.mse_double) ++r.within_1pct;
+
+  r.model = model_of(problem.family, r.theta);
+  const auto exact = evaluate_exactly(r.model, problem, options.mpfr_bits);
+  r.mse = exact.mse;
+  r.max_abs_error = exact.max_abs_error;
+  r.max_abs_error_at = exact.max_abs_error_at;
+  r.on_bound = parameters_on_bound(params, r.theta, problem.bounds);
+
+  if (!r.on_bound.empty() && options.widen_on_bound) {
+    for (double factor : {10.0, 100.0}) {
+      FitProblem wider = problem;
+      wider.bounds.widen = problem.bounds.widen * factor;
+      // Warm start from the bounded optimum (so the widened MSE can only be
+      // lower), plus a quarter of the random starts.
+      FitOptions o = options;
+      o.widen_on_bound = false;
+      o.warm_start = r.theta;
+      o.starts = std::max(8, options.starts / 4);
+      const auto w = fit(wider, o);
+      r.widened.push_back({factor, w.mse, w.max_abs_error, w.on_bound});
+    }
+  }
+
+  // Meta (DESIGN.md sections 7-8): what was fitted, how, and how well.
+  auto& meta = r.model.meta;
+  meta["family"] = problem.family.family == FitFamily::General ? std::string("general") : family_name(problem.family);
+  meta["states"] = state_count(problem.family);
+  meta["target"] = problem.activation.name;
+  meta["alpha_fit"] = solvers::exact_text(problem.alpha);
+  meta["domain"] = {solvers::exact_text(problem.data.lo), solvers::exact_text(problem.data.hi)};
+  meta["data"] = problem.data.description;
+  meta["points"] = problem.data.h.size();
+  meta["mse"] = r.mse;
+  meta["max_abs_error"] = r.max_abs_error;
+  meta["max_abs_error_at"] = r.max_abs_error_at;
+  meta["error_precision_bits"] = options.mpfr_bits;
+  meta["starts"] = n;
+  meta["starts_within_1pct"] = r.within_1pct;
+  meta["best_start"] = best;
+  meta["seed"] = options.seed;
+  meta["bounds"] = {{"offset", {problem.bounds.lower(ParamKind::Offset), problem.bounds.upper(ParamKind::Offset)}},
+                    {"slope", {problem.bounds.lower(ParamKind::Slope), problem.bounds.upper(ParamKind::Slope)}},
+                    {"constant_rate",
+                     {problem.bounds.lower(ParamKind::ConstRate), problem.bounds.upper(ParamKind::ConstRate)}}};
+  meta["on_bound"] = r.on_bound;
+  if (!r.widened.empty()) {
+    auto arr = nlohmann::ordered_json::array();
+    for (const auto& w : r.widened)
+      arr.push_back({{"widen", w.widen}, {"mse", w.mse}, {"max_abs_error", w.max_abs_error}, {"on_bound", w.on_bound}});
+    meta["widened_bounds"] = arr;
+  }
+  return r;
+}
+
+}  // namespace ctmc::analysis

@@ -1,0 +1,256 @@
+// Fit inputs (grids, sample and weight files), family descriptions, the exact
+// fitted model and its MPFR re-evaluation (fit.hpp). No Ceres here: the
+// optimizer lives in fit.cpp.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "ctmc/analysis/fit.hpp"
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
+#include "ctmc/solvers/stationary.hpp"
+
+namespace ctmc::analysis {
+
+using solvers::Mpfr;
+using solvers::Rational;
+
+FamilySpec parse_family(const std::string& name, std::size_t states) {
+  if (name == "two-state") return {FitFamily::TwoState, 2};
+  if (name == "three-state") return {FitFamily::ThreeState, 3};
+  if (name == "full-three-state") return {FitFamily::FullThreeState, 3};
+  if (name == "general") {
+    if (states < 2 || states > kMaxGeneralStates)
+      throw InputError(fmt::format("--states: the general family needs 2..{} states, got {}", kMaxGeneralStates, states));
+    return {FitFamily::General, states};
+  }
+  throw InputError(fmt::format(
+      "--family: unknown family '{}' (expected two-state, three-state, full-three-state or general)", name));
+}
+
+std::string family_name(const FamilySpec& f) {
+  switch (f.family) {
+    case FitFamily::TwoState: return "two-state";
+    case FitFamily::ThreeState: return "three-state";
+    case FitFamily::FullThreeState: return "full-three-state";
+    case FitFamily::General: return fmt::format("general-{}", f.states);
+  }
+  return "?";
+}
+
+std::size_t state_count(const FamilySpec& f) {
+  switch (f.family) {
+    case FitFamily::TwoState: return 2;
+    case FitFamily::ThreeState:
+    case FitFamily::FullThreeState: return 3;
+    case FitFamily::General: return f.states;
+  }
+  return 0;
+}
+
+namespace {
+void add_affine(std::vector<ParamInfo>& v, const std::string& rate) {
+  v.push_back({rate + ".p", ParamKind::Offset});
+  v.push_back({rate + ".s", ParamKind::Slope});
+}
+}  // namespace
+
+std::vector<ParamInfo> family_parameters(const FamilySpec& f) {
+  std::vector<ParamInfo> v;
+  switch (f.family) {
+    case FitFamily::TwoState:
+      add_affine(v, "a");
+      v.push_back({"d", ParamKind::ConstRate});
+      break;
+    case FitFamily::ThreeState:
+      add_affine(v, "a");
+      v.push_back({"b", ParamKind::ConstRate});
+      add_affine(v, "c");
+      v.push_back({"d", ParamKind::ConstRate});
+      break;
+    case FitFamily::FullThreeState:
+      for (const char* r : {"BG", "BR", "GB", "GR", "RB", "RG"}) add_affine(v, r);
+      break;
+    case FitFamily::General:
+      for (std::size_t i = 0; i < f.states; ++i)
+        for (std::size_t j = 0; j < f.states; ++j)
+          if (i != j) add_affine(v, fmt::format("{}->{}", i, j));
+      break;
+  }
+  return v;
+}
+
+double FitBounds::lower(ParamKind k) const {
+  return k == ParamKind::ConstRate ? min_const_rate / widen : -rate_bound * widen;
+}
+double FitBounds::upper(ParamKind) const { return rate_bound * widen; }
+
+std::pair<Rational, Rational> parse_domain(const std::string& text) {
+  const auto comma = text.find(',');
+  if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos)
+    throw InputError(fmt::format("--domain: expected LO,HI, got '{}'", text));
+  const auto lo = solvers::parse_exact(text.substr(0, comma));
+  const auto hi = solvers::parse_exact(text.substr(comma + 1));
+  if (!lo || !hi) throw InputError(fmt::format("--domain: '{}' is not two finite numbers LO,HI", text));
+  if (!(*hi > *lo)) throw InputError(fmt::format("--domain: empty domain '{}' (need LO < HI)", text));
+  return {*lo, *hi};
+}
+
+FitData make_grid(const Rational& lo, const Rational& hi, std::size_t points) {
+  if (!(hi > lo))
+    throw InputError(fmt::format("--domain: empty domain [{}, {}] (need LO < HI)", solvers::exact_text(lo),
+                                 solvers::exact_text(hi)));
+  if (points < 2) throw InputError(fmt::format("--points: need at least 2 grid points, got {}", points));
+  FitData d;
+  d.lo = lo;
+  d.hi = hi;
+  const Rational step = (hi - lo) / Rational(static_cast<long>(points - 1));
+  for (std::size_t m = 0; m < points; ++m) {
+    d.h_exact.push_back(lo + step * Rational(static_cast<long>(m)));
+    d.h.push_back(solvers::to_double(d.h_exact.back()));
+  }
+  d.description = fmt::format("{}-point uniform grid on [{}, {}]", points, solvers::exact_text(lo),
+                              solvers::exact_text(hi));
+  return d;
+}
+
+namespace {
+// Reads one exact value per line; `what` names the kind of file in messages.
+std::vector<Rational> read_values(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open {} file", path, what));
+  std::vector<Rational> v;
+  std::string line;
+  std::size_t row = 0;
+  while (std::getline(in, line)) {
+    ++row;
+    const auto b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos || line[b] == '#') continue;
+    const auto e = line.find_last_not_of(" \t\r,");
+    const auto q = solvers::parse_exact(line.substr(b, e - b + 1));
+    if (!q)
+      throw InputError(fmt::format("{}: line {}: '{}' is not a finite number", path, row, line.substr(b, e - b + 1)));
+    v.push_back(*q);
+  }
+  return v;
+}
+}  // namespace
+
+FitData read_samples(const std::string& path, const Rational* lo, const Rational* hi) {
+  auto values = read_values(path, "samples");
+  FitData d;
+  for (const auto& q : values) {
+    if (lo && q < *lo) continue;
+    if (hi && q > *hi) continue;
+    d.h_exact.push_back(q);
+    d.h.push_back(solvers::to_double(q));
+  }
+  if (d.h_exact.size() < 2)
+    throw InputError(fmt::format("{}: too few samples ({}{}), need at least 2", path, d.h_exact.size(),
+                                 lo ? " inside --domain" : ""));
+  d.lo = *std::min_element(d.h_exact.begin(), d.h_exact.end());
+  d.hi = *std::max_element(d.h_exact.begin(), d.h_exact.end());
+  if (!(d.hi > d.lo)) throw InputError(fmt::format("{}: all samples are equal: empty domain", path));
+  d.description = fmt::format("samples from {} ({} values on [{}, {}])", path, d.h.size(),
+                              solvers::exact_text(d.lo), solvers::exact_text(d.hi));
+  return d;
+}
+
+void read_weights(FitData& data, const std::string& path) {
+  auto w = read_values(path, "weights");
+  if (w.size() != data.h_exact.size())
+    throw InputError(fmt::format("{}: {} weights for {} points", path, w.size(), data.h_exact.size()));
+  Rational total(0);
+  for (std::size_t m = 0; m < w.size(); ++m) {
+    if (w[m] < 0) throw InputError(fmt::format("{}: weight {} is negative", path, m + 1));
+    total += w[m];
+  }
+  if (!(total > 0)) throw InputError(fmt::format("{}: the weights sum to 0", path));
+  data.w_exact = w;
+  data.w.clear();
+  for (const auto& q : w) data.w.push_back(solvers::to_double(q));
+  data.description += fmt::format(", weighted by {}", path);
+}
+
+solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta) {
+  // Every double is a dyadic rational: Rational(double) is exact (mpq_set_d).
+  auto affine = [&](std::size_t k) {
+    solvers::Affine r{Rational(theta[k]), Rational(theta[k + 1])};
+    // An identically-zero rate written with a negative constant offset would be
+    // rejected as a negative constant rate; it is the same rate function as 0.
+    if (r.slope == 0 && r.offset < 0) r.offset = 0;
+    return r;
+  };
+  auto constant = [&](std::size_t k) { return solvers::Affine{Rational(theta[k]), Rational(0)}; };
+  switch (f.family) {
+    case FitFamily::TwoState:
+      return solvers::two_state_model(affine(0), constant(2));
+    case FitFamily::ThreeState:
+      return solvers::three_state_model(affine(0), constant(2), affine(3), constant(5));
+    case FitFamily::FullThreeState: {
+      std::array<solvers::Affine, 6> r;
+      for (std::size_t k = 0; k < 6; ++k) r[k] = affine(2 * k);
+      return solvers::full_three_state_model(r);
+    }
+    case FitFamily::General: {
+      solvers::Model m;
+      for (std::size_t i = 0; i < f.states; ++i) m.states.push_back(fmt::format("S{}", i));
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < f.states; ++i)
+        for (std::size_t j = 0; j < f.states; ++j) {
+          if (i == j) continue;
+          const auto r = affine(k);
+          k += 2;
+          solvers::Transition t;
+          t.from = i;
+          t.to = j;
+          t.offset = solvers::ExactValue(r.offset);
+          t.slope = solvers::ExactValue(r.slope);
+          t.spike = (j == 0);
+          m.transitions.push_back(t);
+        }
+      m.meta["family"] = "general";
+      m.meta["states"] = f.states;
+      return m;
+    }
+  }
+  return {};
+}
+
+ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& problem, unsigned bits) {
+  solvers::set_precision_bits(bits);
+  const auto& d = problem.data;
+  const Mpfr alpha = solvers::from_rational<Mpfr>(problem.alpha);
+  Mpfr sum_sq(0), sum_w(0), worst(0);
+  ExactErrors e;
+  for (std::size_t m = 0; m < d.h_exact.size(); ++m) {
+    const auto st = solvers::solve_stationary<Mpfr>(model, d.h_exact[m], solvers::Method::Dense, "fitted model");
+    const Mpfr target = alpha * problem.activation.eval<Mpfr>(solvers::from_rational<Mpfr>(d.h_exact[m]));
+    const Mpfr err = abs(st.flux - target);
+    const Mpfr w = d.w_exact.empty() ? Mpfr(1) : solvers::from_rational<Mpfr>(d.w_exact[m]);
+    sum_sq += w * err * err;
+    sum_w += w;
+    if (err > worst) {
+      worst = err;
+      e.max_abs_error_at = d.h[m];
+    }
+  }
+  e.mse = solvers::to_double(Mpfr(sum_sq / sum_w));
+  e.max_abs_error = solvers::to_double(worst);
+  return e;
+}
+
+std::uint64_t start_seed(std::uint64_t seed, std::uint64_t index) {
+  // splitmix64 (Steele, Lea, Flood 2014) applied twice: decorrelates nearby
+  // (seed, index) pairs so every start has its own independent stream.
+  auto mix = [](std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  return mix(mix(seed) ^ (index * 0xd1b54a32d192ed03ULL + 0x632be59bd9b4e019ULL));
+}
+
+}  // namespace ctmc::analysis

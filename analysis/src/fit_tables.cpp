@@ -1,0 +1,136 @@
+#include "ctmc/analysis/fit_tables.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
+
+namespace ctmc::analysis {
+
+std::vector<FitTarget> fit_table_targets() {
+  std::vector<FitTarget> t;
+  // Figure 2 of the paper: sigmoid with the three-state family; ReLU, softplus
+  // and ClipReLU10 with "the low-state variant used in the implementation"
+  // (not specified further). Domains are not stated in the paper.
+  t.push_back({"sigmoid", "sigmoid", "1", "-6", "6", 1.1e-3, "three-state"});
+  t.push_back({"relu", "relu", "1", "-1", "5", 2.4e-3, ""});
+  t.push_back({"softplus", "softplus", "1", "-6", "6", 1.1e-2, ""});
+  for (int k : {1, 2, 4, 6, 10}) {
+    FitTarget c{fmt::format("cliprelu_{}", k), fmt::format("cliprelu_{}", k), "1", "-2", std::to_string(k + 2),
+                std::nullopt, ""};
+    if (k == 10) c.paper_mse = 2.7e-3;
+    t.push_back(c);
+  }
+  t.push_back({"sigmoid_shift_2", "sigmoid_shift_2", "1", "-4", "8", std::nullopt, ""});
+  // Appendix B: fully connected three-state chain, target alpha softplus on
+  // [-26, 14], MSE 2.39e-4 (alpha not stated).
+  t.push_back({"softplus x 1/14", "softplus", "1/14", "-26", "14", 2.39e-4, "full-three-state"});
+  return t;
+}
+
+std::vector<FamilySpec> fit_table_families() {
+  return {{FitFamily::TwoState, 2},
+          {FitFamily::ThreeState, 3},
+          {FitFamily::FullThreeState, 3},
+          {FitFamily::General, 4},
+          {FitFamily::General, 5}};
+}
+
+FitProblem make_fit_problem(const FitTarget& t, const FamilySpec& f, std::size_t points) {
+  FitProblem p;
+  p.family = f;
+  p.activation = parse_activation(t.activation);
+  p.alpha = *solvers::parse_exact(t.alpha);
+  const auto [lo, hi] = parse_domain(t.lo + "," + t.hi);
+  p.data = make_grid(lo, hi, points);
+  return p;
+}
+
+namespace {
+
+// Inputs H where the target has a corner (the Bernstein error peaks there).
+std::vector<double> kinks(const Activation& a) {
+  switch (a.kind) {
+    case ActivationKind::Relu: return {0.0};
+    case ActivationKind::ClipRelu: return {0.0, a.param};
+    case ActivationKind::Tabulated: return a.xs;
+    default: return {};
+  }
+}
+
+// M_N(u) = sum_i kappa_i C(N,i) u^i (1-u)^(N-i), summed outward from the mode
+// with the ratio recurrence of binomial probabilities.
+double bernstein_sum(const std::vector<double>& kappa, double u) {
+  const std::size_t n = kappa.size() - 1;
+  if (u <= 0) return kappa.front();
+  if (u >= 1) return kappa.back();
+  const double nd = static_cast<double>(n);
+  const auto mode = static_cast<std::size_t>(std::min(nd, std::floor((nd + 1) * u)));
+  const double md = static_cast<double>(mode);
+  const double log_p = std::lgamma(nd + 1) - std::lgamma(md + 1) - std::lgamma(nd - md + 1) + md * std::log(u) +
+                       (nd - md) * std::log1p(-u);
+  const double p_mode = std::exp(log_p);
+  const double odds = u / (1 - u);
+  constexpr double kCut = 1e-18;
+  double sum = kappa[mode] * p_mode;
+  double p = p_mode;
+  for (std::size_t i = mode; i < n; ++i) {  // upward: p(i+1) = p(i) (n-i)/(i+1) u/(1-u)
+    p *= static_cast<double>(n - i) / static_cast<double>(i + 1) * odds;
+    sum += kappa[i + 1] * p;
+    if (p < kCut * p_mode) break;
+  }
+  p = p_mode;
+  for (std::size_t i = mode; i > 0; --i) {  // downward: p(i-1) = p(i) i/(n-i+1) (1-u)/u
+    p *= static_cast<double>(i) / static_cast<double>(n - i + 1) / odds;
+    sum += kappa[i - 1] * p;
+    if (p < kCut * p_mode) break;
+  }
+  return sum;
+}
+
+}  // namespace
+
+double bernstein_sup_error(const BernsteinTarget& t, std::size_t degree, std::size_t grid) {
+  if (degree < 1 || grid < 2) throw InputError("bernstein: need degree >= 1 and grid >= 2");
+  const double width = t.hi - t.lo;
+  auto psi = [&](double u) { return t.alpha * t.activation.eval<double>(t.lo + u * width); };
+  std::vector<double> us;
+  for (std::size_t g = 0; g < grid; ++g) us.push_back(static_cast<double>(g) / static_cast<double>(grid - 1));
+  for (double k : kinks(t.activation))
+    if (k > t.lo && k < t.hi) us.push_back((k - t.lo) / width);
+  double psi_max = 0;
+  for (double u : us) psi_max = std::max(psi_max, psi(u));
+  if (!(psi_max > 0)) return 0;
+  const double rho = 2 * psi_max;
+  std::vector<double> kappa(degree + 1);
+  for (std::size_t i = 0; i <= degree; ++i) {
+    const double v = psi(static_cast<double>(i) / static_cast<double>(degree));
+    kappa[i] = rho * v / (rho - v);
+  }
+  double worst = 0;
+  for (double u : us) {
+    const double m = bernstein_sum(kappa, u);
+    worst = std::max(worst, std::abs(rho * m / (rho + m) - psi(u)));
+  }
+  return worst;
+}
+
+std::optional<std::size_t> bernstein_min_degree(const BernsteinTarget& t, double tol, std::size_t max_degree,
+                                                std::size_t grid) {
+  std::size_t hi = 1;
+  while (bernstein_sup_error(t, hi, grid) > tol) {
+    if (hi >= max_degree) return std::nullopt;
+    hi = std::min(2 * hi, max_degree);
+  }
+  std::size_t lo = hi / 2;  // error(lo) > tol (or lo = 0)
+  while (hi - lo > 1) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    (bernstein_sup_error(t, mid, grid) <= tol ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace ctmc::analysis

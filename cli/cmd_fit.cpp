@@ -1,0 +1,129 @@
+// ctmc-snn fit --activation NAME --domain LO,HI --family F [--states n]
+//   [--points M] [--samples FILE] [--weights FILE] [--starts S] [--seed S]
+//   [--threads T] [--alpha A] [--rate-bound R] [--output model.json] [--json]
+//
+// Least-squares fit of a CTMC family's stationary flux to alpha * phi (paper
+// eq. 3); see analysis/include/ctmc/analysis/fit.hpp for the method, bounds and
+// the meaning of every reported figure.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "ctmc/analysis/fit.hpp"
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
+
+namespace ctmc::cli {
+namespace {
+
+struct FitCliOptions {
+  std::string activation, domain, family = "three-state", samples, weights, output, alpha = "1";
+  std::size_t states = 0, points = 401;
+  int starts = 64, threads = 0, max_iterations = 200;
+  unsigned long long seed = 1;
+  double rate_bound = 1000, min_rate = 1e-6;
+  unsigned precision = 128;
+  bool json = false, no_widen = false;
+};
+
+void run_fit(const FitCliOptions& o) {
+  analysis::FitProblem p;
+  p.activation = analysis::parse_activation(o.activation);
+  p.family = analysis::parse_family(o.family, o.states == 0 ? 4 : o.states);
+  if (o.states != 0 && p.family.family != analysis::FitFamily::General &&
+      o.states != analysis::state_count(p.family))
+    throw InputError(fmt::format("--states: the {} family has {} states, not {}", o.family,
+                                 analysis::state_count(p.family), o.states));
+  const auto alpha = solvers::parse_exact(o.alpha);
+  if (!alpha || !(*alpha > 0)) throw InputError(fmt::format("--alpha: '{}' is not a positive number", o.alpha));
+  p.alpha = *alpha;
+  if (!o.samples.empty()) {
+    if (!o.domain.empty()) {
+      const auto [lo, hi] = analysis::parse_domain(o.domain);
+      p.data = analysis::read_samples(o.samples, &lo, &hi);
+    } else {
+      p.data = analysis::read_samples(o.samples);
+    }
+  } else {
+    if (o.domain.empty()) throw InputError("--domain: required unless --samples is given");
+    const auto [lo, hi] = analysis::parse_domain(o.domain);
+    p.data = analysis::make_grid(lo, hi, o.points);
+  }
+  if (!o.weights.empty()) analysis::read_weights(p.data, o.weights);
+  if (!(o.rate_bound > 0) || !(o.min_rate > 0) || !(o.min_rate < o.rate_bound))
+    throw InputError("--rate-bound/--min-rate: need 0 < min-rate < rate-bound");
+  p.bounds.rate_bound = o.rate_bound;
+  p.bounds.min_const_rate = o.min_rate;
+
+  analysis::FitOptions fo;
+  fo.starts = o.starts;
+  fo.seed = o.seed;
+  fo.threads = o.threads;
+  fo.max_iterations = o.max_iterations;
+  fo.mpfr_bits = o.precision;
+  fo.widen_on_bound = !o.no_widen;
+  const auto r = analysis::fit(p, fo);
+
+  if (!o.output.empty()) solvers::write_model_file(r.model, o.output);
+  if (o.json) {
+    fmt::print("{}\n", solvers::model_to_json(r.model).dump(2));
+    return;
+  }
+  fmt::print("family      {}\n", analysis::family_name(r.family));
+  fmt::print("target      {} * {}\n", o.alpha, p.activation.name);
+  fmt::print("data        {}\n", p.data.description);
+  fmt::print("bounds      offsets and slopes in [{}, {}], constant rates in [{}, {}]\n",
+             p.bounds.lower(analysis::ParamKind::Offset), p.bounds.upper(analysis::ParamKind::Offset),
+             p.bounds.lower(analysis::ParamKind::ConstRate), p.bounds.upper(analysis::ParamKind::ConstRate));
+  fmt::print("MSE         {:.6e}   (MPFR {} bits)\n", r.mse, o.precision);
+  fmt::print("max |err|   {:.6e} at H = {:.6g}\n", r.max_abs_error, r.max_abs_error_at);
+  fmt::print("starts      {} (seed {}), {} within 1% of the best MSE (best: start {})\n", o.starts, o.seed,
+             r.within_1pct, r.best_start);
+  fmt::print("parameters\n");
+  for (std::size_t i = 0; i < r.params.size(); ++i)
+    fmt::print("  {:<8} {:.17g}\n", r.params[i].name, r.theta[i]);
+  if (r.on_bound.empty()) {
+    fmt::print("on bound    none\n");
+  } else {
+    fmt::print("on bound    {}\n", fmt::join(r.on_bound, ", "));
+    for (const auto& w : r.widened)
+      fmt::print("  bounds x{:<4g} MSE {:.6e}, max |err| {:.6e}{}\n", w.widen, w.mse, w.max_abs_error,
+                 w.on_bound.empty() ? "" : " (still on a bound)");
+  }
+  if (!o.output.empty()) fmt::print("model       {}\n", o.output);
+}
+
+Register reg([](CLI::App& root) {
+  auto o = std::make_shared<FitCliOptions>();
+  auto* cmd = root.add_subcommand("fit", "Fit a CTMC family's stationary flux to alpha * activation (paper eq. 3)");
+  cmd->add_option("--activation", o->activation, analysis::activation_names_help())->required();
+  cmd->add_option("--domain", o->domain, "Input interval LO,HI (grid domain; with --samples, a filter)");
+  cmd->add_option("--family", o->family, "two-state | three-state | full-three-state | general")
+      ->capture_default_str();
+  cmd->add_option("--states", o->states, "Number of states of the general family (2..6; default 4)");
+  cmd->add_option("--points", o->points, "Uniform grid points")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "File of preactivations H, one per line (instead of the grid)");
+  cmd->add_option("--weights", o->weights, "File of weights >= 0, one per point");
+  cmd->add_option("--starts", o->starts, "Multistart count")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the starting points")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "OpenMP threads (0: all cores); results do not depend on it")
+      ->capture_default_str();
+  cmd->add_option("--alpha", o->alpha, "Target scale alpha_fit (fixed, stored in the model's meta)")
+      ->capture_default_str();
+  cmd->add_option("--rate-bound", o->rate_bound, "Bound R: offsets, slopes in [-R, R], constant rates <= R")
+      ->capture_default_str();
+  cmd->add_option("--min-rate", o->min_rate, "Lower bound of the constant rates")->capture_default_str();
+  cmd->add_option("--max-iterations", o->max_iterations, "Levenberg-Marquardt iterations per start")
+      ->capture_default_str();
+  cmd->add_option("--precision", o->precision, "MPFR bits of the MSE / max error re-evaluation")
+      ->capture_default_str()
+      ->check(CLI::Range(53u, 100000u));
+  cmd->add_flag("--no-widen", o->no_widen, "Skip the refits with bounds x10 and x100 when the best fit is on a bound");
+  cmd->add_option("--output", o->output, "Write the fitted model JSON here");
+  cmd->add_flag("--json", o->json, "Print the model JSON (with the fit's meta) to stdout");
+  cmd->callback([o] { run_fit(*o); });
+});
+
+}  // namespace
+}  // namespace ctmc::cli

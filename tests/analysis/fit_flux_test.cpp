@@ -1,0 +1,110 @@
+// Fluxes and derivatives of the fitted families: GTH on ceres::Jet against the
+// closed forms (tree theorem), hand-derived derivatives and finite differences.
+#include <ceres/jet.h>
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+
+#include "ctmc/analysis/fit_flux.hpp"
+
+using namespace ctmc::analysis;
+using Jet12 = ceres::Jet<double, 12>;
+using Jet4 = ceres::Jet<double, 4>;
+
+namespace {
+// Relative agreement of derivatives computed by different formulas in double.
+constexpr double kDerivTol = 1e-11;
+// Central differences with step 1e-6 have O(h^2) truncation plus O(eps/h) rounding.
+constexpr double kFiniteDiffTol = 1e-6;
+
+const std::array<double, 12> kFull = {0.7, 0.4, 0.3, 0.1, 1.2, -0.2, 0.9, 0.5, 2.0, 0.05, 0.6, 0.3};
+
+template <int N>
+std::array<ceres::Jet<double, N>, N> seeded(const double* x) {
+  std::array<ceres::Jet<double, N>, N> j;
+  for (int i = 0; i < N; ++i) j[i] = ceres::Jet<double, N>(x[i], i);
+  return j;
+}
+}  // namespace
+
+TEST_CASE("general-3 (GTH) equals full-three-state (tree theorem): values and Jet gradients") {
+  const FamilySpec full{FitFamily::FullThreeState, 3}, gen{FitFamily::General, 3};
+  for (double h : {-1.5, -0.3, 0.0, 0.8, 2.5}) {
+    const auto x = seeded<12>(kFull.data());
+    const Jet12 H(h);
+    const Jet12 f_closed = family_flux<Jet12>(full, x.data(), H);
+    const Jet12 f_gth = family_flux<Jet12>(gen, x.data(), H);
+    CHECK(f_gth.a == doctest::Approx(f_closed.a).epsilon(kDerivTol));
+    for (int i = 0; i < 12; ++i) {
+      INFO("H = " << h << ", parameter " << i);
+      CHECK(f_gth.v[i] == doctest::Approx(f_closed.v[i]).epsilon(kDerivTol).scale(1e-12));
+    }
+  }
+}
+
+TEST_CASE("GTH Jet gradient matches central finite differences") {
+  const FamilySpec gen{FitFamily::General, 4};
+  std::array<double, 24> theta;
+  for (int i = 0; i < 24; ++i) theta[i] = (i % 2 == 0) ? 0.5 + 0.1 * i : 0.3 - 0.05 * i;  // offsets, slopes
+  using Jet24 = ceres::Jet<double, 24>;
+  for (double h : {-0.5, 0.25, 1.0}) {
+    const auto x = seeded<24>(theta.data());
+    const Jet24 f = family_flux<Jet24>(gen, x.data(), Jet24(h));
+    for (int i = 0; i < 24; ++i) {
+      auto tp = theta, tm = theta;
+      const double step = 1e-6;
+      tp[i] += step;
+      tm[i] -= step;
+      const double fd = (family_flux<double>(gen, tp.data(), h) - family_flux<double>(gen, tm.data(), h)) / (2 * step);
+      INFO("H = " << h << ", parameter " << i);
+      CHECK(f.v[i] == doctest::Approx(fd).epsilon(kFiniteDiffTol).scale(1e-8));
+    }
+  }
+}
+
+TEST_CASE("two-state: general-2 by GTH equals a d / (a + d); gradient by hand") {
+  // Renewal process: flux B->R equals flux R->B, so spikes "into state 0"
+  // (general family) give the same rate as spikes on B -> R (two-state).
+  const double ap = 0.4, as = 1.5, d = 2.0;
+  for (double h : {0.1, 1.0, 3.0}) {
+    const double a = ap + as * h;
+    const std::array<double, 4> g = {ap, as, d, 0.0};
+    const auto x = seeded<4>(g.data());
+    const Jet4 f = family_flux<Jet4>({FitFamily::General, 2}, x.data(), Jet4(h));
+    CHECK(f.a == doctest::Approx(a * d / (a + d)).epsilon(1e-14));
+    // dF/da = d^2/(a+d)^2, dF/dd = a^2/(a+d)^2; a = p + s H.
+    const double dfa = d * d / ((a + d) * (a + d)), dfd = a * a / ((a + d) * (a + d));
+    CHECK(f.v[0] == doctest::Approx(dfa).epsilon(kDerivTol));
+    CHECK(f.v[1] == doctest::Approx(dfa * h).epsilon(kDerivTol));
+    CHECK(f.v[2] == doctest::Approx(dfd).epsilon(kDerivTol));
+    CHECK(f.v[3] == doctest::Approx(dfd * h).epsilon(kDerivTol));  // slope of the R -> B rate
+  }
+}
+
+TEST_CASE("three-state closed form: value of the paper's example and hand gradient") {
+  // a=2, b=1, c=3, d=1/2 at H = 0: F = acd / (d(a+b+c) + ac) = 3 / (3 + 6) = 1/3.
+  const std::array<double, 6> theta = {2, 0, 1, 3, 0, 0.5};
+  const auto x = seeded<6>(theta.data());
+  using Jet6 = ceres::Jet<double, 6>;
+  const Jet6 f = family_flux<Jet6>({FitFamily::ThreeState, 3}, x.data(), Jet6(0.0));
+  CHECK(f.a == doctest::Approx(1.0 / 3.0).epsilon(1e-15));
+  // dF/db = -a c d^2 / den^2 with den = 9: -3 * 0.5 / 81.
+  CHECK(f.v[2] == doctest::Approx(-1.5 / 81.0).epsilon(kDerivTol));
+  // dF/dd = a^2 c^2 / den^2 = 36/81.
+  CHECK(f.v[5] == doctest::Approx(36.0 / 81.0).epsilon(kDerivTol));
+}
+
+TEST_CASE("rectified rate: inactive branch has zero derivative") {
+  const std::array<double, 2> ps = {-1.0, 1.0};
+  const auto x = seeded<2>(ps.data());
+  using Jet2 = ceres::Jet<double, 2>;
+  const Jet2 below = rectified_affine(x[0], x[1], Jet2(0.5));
+  CHECK(below.a == 0.0);
+  CHECK(below.v[0] == 0.0);
+  CHECK(below.v[1] == 0.0);
+  const Jet2 above = rectified_affine(x[0], x[1], Jet2(3.0));
+  CHECK(above.a == doctest::Approx(2.0));
+  CHECK(above.v[0] == doctest::Approx(1.0));
+  CHECK(above.v[1] == doctest::Approx(3.0));
+}
