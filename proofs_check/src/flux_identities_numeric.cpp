@@ -94,7 +94,7 @@ struct ErrorStats {
       max_rel = rel;
       worst = index;
     }
-    sum_digits += solvers::correct_digits(rel, digit_cap);
+    sum_digits += std::max(0.0, solvers::correct_digits(rel, digit_cap));
     if (!ok) ++failures;
     ++n;
   }
@@ -110,8 +110,9 @@ ScalarCheck finish(const FamilyCase& c, const std::vector<Point>& pts, const Err
   s.max_rel_error = e.max_rel;
   s.tolerance = tol;
   s.informational = informational;
-  s.min_correct_bits = solvers::correct_bits(e.max_rel, bit_cap);
-  s.min_correct_digits = solvers::correct_digits(e.max_rel, bit_cap * std::log10(2.0));
+  // An error above 100% has no correct digit (not a negative number of them).
+  s.min_correct_bits = std::max(0.0, solvers::correct_bits(e.max_rel, bit_cap));
+  s.min_correct_digits = std::max(0.0, solvers::correct_digits(e.max_rel, bit_cap * std::log10(2.0)));
   s.mean_correct_digits = e.n ? e.sum_digits / static_cast<double>(e.n) : 0;
   if (!pts.empty() && e.n) s.worst = describe(c, pts[e.worst].params);
   return s;

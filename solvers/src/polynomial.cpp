@@ -1,11 +1,14 @@
 #include "ctmc/solvers/polynomial.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
 
 #include "ctmc/solvers/errors.hpp"
+
+#include <stdexcept>
 
 namespace ctmc::solvers {
 
@@ -247,12 +250,63 @@ std::string rational_latex(const Rational& q) {
   return "\\frac{" + num.str() + "}{" + den.str() + "}";
 }
 
+// Natural order of names: digit runs compare as numbers, so kappa_2 < kappa_10.
+bool natural_less(const std::string& x, const std::string& y) {
+  std::size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    const bool dx = std::isdigit(static_cast<unsigned char>(x[i])), dy = std::isdigit(static_cast<unsigned char>(y[j]));
+    if (dx && dy) {
+      std::size_t i2 = i, j2 = j;
+      while (i2 < x.size() && std::isdigit(static_cast<unsigned char>(x[i2]))) ++i2;
+      while (j2 < y.size() && std::isdigit(static_cast<unsigned char>(y[j2]))) ++j2;
+      const std::string a = x.substr(i, i2 - i), b = y.substr(j, j2 - j);
+      if (a.size() != b.size()) return a.size() < b.size();
+      if (a != b) return a < b;
+      i = i2;
+      j = j2;
+    } else {
+      if (x[i] != y[j]) return x[i] < y[j];
+      ++i;
+      ++j;
+    }
+  }
+  return x.size() - i < y.size() - j;
+}
+
+// Prints terms in graded lexicographic order of the variables sorted by name
+// (not by creation order, which depends on what else the process built), so
+// the same polynomial always prints the same way.
 template <class Coef, class Var>
 std::string print_terms(const Polynomial::Terms& terms, const std::string& times, Coef coef_text, Var var_text) {
   if (terms.empty()) return "0";
+  std::vector<std::uint32_t> vars;
+  for (const auto& [m, c] : terms)
+    for (const auto& ve : m) vars.push_back(ve.first);
+  std::sort(vars.begin(), vars.end());
+  vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
+  std::vector<std::string> names;
+  for (auto v : vars) names.push_back(variable_name(v));
+  std::vector<std::size_t> by_name(vars.size());
+  for (std::size_t k = 0; k < by_name.size(); ++k) by_name[k] = k;
+  std::sort(by_name.begin(), by_name.end(),
+            [&](std::size_t x, std::size_t y) { return natural_less(names[x], names[y]); });
+  std::vector<std::uint32_t> rank_of(vars.empty() ? 0 : vars.back() + 1, 0);
+  for (std::size_t r = 0; r < by_name.size(); ++r) rank_of[vars[by_name[r]]] = static_cast<std::uint32_t>(r);
+
+  // Each term re-keyed by display rank, then ordered like MonomialOrder.
+  std::vector<std::pair<Monomial, const Rational*>> shown;
+  for (const auto& [m, c] : terms) {
+    Monomial d;
+    for (const auto& [v, e] : m) d.emplace_back(rank_of[v], e);
+    std::sort(d.begin(), d.end());
+    shown.emplace_back(std::move(d), &c);
+  }
+  std::sort(shown.begin(), shown.end(), [](const auto& x, const auto& y) { return MonomialOrder()(x.first, y.first); });
+
   std::string out;
   bool first = true;
-  for (const auto& [m, c] : terms) {
+  for (const auto& [m, cp] : shown) {
+    const Rational& c = *cp;
     const bool negative = c < 0;
     const Rational mag = negative ? Rational(-c) : c;
     if (first) out += negative ? "-" : "";
@@ -260,9 +314,9 @@ std::string print_terms(const Polynomial::Terms& terms, const std::string& times
     first = false;
     std::string body;
     if (m.empty() || mag != 1) body = coef_text(mag);
-    for (const auto& [v, e] : m) {
+    for (const auto& [r, e] : m) {
       if (!body.empty()) body += times;
-      body += var_text(v, e);
+      body += var_text(vars[by_name[r]], e);
     }
     out += body;
   }
@@ -283,6 +337,76 @@ std::string Polynomial::to_latex() const {
     if (e > 1) s = (s.find('_') != std::string::npos ? "{" + s + "}" : s) + "^{" + std::to_string(e) + "}";
     return s;
   });
+}
+
+std::pair<Monomial, Rational> Polynomial::content() const {
+  if (terms_.empty()) return {Monomial{}, Rational(0)};
+  // Monomial gcd: for each variable, the smallest exponent over all terms.
+  Monomial g = terms_.begin()->first;
+  for (const auto& [m, c] : terms_) {
+    Monomial next;
+    std::size_t j = 0;
+    for (const auto& [v, e] : g) {
+      while (j < m.size() && m[j].first < v) ++j;
+      if (j < m.size() && m[j].first == v) next.emplace_back(v, std::min(e, m[j].second));
+    }
+    g = std::move(next);
+  }
+  // Rational content: gcd of the numerators over lcm of the denominators.
+  Integer num = 0, den = 1;
+  for (const auto& [m, c] : terms_) {
+    num = gcd(num, Integer(bmp::numerator(c)));
+    den = lcm(den, Integer(bmp::denominator(c)));
+  }
+  return {g, Rational(num, den)};
+}
+
+Polynomial Polynomial::divide_exact(const Monomial& m, const Rational& c) const {
+  if (c == 0) throw std::invalid_argument("Polynomial::divide_exact: division by zero");
+  Polynomial r;
+  for (const auto& [t, coef] : terms_) {
+    Monomial q;
+    std::size_t j = 0;
+    for (const auto& [v, e] : t) {
+      if (j < m.size() && m[j].first < v) throw std::invalid_argument("Polynomial::divide_exact: monomial does not divide");
+      std::uint32_t sub = 0;
+      if (j < m.size() && m[j].first == v) sub = m[j++].second;
+      if (sub > e) throw std::invalid_argument("Polynomial::divide_exact: monomial does not divide");
+      if (e > sub) q.emplace_back(v, e - sub);
+    }
+    if (j != m.size()) throw std::invalid_argument("Polynomial::divide_exact: monomial does not divide");
+    r.terms_.emplace(std::move(q), coef / c);
+  }
+  return r;
+}
+
+void cancel_content(Polynomial& num, Polynomial& den) {
+  if (den.is_zero()) return;
+  auto [mn, cn] = num.content();
+  auto [md, cd] = den.content();
+  Monomial g;
+  if (!num.is_zero()) {
+    std::size_t j = 0;
+    for (const auto& [v, e] : md) {
+      while (j < mn.size() && mn[j].first < v) ++j;
+      if (j < mn.size() && mn[j].first == v) g.emplace_back(v, std::min(e, mn[j].second));
+    }
+  } else {
+    g = md;
+  }
+  Rational c = cd;
+  if (!num.is_zero()) {
+    c = Rational(gcd(Integer(bmp::numerator(cn)), Integer(bmp::numerator(cd))),
+                 lcm(Integer(bmp::denominator(cn)), Integer(bmp::denominator(cd))));
+  }
+  // Sign for readability: the denominator gets more positive than negative
+  // terms (ties: its leading stored coefficient positive).
+  std::size_t negative = 0;
+  for (const auto& [m, coef] : den.terms()) negative += coef < 0;
+  const std::size_t positive = den.size() - negative;
+  if (negative > positive || (negative == positive && den.terms().begin()->second < 0)) c = -c;
+  num = num.divide_exact(g, c);
+  den = den.divide_exact(g, c);
 }
 
 std::string fraction_text(const Polynomial& num, const Polynomial& den) {

@@ -150,8 +150,12 @@ FluxFormula flux_formula(const Model& m, const std::string& source) {
   FluxFormula f;
   f.symbols = symbolic_model(m);
   f.tree = tree_theorem(m.size(), f.symbols.transitions, source);
-  f.text = "F = " + fraction_text(f.tree.flux_num, f.tree.flux_den);
-  f.latex = "F = " + fraction_latex(f.tree.flux_num, f.tree.flux_den);
+  // Shown with common monomial factors and constants cancelled (e.g. the
+  // gamma^N the Bernstein trees share); the tree sums stay as derived.
+  Polynomial num = f.tree.flux_num, den = f.tree.flux_den;
+  cancel_content(num, den);
+  f.text = "F = " + fraction_text(num, den);
+  f.latex = "F = " + fraction_latex(num, den);
   return f;
 }
 

@@ -162,3 +162,25 @@ TEST_CASE("flux_formula of a three-state model uses the paper's symbols") {
   CHECK(f.symbols.legend[1].rate_text == "0.5");
   CHECK(f.symbols.legend[2].rate_text == "max(0, H)");
 }
+
+TEST_CASE("cancel_content removes common monomials and constants, keeping the value") {
+  const P g = var("gamma"), r = var("rho"), k = var("kappa");
+  P num = P(2) * g * g * r * r * r * k;
+  P den = P(2) * g * g * r * r * k + P(2) * g * g * r * r * r;
+  const P num0 = num, den0 = den;
+  cancel_content(num, den);
+  CHECK(num == k * r);
+  CHECK(den == k + r);
+  CHECK(num * den0 == num0 * den);  // same rational function
+  // 3k / (-6r) = -k / (2r): the common constant 3 goes, the sign moves up.
+  P n2 = P(3) * k, d2 = P(-6) * r;
+  cancel_content(n2, d2);
+  CHECK(n2 == -k);
+  CHECK(d2 == P(2) * r);
+}
+
+TEST_CASE("variables print in natural name order whatever their creation order") {
+  const P k10 = var("kappa_10"), k2 = var("kappa_2");
+  CHECK((k10 + k2).to_text() == "kappa_2 + kappa_10");
+  CHECK((k10 * k2).to_text() == "kappa_2*kappa_10");
+}

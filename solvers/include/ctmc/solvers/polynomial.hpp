@@ -86,7 +86,16 @@ class Polynomial {
   // for variables that occur.
   Rational evaluate(const std::function<Rational(std::uint32_t)>& value) const;
 
-  // "3/2*a^2*b - c + 1"; "0" for the zero polynomial.
+  // The largest monomial dividing every term and the rational content (gcd
+  // of the coefficients' numerators over the lcm of their denominators);
+  // (1, 0) for the zero polynomial.
+  std::pair<Monomial, Rational> content() const;
+  // Exact division by c * m; throws std::invalid_argument when m does not
+  // divide every term or c = 0.
+  Polynomial divide_exact(const Monomial& m, const Rational& c) const;
+
+  // "3/2*a^2*b - c + 1"; "0" for the zero polynomial. Variables print sorted
+  // by name (digit runs numerically), terms by degree then lexicographically.
   std::string to_text() const;
   // "\frac{3}{2} a^{2} b - c + 1".
   std::string to_latex() const;
@@ -97,6 +106,11 @@ class Polynomial {
 };
 
 Polynomial pow(const Polynomial& p, std::uint32_t e);
+
+// Divides num and den by their common monomial factor and rational content
+// (the fraction's value is unchanged), choosing the sign that gives den more
+// positive than negative terms. A display simplification, not a full gcd.
+void cancel_content(Polynomial& num, Polynomial& den);
 
 // num / den as text "(num) / (den)" (parentheses only where needed) and as
 // LaTeX "\frac{num}{den}".

@@ -72,7 +72,9 @@ SymbolicModel symbolic_model(const Model& m);
 struct FluxFormula {
   SymbolicModel symbols;
   TreeTheoremResult tree;
-  std::string text;   // "F = (num) / (den)"
+  // "F = (num) / (den)", with the monomial and constant factors common to
+  // num and den cancelled (cancel_content).
+  std::string text;
   std::string latex;  // "F = \frac{num}{den}"
 };
 FluxFormula flux_formula(const Model& m, const std::string& source);
