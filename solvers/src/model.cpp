@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -63,30 +64,64 @@ namespace {
 // Collects the decimal text of every number in document order, and rejects
 // duplicate object keys (which would make the document ambiguous).
 struct NumberTextSax {
+  // Where the parser is, so that an error names the field ("transitions[4].offset").
+  struct Frame {
+    bool array = false;
+    std::size_t count = 0;  // arrays: elements started so far
+    std::string key;        // objects: the current key
+    std::set<std::string> keys;
+  };
   std::vector<std::string> texts;
-  std::vector<std::set<std::string>> keys;
+  std::vector<Frame> frames;
   std::string error;
-  bool null() { return true; }
-  bool boolean(bool) { return true; }
-  bool number_integer(std::int64_t v) { texts.push_back(std::to_string(v)); return true; }
-  bool number_unsigned(std::uint64_t v) { texts.push_back(std::to_string(v)); return true; }
-  bool number_float(double, const std::string& s) { texts.push_back(s); return true; }
-  bool string(std::string&) { return true; }
-  bool binary(std::vector<std::uint8_t>&) { return true; }
-  bool start_object(std::size_t) { keys.emplace_back(); return true; }
+  void value() {
+    if (!frames.empty() && frames.back().array) ++frames.back().count;
+  }
+  bool null() { value(); return true; }
+  bool boolean(bool) { value(); return true; }
+  bool number_integer(std::int64_t v) { value(); texts.push_back(std::to_string(v)); return true; }
+  bool number_unsigned(std::uint64_t v) { value(); texts.push_back(std::to_string(v)); return true; }
+  bool number_float(double, const std::string& s) { value(); texts.push_back(s); return true; }
+  bool string(std::string&) { value(); return true; }
+  bool binary(std::vector<std::uint8_t>&) { value(); return true; }
+  bool start_object(std::size_t) {
+    value();
+    frames.emplace_back();
+    return true;
+  }
   bool key(std::string& k) {
-    if (!keys.back().insert(k).second) {
-      error = "duplicate key '" + k + "'";
+    frames.back().key = k;
+    if (!frames.back().keys.insert(k).second) {
+      error = where() + "duplicate key '" + k + "'";
       return false;
     }
     return true;
   }
-  bool end_object() { keys.pop_back(); return true; }
-  bool start_array(std::size_t) { return true; }
-  bool end_array() { return true; }
+  bool end_object() { frames.pop_back(); return true; }
+  bool start_array(std::size_t) {
+    value();
+    frames.emplace_back();
+    frames.back().array = true;
+    return true;
+  }
+  bool end_array() { frames.pop_back(); return true; }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    error = e.what();
+    // The failing token is the next element of an array, or the current key's value.
+    if (!frames.empty() && frames.back().array) ++frames.back().count;
+    error = where() + e.what();
     return false;
+  }
+  // "at transitions[4].offset: " (empty at the top level).
+  std::string where() const {
+    std::string path;
+    for (const auto& f : frames) {
+      if (f.array) {
+        if (f.count > 0) path += "[" + std::to_string(f.count - 1) + "]";
+      } else if (!f.key.empty()) {
+        path += (path.empty() ? "" : ".") + f.key;
+      }
+    }
+    return path.empty() ? std::string() : "at " + path + ": ";
   }
 };
 
@@ -101,6 +136,13 @@ void collect_number_texts(const ojson& j, const std::string& path, const std::ve
     for (std::size_t i = 0; i < j.size(); ++i) collect_number_texts(j[i], path + "/" + std::to_string(i), texts, next, out);
   }
 }
+
+// The largest finite double, exactly.
+const Rational kMaxMagnitude = [] {
+  Rational r;
+  mpq_set_d(r.backend().data(), std::numeric_limits<double>::max());
+  return r;
+}();
 
 ExactValue read_exact(const ojson& t, const char* field, const std::string& path,
                       const std::map<std::string, std::string>& number_text, const std::string& where,
@@ -120,6 +162,11 @@ ExactValue read_exact(const ojson& t, const char* field, const std::string& path
   }
   auto q = parse_exact(text);
   if (!q) throw InputError(fmt::format("{}.{}: '{}' is not a finite exact number", where, field, text));
+  // Every JSON reader (and the double solvers) takes 1e999 as infinity: a
+  // magnitude beyond double's range is rejected rather than read as 10^999.
+  if (abs(*q) > kMaxMagnitude)
+    throw InputError(fmt::format("{}.{}: '{}' is out of range (magnitude above 1.8e308, i.e. infinite in double)",
+                                 where, field, text));
   return ExactValue(*q, text);
 }
 

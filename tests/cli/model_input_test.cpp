@@ -1,0 +1,155 @@
+// End-to-end: the ctmc-snn executable on bad model files (exit status 2 and a
+// one-line message naming the file and the field, DESIGN.md section 8) and on
+// good ones (flux and counting against hand-derived exact values).
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunResult {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+RunResult run_cli(const std::string& args) {
+  const std::string cmd = std::string("\"") + CTMC_CLI_PATH + "\" " + args + " 2>&1";
+  RunResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int raw = pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+// A fresh temporary folder per process, removed at exit.
+const fs::path& temp_dir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("ctmc_model_input_test_" + std::to_string(getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  static const struct Cleanup {
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup;
+  return dir;
+}
+
+std::string write_model(const std::string& name, const std::string& text) {
+  const fs::path p = temp_dir() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+const char* kGoodTransitions = R"(
+    {"from": "B", "to": "G", "offset": 2},
+    {"from": "G", "to": "B", "offset": 1},
+    {"from": "G", "to": "R", "offset": 3, "spike": true},
+    {"from": "R", "to": "B", "offset": "1/2"})";
+
+std::string three_state_with(const std::string& extra_transition) {
+  return std::string(R"({"states": ["B", "G", "R"], "transitions": [)") + kGoodTransitions +
+         (extra_transition.empty() ? "" : ",\n    " + extra_transition) + "]}";
+}
+
+// Runs `flux FILE --H 0` and checks exit status 2, a one-line message naming
+// the file, and each of `needles` in it.
+void check_bad_model(const std::string& name, const std::string& text, std::initializer_list<const char*> needles) {
+  const std::string path = write_model(name, text);
+  const auto r = run_cli("flux \"" + path + "\" --H 0");
+  INFO("model: " << text << "\noutput: " << r.output);
+  CHECK(r.status == 2);
+  CHECK(r.output.find(path) != std::string::npos);
+  for (const char* needle : needles) CHECK(r.output.find(needle) != std::string::npos);
+  // One line: the message ends with the only newline.
+  CHECK(r.output.find('\n') == r.output.size() - 1);
+}
+
+}  // namespace
+
+TEST_CASE("bad model files: exit 2, one line naming the file and the field") {
+  check_bad_model("unknown_state.json", three_state_with(R"({"from": "B", "to": "X", "offset": 1})"),
+                  {"transitions[4].to", "unknown state 'X'"});
+  check_bad_model("duplicate.json", three_state_with(R"({"from": "G", "to": "R", "offset": 5})"),
+                  {"transitions[4]", "duplicate transition 'G' -> 'R'"});
+  check_bad_model("self_loop.json", three_state_with(R"({"from": "R", "to": "R", "offset": 1})"),
+                  {"transitions[4]", "self-loop"});
+  check_bad_model("negative.json", three_state_with(R"({"from": "R", "to": "G", "offset": -2})"),
+                  {"transitions[4].offset", "negative constant rate"});
+  check_bad_model("nan.json", three_state_with(R"({"from": "R", "to": "G", "offset": "nan"})"),
+                  {"transitions[4].offset", "'nan' is not a finite"});
+  check_bad_model("inf_string.json", three_state_with(R"({"from": "R", "to": "G", "offset": "1", "slope": "-inf"})"),
+                  {"transitions[4].slope", "'-inf' is not a finite"});
+  check_bad_model("inf_number.json", three_state_with(R"({"from": "R", "to": "G", "offset": 1e999})"),
+                  {"transitions[4].offset", "overflow"});
+  check_bad_model("inf_exact.json", three_state_with(R"({"from": "R", "to": "G", "offset": "1e999"})"),
+                  {"transitions[4].offset", "out of range"});
+  check_bad_model("no_spike.json",
+                  R"({"states": ["B", "R"], "transitions": [{"from": "B", "to": "R", "offset": 1},
+                      {"from": "R", "to": "B", "offset": 1}]})",
+                  {"transitions", "no spike transition"});
+  check_bad_model("empty.json", R"({"states": [], "transitions": []})", {"states", "no states"});
+  check_bad_model("malformed.json", R"({"states": ["B", "R"], "transitions": [)", {"malformed JSON"});
+  check_bad_model("not_object.json", R"([1, 2, 3])", {"top level must be an object"});
+  check_bad_model("bad_from.json", three_state_with(R"({"to": "B", "offset": 1})"), {"transitions[4].from", "missing"});
+  check_bad_model("missing_offset.json", three_state_with(R"({"from": "R", "to": "G"})"), {"transitions[4].offset", "missing"});
+  check_bad_model("bad_spike.json", three_state_with(R"({"from": "R", "to": "G", "offset": 1, "spike": "yes"})"),
+                  {"transitions[4].spike"});
+}
+
+TEST_CASE("reducible chain with two closed classes: exit 2 naming both classes") {
+  // S -> L (spike) and S -> R: {L} and {R} are both closed.
+  check_bad_model("two_classes.json",
+                  R"({"states": ["S", "L", "R"], "transitions": [{"from": "S", "to": "L", "offset": 1, "spike": true},
+                      {"from": "S", "to": "R", "offset": 2}]})",
+                  {"2 closed classes", "{L}", "{R}"});
+}
+
+TEST_CASE("a missing model file: exit 2 naming it") {
+  const std::string path = (temp_dir() / "does_not_exist.json").string();
+  const auto r = run_cli("flux \"" + path + "\" --H 0");
+  CHECK(r.status == 2);
+  CHECK(r.output.find(path) != std::string::npos);
+}
+
+TEST_CASE("bad options: exit 2") {
+  const std::string model = std::string(CTMC_FIXTURES_DIR) + "/three_state.json";
+  CHECK(run_cli("flux \"" + model + "\" --H abc").status == 2);
+  CHECK(run_cli("flux \"" + model + "\" --H 0 --precision 10").status == 2);
+  CHECK(run_cli("counting \"" + model + "\" --H 0 --T 0").status == 2);
+  CHECK(run_cli("counting \"" + model + "\" --H 0 --T 1 --from Q").status == 2);
+}
+
+TEST_CASE("flux --exact of a three-state family model: 1/3 and the closed form agrees exactly") {
+  // a(H) = 1 + H/2 = 2 at H = 2; eq. 2: acd / (d(a+b+c) + ac) = 3 / (3 + 6) = 1/3.
+  const auto r = run_cli("flux \"" + std::string(CTMC_FIXTURES_DIR) + "/three_state_family.json\" --H 2 --exact");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("flux = 1/3") != std::string::npos);
+  CHECK(r.output.find("difference (exact) = 0") != std::string::npos);
+  CHECK(r.output.find("pi[R] = 2/3") != std::string::npos);
+}
+
+TEST_CASE("counting --exact: lambda = 1/3 and Fano factor 14/27 (REFERENCES.md)") {
+  const auto r = run_cli("counting \"" + std::string(CTMC_FIXTURES_DIR) + "/three_state.json\" --H 0 --T 5 --exact --json");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find(R"("rate": "1/3")") != std::string::npos);
+  CHECK(r.output.find(R"("fano": "14/27")") != std::string::npos);
+  CHECK(r.output.find(R"("mean": "1.666666666666666666666666666666666666666666666666666666666666666666)") !=
+        std::string::npos);  // E N(5) = 5/3 from stationarity
+}
