@@ -82,6 +82,18 @@ TEST_CASE("true closed forms pass every numeric check") {
   }
 }
 
+TEST_CASE("on the stiff three-state grid double GTH keeps its digits and dense LU does not") {
+  // Rates at 1e-12, 1, 1e12 in every combination: LU subtracts and loses the
+  // small stationary probabilities; GTH never subtracts. Both are measured
+  // against the exact rational flux.
+  const auto r = check_family(family_case(FluxFamily::ThreeState), small_options());
+  const auto& gth = find(r, "double-gth");
+  const auto& lu = find(r, "double-lu");
+  CHECK(gth.min_correct_digits >= 14);
+  CHECK(lu.min_correct_digits < 4);
+  CHECK(lu.max_rel_error > 1e-6);
+}
+
 TEST_CASE("a wrong three-state closed form is refuted symbolically and exactly") {
   auto c = family_case(FluxFamily::ThreeState);
   // a*b instead of a*c in the denominator: a plausible transcription slip.
