@@ -50,9 +50,13 @@ void inverse_cosh_squared(mpfi_ptr out, mpfi_srcptr y, unsigned long k, unsigned
   mpfi_ui_div(out, 1, out);
 }
 
-// [a, b] with a <= b as mpfr-comparable doubles: does X meet [a, b]?
+// Does X meet the piece [a, b]? For a proper interval X only pieces whose
+// interior X meets count (a piece touching X at one end does not shape phi on
+// X); a point X at a knot meets both neighbouring pieces (one-sided slopes).
 bool meets(mpfi_srcptr x, double a, double b) {
-  return mpfr_cmp_d(&x->left, b) <= 0 && mpfr_cmp_d(&x->right, a) >= 0;
+  if (mpfr_equal_p(&x->left, &x->right))
+    return mpfr_cmp_d(&x->left, b) <= 0 && mpfr_cmp_d(&x->right, a) >= 0;
+  return mpfr_cmp_d(&x->left, b) < 0 && mpfr_cmp_d(&x->right, a) > 0;
 }
 
 void table_hull(const Activation& a, mpfi_ptr out, mpfi_srcptr x, bool derivative) {

@@ -180,10 +180,16 @@ void bernstein_sum(mpfi_ptr out, std::int64_t n, mpfi_srcptr u,
 
 // ---------------------------------------------------------------- evaluator
 
-BernsteinEvaluator::BernsteinEvaluator(const BernsteinProblem& p, std::int64_t n, Arithmetic arith)
-    : p_(p), n_(n), arith_(arith), kappa_(static_cast<std::size_t>(n + 1)), kappa_d_(static_cast<std::size_t>(n + 1)),
-      kappa_d_set_(static_cast<std::size_t>(n + 1), 0), kappa_max_(p.prec) {
+namespace {
+std::int64_t checked_n(std::int64_t n) {
   if (n < 1) throw InputError(fmt::format("--N: must be >= 1 (got {})", n));
+  return n;
+}
+}  // namespace
+
+BernsteinEvaluator::BernsteinEvaluator(const BernsteinProblem& p, std::int64_t n, Arithmetic arith)
+    : p_(p), n_(checked_n(n)), arith_(arith), kappa_(static_cast<std::size_t>(n + 1)), kappa_d_(static_cast<std::size_t>(n + 1)),
+      kappa_d_set_(static_cast<std::size_t>(n + 1), 0), kappa_max_(p.prec) {
   Ivl one(p.prec);
   mpfi_set_ui(one, 1);
   p.h(kappa_max_, one);  // h nondecreasing: kappa_i <= h(1)
