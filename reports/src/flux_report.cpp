@@ -151,6 +151,9 @@ int run_flux_report(const ReportContext& ctx) {
     const auto* worst = m0;
     if (worst && !worst->worst.empty())
       sec += "Worst MPFR " + std::to_string(o.precisions[0]) + " point: " + worst->worst + "\n\n";
+    if (dl && !dl->worst.empty())
+      sec += "Worst double-LU point (relative error " + fmt_sci(dl->max_rel_error, 2) + "; inf: LU returned a "
+             "non-finite flux or a singular pivot): " + dl->worst + "\n\n";
     sec += "Symbolic (tree theorem): **" + to_string(r.symbolic.verdict) + "** — " + r.symbolic.reason + "\n\n";
     w.check(c.name + ": symbolic identity (tree theorem)", r.symbolic.verdict != proofs_check::Verdict::Refuted,
             r.symbolic.reason);
