@@ -32,5 +32,8 @@ function(ctmc_add_test_suite module)
     set(T_LABEL unit)
   endif()
   add_test(NAME ${module} COMMAND test_${module})
-  set_tests_properties(${module} PROPERTIES LABELS ${T_LABEL} TIMEOUT 1200)
+  # Passive OpenMP waiting: suites run side by side under ctest -j, and
+  # spinning threads would steal each other's cores.
+  set_tests_properties(${module} PROPERTIES LABELS ${T_LABEL} TIMEOUT 1200
+    ENVIRONMENT "OMP_WAIT_POLICY=passive")
 endfunction()
