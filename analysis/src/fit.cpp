@@ -55,22 +55,12 @@ bool finite(const T& x) {
 // Ceres cost 1/2 sum r_m^2 is half the weighted MSE of eq. 3. Returning false
 // (a non-finite flux: the chain became reducible at some H) makes Ceres reject
 // the step.
-//
-// With FitOptions::log_constant_rates the optimizer works on x with
-// theta_i = exp(x_i) for constant rates and theta_i = x_i otherwise (tried as a
-// way to reach rates at the bound in fewer iterations; on the report's targets
-// it was not better overall, so it is off by default).
 template <int P>
 struct FluxResiduals {
   const FitProblem* problem;
   const Targets* targets;
-  std::array<bool, P> log_param;
   template <class T>
-  bool operator()(const T* x, T* residual) const {
-    using std::exp;
-    std::array<T, P> theta_storage;
-    for (int i = 0; i < P; ++i) theta_storage[i] = log_param[i] ? exp(x[i]) : x[i];
-    const T* theta = theta_storage.data();
+  bool operator()(const T* theta, T* residual) const {
     const auto& h = problem->data.h;
     for (std::size_t m = 0; m < h.size(); ++m) {
       const T f = family_flux<T>(problem->family, theta, T(h[m]));
@@ -102,7 +92,57 @@ double weighted_mse(const FitProblem& p, const Targets& t, const std::vector<dou
   return s;
 }
 
+// The general family's residuals with the analytic (adjoint) Jacobian of
+// general_flux_adjoint (fit_flux.hpp): GTH for pi, one small linear solve per
+// point for the derivatives.
+class GeneralAdjointCost : public ceres::CostFunction {
+ public:
+  GeneralAdjointCost(const FitProblem* p, const Targets* t, int parameters) : p_(p), t_(t), np_(parameters) {
+    set_num_residuals(static_cast<int>(p->data.h.size()));
+    mutable_parameter_block_sizes()->push_back(parameters);
+  }
+  bool Evaluate(double const* const* x, double* residuals, double** jacobians) const override {
+    std::vector<double> grad(np_);
+    const auto& h = p_->data.h;
+    for (std::size_t m = 0; m < h.size(); ++m) {
+      double f = 0;
+      double* g = (jacobians && jacobians[0]) ? jacobians[0] + m * np_ : nullptr;
+      if (!general_flux_adjoint(p_->family.states, x[0], h[m], f, g)) return false;
+      const double sc = t_->scale[m];
+      residuals[m] = sc * (f - t_->y[m]);
+      if (g)
+        for (int k = 0; k < np_; ++k) g[k] *= sc;
+    }
+    return true;
+  }
+
+ private:
+  const FitProblem* p_;
+  const Targets* t_;
+  int np_;
+};
+
 template <int P>
+ceres::CostFunction* autodiff_cost(const FitProblem& p, const Targets& t) {
+  return new ceres::AutoDiffCostFunction<FluxResiduals<P>, ceres::DYNAMIC, P>(new FluxResiduals<P>{&p, &t},
+                                                                              static_cast<int>(p.data.h.size()));
+}
+
+ceres::CostFunction* make_cost(const FitProblem& p, const Targets& t, std::size_t parameters, const FitOptions& o) {
+  if (p.family.family == FitFamily::General && o.gradient == GradientMethod::Adjoint)
+    return new GeneralAdjointCost(&p, &t, static_cast<int>(parameters));
+  switch (parameters) {
+    case 3: return autodiff_cost<3>(p, t);
+    case 4: return autodiff_cost<4>(p, t);
+    case 6: return autodiff_cost<6>(p, t);
+    case 12: return autodiff_cost<12>(p, t);
+    case 24: return autodiff_cost<24>(p, t);
+    case 40: return autodiff_cost<40>(p, t);
+    case 60: return autodiff_cost<60>(p, t);
+  }
+  throw InputError(fmt::format("fit: no solver for {} parameters", parameters));
+}
+
 StartOutcome solve_start(const FitProblem& p, const Targets& t, const std::vector<ParamInfo>& params,
                          std::vector<double> theta, const FitOptions& o) {
 #ifdef __SSE__
@@ -112,20 +152,11 @@ StartOutcome solve_start(const FitProblem& p, const Targets& t, const std::vecto
   const unsigned csr = _mm_getcsr();
   _mm_setcsr(csr | 0x8040);
 #endif
-  std::array<bool, P> log_param;
-  std::vector<double> x(P);
-  for (int i = 0; i < P; ++i) {
-    log_param[i] = params[i].kind == ParamKind::ConstRate && o.log_constant_rates;
-    x[i] = log_param[i] ? std::log(theta[i]) : theta[i];
-  }
   ceres::Problem problem;
-  auto* cost = new ceres::AutoDiffCostFunction<FluxResiduals<P>, ceres::DYNAMIC, P>(
-      new FluxResiduals<P>{&p, &t, log_param}, static_cast<int>(p.data.h.size()));
-  problem.AddResidualBlock(cost, nullptr, x.data());
-  for (int i = 0; i < P; ++i) {
-    const double lo = p.bounds.lower(params[i].kind), hi = p.bounds.upper(params[i].kind);
-    problem.SetParameterLowerBound(x.data(), i, log_param[i] ? std::log(lo) : lo);
-    problem.SetParameterUpperBound(x.data(), i, log_param[i] ? std::log(hi) : hi);
+  problem.AddResidualBlock(make_cost(p, t, params.size(), o), nullptr, theta.data());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    problem.SetParameterLowerBound(theta.data(), static_cast<int>(i), p.bounds.lower(params[i].kind));
+    problem.SetParameterUpperBound(theta.data(), static_cast<int>(i), p.bounds.upper(params[i].kind));
   }
   ceres::Solver::Options so;
   so.linear_solver_type = ceres::DENSE_QR;
@@ -141,27 +172,10 @@ StartOutcome solve_start(const FitProblem& p, const Targets& t, const std::vecto
 #ifdef __SSE__
   _mm_setcsr(csr);
 #endif
-  for (int i = 0; i < P; ++i)
-    theta[i] = log_param[i] ? std::clamp(std::exp(x[i]), p.bounds.lower(params[i].kind), p.bounds.upper(params[i].kind))
-                            : x[i];
   StartOutcome out;
   out.mse = weighted_mse(p, t, theta);
   out.theta = std::move(theta);
   return out;
-}
-
-StartOutcome solve_dispatch(const FitProblem& p, const Targets& t, const std::vector<ParamInfo>& params,
-                            std::vector<double> theta, const FitOptions& o) {
-  switch (params.size()) {
-    case 3: return solve_start<3>(p, t, params, std::move(theta), o);
-    case 4: return solve_start<4>(p, t, params, std::move(theta), o);
-    case 6: return solve_start<6>(p, t, params, std::move(theta), o);
-    case 12: return solve_start<12>(p, t, params, std::move(theta), o);
-    case 24: return solve_start<24>(p, t, params, std::move(theta), o);
-    case 40: return solve_start<40>(p, t, params, std::move(theta), o);
-    case 60: return solve_start<60>(p, t, params, std::move(theta), o);
-  }
-  throw InputError(fmt::format("fit: no solver for {} parameters", params.size()));
 }
 
 // A random starting point. Scales come from the target: rates of the order of
@@ -243,6 +257,11 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   std::vector<StartOutcome> outcomes(n);
 #ifdef _OPENMP
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+#else
+  const int threads = 1;
+#endif
+  (void)threads;
+#ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
   for (int k = 0; k < n; ++k) {
@@ -262,9 +281,36 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
           if (std::isfinite(weighted_mse(problem, targets, theta))) break;
         }
       }
-      outcomes[k] = solve_dispatch(problem, targets, params, std::move(theta), options);
+      outcomes[k] = solve_start(problem, targets, params, std::move(theta), options);
     } catch (...) {
       outcomes[k] = StartOutcome{};
+    }
+  }
+
+  // Polish: the best few starts often stop while still crawling along a
+  // shallow valley towards a bound (e.g. a refractory rate -> R); continue
+  // them with 10x the iterations and tighter tolerances. Deterministic: the
+  // set is chosen by (MSE, start index) and each polish is a pure function of
+  // its start.
+  if (options.polish > 0) {
+    std::vector<int> order(n);
+    for (int k = 0; k < n; ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return outcomes[a].mse < outcomes[b].mse; });
+    const int np = std::min(options.polish, n);
+    FitOptions po = options;
+    po.max_iterations = 10 * options.max_iterations;
+    po.function_tolerance = options.function_tolerance * 1e-4;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int i = 0; i < np; ++i) {
+      const int k = order[i];
+      if (!std::isfinite(outcomes[k].mse)) continue;
+      try {
+        auto polished = solve_start(problem, targets, params, outcomes[k].theta, po);
+        if (polished.mse < outcomes[k].mse) outcomes[k] = std::move(polished);
+      } catch (...) {
+      }
     }
   }
 

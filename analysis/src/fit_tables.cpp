@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "ctmc/solvers/errors.hpp"
@@ -15,19 +16,19 @@ std::vector<FitTarget> fit_table_targets() {
   // Figure 2 of the paper: sigmoid with the three-state family; ReLU, softplus
   // and ClipReLU10 with "the low-state variant used in the implementation"
   // (not specified further). Domains are not stated in the paper.
-  t.push_back({"sigmoid", "sigmoid", "1", "-6", "6", 1.1e-3, "three-state"});
-  t.push_back({"relu", "relu", "1", "-1", "5", 2.4e-3, ""});
-  t.push_back({"softplus", "softplus", "1", "-6", "6", 1.1e-2, ""});
+  t.push_back({"sigmoid", "sigmoid", "sigmoid", "1", "-6", "6", 1.1e-3, "three-state"});
+  t.push_back({"relu", "relu", "relu", "1", "-1", "5", 2.4e-3, ""});
+  t.push_back({"softplus", "softplus", "softplus", "1", "-6", "6", 1.1e-2, ""});
   for (int k : {1, 2, 4, 6, 10}) {
-    FitTarget c{fmt::format("cliprelu_{}", k), fmt::format("cliprelu_{}", k), "1", "-2", std::to_string(k + 2),
-                std::nullopt, ""};
+    const auto name = fmt::format("cliprelu_{}", k);
+    FitTarget c{name, name, name, "1", "-2", std::to_string(k + 2), std::nullopt, ""};
     if (k == 10) c.paper_mse = 2.7e-3;
     t.push_back(c);
   }
-  t.push_back({"sigmoid_shift_2", "sigmoid_shift_2", "1", "-4", "8", std::nullopt, ""});
+  t.push_back({"sigmoid_shift_2", "sigmoid_shift_2", "sigmoid_shift_2", "1", "-4", "8", std::nullopt, ""});
   // Appendix B: fully connected three-state chain, target alpha softplus on
   // [-26, 14], MSE 2.39e-4 (alpha not stated).
-  t.push_back({"softplus x 1/14", "softplus", "1/14", "-26", "14", 2.39e-4, "full-three-state"});
+  t.push_back({"softplus x 1/14", "softplus_x_1_14", "softplus", "1/14", "-26", "14", 2.39e-4, "full-three-state"});
   return t;
 }
 
@@ -47,6 +48,47 @@ FitProblem make_fit_problem(const FitTarget& t, const FamilySpec& f, std::size_t
   const auto [lo, hi] = parse_domain(t.lo + "," + t.hi);
   p.data = make_grid(lo, hi, points);
   return p;
+}
+
+std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const std::vector<FamilySpec>& families,
+                                  const FitOptions& options) {
+  std::vector<FitRow> rows;
+  for (const auto& t : targets)
+    for (const auto& f : families) {
+      const auto start = std::chrono::steady_clock::now();
+      FitRow r{t, f, fit(make_fit_problem(t, f), options), 0};
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      rows.push_back(std::move(r));
+    }
+  return rows;
+}
+
+std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& targets, std::size_t n_min,
+                                               std::size_t n_max, const std::vector<double>& tolerances,
+                                               const FitOptions& options) {
+  std::vector<StatesNeededRow> rows;
+  for (const auto& t : targets) {
+    StatesNeededRow row;
+    row.target = t;
+    row.tolerances = tolerances;
+    row.min_states.assign(tolerances.size(), std::nullopt);
+    for (std::size_t n = n_min; n <= n_max; ++n) {
+      FitOptions o = options;
+      o.widen_on_bound = false;  // the table is about state counts at the stated bounds
+      const auto r = fit(make_fit_problem(t, {FitFamily::General, n}), o);
+      row.states.push_back(n);
+      row.mse.push_back(r.mse);
+      row.max_abs_error.push_back(r.max_abs_error);
+      for (std::size_t k = 0; k < tolerances.size(); ++k)
+        if (!row.min_states[k] && r.max_abs_error <= tolerances[k]) row.min_states[k] = n;
+    }
+    const auto p = make_fit_problem(t, {FitFamily::TwoState, 2});
+    BernsteinTarget b{p.activation, solvers::to_double(p.alpha), solvers::to_double(p.data.lo),
+                      solvers::to_double(p.data.hi)};
+    for (double tol : tolerances) row.bernstein_degree.push_back(bernstein_min_degree(b, tol));
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 namespace {

@@ -3,11 +3,15 @@
 namespace ctmc::reports {
 
 ReportDef flux_report_def();  // flux_report.cpp
+ReportDef fits_report_def();  // fits_report.cpp
+ReportDef theorem_report_def();  // theorem_report.cpp
 
 // Each report module adds its definition here, in the order `report all` runs them.
 const std::vector<ReportDef>& all_reports() {
   static const std::vector<ReportDef> defs = {
       flux_report_def(),
+      fits_report_def(),
+      theorem_report_def(),
   };
   return defs;
 }

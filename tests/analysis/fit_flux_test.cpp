@@ -108,3 +108,23 @@ TEST_CASE("rectified rate: inactive branch has zero derivative") {
   CHECK(above.v[0] == doctest::Approx(1.0));
   CHECK(above.v[1] == doctest::Approx(3.0));
 }
+
+TEST_CASE("adjoint gradient of the general family equals the Jet-through-GTH gradient") {
+  using Jet40 = ceres::Jet<double, 40>;
+  std::array<double, 40> theta;
+  for (int i = 0; i < 40; ++i) theta[i] = (i % 2 == 0) ? 0.2 + 0.07 * (i % 9) : 0.4 - 0.03 * (i % 13);
+  theta[6] = -5.0;  // one rate rectified to 0 on part of the inputs (inactive branch)
+  const FamilySpec gen{FitFamily::General, 5};
+  for (double h : {-1.0, 0.3, 2.0}) {
+    const auto x = seeded<40>(theta.data());
+    const Jet40 f = family_flux<Jet40>(gen, x.data(), Jet40(h));
+    double flux = 0;
+    std::array<double, 40> grad;
+    REQUIRE(general_flux_adjoint(5, theta.data(), h, flux, grad.data()));
+    CHECK(flux == doctest::Approx(f.a).epsilon(1e-14));
+    for (int i = 0; i < 40; ++i) {
+      INFO("H = " << h << ", parameter " << i);
+      CHECK(grad[i] == doctest::Approx(f.v[i]).epsilon(1e-10).scale(1e-12));
+    }
+  }
+}

@@ -98,6 +98,16 @@ T general_flux(std::size_t n, const T* theta, const T& H) {
   return f;
 }
 
+// Value and gradient of the general family's flux in double by the adjoint of
+// the stationary equations: with Q z = f - F 1 (f_i = r_i0 the spike rate out
+// of i, z_0 = 0), perturbing r_ij changes pi Q = 0 by dQ = e_i (e_j - e_i)^T,
+// so dF/dr_ij = pi_i (z_i - z_j + [j = 0]); then dr/dp = [r > 0] and
+// dr/ds = H [r > 0] (the branch rule of rectified_affine). pi comes from GTH;
+// z from an LU solve of the (n-1) x (n-1) block of Q without state 0
+// (nonsingular when the chain is irreducible). grad may be null. Returns false
+// when the chain is reducible at H.
+bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& flux, double* grad);
+
 template <class T>
 T family_flux(const FamilySpec& f, const T* theta, const T& H) {
   switch (f.family) {

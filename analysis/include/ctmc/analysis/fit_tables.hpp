@@ -15,6 +15,7 @@ namespace ctmc::analysis {
 // A row group of the main table: alpha * phi on [lo, hi] (401-point grid).
 struct FitTarget {
   std::string label;       // "sigmoid", "softplus x 1/14"
+  std::string slug;        // file-name form: "sigmoid", "softplus_x_1_14"
   std::string activation;  // parse_activation name
   std::string alpha = "1", lo, hi;  // exact texts
   // The paper's published MSE (Figure 2 caption, Appendix B figure) and the
@@ -32,6 +33,30 @@ std::vector<FitTarget> fit_table_targets();
 std::vector<FamilySpec> fit_table_families();
 // The fit problem of a target and family (grid of `points` points, default bounds).
 FitProblem make_fit_problem(const FitTarget& t, const FamilySpec& f, std::size_t points = 401);
+
+// One fit per (target, family), in target-major order, each with `options`.
+struct FitRow {
+  FitTarget target;
+  FamilySpec family;
+  FitResult result;
+  double seconds = 0;  // wall time of this fit (incl. widened refits)
+};
+std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const std::vector<FamilySpec>& families,
+                                  const FitOptions& options);
+
+// "States needed": best general-n fits for n = n_min..n_max, judged by max
+// |error| against each tolerance (fit in least squares as everywhere else).
+struct StatesNeededRow {
+  FitTarget target;
+  std::vector<std::size_t> states;        // n_min..n_max
+  std::vector<double> mse, max_abs_error; // per n
+  std::vector<double> tolerances;
+  std::vector<std::optional<std::size_t>> min_states;       // per tolerance; nullopt: > n_max
+  std::vector<std::optional<std::size_t>> bernstein_degree; // per tolerance: N (states 2(N+1))
+};
+std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& targets, std::size_t n_min,
+                                               std::size_t n_max, const std::vector<double>& tolerances,
+                                               const FitOptions& options);
 
 // --- Bernstein chain (DESIGN.md section 6) as a state-count reference -------
 // With psi(u) = alpha phi(lo + u (hi - lo)), rho = 2 max psi,

@@ -1,0 +1,84 @@
+// Fit benchmarks (issue 4 targets), each printed beside a baseline from the
+// same run:
+//   single   one three-state fit (sigmoid on [-6, 6], 64 starts) with 2 threads
+//            and 1 thread; target < 0.5 s. Also general-4 with the adjoint
+//            gradient vs automatic differentiation through GTH on Jets.
+//   table    the main fits table of `report fits` (10 targets x 5 families,
+//            64 starts per row, incl. widened refits) with 2 threads; target < 60 s.
+//   states   the states-needed table (general 2..6 states, 32 starts, plus the
+//            Bernstein estimate); target < 600 s.
+// Usage: bench_fit [single|table|states|all] (default: single).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <string>
+
+#include "ctmc/analysis/fit_tables.hpp"
+
+using namespace ctmc::analysis;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void bench_single() {
+  const auto targets = fit_table_targets();
+  const auto p = make_fit_problem(targets[0], {FitFamily::ThreeState, 3});
+  for (int threads : {2, 1}) {
+    FitOptions o;
+    o.threads = threads;
+    o.widen_on_bound = false;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = fit(p, o);
+    fmt::print("three-state sigmoid [-6,6], 64 starts, {} thread(s): {:.3f} s (target < 0.5 s); MSE {:.6e}, "
+               "{} within 1%\n",
+               threads, seconds_since(t0), r.mse, r.within_1pct);
+  }
+  const auto g = make_fit_problem(targets[2], {FitFamily::General, 4});
+  for (auto method : {GradientMethod::Adjoint, GradientMethod::JetGth}) {
+    FitOptions o;
+    o.threads = 2;
+    o.starts = 8;
+    o.widen_on_bound = false;
+    o.gradient = method;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = fit(g, o);
+    fmt::print("general-4 softplus [-6,6], 8 starts, 2 threads, {:<8}: {:.3f} s; MSE {:.6e}\n",
+               method == GradientMethod::Adjoint ? "adjoint" : "Jet GTH", seconds_since(t0), r.mse);
+  }
+}
+
+void bench_table() {
+  FitOptions o;
+  o.threads = 2;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto rows = run_fit_table(fit_table_targets(), fit_table_families(), o);
+  const double total = seconds_since(t0);
+  for (const auto& r : rows)
+    fmt::print("  {:<16} {:<17} {:7.2f} s  MSE {:.4e}  within 1% {:2d}/64{}\n", r.target.label,
+               family_name(r.family), r.seconds, r.result.mse, r.result.within_1pct,
+               r.result.widened.empty() ? "" : "  (+ widened refits)");
+  fmt::print("main fits table: {} rows x 64 starts, 2 threads: {:.1f} s (target < 60 s)\n", rows.size(), total);
+}
+
+void bench_states() {
+  FitOptions o;
+  o.threads = 2;
+  o.starts = 32;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto rows = run_states_needed(fit_table_targets(), 2, 6, {1e-1, 1e-2, 1e-3}, o);
+  fmt::print("states-needed table: {} targets x general 2..6 states, 32 starts, 2 threads: {:.1f} s (target < 600 s)\n",
+             rows.size(), seconds_since(t0));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string what = argc > 1 ? argv[1] : "single";
+  if (what == "single" || what == "all") bench_single();
+  if (what == "table" || what == "all") bench_table();
+  if (what == "states" || what == "all") bench_states();
+  return 0;
+}

@@ -1,0 +1,275 @@
+// `ctmc-snn report fits`: least-squares fits of CTMC families to activations
+// (paper section 3.2, eq. 3; Figure 2; Appendix B's fully connected
+// three-state example), a second-optimizer check of every row, the "states
+// needed" table against the Bernstein construction, and Figure-2-style plots.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "ctmc/analysis/fit_tables.hpp"
+#include "ctmc/reports/registry.hpp"
+#include "ctmc/reports/writer.hpp"
+#include "ctmc/solvers/exact.hpp"
+#include "ctmc/solvers/stationary.hpp"
+
+namespace ctmc::reports {
+namespace {
+
+using analysis::FitFamily;
+using analysis::FitRow;
+
+constexpr int kStarts = 64;          // main table, per row (issue 4)
+constexpr int kCheckStarts = 256;    // second check: 4x the starts, other seeds
+constexpr int kStatesStarts = 32;    // states-needed fits (general 2..6 states)
+// A second check "beats" a row when it lowers the MSE by more than this
+// relative amount (below it, the difference is convergence noise).
+constexpr double kBeatTolerance = 1e-3;
+
+std::string params_text(const analysis::FitResult& r) {
+  if (r.params.size() > 12) return fmt::format("{} parameters (see model file)", r.params.size());
+  std::string s;
+  for (std::size_t i = 0; i < r.params.size(); ++i)
+    s += fmt::format("{}{}={}", i ? ", " : "", r.params[i].name, fmt_g(r.theta[i], 5));
+  return s;
+}
+
+std::string model_file(const FitRow& row) {
+  return fmt::format("model_{}_{}.json", row.target.slug, analysis::family_name(row.family));
+}
+
+// Flux of a fitted model on the fit grid (double GTH on the exact model).
+std::vector<double> flux_curve(const solvers::Model& m, const analysis::FitData& d) {
+  std::vector<double> f;
+  for (const auto& h : d.h_exact) f.push_back(solvers::solve_stationary<double>(m, h).flux);
+  return f;
+}
+
+void plot_target(ReportWriter& w, const std::vector<const FitRow*>& rows) {
+  const auto& t = rows.front()->target;
+  const auto p = analysis::make_fit_problem(t, rows.front()->family);
+  const double alpha = solvers::to_double(p.alpha);
+  Plot plot;
+  plot.name = "fit_" + t.slug;
+  plot.title = fmt::format("{} on [{}, {}]: fitted stationary flux nu(H)", t.label, t.lo, t.hi);
+  plot.xlabel = "H";
+  plot.ylabel = "rate";
+  plot.y2label = "residual nu - alpha phi";
+  Series target;
+  target.x = p.data.h;
+  target.title = t.alpha == "1" ? "phi (target)" : fmt::format("{} phi (target)", t.alpha);
+  for (double h : p.data.h) target.y.push_back(alpha * p.activation.eval<double>(h));
+  target.extra = "lw 3 lc rgb 'black'";
+  plot.series.push_back(target);
+  for (const auto* row : rows) {
+    const auto f = flux_curve(row->result.model, p.data);
+    Series nu{fmt::format("nu, {}", analysis::family_name(row->family)), p.data.h, f};
+    nu.extra = "dt 2 lw 2";
+    Series res{fmt::format("residual, {}", analysis::family_name(row->family)), p.data.h, {}};
+    for (std::size_t m = 0; m < f.size(); ++m) res.y.push_back(f[m] - target.y[m]);
+    res.axis = 2;
+    res.extra = "lw 1";
+    plot.series.push_back(nu);
+    plot.series.push_back(res);
+  }
+  plot.extra_commands = {"set y2tics", "set ytics nomirror"};
+  w.plot(plot);
+}
+
+int run(const ReportContext& ctx) {
+  ReportWriter w(ctx, "fits", "CTMC neuron fits to activations (paper eq. 3, Figure 2, Appendix B)");
+  const auto targets = analysis::fit_table_targets();
+  const auto families = analysis::fit_table_families();
+  analysis::FitOptions opt;
+  opt.starts = kStarts;
+  opt.seed = ctx.seed;
+  opt.threads = ctx.threads;
+  const analysis::FitBounds bounds;
+
+  w.paragraph(fmt::format(
+      "Least-squares fits (paper eq. 3) of the stationary spike flux nu_theta(H) of each family to alpha * phi(H) "
+      "on a 401-point uniform grid. Every input-dependent rate is rectified affine max(0, p + s H); constant rates "
+      "are single parameters. **Bounds (part of each fit's definition):** offsets and slopes in [-{0}, {0}], "
+      "constant rates in [{1}, {0}]. Ceres Levenberg-Marquardt with bounds, derivatives by automatic "
+      "differentiation (closed forms of two-, three-, full-three-state; the general family by the adjoint of the "
+      "stationary equations with pi from GTH, tested against automatic differentiation through GTH on "
+      "ceres::Jet). {2} seeded starts per row (seed {3}), the best {4} polished with 10x the iterations; MSE and "
+      "max |error| re-evaluated in MPFR ({5} bits) on the exact rational parameters of the written model. "
+      "Where the best fit has a parameter on a bound the row is refitted with bounds x10 and x100 "
+      "(warm-started from the bounded optimum).",
+      bounds.rate_bound, bounds.min_const_rate, kStarts, ctx.seed, opt.polish, opt.mpfr_bits));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto rows = analysis::run_fit_table(targets, families, opt);
+  const double main_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // Second check: 4x the starts from an independent seed.
+  analysis::FitOptions check = opt;
+  check.starts = kCheckStarts;
+  check.seed = ctx.seed + 1000003;
+  check.widen_on_bound = false;
+  const auto t1 = std::chrono::steady_clock::now();
+  const auto checks = analysis::run_fit_table(targets, families, check);
+  const double check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+
+  Table main;
+  main.columns = {"target", "family", "domain", "MSE", "max |err|", "within 1% of best", "on bound",
+                  "MSE bounds x10", "MSE bounds x100", "MSE, 256 other starts", kPaperColumn, "parameters",
+                  "model"};
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  int beaten = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const auto& r = row.result;
+    const auto& c = checks[i].result;
+    const bool beat = c.mse < r.mse * (1 - kBeatTolerance);
+    beaten += beat;
+    std::optional<double> paper;
+    if (row.target.paper_mse &&
+        (row.target.paper_family.empty() ? row.family.family != FitFamily::FullThreeState &&
+                                               row.family.family != FitFamily::General
+                                         : row.target.paper_family == analysis::family_name(row.family)))
+      paper = row.target.paper_mse;
+    std::string paper_text = paper ? fmt_sci(*paper, 2) : kNoPaperValue;
+    if (paper && row.target.paper_family.empty()) paper_text += " (low-state variant, family not stated)";
+    const auto widened = [&](std::size_t k) {
+      return k < r.widened.size() ? fmt_sci(r.widened[k].mse) + (r.widened[k].on_bound.empty() ? "" : " (on bound)")
+                                  : std::string("—");
+    };
+    main.rows.push_back({row.target.label, analysis::family_name(row.family),
+                         fmt::format("[{}, {}]", row.target.lo, row.target.hi), fmt_sci(r.mse), fmt_sci(r.max_abs_error),
+                         fmt::format("{}/{}", r.within_1pct, kStarts),
+                         r.on_bound.empty() ? "no" : fmt::format("{}", fmt::join(r.on_bound, "; ")), widened(0),
+                         widened(1), fmt_sci(c.mse) + (beat ? " (better)" : ""), paper_text, params_text(r),
+                         model_file(row)});
+    w.write_json(model_file(row), solvers::model_to_json(r.model));
+    json.push_back({{"target", row.target.label},
+                    {"family", analysis::family_name(row.family)},
+                    {"domain", {row.target.lo, row.target.hi}},
+                    {"alpha", row.target.alpha},
+                    {"mse", r.mse},
+                    {"max_abs_error", r.max_abs_error},
+                    {"within_1pct", r.within_1pct},
+                    {"starts", kStarts},
+                    {"on_bound", r.on_bound},
+                    {"mse_widened", [&] {
+                       auto a = nlohmann::ordered_json::array();
+                       for (const auto& x : r.widened) a.push_back({{"widen", x.widen}, {"mse", x.mse}});
+                       return a;
+                     }()},
+                    {"check_mse", c.mse},
+                    {"paper_mse", paper ? nlohmann::ordered_json(*paper) : nlohmann::ordered_json(nullptr)},
+                    {"seconds", row.seconds},
+                    {"model", model_file(row)}});
+  }
+  w.heading("Fits: target x family");
+  w.table(main, "fits.csv");
+  w.write_json("fits.json", json);
+  w.check(fmt::format("second optimizer check: {} independent starts (seed {}) do not beat any row by more than "
+                      "{:g} relative ({} of {} rows beaten)",
+                      kCheckStarts, check.seed, kBeatTolerance, beaten, rows.size()),
+          beaten == 0);
+  for (const auto& row : rows)
+    w.check(fmt::format("{} / {}: every parameter within its bounds, constant rates > 0", row.target.label,
+                        analysis::family_name(row.family)),
+            [&] {
+              for (std::size_t k = 0; k < row.result.theta.size(); ++k) {
+                const auto kind = row.result.params[k].kind;
+                if (!(row.result.theta[k] >= bounds.lower(kind) && row.result.theta[k] <= bounds.upper(kind)))
+                  return false;
+              }
+              return true;
+            }());
+
+  // Comparison with the paper.
+  const FitRow* fc = nullptr;
+  for (const auto& row : rows)
+    if (row.target.slug == "softplus_x_1_14" && row.family.family == FitFamily::FullThreeState) fc = &row;
+  std::string scale_note;
+  if (fc) {
+    // Multiplying every rate by k multiplies nu by k (DESIGN section 4), so
+    // with bounds not binding MSE(alpha) = (alpha / (1/14))^2 MSE(1/14).
+    const double a_eq = (1.0 / 14.0) * std::sqrt(2.39e-4 / fc->result.mse);
+    scale_note = fmt::format(
+        " For Appendix B's fully connected three-state example we fit (1/14) softplus on [-26, 14] (alpha = 1/14 "
+        "makes the target peak at softplus(14)/14 = 1.00000006; the paper does not state its alpha). Scaling every "
+        "rate by k scales nu by k, so as long as the bounds do not bind the family's best MSE is proportional to "
+        "alpha^2: our MSE {} at alpha = 1/14 equals the paper's 2.39e-4 at alpha = {}, i.e. max target {}. The "
+        "paper's residual band of about +-0.03 suggests a target of order 1-10, consistent with this.",
+        fmt_sci(fc->result.mse), fmt_g(a_eq, 4), fmt_g(a_eq * 14.0, 4));
+  }
+  w.heading("Comparison with the paper");
+  w.paragraph(
+      "The paper reports MSE 1.1e-3 (sigmoid, three-state), 2.4e-3 (ReLU), 1.1e-2 (softplus) and 2.7e-3 "
+      "(ClipReLU10), the last three with \"the low-state variant used in the implementation\" (two- or "
+      "three-state, not specified), and states neither its domains nor its rate bounds, so its values are "
+      "context, not a pass mark. Differences are explained by domains and bounds: for ReLU the infimum MSE of "
+      "both low-state families is 0 (a = max(0, H), the other rates -> infinity), so a ReLU row is set by the "
+      "rate bound (see the on-bound and widened-bound columns); for ClipReLU and softplus the fitted MSE grows "
+      "with the width of the domain above the kink, so a wider or narrower operating range moves it by large "
+      "factors. Our sigmoid three-state MSE on [-6, 6] (bounds not binding beyond the refractory rate d, whose "
+      "widening changes the MSE by < 0.1%) is directly comparable with the paper's 1.1e-3." +
+      scale_note);
+
+  // Plots: one per target, every family.
+  w.heading("Plots (as in the paper's Figure 2: target, fitted nu, residual on the right axis)");
+  for (const auto& t : targets) {
+    std::vector<const FitRow*> rs;
+    for (const auto& row : rows)
+      if (row.target.slug == t.slug) rs.push_back(&row);
+    plot_target(w, rs);
+  }
+
+  // States needed.
+  const std::vector<double> tols = {1e-1, 1e-2, 1e-3};
+  analysis::FitOptions sopt = opt;
+  sopt.starts = kStatesStarts;
+  const auto t2 = std::chrono::steady_clock::now();
+  const auto needed = analysis::run_states_needed(targets, 2, 6, tols, sopt);
+  const double states_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
+  Table st;
+  st.columns = {"target", "domain"};
+  for (double tol : tols) {
+    st.columns.push_back(fmt::format("states, max err <= {:g}", tol));
+    st.columns.push_back(fmt::format("Bernstein 2(N+1), {:g}", tol));
+  }
+  for (std::size_t n = 2; n <= 6; ++n) st.columns.push_back(fmt::format("max err, {} states", n));
+  for (const auto& row : needed) {
+    std::vector<std::string> cells = {row.target.label, fmt::format("[{}, {}]", row.target.lo, row.target.hi)};
+    for (std::size_t k = 0; k < tols.size(); ++k) {
+      cells.push_back(row.min_states[k] ? std::to_string(*row.min_states[k]) : "> 6");
+      cells.push_back(row.bernstein_degree[k] ? fmt_int(2 * (static_cast<long long>(*row.bernstein_degree[k]) + 1))
+                                              : "> 2^24");
+    }
+    for (double e : row.max_abs_error) cells.push_back(fmt_sci(e));
+    st.rows.push_back(cells);
+  }
+  w.heading("States needed (the open question after the paper's corollary)");
+  w.paragraph(fmt::format(
+      "Smallest number of states n (general family: complete graph on n states, every rate rectified affine, "
+      "spikes on the transitions into state 0) whose least-squares fit ({} starts, same bounds, no widening) "
+      "reaches the stated max |error| on the 401-point grid, next to the 2(N+1) states of the theorem's "
+      "Bernstein chain with kappa_i = h(i/N), rho = 2 max(alpha phi), for the same sup error. The Bernstein N is "
+      "a lightweight double-precision estimate: sup over 4001 grid points in u plus the target's kinks, N found by "
+      "doubling and bisection (not a certified bound; see the theorem report for certified values).",
+      kStatesStarts));
+  w.table(st, "states_needed.csv");
+
+  w.heading("Timing");
+  w.paragraph(fmt::format(
+      "Main table ({} rows x {} starts, incl. widened refits): {:.1f} s; second check ({} starts per row): {:.1f} s; "
+      "states-needed table: {:.1f} s (threads: {}).",
+      rows.size(), kStarts, main_seconds, kCheckStarts, check_seconds, states_seconds,
+      ctx.threads == 0 ? std::string("all cores") : std::to_string(ctx.threads)));
+  w.finish();
+  return w.exit_status();
+}
+
+}  // namespace
+
+ReportDef fits_report_def() {
+  return {"fits", "Fits of CTMC families to activations (eq. 3), states needed vs Bernstein", run};
+}
+
+}  // namespace ctmc::reports
