@@ -20,6 +20,7 @@ using ojson = nlohmann::ordered_json;
 ExactValue::ExactValue(const Rational& q) : value(q), text(exact_text(q)) {}
 
 Rational Transition::rate(const Rational& H) const {
+  if (slope.value == 0) return offset.value > 0 ? offset.value : Rational(0);  // constant: no arithmetic
   Rational r = offset.value + slope.value * H;
   return r > 0 ? r : Rational(0);
 }

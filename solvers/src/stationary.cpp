@@ -97,9 +97,9 @@ Stationary<T> solve_stationary(const Model& m, const Rational& H, Method method,
   std::vector<std::size_t> local(m.size(), static_cast<std::size_t>(-1));
   for (std::size_t i = 0; i < support.size(); ++i) local[support[i]] = i;
 
-  std::vector<T> rate_t(rates.size(), T(0));
-  for (std::size_t k = 0; k < rates.size(); ++k)
-    if (rates[k] > 0) rate_t[k] = from_rational<T>(rates[k]);
+  std::vector<T> rate_t;
+  rate_t.reserve(rates.size());
+  for (std::size_t k = 0; k < rates.size(); ++k) rate_t.push_back(rates[k] > 0 ? from_rational<T>(rates[k]) : T(0));
 
   const bool dense = method == Method::Dense || (method == Method::Auto && support.size() <= kDenseLimit);
   std::vector<T> sub;
@@ -116,13 +116,19 @@ Stationary<T> solve_stationary(const Model& m, const Rational& H, Method method,
     for (std::size_t k = 0; k < rates.size(); ++k) {
       const auto& t = m.transitions[k];
       if (rates[k] > 0 && local[t.from] != static_cast<std::size_t>(-1) && local[t.to] != static_cast<std::size_t>(-1))
-        q.add(local[t.from], local[t.to], rate_t[k]);
+      {
+        // Only spike rates are needed again (for the flux): move the others.
+        if (t.spike)
+          q.add(local[t.from], local[t.to], rate_t[k]);
+        else
+          q.add(local[t.from], local[t.to], std::move(rate_t[k]));
+      }
     }
     sub = gth_sparse(std::move(q));
   }
   Stationary<T> r;
   r.pi.assign(m.size(), T(0));
-  for (std::size_t i = 0; i < support.size(); ++i) r.pi[support[i]] = sub[i];
+  for (std::size_t i = 0; i < support.size(); ++i) r.pi[support[i]] = std::move(sub[i]);
   r.flux = T(0);
   for (std::size_t k = 0; k < rates.size(); ++k)
     if (m.transitions[k].spike && rates[k] > 0) add_product(r.flux, r.pi[m.transitions[k].from], rate_t[k]);
