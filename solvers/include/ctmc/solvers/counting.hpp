@@ -71,8 +71,12 @@ AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, con
 extern template SpikeGenerator<double> spike_generator(const Model&, const Rational&);
 extern template SpikeGenerator<Mpfr> spike_generator(const Model&, const Rational&);
 extern template SpikeGenerator<Rational> spike_generator(const Model&, const Rational&);
-// The two supported scalars (defined in counting.cpp; MPFR works with 64
-// guard bits internally and rounds the results to the current precision).
+// The two supported scalars (defined in counting.cpp). MPFR works with 64
+// guard bits internally and rounds the results to the current precision; it
+// does so by raising the process-wide default precision for the duration of
+// the call, so, like set_precision_bits, call it from one thread at a time
+// (the double version is thread-safe). Cost: a dense exponential of a 3n x 3n
+// matrix, O(27 n^3 (m + s)); meant for small neurons (n up to a few tens).
 template <>
 CountingMoments<double> counting_moments(const Model&, const Rational&, const std::vector<double>&, const double&,
                                          const std::string&);
