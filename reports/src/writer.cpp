@@ -118,6 +118,13 @@ std::string gp_string(const std::string& s) {  // a gnuplot double-quoted string
   return out + "\"";
 }
 
+// Text for a '#' comment line: newlines would end the comment.
+std::string one_line(std::string s) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
 std::string dat_number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string("NaN"); }
 
 bool gnuplot_on_path() {
@@ -356,7 +363,7 @@ void ReportWriter::plot(const Plot& p) {
   const std::string dat = p.name + ".dat", gp = p.name + ".gp", svg = p.name + ".svg";
 
   // Data: one gnuplot block per series (two blank lines apart, `index i`).
-  std::string d = fmt::format("# {} -- data for {} (one block per series; columns: x y [lo hi])\n", p.title, gp);
+  std::string d = fmt::format("# {} -- data for {} (one block per series; columns: x y [lo hi])\n", one_line(p.title), gp);
   bool right_axis = false;
   for (size_t i = 0; i < p.series.size(); ++i) {
     const Series& s = p.series[i];
@@ -366,7 +373,7 @@ void ReportWriter::plot(const Plot& p) {
       throw std::invalid_argument(fmt::format("report plot {}: series {} has columns of different lengths", p.name, i));
     right_axis |= s.axis == 2;
     if (i) d += "\n\n";
-    d += fmt::format("# index {}: {}\n", i, s.title);
+    d += fmt::format("# index {}: {}\n", i, one_line(s.title));
     for (size_t k = 0; k < s.x.size(); ++k) {
       d += dat_number(s.x[k]) + " " + dat_number(s.y[k]);
       if (band) d += " " + dat_number(s.lo[k]) + " " + dat_number(s.hi[k]);
@@ -376,7 +383,7 @@ void ReportWriter::plot(const Plot& p) {
 
   // Script: refers to the data and the SVG by relative names only.
   std::string g;
-  g += fmt::format("# {}\n# Written by ctmc-snn (report {}). Redraw from inside this folder:\n#   gnuplot {}\n", p.title,
+  g += fmt::format("# {}\n# Written by ctmc-snn (report {}). Redraw from inside this folder:\n#   gnuplot {}\n", one_line(p.title),
                    name_, gp);
   g += fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,12' background rgb 'white'\n",
                    p.width, p.height);
@@ -437,7 +444,7 @@ void ReportWriter::plot(const Plot& p) {
   if (rc != 0 || !fs::exists(fs::path(tmp_dir_) / svg))
     throw std::runtime_error(fmt::format("report {}: gnuplot failed on {}: {}", name_, gp, trim(log_text)));
   note_file(svg, "plot (" + p.name + ")");
-  body_ += fmt::format("![{}]({})\n\n", p.title, svg);
+  body_ += fmt::format("![{}]({})\n\n", one_line(p.title), svg);
   body_ += fmt::format("Data [{}]({}), script [{}]({}) (restyle and redraw with `gnuplot {}` in this folder).\n\n",
                        dat, dat, gp, gp, gp);
 }

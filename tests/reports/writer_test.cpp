@@ -89,7 +89,7 @@ bool gnuplot_available() { return std::system("gnuplot --version >/dev/null 2>&1
 Plot demo_plot() {
   Plot p;
   p.name = "rate";
-  p.title = "Empirical rate vs T (with \"quotes\")";
+  p.title = "Empirical rate vs T (with \"quotes\")\nsecond line";
   p.xlabel = "T";
   p.ylabel = "N(T)/T";
   p.y2label = "sd";
