@@ -3,6 +3,7 @@
 #include "ctmc/analysis/fit.hpp"
 
 #include <ceres/ceres.h>
+#include <glog/logging.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -240,6 +241,14 @@ double mse_double(const FitProblem& problem, const std::vector<double>& theta) {
 }
 
 FitResult fit(const FitProblem& problem, const FitOptions& options) {
+  // Ceres reports a start whose first evaluation fails (a chain reducible at
+  // some H) through glog at ERROR level; such a start simply scores +inf here,
+  // so keep glog to FATAL messages.
+  static const bool quiet = [] {
+    FLAGS_minloglevel = google::GLOG_FATAL;
+    return true;
+  }();
+  (void)quiet;
   if (!options.warm_start.empty() && options.warm_start.size() != family_parameters(problem.family).size())
     throw InputError("fit: warm start has the wrong number of parameters");
   if (options.starts < 1) throw InputError(fmt::format("--starts: need at least 1 start, got {}", options.starts));

@@ -219,6 +219,11 @@ solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta) {
 }
 
 ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& problem, unsigned bits) {
+  // Restores the caller's working precision on the way out.
+  struct PrecisionGuard {
+    unsigned saved = solvers::precision_bits();
+    ~PrecisionGuard() { solvers::set_precision_bits(saved); }
+  } guard;
   solvers::set_precision_bits(bits);
   const auto& d = problem.data;
   const Mpfr alpha = solvers::from_rational<Mpfr>(problem.alpha);

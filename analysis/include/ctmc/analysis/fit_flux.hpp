@@ -20,6 +20,11 @@
 // (solvers/gth.hpp) on the n x n rate matrix. T is double, Mpfr or ceres::Jet:
 // the same code gives values, high-precision values and exact derivatives
 // (automatic differentiation through GTH, DESIGN.md section 5).
+// For the general family the fit uses by default the adjoint gradient
+// (general_flux_adjoint below: pi still from GTH, derivatives from one small
+// linear solve), which costs O(n^3) per input instead of O(n^3 P) for Jets
+// with P = 2n(n-1) parameters; tests check it against the Jet gradient, and
+// FitOptions::gradient = JetGth selects the Jet path.
 //
 // The rectifier max(0, .) has a kink at p + s H = 0. For Jets the comparison
 // uses the value part, so the derivative there is the one-sided derivative of
