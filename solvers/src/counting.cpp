@@ -91,24 +91,22 @@ CountingMoments<T> counting_moments_impl(const Model& m, const Rational& H, cons
     if (pi0[i] < 0) throw InputError(fmt::format("{}: initial distribution: negative entry for state '{}'", source, m.states[i]));
   if (t < 0) throw InputError(source + ": time horizon must be >= 0");
   const auto g = spike_generator<T>(m, H);
-  // A t with A = [[Q, D1, 0], [0, Q, D1], [0, 0, Q]].
-  DenseMatrix<T> a(3 * n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      const T qt = g.q(i, j) * t;
-      const T dt = g.d1(i, j) * t;
-      for (std::size_t b = 0; b < 3; ++b) a(b * n + i, b * n + j) = qt;
-      a(i, n + j) = dt;
-      a(n + i, 2 * n + j) = dt;
-    }
-  const DenseMatrix<T> e = expm(a);
+  // exp(A t) with A = [[Q, D1, 0], [0, Q, D1], [0, 0, Q]], kept in its block structure.
+  DenseMatrix<T> qt(n), dt(n);
+  for (std::size_t i = 0; i < n * n; ++i) {
+    qt.a[i] = g.q.a[i] * t;
+    dt.a[i] = g.d1.a[i] * t;
+  }
+  const auto blocks = expm_van_loan(qt, dt);
+  const DenseMatrix<T>& f1 = blocks[1];
+  const DenseMatrix<T>& f2 = blocks[2];
   T mean(0), fm2(0);
   for (std::size_t i = 0; i < n; ++i) {
     if (pi0[i] == 0) continue;
     T row1(0), row2(0);
     for (std::size_t j = 0; j < n; ++j) {
-      row1 += e(i, n + j);
-      row2 += e(i, 2 * n + j);
+      row1 += f1(i, j);
+      row2 += f2(i, j);
     }
     add_product(mean, pi0[i], row1);
     add_product(fm2, pi0[i], row2);

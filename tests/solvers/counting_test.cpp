@@ -178,3 +178,27 @@ TEST_CASE("counting: bad inputs are InputErrors") {
   CHECK_THROWS_AS(counting_moments<double>(m, 0, {1.0, -0.5, 0.5}, 1.0), ctmc::InputError);
   CHECK_THROWS_AS(counting_moments<double>(m, 0, {1.0, 0.0, 0.0}, -1.0), ctmc::InputError);
 }
+
+TEST_CASE("structured Van Loan exponential equals the generic expm of the 3n x 3n block matrix") {
+  const auto m = three_state_model(Affine{1, 1}, constant(2), constant(5), constant(Rational(1, 3)));
+  for (double t : {0.01, 1.0, 37.0}) {
+    const auto g = spike_generator<double>(m, Rational(1, 2));
+    const std::size_t n = 3;
+    DenseMatrix<double> q(n), d(n), a(3 * n);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        q(i, j) = g.q(i, j) * t;
+        d(i, j) = g.d1(i, j) * t;
+        for (std::size_t b = 0; b < 3; ++b) a(b * n + i, b * n + j) = q(i, j);
+        a(i, n + j) = d(i, j);
+        a(n + i, 2 * n + j) = d(i, j);
+      }
+    const auto full = expm(a);
+    const auto blocks = expm_van_loan(q, d);
+    double scale = 0;  // ||exp(A)||_max
+    for (double x : full.a) scale = std::max(scale, std::abs(x));
+    for (std::size_t blk = 0; blk < 3; ++blk)
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) CHECK(std::abs(blocks[blk](i, j) - full(i, blk * n + j)) <= 1e-13 * scale);
+  }
+}

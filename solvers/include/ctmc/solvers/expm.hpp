@@ -15,6 +15,7 @@
 // dense matrices, O(n^3 (m + s)) work.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 
@@ -101,9 +102,62 @@ DenseMatrix<T> expm(const DenseMatrix<T>& a) {
   return p;
 }
 
+// exp of the 3n x 3n block upper-triangular Toeplitz matrix
+//   A = [[Q, D, 0], [0, Q, D], [0, 0, Q]]   (Van Loan's construction)
+// returned as its three distinct blocks {E, F1, F2} (exp(A) =
+// [[E, F1, F2], [0, E, F1], [0, 0, E]]). Same scaling, degree and Horner
+// scheme as expm(A), but products of such matrices stay in the structure:
+// (X0, X1, X2)(Y0, Y1, Y2) = (X0 Y0, X0 Y1 + X1 Y0, X0 Y2 + X1 Y1 + X2 Y0),
+// 5-6 n x n products instead of one 3n x 3n product (27 n^3): about 5x less work.
+template <class T>
+std::array<DenseMatrix<T>, 3> expm_van_loan(const DenseMatrix<T>& q, const DenseMatrix<T>& d) {
+  const std::size_t n = q.n;
+  using Blocks = std::array<DenseMatrix<T>, 3>;
+  auto add_into = [n](DenseMatrix<T>& acc, const DenseMatrix<T>& x) {
+    for (std::size_t i = 0; i < n * n; ++i) acc.a[i] += x.a[i];
+  };
+  auto mul = [&](const Blocks& x, const Blocks& y, bool y2_zero) {
+    Blocks r{matmul(x[0], y[0]), matmul(x[0], y[1]), y2_zero ? DenseMatrix<T>(n) : matmul(x[0], y[2])};
+    add_into(r[1], matmul(x[1], y[0]));
+    add_into(r[2], matmul(x[1], y[1]));
+    if (!y2_zero) add_into(r[2], matmul(x[2], y[0]));
+    return r;
+  };
+  // ||A||_inf = max row sum of |Q| + |D| (the first two block rows dominate).
+  double norm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    double row = 0;
+    for (std::size_t j = 0; j < n; ++j) row += std::abs(to_double(q(i, j))) + std::abs(to_double(d(i, j)));
+    norm = std::max(norm, row);
+  }
+  const ExpmPlan plan = expm_plan(norm, working_bits<T>());
+  const T scale = T(std::ldexp(1.0, -plan.squarings));
+  // B = A / 2^s as blocks (Q/2^s, D/2^s, 0).
+  Blocks b{q, d, DenseMatrix<T>(n)};
+  for (std::size_t k = 0; k < 2; ++k)
+    for (auto& x : b[k].a) x *= scale;
+  Blocks p{DenseMatrix<T>(n), DenseMatrix<T>(n), DenseMatrix<T>(n)};
+  for (std::size_t i = 0; i < n; ++i) p[0](i, i) = T(1);
+  for (int k = plan.degree; k >= 1; --k) {
+    // P = I + B P / k; B's third block is zero.
+    Blocks bp{matmul(b[0], p[0]), matmul(b[0], p[1]), matmul(b[0], p[2])};
+    add_into(bp[1], matmul(b[1], p[0]));
+    add_into(bp[2], matmul(b[1], p[1]));
+    const T inv_k = T(1) / T(k);
+    for (std::size_t blk = 0; blk < 3; ++blk)
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+          p[blk](i, j) = bp[blk](i, j) * inv_k + (blk == 0 && i == j ? T(1) : T(0));
+  }
+  for (int s = 0; s < plan.squarings; ++s) p = mul(p, p, false);
+  return p;
+}
+
 extern template DenseMatrix<double> matmul(const DenseMatrix<double>&, const DenseMatrix<double>&);
 extern template DenseMatrix<Mpfr> matmul(const DenseMatrix<Mpfr>&, const DenseMatrix<Mpfr>&);
 extern template DenseMatrix<double> expm(const DenseMatrix<double>&);
 extern template DenseMatrix<Mpfr> expm(const DenseMatrix<Mpfr>&);
+extern template std::array<DenseMatrix<double>, 3> expm_van_loan(const DenseMatrix<double>&, const DenseMatrix<double>&);
+extern template std::array<DenseMatrix<Mpfr>, 3> expm_van_loan(const DenseMatrix<Mpfr>&, const DenseMatrix<Mpfr>&);
 
 }  // namespace ctmc::solvers
