@@ -75,8 +75,9 @@ extern template SpikeGenerator<Rational> spike_generator(const Model&, const Rat
 // guard bits internally and rounds the results to the current precision; it
 // does so by raising the process-wide default precision for the duration of
 // the call, so, like set_precision_bits, call it from one thread at a time
-// (the double version is thread-safe). Cost: a dense exponential of a 3n x 3n
-// matrix, O(27 n^3 (m + s)); meant for small neurons (n up to a few tens).
+// (the double version is thread-safe). Cost: the dense exponential of the
+// 3n x 3n Van Loan matrix kept in block form (expm_van_loan), about
+// 6 n^3 (m + s) operations; meant for small neurons (n up to a few tens).
 template <>
 CountingMoments<double> counting_moments(const Model&, const Rational&, const std::vector<double>&, const double&,
                                          const std::string&);
