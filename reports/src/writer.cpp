@@ -29,6 +29,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr std::size_t kMaxListedChecks = 30;
+
 // Names the writer produces itself; a report may not overwrite them.
 bool reserved_name(const std::string& f) { return f == "report.md" || f == "meta.json"; }
 
@@ -466,9 +468,15 @@ void ReportWriter::finish() {
   md += body_;
   if (!checks_.empty()) {
     md += fmt::format("\n## Checks ({} of {} held)\n\n", checks_.size() - failed_checks_, checks_.size());
+    // Long lists: failures in full, passes only counted (all are in meta.json).
+    const bool list_passes = checks_.size() <= kMaxListedChecks;
     for (const auto& c : checks_)
-      md += fmt::format("- {} {}{}\n", c.passed ? "**PASS**" : "**FAIL**", c.what,
-                        c.detail.empty() ? std::string() : ": " + c.detail);
+      if (!c.passed || list_passes)
+        md += fmt::format("- {} {}{}\n", c.passed ? "**PASS**" : "**FAIL**", c.what,
+                          c.detail.empty() ? std::string() : ": " + c.detail);
+    if (!list_passes)
+      md += fmt::format("- {} passing checks not listed here; every check is in [meta.json](meta.json)\n",
+                        checks_.size() - failed_checks_);
     md += "\n";
   }
   if (!files_.empty()) {

@@ -317,3 +317,17 @@ TEST_CASE("registered reports have unique, valid names") {
     CHECK(names.insert(def.name).second);
   }
 }
+
+TEST_CASE("long check lists show failures and count the passes") {
+  TempRoot root;
+  ReportWriter w(root.ctx(), "demo", "many checks");
+  for (int i = 0; i < 40; ++i) w.check("point " + std::to_string(i), i != 17, "z");
+  w.finish();
+  std::string md = slurp(root.path / "demo" / "report.md");
+  CHECK(md.find("**FAIL** point 17: z") != std::string::npos);
+  CHECK(md.find("**PASS** point 3") == std::string::npos);
+  CHECK(md.find("39 passing checks not listed") != std::string::npos);
+  auto meta = nlohmann::json::parse(slurp(root.path / "demo" / "meta.json"));
+  CHECK(meta["checks"].size() == 40);
+  CHECK(meta["checks_passed"] == false);
+}
