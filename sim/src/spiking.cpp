@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <utility>
 
 #include "ctmc/sim/rng.hpp"
@@ -21,6 +23,107 @@ std::string readout_name(Readout r) { return r == Readout::Spike ? "spike" : "in
 std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t trial, std::uint64_t sample) {
   return stream_seed(seed, trial, sample);
 }
+
+namespace {
+
+// The exact and end-state samplers' inner loop over one layer for one step,
+// specialised on the out-degree (KMAX > 0; 0 = read it at run time) and on
+// whether H is constant over the window (layer 1: the exit rates come from a
+// per-sample table). A neuron without a jump costs its exit rate (KMAX
+// multiply-adds, or one load) and a compare; no random draw.
+template <SamplerKind K, int KMAX, bool ConstH>
+void advance_fast(const StepSampler& smp, const double* h, const double* qtab, NeuronState* st, int n, StepRng& rng,
+                  StepCounts& counts, std::uint32_t* cnt, std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired) {
+  const double* off = smp.offset_dt();
+  const double* slope = smp.slope_dt();
+  const std::size_t kmax = KMAX > 0 ? static_cast<std::size_t>(KMAX) : smp.max_out_degree();
+  const std::size_t nst = smp.kernel().size();
+  for (int j = 0; j < n; ++j) {
+    const std::uint32_t s = st[j].state;
+    double q;
+    if constexpr (ConstH) {
+      q = qtab[static_cast<std::size_t>(j) * nst + s];
+    } else {
+      q = 0;
+      const std::size_t b = s * kmax;
+      for (std::size_t k = 0; k < kmax; ++k) {
+        const double r = off[b + k] + slope[b + k] * h[j];
+        q += std::max(r, 0.0);  // maxsd: no unpredictable branch
+      }
+    }
+    const double c = st[j].clock;
+    if (c > q) {
+      st[j].clock = c - q;
+      continue;
+    }
+    std::uint32_t sp = smp.jumps_exact(h[j], st[j], rng, counts, q);
+    if constexpr (K == SamplerKind::EndState) sp = smp.kernel().end_state_implies_spike(s, st[j].state) ? 1u : 0u;
+    if (sp) {
+      cnt[j] += sp;
+      fired.emplace_back(static_cast<std::uint32_t>(j), sp);
+    }
+  }
+}
+
+// Layer 1 of the exact/end-state samplers, event-driven. With H constant the
+// exit rate q (per step) of the current state is constant, so the per-step
+// rule "if clock > q: clock -= q, else jump" first jumps after
+// m = max(0, ceil(clock / q) - 1) jump-free steps, with clock - m q left: the
+// same law as stepping, at a cost per jump instead of per neuron-step.
+// A min-heap on (step, neuron) holds each neuron's next jump step.
+struct Layer1Event {
+  std::int64_t step;
+  std::uint32_t neuron;
+  bool operator>(const Layer1Event& o) const { return step != o.step ? step > o.step : neuron > o.neuron; }
+};
+
+void schedule_layer1(const StepSampler& smp, const double* qtab, NeuronState* st, std::uint32_t j, std::int64_t from,
+                     std::int64_t steps, std::vector<Layer1Event>& heap) {
+  const double q = qtab[static_cast<std::size_t>(j) * smp.kernel().size() + st[j].state];
+  if (!(q > 0)) return;  // no exit: the neuron stays put for the whole window
+  const double m = std::max(0.0, std::ceil(st[j].clock / q) - 1);
+  if (static_cast<double>(from) + m >= static_cast<double>(steps)) return;
+  st[j].clock -= m * q;
+  heap.push_back({from + static_cast<std::int64_t>(m), j});
+  std::push_heap(heap.begin(), heap.end(), std::greater<>());
+}
+
+template <SamplerKind K>
+void advance_layer1_events(const StepSampler& smp, const double* h, const double* qtab, NeuronState* st,
+                           std::int64_t k, std::int64_t steps, std::vector<Layer1Event>& heap, StepRng& rng,
+                           StepCounts& counts, std::uint32_t* cnt,
+                           std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired) {
+  const std::size_t nst = smp.kernel().size();
+  while (!heap.empty() && heap.front().step == k) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const std::uint32_t j = heap.back().neuron;
+    heap.pop_back();
+    const std::uint32_t s = st[j].state;
+    std::uint32_t sp = smp.jumps_exact(h[j], st[j], rng, counts, qtab[static_cast<std::size_t>(j) * nst + s]);
+    if constexpr (K == SamplerKind::EndState) sp = smp.kernel().end_state_implies_spike(s, st[j].state) ? 1u : 0u;
+    if (sp) {
+      cnt[j] += sp;
+      fired.emplace_back(j, sp);
+    }
+    schedule_layer1(smp, qtab, st, j, k + 1, steps, heap);
+  }
+}
+
+template <SamplerKind K, bool ConstH>
+void advance_fast_any(const StepSampler& smp, const double* h, const double* qtab, NeuronState* st, int n,
+                      StepRng& rng, StepCounts& counts, std::uint32_t* cnt,
+                      std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired) {
+  switch (smp.max_out_degree()) {
+    case 1:
+      return advance_fast<K, 1, ConstH>(smp, h, qtab, st, n, rng, counts, cnt, fired);
+    case 2:
+      return advance_fast<K, 2, ConstH>(smp, h, qtab, st, n, rng, counts, cnt, fired);
+    default:
+      return advance_fast<K, 0, ConstH>(smp, h, qtab, st, n, rng, counts, cnt, fired);
+  }
+}
+
+}  // namespace
 
 SpikingNetwork::SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers, SpikingConfig cfg)
     : net_(&net), layers_(std::move(layers)), cfg_(cfg), trace_(cfg.tau, cfg.dt) {
@@ -94,10 +197,12 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
       for (Eigen::Index r = 0; r < first.W.rows(); ++r) h1[r] += xi * first.W(r, i);
     }
 
-  std::vector<Eigen::VectorXd> bias(L), current(L);
+  std::vector<std::vector<double>> bias(L), current(L), h_buf(L);
   for (std::size_t l = 1; l < L; ++l) {
-    bias[l] = net_->layers[l].b.cast<double>();
-    current[l] = Eigen::VectorXd::Zero(net_->layers[l].out_size());
+    const auto& b = net_->layers[l].b;
+    bias[l].assign(b.data(), b.data() + b.size());
+    current[l].assign(b.size(), 0.0);
+    h_buf[l].assign(b.size(), 0.0);
   }
   std::vector<std::vector<NeuronState>> state(S);
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> fired(S);
@@ -108,53 +213,79 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
     out.counts[l].assign(n, 0);
     fired[l].reserve(n);
   }
+  // Layer 1's input is constant: tabulate its exit rates * dt per neuron and state.
+  std::vector<double> qtab1;
+  if (S > 0) {
+    const std::size_t nst = layers_[0].kernel.size();
+    qtab1.resize(static_cast<std::size_t>(first.out_size()) * nst);
+    for (int j = 0; j < first.out_size(); ++j)
+      for (std::size_t st = 0; st < nst; ++st)
+        qtab1[static_cast<std::size_t>(j) * nst + st] = samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
+  }
+  // Exact/end-state: layer 1's exit rates are constant, so the step of each
+  // neuron's next jump is known in advance and only those steps are visited.
+  std::vector<Layer1Event> layer1_events;
+  if constexpr (K == SamplerKind::Exact || K == SamplerKind::EndState) {
+    if (S > 0)
+      for (int j = 0; j < first.out_size(); ++j)
+        schedule_layer1(samplers_[0], qtab1.data(), state[0].data(), static_cast<std::uint32_t>(j), 0, steps_,
+                        layer1_events);
+  }
   Eigen::VectorXd h_sum = Eigen::VectorXd::Zero(net_->layers[L - 1].out_size());
-  Eigen::VectorXd h_buf;
 
+  const double decay = trace_.decay, weight = trace_.spike_weight;
   for (std::int64_t k = 0; k < steps_; ++k) {
-    // 1-2: every layer reads its input for step k and advances over the step.
+    // Layers in order. Layer l reads its input for step k (update order of
+    // trace.hpp, step 1), then its current is closed for step k (step 3:
+    // decay, plus the step-k spikes of layer l-1, simulated just before), and
+    // its neurons advance over the step (step 2).
     for (std::size_t l = 0; l < L; ++l) {
+      const int n = net_->layers[l].out_size();
       const double* h;
       if (l == 0) {
         h = h1.data();
       } else {
-        h_buf = bias[l] + current[l];
-        h = h_buf.data();
+        double* cur = current[l].data();
+        const double* b = bias[l].data();
+        double* hb = h_buf[l].data();
+        for (int j = 0; j < n; ++j) {
+          hb[j] = b[j] + cur[j];
+          cur[j] *= decay;
+        }
+        if (l - 1 < S) {
+          const Eigen::MatrixXf& W = w_scaled_[l - 1];
+          const Eigen::Index rows = W.rows();
+          for (const auto& [i, sp] : fired[l - 1]) {
+            const double c = weight * sp;
+            const float* col = W.data() + static_cast<Eigen::Index>(i) * rows;
+            for (Eigen::Index r = 0; r < rows; ++r) cur[r] += c * col[r];
+          }
+          fired[l - 1].clear();
+        }
+        h = hb;
       }
-      const int n = net_->layers[l].out_size();
       if (l == L - 1)
         for (int j = 0; j < n; ++j) h_sum[j] += h[j];
       if (l >= S) continue;  // integrating readout
       const StepSampler& sampler = samplers_[l];
       NeuronState* st = state[l].data();
       std::uint32_t* cnt = out.counts[l].data();
-      for (int j = 0; j < n; ++j) {
-        std::uint32_t sp;
-        if constexpr (K == SamplerKind::Exact)
-          sp = sampler.step_exact(h[j], st[j], rng, counts);
+      if constexpr (K == SamplerKind::Exact || K == SamplerKind::EndState) {
+        if (l == 0)
+          advance_layer1_events<K>(sampler, h, qtab1.data(), st, k, steps_, layer1_events, rng, counts, cnt, fired[l]);
         else
-          sp = sampler.step(h[j], st[j], rng, counts);
-        if (sp) {
-          cnt[j] += sp;
-          fired[l].emplace_back(static_cast<std::uint32_t>(j), sp);
+          advance_fast_any<K, false>(sampler, h, nullptr, st, n, rng, counts, cnt, fired[l]);
+      } else {
+        for (int j = 0; j < n; ++j) {
+          const std::uint32_t sp = sampler.step(h[j], st[j], rng, counts);
+          if (sp) {
+            cnt[j] += sp;
+            fired[l].emplace_back(static_cast<std::uint32_t>(j), sp);
+          }
         }
       }
     }
-    // 3: close step k: decay every current and add the spikes of step k.
-    for (std::size_t l = 1; l < L; ++l) {
-      Eigen::VectorXd& I = current[l];
-      I *= trace_.decay;
-      if (l - 1 >= S) continue;
-      const Eigen::MatrixXf& W = w_scaled_[l - 1];
-      const Eigen::Index rows = W.rows();
-      for (const auto& [i, sp] : fired[l - 1]) {
-        const double c = trace_.spike_weight * sp;
-        const float* col = W.data() + static_cast<Eigen::Index>(i) * rows;
-        double* dst = I.data();
-        for (Eigen::Index r = 0; r < rows; ++r) dst[r] += c * col[r];
-      }
-    }
-    for (auto& f : fired) f.clear();
+    if (S == L) fired[L - 1].clear();  // output spikes are counted, not transmitted
   }
 
   out.mean_output_input = h_sum / static_cast<double>(steps_);

@@ -33,6 +33,7 @@
 //                   renormalized to sum 1 and the step is counted in
 //                   StepCounts::euler_renormalized (flagged in the output).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -102,7 +103,7 @@ class StepSampler {
     const std::size_t b = static_cast<std::size_t>(i) * kmax_;
     for (std::size_t k = 0; k < kmax_; ++k) {
       const double r = off_dt_[b + k] + slope_dt_[b + k] * H;
-      q += r > 0 ? r : 0.0;
+      q += std::max(r, 0.0);  // maxsd: no unpredictable branch
     }
     return q;
   }
@@ -116,8 +117,17 @@ class StepSampler {
     return jumps_exact(H, s, rng, c, q);
   }
 
- private:
+  // The rest of a step that has at least one jump (s.clock <= q, q = the
+  // current state's exit rate * dt at H): the slow path of step_exact, for
+  // callers that evaluate the no-jump test themselves.
   std::uint32_t jumps_exact(double H, NeuronState& s, StepRng& rng, StepCounts& c, double q) const;
+
+  // Raw per-slot tables (state i, slot k at i * max_out_degree + k), rates * dt.
+  const double* offset_dt() const { return off_dt_.data(); }
+  const double* slope_dt() const { return slope_dt_.data(); }
+  std::size_t max_out_degree() const { return kmax_; }
+
+ private:
   std::uint32_t step_uniformization(double H, NeuronState& s, StepRng& rng, StepCounts& c) const;
   std::uint32_t step_euler(double H, NeuronState& s, StepRng& rng, StepCounts& c) const;
 
