@@ -75,7 +75,8 @@ void run_flux(const FluxOptions& o) {
     for (std::size_t i = 0; i < model.size(); ++i) pi[model.states[i]] = show(r.pi[i], o.precision);
     row["pi"] = pi;
     row["flux"] = show(r.flux, o.precision);
-    const auto cf = solvers::closed_form_flux<T>(model, h);
+    auto cf = solvers::closed_form_flux<T>(model, h);
+    if (cf && cf->den == 0) cf.reset();  // no spanning tree: the solver has already refused such a chain
     if (cf) {
       const T value = cf->value();
       row["family"] = family;
