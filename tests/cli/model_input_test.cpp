@@ -153,3 +153,31 @@ TEST_CASE("counting --exact: lambda = 1/3 and Fano factor 14/27 (REFERENCES.md)"
   CHECK(r.output.find(R"("mean": "1.666666666666666666666666666666666666666666666666666666666666666666)") !=
         std::string::npos);  // E N(5) = 5/3 from stationarity
 }
+
+TEST_CASE("flux --exact on the family fixtures: hand-derived values, closed form agrees") {
+  struct Case {
+    const char* file;
+    const char* h;
+    const char* flux;
+  };
+  // two-state a = H, d = 3 at H = 1: 3/4. Full three-state at H = 1/2: by the
+  // tree theorem (see the fixture's note) 57/35, equal to the flux out of B,
+  // pi_B (BG + BR) = 38/70 * 3. Bernstein N = 2, u = 0.9: M = 1 + 2u = 2.8,
+  // 4 M / (4 + M) = 28/17.
+  for (const Case& c : {Case{"two_state_family.json", "1", "flux = 0.75"},
+                        Case{"full_three_state_family.json", "1/2", "flux = 57/35"},
+                        Case{"bernstein_n2.json", "0.9", "flux = 28/17"}}) {
+    const auto r = run_cli("flux \"" + std::string(CTMC_FIXTURES_DIR) + "/" + c.file + "\" --H " + c.h + " --exact");
+    INFO(c.file << ": " << r.output);
+    CHECK(r.status == 0);
+    CHECK(r.output.find(c.flux) != std::string::npos);
+    CHECK(r.output.find("difference (exact) = 0") != std::string::npos);
+  }
+  // MPFR: the closed form and GTH agree to (nearly) every bit.
+  const auto r = run_cli("flux \"" + std::string(CTMC_FIXTURES_DIR) + "/full_three_state_family.json\" --H 1/2 --json");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  const auto pos = r.output.find("\"correct_bits\": ");
+  REQUIRE(pos != std::string::npos);
+  CHECK(std::stod(r.output.substr(pos + 16)) >= 248);
+}
