@@ -202,3 +202,20 @@ TEST_CASE("structured Van Loan exponential equals the generic expm of the 3n x 3
         for (std::size_t j = 0; j < n; ++j) CHECK(std::abs(blocks[blk](i, j) - full(i, blk * n + j)) <= 1e-13 * scale);
   }
 }
+
+TEST_CASE("asymptotic counting on a chain with transient states (one closed class)") {
+  // Three-state with a(H) = max(0, 1 + H): at H = -1 the rest state B is absorbing;
+  // no spikes in the long run, and 1 theta - Q is still nonsingular.
+  const auto m = three_state_model(Affine{1, 1}, constant(1), constant(3), constant(Rational(1, 2)));
+  const auto r = asymptotic_counting<Rational>(m, -1);
+  CHECK(r.rate == 0);
+  CHECK(r.variance_rate == 0);
+  CHECK(r.theta == std::vector<Rational>{1, 0, 0});
+  // At H = 1 (a = 2) it is the chain of REFERENCES.md again: Fano factor 14/27.
+  CHECK(asymptotic_counting<Rational>(m, 1).fano() == Rational(14, 27));
+  // Started in G at H = -1: at most one spike (G -> R before G -> B, probability c/(b+c) = 3/4).
+  set_precision_bits(256);
+  const auto fin = counting_moments<Mpfr>(m, -1, {mp(0), mp(1), mp(0)}, mp(80));
+  CHECK(rel(fin.mean, mp(Rational(3, 4))) < 1e-60);
+  CHECK(rel(fin.variance, mp(Rational(3, 16))) < 1e-60);  // Bernoulli(3/4)
+}
