@@ -1,19 +1,23 @@
 // ctmc-snn simulate network --net NET.json --data DIR --neurons M.json[,M2.json,...]
 //     [--T 50] [--tau 0.02] [--rate 3] [--dt 0.005] [--trials 1] [--seed 0]
 //     [--threads 0] [--sampler exact|uniformization|end-state|euler]
-//     [--readout spike|integrate] [--scale q99|const] [--limit N] [--json]
+//     [--readout spike|integrate] [--scale q99|const] [--limit N]
+//     [--if p99.9|p100 [--v0 0|0.5] [--if-steps N]] [--json]
 //
 // Converts the network to CTMC neurons (DESIGN.md section 7) and prints
 // A_ANN, A_MF, A_SNN (mean and sd over trials), the decomposition
 // A_ANN - A_SNN = (A_ANN - A_MF) + (A_MF - A_SNN) (paper eq. decomp), SynOps
-// per sample (eq. synops) and spikes per neuron per sample.
+// per sample (eq. synops) and spikes per neuron per sample; with --if, the
+// integrate-and-fire baseline on the same network (if_baseline.hpp).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "command.hpp"
 #include "ctmc/sim/dataset.hpp"
+#include "ctmc/sim/if_baseline.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -26,6 +30,9 @@ struct SimNetOptions {
   std::string net, data, neurons;
   std::string sampler = "exact", readout = "spike", scale = "q99";
   sim::NetworkSimOptions opt;
+  std::string if_norm;  // empty: no IF baseline
+  double v0 = 0;
+  int if_steps = 32;
   bool json = false;
 };
 
@@ -48,6 +55,17 @@ void run(SimNetOptions o) {
   const sim::Mlp net = sim::load_network(o.net);
   const sim::DatasetSplit data = sim::load_dataset_dir(o.data);
   const sim::NetworkSimResult r = sim::simulate_network(net, data.train, data.test, neurons, o.opt);
+  std::optional<sim::IfResult> ifr;
+  if (!o.if_norm.empty()) {
+    sim::IfOptions io;
+    io.percentile = sim::parse_if_norm(o.if_norm);
+    io.v0 = o.v0;
+    io.steps = o.if_steps;
+    io.readout = o.opt.snn.readout;
+    io.threads = o.opt.threads;
+    io.limit = o.opt.limit;
+    ifr = sim::simulate_if(net, data.train, data.test, io);
+  }
 
   const double pp = 100.0;
   nlohmann::ordered_json j;
@@ -89,6 +107,14 @@ void run(SimNetOptions o) {
   j["spiking_neurons"] = r.spiking_neurons;
   j["transitions_per_sample"] = r.transitions_per_sample;
   if (o.opt.snn.sampler == sim::SamplerKind::Euler) j["euler_renormalized_steps"] = r.euler_renormalized;
+  if (ifr) {
+    nlohmann::ordered_json lam = nlohmann::ordered_json::array();
+    for (double v : ifr->lambda) lam.push_back(v);
+    j["if_baseline"] = {{"normalisation", o.if_norm}, {"v0", o.v0},        {"steps", o.if_steps},
+                        {"lambda", lam},              {"A_IF", pp * ifr->acc_if}, {"gap", pp * (ifr->acc_ann - ifr->acc_if)},
+                        {"synops_per_sample_mean", ifr->synops_mean}, {"synops_per_sample_sd", ifr->synops_sd},
+                        {"spikes_per_neuron", ifr->spikes_per_neuron}};
+  }
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
     return;
@@ -108,6 +134,11 @@ void run(SimNetOptions o) {
   fmt::print("SynOps per sample = {:.1f} (sd {:.1f}); spikes per neuron per sample = {:.4f} ({} spiking neurons); "
              "CTMC transitions per sample = {:.1f}\n",
              r.synops_mean, r.synops_sd, r.spikes_per_neuron, r.spiking_neurons, r.transitions_per_sample);
+  if (ifr)
+    fmt::print("IF baseline ({} normalisation, v0 = {}, T = {} steps, reset by subtraction): A_IF = {:.2f}%, "
+               "A_ANN - A_IF = {:.2f} pp, SynOps per sample = {:.1f} (sd {:.1f}), spikes per neuron = {:.4f}\n",
+               o.if_norm, o.v0, o.if_steps, pp * ifr->acc_if, pp * (ifr->acc_ann - ifr->acc_if), ifr->synops_mean,
+               ifr->synops_sd, ifr->spikes_per_neuron);
   if (o.opt.snn.sampler == sim::SamplerKind::Euler)
     fmt::print("euler: {} neuron-steps had rate*dt summing above 1 and were renormalized{}\n", r.euler_renormalized,
                r.euler_renormalized ? " (FLAGGED: dt too large for these rates)" : "");
@@ -145,6 +176,12 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--scale", o->scale, "Layer scales: q99 (alpha_l = r / q99_l) or const (alpha_l = r)")
       ->capture_default_str();
   cmd->add_option("--limit", o->opt.limit, "Use only the first N test images (0: all)")->capture_default_str();
+  cmd->add_option("--if", o->if_norm,
+                  "Also run the IF baseline with this activation-percentile normalisation: p99.9 or p100 (relu or "
+                  "cliprelu hidden layers)");
+  cmd->add_option("--v0", o->v0, "IF baseline: initial membrane potential, fraction of the threshold (0 or 0.5)")
+      ->capture_default_str();
+  cmd->add_option("--if-steps", o->if_steps, "IF baseline: number of time steps")->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output");
   cmd->callback([o] { run(*o); });
 });

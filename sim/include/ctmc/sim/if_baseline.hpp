@@ -1,0 +1,81 @@
+// Integrate-and-fire conversion baseline for the same ANNs (paper Appendix
+// "Baseline"; data-based normalisation of Diehl et al. 2015 and Rueckauer et
+// al. 2017, reset by subtraction).
+//
+// Normalisation: lambda_l = the p-th percentile (p = 99.9 or 100) of layer l's
+// ANN activations on the training images (hidden a^l; the logits for a
+// spiking output layer), lambda_0 = 1 (pixels lie in [0, 1]);
+//   W~^l = W^l lambda_{l-1} / lambda_l,   b~^l = b^l / lambda_l,   threshold 1.
+// Discrete time t = 1..T (T = --if-steps); in every step the layers update in
+// order, so a spike reaches the next layer in the same step:
+//   v^1 += W~^1 x + b~^1 (the pixels as a constant analog current),
+//   v^l += W~^l s^{l-1}(t) + b~^l,   s^l(t) = [v^l >= 1],   v^l -= s^l(t),
+// with v^l(0) = v0 (0 or 0.5 of the threshold). A neuron fires at most once per
+// step, so its rate N/T approximates min(a, lambda) / lambda.
+// Readout: spike (the output layer is IF too; argmax of its spike counts,
+// ties by the summed output input, then the lowest index) or integrate (the
+// output layer sums W~^L s^{L-1} + b~^L without threshold; argmax).
+// SynOps = sum over spiking layers l < L of sum_i N^l_i fanout_i (eq. synops).
+// The simulation is deterministic (no random numbers).
+//
+// Errors: ctmc::InputError when a hidden activation is not relu or cliprelu_K
+// (IF rates approximate a rectified linear map only), when a percentile is not
+// positive, or for T < 1 or v0 outside [0, 1).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ctmc/sim/dataset.hpp"
+#include "ctmc/sim/mlp.hpp"
+#include "ctmc/sim/spiking.hpp"
+
+namespace ctmc::sim {
+
+struct IfOptions {
+  double percentile = 99.9;  // 99.9 ("p99.9") or 100 ("p100")
+  double v0 = 0;             // initial membrane, fraction of the threshold
+  int steps = 32;            // T, in time steps
+  Readout readout = Readout::Spike;
+  int threads = 0;
+  int limit = 0;  // first `limit` test images (0: all)
+};
+
+// "p99.9" -> 99.9, "p100" -> 100 (any "pX" with 0 < X <= 100).
+double parse_if_norm(const std::string& text, const std::string& option = "--if");
+
+struct IfSampleRun {
+  int prediction = -1;
+  std::vector<std::vector<std::uint32_t>> counts;  // per spiking layer
+  double synops = 0;
+  std::uint64_t spikes = 0;
+};
+
+class IfNetwork {
+ public:
+  // lambda: one normalisation scale per spiking layer.
+  IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions& opt);
+  IfSampleRun run(const float* x) const;
+  std::size_t spiking_neurons() const;
+  const std::vector<double>& lambda() const { return lambda_; }
+
+ private:
+  const Mlp* net_;
+  std::vector<double> lambda_;
+  IfOptions opt_;
+  std::vector<Eigen::MatrixXd> w_;  // W~^l
+  std::vector<Eigen::VectorXd> b_;  // b~^l
+  std::vector<std::vector<std::uint32_t>> fanout_;
+};
+
+struct IfResult {
+  int samples = 0;
+  std::vector<double> lambda;
+  double acc_ann = 0, acc_if = 0;
+  double synops_mean = 0, synops_sd = 0, spikes_per_neuron = 0;
+  std::vector<int> predictions;
+};
+
+IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test, const IfOptions& opt);
+
+}  // namespace ctmc::sim

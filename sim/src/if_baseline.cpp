@@ -1,0 +1,164 @@
+#include "ctmc/sim/if_baseline.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <cmath>
+
+#include "ctmc/sim/network_sim.hpp"
+#include "ctmc/solvers/errors.hpp"
+
+namespace ctmc::sim {
+
+double parse_if_norm(const std::string& text, const std::string& option) {
+  double p = 0;
+  try {
+    std::size_t used = 0;
+    if (text.size() < 2 || text[0] != 'p') throw std::invalid_argument("no p");
+    p = std::stod(text.substr(1), &used);
+    if (used + 1 != text.size()) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("{}: '{}' is not a percentile like p99.9 or p100", option, text));
+  }
+  if (!(p > 0 && p <= 100)) throw InputError(fmt::format("{}: percentile {} outside (0, 100]", option, p));
+  return p;
+}
+
+IfNetwork::IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions& opt)
+    : net_(&net), lambda_(std::move(lambda)), opt_(opt) {
+  const std::size_t L = net.layers.size();
+  const std::size_t S = opt.readout == Readout::Spike ? L : L - 1;
+  if (lambda_.size() != S)
+    throw InputError(fmt::format("IF baseline: {} scales for {} spiking layers", lambda_.size(), S));
+  if (opt.steps < 1) throw InputError(fmt::format("--if-steps: {} must be at least 1", opt.steps));
+  if (!(opt.v0 >= 0 && opt.v0 < 1)) throw InputError(fmt::format("--v0: {} must lie in [0, 1)", opt.v0));
+  for (std::size_t l = 0; l + 1 < L; ++l) {
+    const std::string& a = net.layers[l].activation;
+    if (a != "relu" && a.rfind("cliprelu_", 0) != 0)
+      throw InputError(fmt::format("IF baseline: hidden layer {} has activation '{}'; IF neurons approximate relu or "
+                                   "cliprelu_K only",
+                                   l + 1, a));
+  }
+  for (std::size_t l = 0; l < S; ++l)
+    if (!(lambda_[l] > 0) || !std::isfinite(lambda_[l]))
+      throw InputError(fmt::format("IF baseline: layer {} normalisation percentile {} is not positive", l + 1,
+                                   lambda_[l]));
+  for (std::size_t l = 0; l < L; ++l) {
+    const double in_scale = l == 0 ? 1.0 : lambda_[l - 1];
+    const double out_scale = l < S ? lambda_[l] : 1.0;  // a non-spiking output keeps the ANN's scale
+    w_.push_back(net.layers[l].W.cast<double>() * (in_scale / out_scale));
+    b_.push_back(net.layers[l].b.cast<double>() / out_scale);
+  }
+  for (std::size_t l = 0; l + 1 < L && l < S; ++l) {
+    const auto& W = net.layers[l + 1].W;
+    std::vector<std::uint32_t> f(W.cols());
+    for (Eigen::Index i = 0; i < W.cols(); ++i) f[i] = static_cast<std::uint32_t>((W.col(i).array() != 0.0f).count());
+    fanout_.push_back(std::move(f));
+  }
+}
+
+std::size_t IfNetwork::spiking_neurons() const {
+  std::size_t n = 0;
+  for (std::size_t l = 0; l < lambda_.size(); ++l) n += net_->layers[l].out_size();
+  return n;
+}
+
+IfSampleRun IfNetwork::run(const float* x) const {
+  const std::size_t L = net_->layers.size();
+  const std::size_t S = lambda_.size();
+  IfSampleRun out;
+  out.counts.resize(S);
+  std::vector<Eigen::VectorXd> v(L);
+  for (std::size_t l = 0; l < L; ++l) {
+    v[l] = Eigen::VectorXd::Constant(net_->layers[l].out_size(), l < S ? opt_.v0 : 0.0);
+    if (l < S) out.counts[l].assign(net_->layers[l].out_size(), 0);
+  }
+  const Eigen::VectorXd in1 = w_[0] * Eigen::Map<const Eigen::VectorXf>(x, net_->input_size()).cast<double>() + b_[0];
+  Eigen::VectorXd out_sum = Eigen::VectorXd::Zero(net_->layers[L - 1].out_size());
+  std::vector<std::uint32_t> fired, next;
+  for (int t = 0; t < opt_.steps; ++t) {
+    fired.clear();
+    for (std::size_t l = 0; l < L; ++l) {
+      Eigen::VectorXd& vl = v[l];
+      Eigen::VectorXd input = l == 0 ? in1 : b_[l];
+      if (l > 0)
+        for (std::uint32_t i : fired) input += w_[l].col(i);
+      if (l == L - 1) out_sum += input;
+      if (l >= S) {  // integrating readout
+        vl += input;
+        continue;
+      }
+      vl += input;
+      next.clear();
+      for (Eigen::Index j = 0; j < vl.size(); ++j)
+        if (vl[j] >= 1.0) {
+          vl[j] -= 1.0;  // reset by subtraction
+          ++out.counts[l][j];
+          next.push_back(static_cast<std::uint32_t>(j));
+        }
+      fired.swap(next);
+    }
+  }
+  const int n_out = net_->layers[L - 1].out_size();
+  int best = 0;
+  for (int j = 1; j < n_out; ++j) {
+    if (S == L) {
+      const auto& c = out.counts[L - 1];
+      if (c[j] > c[best] || (c[j] == c[best] && out_sum[j] > out_sum[best])) best = j;
+    } else if (out_sum[j] > out_sum[best]) {
+      best = j;
+    }
+  }
+  out.prediction = best;
+  for (std::size_t l = 0; l < S; ++l)
+    for (std::size_t i = 0; i < out.counts[l].size(); ++i) {
+      out.spikes += out.counts[l][i];
+      if (l < fanout_.size()) out.synops += static_cast<double>(out.counts[l][i]) * fanout_[l][i];
+    }
+  return out;
+}
+
+IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_all, const IfOptions& opt) {
+  net.validate("--net");
+  if (opt.limit < 0) throw InputError(fmt::format("--limit: {} must be >= 0", opt.limit));
+  if (test_all.features() != net.input_size())
+    throw InputError(fmt::format("--data: images have {} features, the network expects {}", test_all.features(),
+                                 net.input_size()));
+  const Dataset test = opt.limit > 0 ? test_all.head(opt.limit) : test_all;
+  if (test.size() == 0) throw InputError("--data: no test images");
+  IfResult res;
+  res.samples = test.size();
+  for (const auto& a : layer_activations(net, train, opt.readout))
+    res.lambda.push_back(percentile(std::vector<float>(a.data(), a.data() + a.size()), opt.percentile));
+  const IfNetwork ifn(net, res.lambda, opt);
+  res.acc_ann = net.accuracy(test);
+  const int n = test.size();
+  res.predictions.assign(n, -1);
+  std::vector<double> synops(n), spikes(n);
+  const int saved = omp_get_max_threads();
+  if (opt.threads > 0) omp_set_num_threads(opt.threads);
+#pragma omp parallel for schedule(dynamic, 4)
+  for (int s = 0; s < n; ++s) {
+    const IfSampleRun r = ifn.run(test.images.col(s).data());
+    res.predictions[s] = r.prediction;
+    synops[s] = r.synops;
+    spikes[s] = static_cast<double>(r.spikes);
+  }
+  omp_set_num_threads(saved);
+  int correct = 0;
+  double syn_sum = 0, spk_sum = 0;
+  for (int s = 0; s < n; ++s) {
+    correct += res.predictions[s] == test.labels[s];
+    syn_sum += synops[s];
+    spk_sum += spikes[s];
+  }
+  res.acc_if = static_cast<double>(correct) / n;
+  res.synops_mean = syn_sum / n;
+  double var = 0;
+  for (int s = 0; s < n; ++s) var += (synops[s] - res.synops_mean) * (synops[s] - res.synops_mean);
+  res.synops_sd = n > 1 ? std::sqrt(var / (n - 1)) : 0;
+  res.spikes_per_neuron = spk_sum / n / static_cast<double>(ifn.spiking_neurons());
+  return res;
+}
+
+}  // namespace ctmc::sim
