@@ -45,6 +45,16 @@ void BernsteinProblem::h(mpfi_ptr out, mpfi_srcptr u) const {
   mpfi_sub(out, ps, r);
 }
 
+void BernsteinProblem::psi_derivative(mpfi_ptr out, mpfi_srcptr u) const {
+  Ivl x(prec), lo(prec), d(prec);
+  analysis::set_rational(d, imax - imin);
+  mpfi_mul(x, d, u);
+  analysis::set_rational(lo, imin);
+  mpfi_add(x, x, lo);
+  analysis::derivative_interval(act, out, x);
+  mpfi_mul(out, out, d);
+}
+
 void BernsteinProblem::max_psi(mpfi_ptr out) const {
   Ivl one(prec);
   mpfi_set_ui(one, 1);
@@ -222,24 +232,154 @@ double BernsteinEvaluator::kappa_double(std::int64_t i) {
   return kappa_d_[k];
 }
 
-void BernsteinEvaluator::eval_double_bound(mpfi_ptr m_out, double u) {
+double BernsteinEvaluator::kappa_lo_d(std::int64_t i) {
   if (kappa_lo_d_.empty()) {
     kappa_lo_d_.assign(static_cast<std::size_t>(n_ + 1), NAN);
     kappa_hi_d_.assign(static_cast<std::size_t>(n_ + 1), NAN);
   }
-  auto klo = [&](std::int64_t i) {
-    double& v = kappa_lo_d_[static_cast<std::size_t>(i)];
-    if (std::isnan(v)) {
-      mpfi_srcptr k = kappa(i);
-      v = mpfr_get_d(&k->left, MPFR_RNDD);
-      kappa_hi_d_[static_cast<std::size_t>(i)] = mpfr_get_d(&k->right, MPFR_RNDU);
+  double& v = kappa_lo_d_[static_cast<std::size_t>(i)];
+  if (std::isnan(v)) {
+    mpfi_srcptr k = kappa(i);
+    v = mpfr_get_d(&k->left, MPFR_RNDD);
+    kappa_hi_d_[static_cast<std::size_t>(i)] = mpfr_get_d(&k->right, MPFR_RNDU);
+  }
+  return v;
+}
+
+double BernsteinEvaluator::kappa_hi_d(std::int64_t i) {
+  kappa_lo_d(i);
+  return kappa_hi_d_[static_cast<std::size_t>(i)];
+}
+
+namespace {
+
+// Binomial weights w_i = b_i / b_m of degree n at u over the window where
+// they matter, in doubles with an a-priori relative error bound delta
+// (Higham's gamma, doubled) and a bound `tail` on the weight outside the
+// window (same units), as in bernstein_sum.
+struct Window {
+  std::int64_t i0 = 0, i1 = -1;
+  std::vector<double> w;
+  double s = 0, delta = 0, tail = 0;
+  bool ok = false;
+  // Enclosure of the normalized b_i (0 and the tail mass outside the window).
+  double b_lo(std::int64_t i) const {
+    if (i < i0 || i > i1) return 0;
+    return down(down(w[i - i0] * down(1 - delta)) / up(up(s * up(1 + delta)) + tail));
+  }
+  double b_hi(std::int64_t i) const {
+    if (i < i0 || i > i1) return outside();
+    return up(up(w[i - i0] * up(1 + delta)) / down(s * down(1 - delta)));
+  }
+  double outside() const { return up(tail / down(s * down(1 - delta))); }
+};
+
+Window window_weights(std::int64_t n, double u) {
+  Window win;
+  const double q = u / (1 - u), qi = (1 - u) / u;
+  const std::int64_t m = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor((n + 1) * u)), 0, n);
+  std::vector<double> upw, dnw;
+  std::vector<std::pair<double, double>> stops;
+  double s = 1;
+  std::int64_t steps_max = 0;
+  auto walk = [&](double factor, std::int64_t step, std::vector<double>& out) {
+    double w = 1;
+    for (std::int64_t i = m; step > 0 ? i < n : i > 0; i += step) {
+      const double num = static_cast<double>(step > 0 ? n - i : i);
+      const double den = static_cast<double>(step > 0 ? i + 1 : n - i + 1);
+      const double t = factor * num / den;
+      if (t < 1 - 1e-4 && w * t / (1 - t) <= kTailRelDouble * s) {
+        stops.emplace_back(w, t);
+        break;
+      }
+      w *= t;
+      s += w;
+      out.push_back(w);
     }
-    return v;
+    steps_max = std::max<std::int64_t>(steps_max, static_cast<std::int64_t>(out.size()));
   };
-  auto khi = [&](std::int64_t i) {
-    klo(i);
-    return kappa_hi_d_[static_cast<std::size_t>(i)];
-  };
+  if (m < n) walk(q, +1, upw);
+  if (m > 0) walk(qi, -1, dnw);
+  win.i0 = m - static_cast<std::int64_t>(dnw.size());
+  win.i1 = m + static_cast<std::int64_t>(upw.size());
+  win.w.assign(dnw.rbegin(), dnw.rend());
+  win.w.push_back(1.0);
+  win.w.insert(win.w.end(), upw.begin(), upw.end());
+  win.s = s;
+  const double k_ops = static_cast<double>(5 * steps_max + static_cast<std::int64_t>(win.w.size()) + 4);
+  win.delta = up(2 * up(k_ops * 0x1p-53) / down(1 - k_ops * 0x1p-53));
+  for (auto [w, t] : stops) {
+    const double tt = up(t * up(1 + win.delta)), ww = up(w * up(1 + win.delta));
+    if (!(tt < 1)) return win;
+    win.tail = up(win.tail + up(up(ww * tt) / down(1 - tt)));
+  }
+  win.ok = win.delta < 1e-3;
+  return win;
+}
+
+// Upper bound of exp(x), MPFR rounded up (no libm inside a bound).
+double exp_up(double x) {
+  mpfr_t t;
+  mpfr_init2(t, 64);
+  mpfr_set_d(t, x, MPFR_RNDU);
+  mpfr_exp(t, t, MPFR_RNDU);
+  const double r = mpfr_get_d(t, MPFR_RNDU);
+  mpfr_clear(t);
+  return r;
+}
+
+}  // namespace
+
+bool BernsteinEvaluator::derivative_bounds(double a, double b, double& lo, double& hi) {
+  if (!(a > 0 && b < 1 && a <= b)) return false;
+  const std::int64_t n1 = n_ - 1;
+  auto delta_lo = [&](std::int64_t i) { return std::max(0.0, down(kappa_lo_d(i + 1) - kappa_hi_d(i))); };
+  auto delta_hi = [&](std::int64_t i) { return up(kappa_hi_d(i + 1) - kappa_lo_d(i)); };
+  const double nd = static_cast<double>(n_);
+  if (n1 == 0) {  // M_1 = kappa_0 (1-u) + kappa_1 u: M' = kappa_1 - kappa_0
+    lo = delta_lo(0);
+    hi = delta_hi(0);
+    return true;
+  }
+  const Window wa = window_weights(n1, a), wb = window_weights(n1, b);
+  if (!wa.ok || !wb.ok) return false;
+  const std::int64_t i0 = std::min(wa.i0, wb.i0), i1 = std::max(wa.i1, wb.i1);
+  if (wa.i1 + 1 < wb.i0) return false;  // the windows must overlap: no index unaccounted for
+  // Indices whose b_i may peak inside [a, b] (i/n1 in [a, b], one index of
+  // slack for the rounding of a n1 and b n1) must lie in the union window.
+  const auto mid_lo = static_cast<std::int64_t>(std::floor(a * static_cast<double>(n1))) - 1;
+  const auto mid_hi = static_cast<std::int64_t>(std::ceil(b * static_cast<double>(n1))) + 1;
+  if (mid_lo < i0 || mid_hi > i1) return false;
+  double sum_lo = 0, sum_hi = 0;
+  const double width = up(b - a);
+  for (std::int64_t i = i0; i <= i1; ++i) {
+    const double dl = delta_lo(i), dh = delta_hi(i);
+    sum_lo += dl * std::min(wa.b_lo(i), wb.b_lo(i));
+    double mx;
+    if (i < mid_lo) {
+      mx = wa.b_hi(i);  // peak i/n1 < a: b_i decreases on [a, b]
+    } else if (i > mid_hi) {
+      mx = wb.b_hi(i);  // peak > b: b_i increases on [a, b]
+    } else {
+      // log b_i is concave: b_i(u) <= b_i(a) exp((i/a - (n1-i)/(1-a)) (u - a)).
+      const double slope = up(up(static_cast<double>(i) / a) - down(static_cast<double>(n1 - i) / up(1 - a)));
+      mx = std::max({wa.b_hi(i), wb.b_hi(i), up(wa.b_hi(i) * exp_up(up(std::max(0.0, slope) * width)))});
+    }
+    sum_hi += dh * mx;
+  }
+  // Indices outside the union peak outside (a, b): at most b_i(a) + b_i(b),
+  // whose total is the two tail masses; increments sum to <= kappa_N - kappa_0.
+  const double total_delta = up(kappa_hi_d(n_) - kappa_lo_d(0));
+  const double k_ops = static_cast<double>(4 * (i1 - i0 + 1) + 4);
+  const double g = up(2 * up(k_ops * 0x1p-53) / down(1 - k_ops * 0x1p-53));
+  lo = down(down(sum_lo * down(1 - g)) * nd);
+  hi = up(up(up(sum_hi * up(1 + g)) + up(total_delta * up(wa.outside() + wb.outside()))) * nd);
+  return true;
+}
+
+void BernsteinEvaluator::eval_double_bound(mpfi_ptr m_out, double u) {
+  auto klo = [&](std::int64_t i) { return kappa_lo_d(i); };
+  auto khi = [&](std::int64_t i) { return kappa_hi_d(i); };
   const double q = u / (1 - u), qi = (1 - u) / u;
   const std::int64_t m = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor((n_ + 1) * u)), 0, n_);
   double s = 1, alo = klo(m), ahi = khi(m);
@@ -353,6 +493,7 @@ namespace {
 struct Point {
   double u;
   double f_lo, f_hi, p_lo, p_hi;
+  double m_lo, m_hi;
 };
 
 struct Cell {
@@ -367,7 +508,49 @@ Point evaluate_point(BernsteinEvaluator& ev, double u) {
   mpfi_set_d(ui, u);  // exact: grid points are doubles
   ev.eval(m, f, ui);
   ev.problem().psi(ps, ui);
-  return {u, f.lo(), f.hi(), ps.lo(), ps.hi()};
+  return {u, f.lo(), f.hi(), ps.lo(), ps.hi(), m.lo(), m.hi()};
+}
+
+// max over x in [0, w] of min(A + s1 x, B - s2 (w - x)) (s1 >= s2): the
+// minimum of two lines is concave, so its maximum is at an end or where they
+// cross; the margin covers the rounding of these few operations.
+double envelope_max(double A, double s1, double B, double s2, double w) {
+  auto val = [&](double x) { return std::min(A + s1 * x, B - s2 * (w - x)); };
+  double best = std::max(val(0), val(w));
+  if (s1 > s2) {
+    const double xs = (B - s2 * w - A) / (s1 - s2);
+    if (xs > 0 && xs < w) best = std::max(best, val(xs));
+  }
+  const double margin = 1e-13 * (std::fabs(A) + std::fabs(B) + (std::fabs(s1) + std::fabs(s2)) * w);
+  return up(best + margin);
+}
+
+// Second-order cell bound (mean-value form on both ends): with
+// e = F_N - psi and e' in [s_lo, s_hi] on [a, b] (F_N' = g'(M) M_N', g'
+// decreasing, M nondecreasing; psi' from the activation's derivative
+// enclosure), e(u) <= min(e(a) + s_hi (u-a), e(b) - s_lo (b-u)), and the same
+// for -e. Its overestimate shrinks like the square of the cell width where
+// e' changes sign, unlike the bracketing bound. INFINITY when unavailable.
+double second_order_bound(BernsteinEvaluator& ev, const Point& a, const Point& b) {
+  double mlo, mhi;
+  if (!ev.derivative_bounds(a.u, b.u, mlo, mhi)) return INFINITY;
+  const auto& p = ev.problem();
+  Ivl m(p.prec), r(p.prec), g(p.prec), fp(p.prec), pp(p.prec), uu(p.prec);
+  mpfi_interv_d(m, a.m_lo, b.m_hi);
+  analysis::set_rational(r, p.rho);
+  mpfi_add(g, r, m);
+  mpfi_sqr(g, g);
+  mpfi_sqr(r, r);
+  mpfi_div(g, r, g);  // g'(M) = rho^2 / (rho + M)^2 over the cell
+  mpfi_interv_d(fp, mlo, mhi);
+  mpfi_mul(fp, fp, g);
+  mpfi_interv_d(uu, a.u, b.u);
+  p.psi_derivative(pp, uu);
+  mpfi_sub(fp, fp, pp);
+  const double s_lo = fp.lo(), s_hi = fp.hi(), w = b.u - a.u;
+  const double e_up = envelope_max(up(a.f_hi - a.p_lo), s_hi, up(b.f_hi - b.p_lo), s_lo, w);
+  const double e_dn = envelope_max(up(a.p_hi - a.f_lo), -s_lo, up(b.p_hi - b.f_lo), -s_hi, w);
+  return std::max(e_up, e_dn);
 }
 
 // Proven lower bound of |F_N(u) - psi(u)| at a point.
@@ -418,10 +601,17 @@ SupResult run_cells(BernsteinEvaluator& ev, std::vector<Point> pts, const SupOpt
       r.argmax_u = p.u;
     }
   }
-  for (std::size_t k = 0; k + 1 < pts.size(); ++k) cells.push({pts[k], pts[k + 1], cell_bound(pts[k], pts[k + 1])});
+  auto target = [&] { return opt.eps ? *opt.eps : r.lower * (1 + opt.rel_tol) + opt.abs_tol; };
+  const bool second = opt.second_order && ev.arithmetic() == Arithmetic::DoubleErrorBound;
+  auto make_cell = [&](const Point& a, const Point& b) {
+    double bound = cell_bound(a, b);
+    if (second && bound >= target()) bound = std::min(bound, second_order_bound(ev, a, b));
+    return Cell{a, b, bound};
+  };
+  for (std::size_t k = 0; k + 1 < pts.size(); ++k) cells.push(make_cell(pts[k], pts[k + 1]));
   auto done = [&](double top) {
     if (opt.eps) return top < *opt.eps || r.lower >= *opt.eps;
-    return top <= r.lower * (1 + opt.rel_tol) + opt.abs_tol;
+    return top <= target();
   };
   while (adaptive && !cells.empty()) {
     const Cell c = cells.top();
@@ -439,8 +629,8 @@ SupResult run_cells(BernsteinEvaluator& ev, std::vector<Point> pts, const SupOpt
       r.lower = l;
       r.argmax_u = p.u;
     }
-    cells.push({c.a, p, cell_bound(c.a, p)});
-    cells.push({p, c.b, cell_bound(p, c.b)});
+    cells.push(make_cell(c.a, p));
+    cells.push(make_cell(p, c.b));
   }
   if (!adaptive) r.converged = true;
   r.cells = static_cast<std::int64_t>(cells.size());

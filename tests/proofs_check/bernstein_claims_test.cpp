@@ -257,3 +257,33 @@ TEST_CASE("bad input is rejected with InputError") {
   CHECK_THROWS_AS(proofs_check::smallest_n(p, lh, 0.0), InputError);
   CHECK_THROWS_AS(proofs_check::smallest_n(p, lh, -1e-3), InputError);
 }
+
+TEST_CASE("derivative bounds of M_N over a cell contain the exact derivative (rationals)") {
+  // relu on [-1, 1], rho = 3: kappa_i = h(i/N) rational; M_N'(u) =
+  // N sum_i (kappa_{i+1} - kappa_i) C(N-1,i) u^i (1-u)^(N-1-i), exactly.
+  const Rational rho(3);
+  const auto p = problem("relu", -1, 1, rho);
+  for (int n : {1, 3, 20, 60}) {
+    std::vector<Rational> kr;
+    for (int i = 0; i <= n; ++i) {
+      Rational x = Rational(2 * i, n) - 1;
+      if (x < 0) x = 0;
+      kr.push_back(rho * x / (rho - x));
+    }
+    std::vector<Rational> diff;
+    for (int i = 0; i < n; ++i) diff.push_back(Rational(n) * (kr[i + 1] - kr[i]));
+    proofs_check::BernsteinEvaluator ev(p, n, proofs_check::Arithmetic::DoubleErrorBound);
+    for (auto [a, b] : {std::pair{0.25, 0.3125}, std::pair{0.5, 0.515625}, std::pair{0.4375, 0.5625},
+                        std::pair{0.875, 0.90625}}) {
+      double lo = 0, hi = 0;
+      if (!ev.derivative_bounds(a, b, lo, hi)) continue;
+      for (int k = 0; k <= 16; ++k) {
+        const Rational u = Rational(a) + (Rational(b) - Rational(a)) * Rational(k, 16);
+        const double exact = solvers::to_double(n == 1 ? diff[0] : bernstein_direct(diff, u));
+        INFO("N = " << n << ", cell [" << a << ", " << b << "], k = " << k);
+        CHECK(lo <= exact);
+        CHECK(hi >= exact);
+      }
+    }
+  }
+}

@@ -53,6 +53,8 @@ struct BernsteinProblem {
   // psi(u), h(u) = rho psi/(rho - psi) enclosures at an interval u.
   void psi(mpfi_ptr out, mpfi_srcptr u) const;
   void h(mpfi_ptr out, mpfi_srcptr u) const;
+  // psi'(u) = (Imax - Imin) phi'(I(u)) over an interval u.
+  void psi_derivative(mpfi_ptr out, mpfi_srcptr u) const;
   // max psi = phi(Imax) enclosure (phi is nondecreasing).
   void max_psi(mpfi_ptr out) const;
 };
@@ -91,10 +93,20 @@ class BernsteinEvaluator {
   double error_double(double u);
   // Enclosure of kappa_i = h(i/N).
   mpfi_srcptr kappa(std::int64_t i);
+  // Rigorous [lo, hi] of M_N'(u) over 0 < a <= u <= b < 1, from
+  // M_N' = N sum_i (kappa_{i+1} - kappa_i) b^{N-1}_i(u) with nonnegative
+  // increments: each b_i ranges between min(b_i(a), b_i(b)) and its maximum
+  // on [a, b] (an end, or inside: bounded by the tangent of the concave
+  // log b_i at a). Double weights with the a-priori error bound. False when
+  // the cell is too wide for the windowed sums (the caller falls back).
+  bool derivative_bounds(double a, double b, double& lo, double& hi);
+  Arithmetic arithmetic() const { return arith_; }
   std::uint64_t terms_summed() const { return terms_; }
 
  private:
   double kappa_double(std::int64_t i);
+  double kappa_lo_d(std::int64_t i);
+  double kappa_hi_d(std::int64_t i);
   void eval_double_bound(mpfi_ptr m_out, double u);
   const BernsteinProblem& p_;
   std::int64_t n_;
@@ -123,6 +135,9 @@ struct SupOptions {
   std::int64_t max_evals = 200000;  // budget of point evaluations
   int initial_cells = 64;
   bool seed_with_search = true;     // double search for the argmax first
+  // Also use the second-order (derivative) cell bound where the bracketing
+  // bound is not enough (DoubleErrorBound evaluators only).
+  bool second_order = true;
 };
 
 struct SupResult {

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "ctmc/proofs_check/bernstein.hpp"
+#include "ctmc/proofs_check/flux_identities.hpp"  // Verdict, shared by the module's checks
 
 namespace ctmc::proofs_check {
 
-enum class Verdict { Proved, Refuted, Unknown };
-std::string verdict_name(Verdict v);
+std::string verdict_name(Verdict v);  // "Proved" / "Refuted" / "Unknown"
 
 struct Claim {
   std::string id, statement;
