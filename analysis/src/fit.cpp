@@ -75,6 +75,7 @@ struct FluxResiduals {
 struct StartOutcome {
   std::vector<double> theta;
   double mse = kInf;
+  long iterations = 0;
 };
 
 double weighted_mse(const FitProblem& p, const Targets& t, const std::vector<double>& theta) {
@@ -168,12 +169,17 @@ StartOutcome solve_start(const FitProblem& p, const Targets& t, const std::vecto
   so.function_tolerance = o.function_tolerance;
   so.gradient_tolerance = o.function_tolerance * 1e-4;
   so.parameter_tolerance = o.function_tolerance;
+  if (o.method == TrustRegion::Dogleg) {
+    so.trust_region_strategy_type = ceres::DOGLEG;
+    so.use_nonmonotonic_steps = true;
+  }
   ceres::Solver::Summary summary;
   ceres::Solve(so, &problem, &summary);
 #ifdef __SSE__
   _mm_setcsr(csr);
 #endif
   StartOutcome out;
+  out.iterations = static_cast<long>(summary.iterations.size());
   out.mse = weighted_mse(p, t, theta);
   out.theta = std::move(theta);
   return out;
@@ -264,6 +270,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
 
   const int n = options.starts;
   std::vector<StartOutcome> outcomes(n);
+  long total_iterations = 0;
 #ifdef _OPENMP
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
 #else
@@ -301,11 +308,14 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // them with 10x the iterations and tighter tolerances. Deterministic: the
   // set is chosen by (MSE, start index) and each polish is a pure function of
   // its start.
+  std::vector<long> polish_iterations;
+  for (const auto& o : outcomes) total_iterations += o.iterations;
   if (options.polish > 0) {
     std::vector<int> order(n);
     for (int k = 0; k < n; ++k) order[k] = k;
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return outcomes[a].mse < outcomes[b].mse; });
     const int np = std::min(options.polish, n);
+    polish_iterations.assign(np, 0);
     FitOptions po = options;
     po.max_iterations = 10 * options.max_iterations;
     po.function_tolerance = options.function_tolerance * 1e-4;
@@ -317,6 +327,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       if (!std::isfinite(outcomes[k].mse)) continue;
       try {
         auto polished = solve_start(problem, targets, params, outcomes[k].theta, po);
+        polish_iterations[i] = polished.iterations;
         if (polished.mse < outcomes[k].mse) outcomes[k] = std::move(polished);
       } catch (...) {
       }
@@ -335,6 +346,8 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   }
   if (best < 0) throw InputError(fmt::format("fit: every start failed for the {} family", family_name(problem.family)));
   r.best_start = best;
+  for (long it : polish_iterations) total_iterations += it;
+  r.iterations = total_iterations;
   r.theta = outcomes[best].theta;
   r.mse_double = outcomes[best].mse;
   for (int k = 0; k < n; ++k)

@@ -89,6 +89,9 @@ struct FitProblem {
 };
 
 enum class GradientMethod { Adjoint, JetGth };
+// Ceres trust-region strategy: Levenberg-Marquardt (default), or Powell's
+// dogleg with non-monotonic steps (the report's second, independent optimizer).
+enum class TrustRegion { LevenbergMarquardt, Dogleg };
 
 struct FitOptions {
   int starts = 64;
@@ -107,6 +110,7 @@ struct FitOptions {
   // on ceres::Jet, the reference the adjoint is tested against). The other
   // families always use Jets through their closed forms.
   GradientMethod gradient = GradientMethod::Adjoint;
+  TrustRegion method = TrustRegion::LevenbergMarquardt;
   // If not empty: start 0 starts here (clamped into the bounds) instead of at a
   // random point. The widened refits start from the bounded optimum.
   std::vector<double> warm_start;
@@ -125,6 +129,7 @@ struct FitResult {
   std::vector<double> theta;                  // best parameters (exactly the model's)
   std::vector<double> start_mse;              // double MSE of every start, in start order
   int best_start = 0;
+  long iterations = 0;                        // Levenberg-Marquardt iterations, all starts + polish
   int within_1pct = 0;                        // starts with MSE <= 1.01 * best
   double mse_double = 0;                      // the best start's MSE in double
   double mse = 0;                             // MPFR re-evaluation
