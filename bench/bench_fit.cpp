@@ -32,9 +32,10 @@ void bench_single() {
     o.widen_on_bound = false;
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = fit(p, o);
+    const double s = seconds_since(t0);
     fmt::print("three-state sigmoid [-6,6], 64 starts, {} thread(s): {:.3f} s (target < 0.5 s); MSE {:.6e}, "
-               "{} within 1%\n",
-               threads, seconds_since(t0), r.mse, r.within_1pct);
+               "{} within 1%; {} LM iterations, {:.1f} us per iteration-thread\n",
+               threads, s, r.mse, r.within_1pct, r.iterations, 1e6 * s * threads / r.iterations);
   }
   const auto g = make_fit_problem(targets[2], {FitFamily::General, 4});
   for (auto method : {GradientMethod::Adjoint, GradientMethod::JetGth}) {
@@ -45,8 +46,8 @@ void bench_single() {
     o.gradient = method;
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = fit(g, o);
-    fmt::print("general-4 softplus [-6,6], 8 starts, 2 threads, {:<8}: {:.3f} s; MSE {:.6e}\n",
-               method == GradientMethod::Adjoint ? "adjoint" : "Jet GTH", seconds_since(t0), r.mse);
+    fmt::print("general-4 softplus [-6,6], 8 starts, 2 threads, {:<8}: {:.3f} s; MSE {:.6e}; {} iterations\n",
+               method == GradientMethod::Adjoint ? "adjoint" : "Jet GTH", seconds_since(t0), r.mse, r.iterations);
   }
 }
 
@@ -57,8 +58,8 @@ void bench_table() {
   const auto rows = run_fit_table(fit_table_targets(), fit_table_families(), o);
   const double total = seconds_since(t0);
   for (const auto& r : rows)
-    fmt::print("  {:<16} {:<17} {:7.2f} s  MSE {:.4e}  within 1% {:2d}/64{}\n", r.target.label,
-               family_name(r.family), r.seconds, r.result.mse, r.result.within_1pct,
+    fmt::print("  {:<16} {:<17} {:7.2f} s  {:7d} it  MSE {:.4e}  within 1% {:2d}/64{}\n", r.target.label,
+               family_name(r.family), r.seconds, r.result.iterations, r.result.mse, r.result.within_1pct,
                r.result.widened.empty() ? "" : "  (+ widened refits)");
   fmt::print("main fits table: {} rows x 64 starts, 2 threads: {:.1f} s (target < 60 s)\n", rows.size(), total);
 }

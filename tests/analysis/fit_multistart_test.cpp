@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <fstream>
 #include <string>
@@ -212,4 +213,33 @@ TEST_CASE("Bernstein chain sup error: published value and monotone decrease") {
   CHECK(*n < 500);
   CHECK(bernstein_sup_error(t, *n) <= 1e-2);
   CHECK(bernstein_sup_error(t, *n - 1) > 1e-2);
+}
+
+TEST_CASE("ctmc-snn fit: bad inputs exit with status 2, a good fit writes a model") {
+  const std::string cli = CTMC_CLI_PATH;
+  if (!std::filesystem::exists(cli)) {
+    MESSAGE("ctmc-snn not built; CLI exit-status checks skipped");
+    return;
+  }
+  const std::string base =
+      (std::filesystem::temp_directory_path() / ("ctmc_fit_cli_" + std::to_string(::getpid()))).string();
+  std::ofstream(base + ".nan") << "0.5\nnan\n";
+  std::ofstream(base + ".one") << "0.5\n";
+  auto status = [&](const std::string& args) {
+    const int rc = std::system((cli + " fit " + args + " > /dev/null 2>&1").c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  CHECK(status("--activation nosuch --domain -6,6") == 2);
+  CHECK(status("--activation sigmoid --domain -6,6 --family nosuch") == 2);
+  CHECK(status("--activation sigmoid --domain 6,-6") == 2);
+  CHECK(status("--activation sigmoid --domain 1,1") == 2);
+  CHECK(status("--activation sigmoid --samples " + base + ".nan") == 2);
+  CHECK(status("--activation sigmoid --samples " + base + ".one") == 2);
+  CHECK(status("--activation sigmoid --domain -6,6 --family general --states 1") == 2);
+  CHECK(status("--activation sigmoid --domain -6,6 --alpha 0") == 2);
+  CHECK(status("--activation sigmoid --domain -6,6 --family two-state --starts 4 --output " + base + ".json") == 0);
+  const auto m = ctmc::solvers::read_model_file(base + ".json");
+  CHECK(m.meta["family"] == "two-state");
+  CHECK(m.meta["alpha_fit"] == "1");
+  for (const char* ext : {".nan", ".one", ".json"}) std::remove((base + ext).c_str());
 }
