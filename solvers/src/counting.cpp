@@ -91,16 +91,31 @@ CountingMoments<T> counting_moments_impl(const Model& m, const Rational& H, cons
     if (pi0[i] < 0) throw InputError(fmt::format("{}: initial distribution: negative entry for state '{}'", source, m.states[i]));
   if (t < 0) throw InputError(source + ": time horizon must be >= 0");
   const auto g = spike_generator<T>(m, H);
-  // exp(A t) with A = [[Q, D1, 0], [0, Q, D1], [0, 0, Q]], kept in its block structure.
+  // Centering: with c = lambda (the stationary spike rate; 0 when the chain
+  // has several closed classes) the count N(t) - c t has O(1) mean and a
+  // variance of the size of Var N(t), so nothing of size (lambda t)^2 is
+  // subtracted. E exp(s (N(t) - c t)) = pi0 exp(t K(s)) 1 with
+  // K(s) = D0 + e^s D1 - s c I, K'(0) = D1 - c I =: Dc, K''(0) = D1, so
+  //   E[N(t) - c t]     = pi0 F1c 1,
+  //   E[(N(t) - c t)^2] = 2 pi0 F2c 1 + E N(t),
+  // where F1c, F2c are the Van Loan blocks of [[Q, Dc, 0], [0, Q, Dc], [0, 0, Q]] t.
+  T c(0);
+  try {
+    c = solve_stationary<T>(m, H, Method::Auto, source).flux;
+  } catch (const InputError&) {
+    // several closed classes: no single long-run rate; the uncentered formulas (c = 0) still hold
+  }
   DenseMatrix<T> qt(n), dt(n);
   for (std::size_t i = 0; i < n * n; ++i) {
     qt.a[i] = g.q.a[i] * t;
     dt.a[i] = g.d1.a[i] * t;
   }
+  const T ct = c * t;
+  for (std::size_t i = 0; i < n; ++i) dt(i, i) -= ct;
   const auto blocks = expm_van_loan(qt, dt);
   const DenseMatrix<T>& f1 = blocks[1];
   const DenseMatrix<T>& f2 = blocks[2];
-  T mean(0), fm2(0);
+  T centered_mean(0), f2_sum(0);
   for (std::size_t i = 0; i < n; ++i) {
     if (pi0[i] == 0) continue;
     T row1(0), row2(0);
@@ -108,14 +123,14 @@ CountingMoments<T> counting_moments_impl(const Model& m, const Rational& H, cons
       row1 += f1(i, j);
       row2 += f2(i, j);
     }
-    add_product(mean, pi0[i], row1);
-    add_product(fm2, pi0[i], row2);
+    add_product(centered_mean, pi0[i], row1);
+    add_product(f2_sum, pi0[i], row2);
   }
-  fm2 *= T(2);
   CountingMoments<T> r;
-  r.mean = mean;
-  r.factorial_moment2 = fm2;
-  r.variance = fm2 + mean - mean * mean;
+  r.mean = centered_mean + ct;
+  r.variance = T(2) * f2_sum + r.mean - centered_mean * centered_mean;
+  // E[N(N-1)] = Var + mean^2 - mean.
+  r.factorial_moment2 = r.variance + r.mean * r.mean - r.mean;
   return r;
 }
 

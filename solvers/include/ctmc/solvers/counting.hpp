@@ -10,8 +10,11 @@
 //   E[N(t)] = pi0 F1 1,   E[N(t)(N(t)-1)] = 2 pi0 F2 1,
 //   Var N(t) = 2 pi0 F2 1 + E[N(t)] - E[N(t)]^2
 // (the first two derivatives at z = 1 of E z^N(t) = pi0 exp((D0 + z D1) t) 1).
-// The last line subtracts: at large t it loses about log10(lambda t^2 / v)
-// digits to cancellation, negligible at MPFR precision.
+// The last line would cancel catastrophically at large t (terms of size
+// (lambda t)^2 for a result of size v t), so the code computes the moments of
+// the centered count N(t) - lambda t instead, by the same construction with
+// D1 replaced by D1 - lambda I (see counting.cpp); the variance then keeps
+// its relative accuracy at any t.
 //
 // Asymptotic (Neuts; Narayana and Neuts 1992): with theta the stationary
 // vector (solved by GTH) and the deviation-type matrix Z = (1 theta - Q)^-1,
