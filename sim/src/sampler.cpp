@@ -71,9 +71,10 @@ std::uint32_t StepSampler::jumps_exact(double H, NeuronState& s, StepRng& rng, S
       return spikes;
     }
     left -= s.clock / q;
-    // Destination in proportion to the rates at H.
-    const double x = rng.uniform() * q;
+    // Destination in proportion to the rates at H (no draw when the state
+    // has a single exit slot, e.g. every state of the two-state neuron).
     const std::size_t b = static_cast<std::size_t>(s.state) * kmax_;
+    const double x = kmax_ == 1 ? 0.0 : rng.uniform() * q;
     std::size_t chosen = b;
     double acc = 0;
     for (std::size_t k = 0; k < kmax_; ++k) {

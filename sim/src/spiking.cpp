@@ -70,12 +70,8 @@ void advance_fast(const StepSampler& smp, const double* h, const double* qtab, N
 // rule "if clock > q: clock -= q, else jump" first jumps after
 // m = max(0, ceil(clock / q) - 1) jump-free steps, with clock - m q left: the
 // same law as stepping, at a cost per jump instead of per neuron-step.
-// A min-heap on (step, neuron) holds each neuron's next jump step.
-struct Layer1Event {
-  std::int64_t step;
-  std::uint32_t neuron;
-  bool operator>(const Layer1Event& o) const { return step != o.step ? step > o.step : neuron > o.neuron; }
-};
+// A min-heap of keys (step << 32) | neuron holds each neuron's next jump step.
+using Layer1Event = std::uint64_t;
 
 void schedule_layer1(const StepSampler& smp, const double* qtab, NeuronState* st, std::uint32_t j, std::int64_t from,
                      std::int64_t steps, std::vector<Layer1Event>& heap) {
@@ -84,7 +80,7 @@ void schedule_layer1(const StepSampler& smp, const double* qtab, NeuronState* st
   const double m = std::max(0.0, std::ceil(st[j].clock / q) - 1);
   if (static_cast<double>(from) + m >= static_cast<double>(steps)) return;
   st[j].clock -= m * q;
-  heap.push_back({from + static_cast<std::int64_t>(m), j});
+  heap.push_back((static_cast<std::uint64_t>(from + static_cast<std::int64_t>(m)) << 32) | j);
   std::push_heap(heap.begin(), heap.end(), std::greater<>());
 }
 
@@ -94,9 +90,10 @@ void advance_layer1_events(const StepSampler& smp, const double* h, const double
                            StepCounts& counts, std::uint32_t* cnt,
                            std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired) {
   const std::size_t nst = smp.kernel().size();
-  while (!heap.empty() && heap.front().step == k) {
+  const std::uint64_t end_of_step = (static_cast<std::uint64_t>(k) + 1) << 32;
+  while (!heap.empty() && heap.front() < end_of_step) {
     std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-    const std::uint32_t j = heap.back().neuron;
+    const std::uint32_t j = static_cast<std::uint32_t>(heap.back() & 0xFFFFFFFFu);
     heap.pop_back();
     const std::uint32_t s = st[j].state;
     std::uint32_t sp = smp.jumps_exact(h[j], st[j], rng, counts, qtab[static_cast<std::size_t>(j) * nst + s]);
