@@ -246,3 +246,28 @@ TEST_CASE("MPFR GTH: >= 248 correct bits at 256 bits on random chains") {
     CHECK(correct_bits(relative_error(ps[i], exact[i]), 256) >= 248);
   }
 }
+
+TEST_CASE("solve_linear: exact solution in rationals, pivoting past a zero pivot, singular matrices rejected") {
+  // [[0, 2, 1], [1, 1, 0], [3, 0, 1]] x = (5, 3, 4) has x = (1, 2, 1) (by substitution).
+  DenseMatrix<Rational> a(3);
+  const int v[9] = {0, 2, 1, 1, 1, 0, 3, 0, 1};
+  for (std::size_t i = 0; i < 9; ++i) a.a[i] = v[i];
+  CHECK(solve_linear(a, {5, 3, 4}) == std::vector<Rational>{1, 2, 1});
+  DenseMatrix<double> ad(3);
+  for (std::size_t i = 0; i < 9; ++i) ad.a[i] = v[i];
+  const auto xd = solve_linear(ad, {5.0, 3.0, 4.0});
+  CHECK(xd[0] == doctest::Approx(1).epsilon(1e-15));
+  CHECK(xd[1] == doctest::Approx(2).epsilon(1e-15));
+  DenseMatrix<Rational> s(2);  // rank 1
+  s(0, 0) = 1;
+  s(0, 1) = 2;
+  s(1, 0) = 2;
+  s(1, 1) = 4;
+  CHECK_THROWS_AS(solve_linear(s, {1, 2}), ctmc::InputError);
+  // Two absorbing states: the LU system is singular, GTH reports reducibility.
+  DenseMatrix<Rational> q(3);
+  q(0, 1) = 1;
+  q(0, 2) = 1;
+  CHECK_THROWS_AS(lu_stationary(q), ctmc::InputError);
+  CHECK_THROWS_AS(gth_dense(q), ctmc::InputError);
+}
