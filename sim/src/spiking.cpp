@@ -70,31 +70,60 @@ void advance_fast(const StepSampler& smp, const double* h, const double* qtab, N
 // rule "if clock > q: clock -= q, else jump" first jumps after
 // m = max(0, ceil(clock / q) - 1) jump-free steps, with clock - m q left: the
 // same law as stepping, at a cost per jump instead of per neuron-step.
-// A min-heap of keys (step << 32) | neuron holds each neuron's next jump step.
-using Layer1Event = std::uint64_t;
+// A timing wheel holds each neuron's next jump step: slot k mod kWheel lists
+// the neurons due at step k when k is less than kWheel - 1 steps ahead; later
+// jumps wait in a far list that is moved into the wheel every kWheel steps.
+// O(1) per event; neurons due in the same step are processed in the order
+// they were scheduled (deterministic).
+class JumpCalendar {
+ public:
+  static constexpr std::int64_t kWheel = 1024;
+  JumpCalendar() : wheel_(kWheel) {}
+  // A jump at `step`, scheduled while processing step now - 1 (step >= now).
+  void add(std::int64_t step, std::uint32_t j, std::int64_t now) {
+    if (step - now < kWheel - 1)
+      wheel_[static_cast<std::size_t>(step & (kWheel - 1))].push_back(j);
+    else
+      far_.push_back({step, j});
+  }
+  // The neurons due at step k; called for k = 0, 1, 2, ... in order.
+  std::vector<std::uint32_t>& due(std::int64_t k) {
+    if ((k & (kWheel - 1)) == 0) {
+      std::size_t keep = 0;
+      for (const auto& e : far_) {
+        if (e.first < k + kWheel)
+          wheel_[static_cast<std::size_t>(e.first & (kWheel - 1))].push_back(e.second);
+        else
+          far_[keep++] = e;
+      }
+      far_.resize(keep);
+    }
+    return wheel_[static_cast<std::size_t>(k & (kWheel - 1))];
+  }
+
+ private:
+  std::vector<std::vector<std::uint32_t>> wheel_;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> far_;
+};
 
 void schedule_layer1(const StepSampler& smp, const double* qtab, NeuronState* st, std::uint32_t j, std::int64_t from,
-                     std::int64_t steps, std::vector<Layer1Event>& heap) {
+                     std::int64_t steps, JumpCalendar& cal) {
   const double q = qtab[static_cast<std::size_t>(j) * smp.kernel().size() + st[j].state];
   if (!(q > 0)) return;  // no exit: the neuron stays put for the whole window
   const double m = std::max(0.0, std::ceil(st[j].clock / q) - 1);
   if (static_cast<double>(from) + m >= static_cast<double>(steps)) return;
   st[j].clock -= m * q;
-  heap.push_back((static_cast<std::uint64_t>(from + static_cast<std::int64_t>(m)) << 32) | j);
-  std::push_heap(heap.begin(), heap.end(), std::greater<>());
+  cal.add(from + static_cast<std::int64_t>(m), j, from);
 }
 
 template <SamplerKind K>
 void advance_layer1_events(const StepSampler& smp, const double* h, const double* qtab, NeuronState* st,
-                           std::int64_t k, std::int64_t steps, std::vector<Layer1Event>& heap, StepRng& rng,
-                           StepCounts& counts, std::uint32_t* cnt,
-                           std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired) {
+                           std::int64_t k, std::int64_t steps, JumpCalendar& cal, StepRng& rng, StepCounts& counts,
+                           std::uint32_t* cnt, std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired) {
   const std::size_t nst = smp.kernel().size();
-  const std::uint64_t end_of_step = (static_cast<std::uint64_t>(k) + 1) << 32;
-  while (!heap.empty() && heap.front() < end_of_step) {
-    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-    const std::uint32_t j = static_cast<std::uint32_t>(heap.back() & 0xFFFFFFFFu);
-    heap.pop_back();
+  std::vector<std::uint32_t>& now = cal.due(k);
+  for (std::size_t e = 0; e < now.size(); ++e) {
+    const std::uint32_t j = now[e];
     const std::uint32_t s = st[j].state;
     std::uint32_t sp = smp.jumps_exact(h[j], st[j], rng, counts, qtab[static_cast<std::size_t>(j) * nst + s]);
     if constexpr (K == SamplerKind::EndState) sp = smp.kernel().end_state_implies_spike(s, st[j].state) ? 1u : 0u;
@@ -102,8 +131,9 @@ void advance_layer1_events(const StepSampler& smp, const double* h, const double
       cnt[j] += sp;
       fired.emplace_back(j, sp);
     }
-    schedule_layer1(smp, qtab, st, j, k + 1, steps, heap);
+    schedule_layer1(smp, qtab, st, j, k + 1, steps, cal);  // never into slot k (see JumpCalendar::add)
   }
+  now.clear();
 }
 
 template <SamplerKind K, bool ConstH>
@@ -221,7 +251,7 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
   }
   // Exact/end-state: layer 1's exit rates are constant, so the step of each
   // neuron's next jump is known in advance and only those steps are visited.
-  std::vector<Layer1Event> layer1_events;
+  JumpCalendar layer1_events;
   if constexpr (K == SamplerKind::Exact || K == SamplerKind::EndState) {
     if (S > 0)
       for (int j = 0; j < first.out_size(); ++j)
