@@ -8,6 +8,7 @@
 //
 // Usage: bench_snn [--net NET.json] [--sigmoid-net NET.json] [--data DIR]
 //                  [--images N] [--T T] [--neurons-relu M.json] [--neurons-sigmoid M.json]
+//                  [--only relu|sigmoid]
 // Without --net the weights are random (He initialisation, fixed seed) with
 // the hidden activation of each network; without data/mnist the inputs are
 // uniform random pixels of the same size. Rates per second are intensive, so
@@ -98,7 +99,7 @@ Figures run(const Mlp& net, const solvers::Model& neuron, const Dataset& train, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string net_path, sig_net_path, data_dir = "data/mnist", relu_path, sig_path;
+  std::string net_path, sig_net_path, data_dir = "data/mnist", relu_path, sig_path, only;
   int images = 100;
   double T = 50;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -110,6 +111,7 @@ int main(int argc, char** argv) {
     else if (a == "--T") T = std::stod(v);
     else if (a == "--neurons-relu") relu_path = v;
     else if (a == "--neurons-sigmoid") sig_path = v;
+    else if (a == "--only") only = v;
     else {
       fmt::print(stderr, "unknown option {}\n", a);
       return 2;
@@ -178,6 +180,7 @@ int main(int argc, char** argv) {
   fmt::print("{:<20} {:<10} {:>8} {:>13} {:>13} {:>13} {:>11} {:>8} {:>9} {:>9} {:>7}\n", "network", "sampler",
              "cpu s", "neuron-st/s", "syn-ev/s", "transit/s", "spk/neuron", "acc %", "PyTorch", "target", "ratio");
   for (const Row& row : rows) {
+    if (!only.empty() && std::string(row.name).find(only) == std::string::npos) continue;
     const Figures f = run(*row.net, *row.neuron, train, test, T, dt, tau, r, row.kind);
     const double ns = f.neuron_steps / f.seconds;
     fmt::print("{:<20} {:<10} {:>8.2f} {:>13.3e} {:>13.3e} {:>13.3e} {:>11.3f} {:>8.1f} {:>9.2e} {:>9.2e} {:>6.2f}x\n",

@@ -48,7 +48,7 @@ void advance_fast(const StepSampler& smp, const double* h, const double* qtab, N
       const std::size_t b = s * kmax;
       for (std::size_t k = 0; k < kmax; ++k) {
         const double r = off[b + k] + slope[b + k] * h[j];
-        q += std::max(r, 0.0);  // maxsd: no unpredictable branch
+        q += rectify(r);
       }
     }
     const double c = st[j].clock;
