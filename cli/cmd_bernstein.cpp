@@ -31,6 +31,8 @@ struct BernsteinOptions {
 };
 
 constexpr std::int64_t kNumericClaim1MaxN = 4096;
+// Memory: the evaluator caches kappa_i for every i (about 40 bytes each).
+constexpr std::int64_t kMaxN = 20000000;
 
 ojson claim_json(const proofs_check::Claim& c) { return proofs_check::to_json(c); }
 
@@ -42,13 +44,14 @@ void run(const BernsteinOptions& o) {
   if (!o.rho.empty()) rho = solvers::parse_input_value(o.rho, "--rho");
   if (!o.rho_factor.empty()) factor = solvers::parse_input_value(o.rho_factor, "--rho-factor");
   if (o.has_n && o.n < 1) throw InputError(fmt::format("--N: must be >= 1 (got {})", o.n));
+  if (o.has_n && o.n > kMaxN) throw InputError(fmt::format("--N: at most {} (got {})", kMaxN, o.n));
   double eps = 0;
   if (!o.eps_text.empty()) {
     const auto e = solvers::parse_input_value(o.eps_text, "--eps");
     if (!(e > 0)) throw InputError(fmt::format("--eps: must be > 0 (got {})", o.eps_text));
     eps = solvers::to_double(e);
   }
-  if (o.cap < 1) throw InputError("--cap: must be >= 1");
+  if (o.cap < 1 || o.cap > kMaxN) throw InputError(fmt::format("--cap: must be in [1, {}]", kMaxN));
   const auto p = proofs_check::make_problem(act, dom[0], dom[1], rho, factor, o.precision);
 
   int refuted = 0;

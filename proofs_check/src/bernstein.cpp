@@ -341,6 +341,9 @@ bool BernsteinEvaluator::derivative_bounds(double a, double b, double& lo, doubl
     hi = delta_hi(0);
     return true;
   }
+  // A cell much wider than the binomial spread cannot pass the window checks
+  // below: skip the work (the caller bisects instead).
+  if ((b - a) * static_cast<double>(n1) > 8 * std::sqrt(static_cast<double>(n1)) + 4) return false;
   const Window wa = window_weights(n1, a), wb = window_weights(n1, b);
   if (!wa.ok || !wb.ok) return false;
   const std::int64_t i0 = std::min(wa.i0, wb.i0), i1 = std::max(wa.i1, wb.i1);
@@ -605,7 +608,9 @@ SupResult run_cells(BernsteinEvaluator& ev, std::vector<Point> pts, const SupOpt
   const bool second = opt.second_order && ev.arithmetic() == Arithmetic::DoubleErrorBound;
   auto make_cell = [&](const Point& a, const Point& b) {
     double bound = cell_bound(a, b);
-    if (second && bound >= target()) bound = std::min(bound, second_order_bound(ev, a, b));
+    // Only near the target: far above it the cell is bisected anyway.
+    if (second && bound >= target() && bound < 16 * target())
+      bound = std::min(bound, second_order_bound(ev, a, b));
     return Cell{a, b, bound};
   };
   for (std::size_t k = 0; k + 1 < pts.size(); ++k) cells.push(make_cell(pts[k], pts[k + 1]));
