@@ -37,10 +37,31 @@ Register reg([](CLI::App& root) {
   }
   auto* all = report->add_subcommand("all", "Run every report");
   add_common(all);
+  // One report's failure must not hide the others: run them all, say which
+  // failed, and exit with the worst status (1 a check failed, 2 bad input).
   all->callback([run_one] {
     int worst = 0;
-    for (const auto& def : reports::all_reports()) worst = std::max(worst, run_one(def));
-    if (worst != 0) throw ExitStatus{worst};
+    std::vector<std::string> failed;
+    for (const auto& def : reports::all_reports()) {
+      int rc = 0;
+      try {
+        rc = run_one(def);
+      } catch (const InputError& e) {
+        fmt::print(stderr, "ctmc-snn: report {}: {}\n", def.name, e.what());
+        rc = 2;
+      } catch (const CheckFailed& e) {
+        fmt::print(stderr, "ctmc-snn: report {}: check failed: {}\n", def.name, e.what());
+        rc = 1;
+      }
+      if (rc != 0) failed.push_back(def.name + " (exit " + std::to_string(rc) + ")");
+      worst = std::max(worst, rc);
+    }
+    if (!failed.empty()) {
+      std::string list;
+      for (const auto& f : failed) list += (list.empty() ? "" : ", ") + f;
+      fmt::print(stderr, "ctmc-snn: reports that did not pass: {}\n", list);
+      throw ExitStatus{worst};
+    }
   });
 });
 
