@@ -1,5 +1,5 @@
 // ctmc-snn bernstein --activation NAME --domain LO,HI [--rho R | --rho-factor F]
-//                    (--N N | --eps E) [--precision BITS] [--cap N] [--json]
+//                    (--N N | --eps E) [--precision BITS] [--cap N] [--bracket R] [--json]
 // Checks the paper's Appendix B theorem and corollary for one target
 // (proofs_check/bernstein_claims.hpp). Exit 1 when a claim is Refuted.
 #include <fmt/format.h>
@@ -27,6 +27,7 @@ struct BernsteinOptions {
   bool has_n = false;
   unsigned precision = 128;
   std::int64_t cap = 1000000;
+  double bracket = 0;
   bool json = false;
 };
 
@@ -107,6 +108,8 @@ void run(const BernsteinOptions& o) {
   if (eps > 0) {
     proofs_check::EpsSearchOptions eo;
     eo.cap = o.cap;
+    if (!(o.bracket >= 0 && o.bracket < 1)) throw InputError("--bracket: must be in [0, 1)");
+    eo.rel_stop = o.bracket;
     const auto s = proofs_check::smallest_n(p, lh, eps, eo);
     out["eps_search"] = {{"eps", eps},
                          {"N_lo", s.n_lo},
@@ -202,6 +205,8 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--precision", o->precision, "MPFI precision in bits")->capture_default_str()
       ->check(CLI::Range(53u, 100000u));
   cmd->add_option("--cap", o->cap, "Largest N the --eps search tries")->capture_default_str();
+  cmd->add_option("--bracket", o->bracket,
+                  "Stop bisecting once N_hi - N_lo <= R N_hi (0: down to N_lo + 1 = N_hi)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output");
   cmd->callback([o, n] {
     o->has_n = n->count() > 0;
