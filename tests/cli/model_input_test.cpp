@@ -2,58 +2,16 @@
 // one-line message naming the file and the field, DESIGN.md section 8) and on
 // good ones (flux and counting against hand-derived exact values).
 #include <doctest/doctest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
-namespace fs = std::filesystem;
+#include "cli_helpers.hpp"
+
+using namespace ctmc_cli_test;
 
 namespace {
 
-struct RunResult {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
-
-RunResult run_cli(const std::string& args) {
-  const std::string cmd = std::string("\"") + CTMC_CLI_PATH + "\" " + args + " 2>&1";
-  RunResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
-}
-
-// A fresh temporary folder per process, removed at exit.
-const fs::path& temp_dir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("ctmc_model_input_test_" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  static const struct Cleanup {
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup;
-  return dir;
-}
-
-std::string write_model(const std::string& name, const std::string& text) {
-  const fs::path p = temp_dir() / name;
-  std::ofstream(p) << text;
-  return p.string();
-}
+std::string write_model(const std::string& name, const std::string& text) { return write_file(name, text); }
 
 const char* kGoodTransitions = R"(
     {"from": "B", "to": "G", "offset": 2},

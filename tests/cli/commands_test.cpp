@@ -1,0 +1,107 @@
+// End-to-end checks of the commands beyond `flux` and `counting`: their exit
+// statuses (0 ran and held, 2 bad input with a one-line message naming the
+// input) and outputs against hand-derived values.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "cli_helpers.hpp"
+
+using namespace ctmc_cli_test;
+
+namespace {
+
+bool one_line(const std::string& s) {
+  // One message line (a trailing newline allowed).
+  const auto pos = s.find('\n');
+  return pos == std::string::npos || pos + 1 == s.size();
+}
+
+void check_exit2(const std::string& args, const std::string& needle) {
+  const auto r = run_cli(args);
+  INFO("ctmc-snn " << args << "\n" << r.output);
+  CHECK(r.status == 2);
+  CHECK(r.output.find(needle) != std::string::npos);
+  CHECK(one_line(r.output));
+}
+
+}  // namespace
+
+TEST_CASE("formula: tree-theorem flux of the paper's three-state chain") {
+  // Appendix A: w_B = d(b+c), w_G = a d, w_R = a c with a = r_B_G, b = r_G_B,
+  // c = r_G_R, d = r_R_B, so F = c w_G / (w_B + w_G + w_R) = a c d / (...).
+  const auto r = run_cli("formula \"" + fixture("three_state.json") + "\"");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("w_G = r_B_G*r_R_B") != std::string::npos);
+  CHECK(r.output.find("w_R = r_B_G*r_G_R") != std::string::npos);
+  CHECK(r.output.find("F = r_B_G*r_G_R*r_R_B / (") != std::string::npos);
+  CHECK(r.output.find("\\frac{") != std::string::npos);
+}
+
+TEST_CASE("formula: more than 7 states is bad input") {
+  std::string states, transitions;
+  for (int i = 0; i < 8; ++i) {
+    states += (i ? ", " : "") + std::string("\"S") + std::to_string(i) + "\"";
+    transitions += (i ? ", " : "") + std::string("{\"from\": \"S") + std::to_string(i) + "\", \"to\": \"S" +
+                   std::to_string((i + 1) % 8) + "\", \"offset\": 1, \"spike\": " + (i == 0 ? "true" : "false") + "}";
+  }
+  const auto path = write_file("ring8.json", "{\"states\": [" + states + "], \"transitions\": [" + transitions + "]}");
+  check_exit2("formula \"" + path + "\"", "7 states");
+}
+
+TEST_CASE("simulate neuron: agrees with the exact mean and does not depend on --threads") {
+  const std::string base = "simulate neuron \"" + fixture("three_state.json") + "\" --H 0 --T 5 --trials 400 --seed 3 --json";
+  const auto one = run_cli(base + " --threads 1");
+  const auto two = run_cli(base + " --threads 2");
+  INFO(one.output);
+  CHECK(one.status == 0);
+  // Started from pi, E[N(T)] = F T = (1/3) 5 exactly (the fixture's flux is 1/3).
+  CHECK(one.output.find("\"mean_count\": 1.66666666666") != std::string::npos);
+  CHECK(one.output == two.output);
+}
+
+TEST_CASE("simulate neuron: bad options exit 2") {
+  const std::string m = "\"" + fixture("three_state.json") + "\"";
+  check_exit2("simulate neuron " + m + " --H 0 --T -1 --trials 10", "--T");
+  check_exit2("simulate neuron " + m + " --H nan --T 1 --trials 10", "--H");
+  check_exit2("simulate neuron " + m + " --H 0 --T 1 --trials 10 --start Q", "Q");
+}
+
+TEST_CASE("bernstein: bad input exits 2 with the reason") {
+  check_exit2("bernstein --activation sigmoid --domain -8,8 --N 0", "--N");
+  check_exit2("bernstein --activation sigmoid --domain 8,-8 --N 4", "--domain");
+  check_exit2("bernstein --activation sigmoid --domain -8,8 --rho 0.5 --N 4", "--rho");
+  check_exit2("bernstein --activation sigmoid --domain -8,8 --eps 0", "--eps");
+  check_exit2("bernstein --activation nosuch --domain -8,8 --N 4", "nosuch");
+  // A decreasing target is outside the theorem's hypotheses.
+  const auto table = write_file("decreasing.csv", "x,phi\n0,2\n1,1\n2,0.5\n");
+  check_exit2("bernstein --activation table:" + table + " --domain 0,2 --N 4", "nondecreasing");
+}
+
+TEST_CASE("data info: a truncated IDX file exits 2 naming the file") {
+  // A valid IDX header for 10 images of 28x28 but only 3 bytes of pixels.
+  std::string img("\x00\x00\x08\x03\x00\x00\x00\x0a\x00\x00\x00\x1c\x00\x00\x00\x1c", 16);
+  img += "abc";
+  std::string lab("\x00\x00\x08\x01\x00\x00\x00\x0a", 8);
+  lab += std::string(10, '\x01');
+  const auto dir = temp_dir() / "truncated_idx";
+  fs::create_directories(dir);
+  std::ofstream(dir / "train-images-idx3-ubyte", std::ios::binary) << img;
+  std::ofstream(dir / "train-labels-idx1-ubyte", std::ios::binary) << lab;
+  std::ofstream(dir / "t10k-images-idx3-ubyte", std::ios::binary) << img;
+  std::ofstream(dir / "t10k-labels-idx1-ubyte", std::ios::binary) << lab;
+  check_exit2("data info \"" + dir.string() + "\"", "images-idx3-ubyte");
+}
+
+TEST_CASE("report: an unknown report name exits 2") {
+  const auto r = run_cli("report nosuch");
+  CHECK(r.status == 2);
+}
+
+TEST_CASE("simulate network: a missing network manifest exits 2 naming it") {
+  const auto missing = (temp_dir() / "no_net.json").string();
+  check_exit2("simulate network --net \"" + missing + "\" --data \"" + temp_dir().string() + "\" --neurons \"" +
+                  fixture("three_state.json") + "\" --T 1 --trials 1",
+              "no_net.json");
+}
