@@ -50,13 +50,49 @@ FitProblem make_fit_problem(const FitTarget& t, const FamilySpec& f, std::size_t
   return p;
 }
 
+std::vector<double> embed_general(const std::vector<double>& theta, std::size_t n) {
+  // Old pairs keep their (p, s); rates into the new state are max(0, -1) = 0,
+  // rates out of it are 1: the new state is transient and pi, F are unchanged.
+  std::vector<double> out;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i <= n; ++i)
+    for (std::size_t j = 0; j <= n; ++j) {
+      if (i == j) continue;
+      if (i < n && j < n) {
+        out.push_back(theta[k]);
+        out.push_back(theta[k + 1]);
+        k += 2;
+      } else {
+        out.push_back(j == n ? -1.0 : 1.0);
+        out.push_back(0.0);
+      }
+    }
+  return out;
+}
+
+namespace {
+// The general (n-1)-state optimum (full-three-state for n = 4, whose
+// parameter order is that of general-3) embedded into n states, if `prev` is
+// that family; else empty.
+std::vector<double> warm_start_from(const FitRow* prev, const FamilySpec& f) {
+  if (!prev || f.family != FitFamily::General) return {};
+  const std::size_t prev_n = state_count(prev->family);
+  const bool nested = prev_n + 1 == f.states && (prev->family.family == FitFamily::General ||
+                                                  prev->family.family == FitFamily::FullThreeState);
+  return nested ? embed_general(prev->result.theta, prev_n) : std::vector<double>{};
+}
+}  // namespace
+
 std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const std::vector<FamilySpec>& families,
                                   const FitOptions& options) {
   std::vector<FitRow> rows;
   for (const auto& t : targets)
     for (const auto& f : families) {
       const auto start = std::chrono::steady_clock::now();
-      FitRow r{t, f, fit(make_fit_problem(t, f), options), 0};
+      FitOptions o = options;
+      const FitRow* prev = (!rows.empty() && rows.back().target.slug == t.slug) ? &rows.back() : nullptr;
+      if (options.warm_start.empty()) o.warm_start = warm_start_from(prev, f);
+      FitRow r{t, f, fit(make_fit_problem(t, f), o), 0};
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       rows.push_back(std::move(r));
     }
@@ -72,10 +108,15 @@ std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& tar
     row.target = t;
     row.tolerances = tolerances;
     row.min_states.assign(tolerances.size(), std::nullopt);
+    std::vector<double> previous;
     for (std::size_t n = n_min; n <= n_max; ++n) {
       FitOptions o = options;
       o.widen_on_bound = false;  // the table is about state counts at the stated bounds
+      // Start 0 is the (n-1)-state optimum embedded: the general families are
+      // nested, so the n-state fit is never worse than the (n-1)-state one.
+      if (!previous.empty()) o.warm_start = embed_general(previous, n - 1);
       const auto r = fit(make_fit_problem(t, {FitFamily::General, n}), o);
+      previous = r.theta;
       row.states.push_back(n);
       row.mse.push_back(r.mse);
       row.max_abs_error.push_back(r.max_abs_error);

@@ -24,8 +24,12 @@ constexpr int kStarts = 64;          // main table, per row (issue 4)
 constexpr int kCheckStarts = 128;    // second check: 2x the starts, other seeds, dogleg
 constexpr int kStatesStarts = 32;    // states-needed fits (general 2..6 states)
 // A second check "beats" a row when it lowers the MSE by more than this
-// relative amount (below it, the difference is convergence noise).
+// relative amount (below it, the difference is convergence noise) and by more
+// than kBeatFloor in absolute terms: an MSE below ~1e-26 (max error ~1e-13) is
+// an exact representation up to double rounding of the parameters, and
+// differences there are rounding noise.
 constexpr double kBeatTolerance = 1e-3;
+constexpr double kBeatFloor = 1e-26;
 
 std::string params_text(const analysis::FitResult& r) {
   if (r.params.size() > 12) return fmt::format("{} parameters (see model file)", r.params.size());
@@ -97,7 +101,9 @@ int run(const ReportContext& ctx) {
       "ceres::Jet). {2} seeded starts per row (seed {3}), the best {4} polished with 10x the iterations; MSE and "
       "max |error| re-evaluated in MPFR ({5} bits) on the exact rational parameters of the written model. "
       "Where the best fit has a parameter on a bound the row is refitted with bounds x10 and x100 "
-      "(warm-started from the bounded optimum).",
+      "(warm-started from the bounded optimum). The general-n families are nested (a state with no rate into it is "
+      "transient), so a general-n row also starts once from the (n-1)-state optimum (full-three-state for n = 4) "
+      "embedded into n states.",
       bounds.rate_bound, bounds.min_const_rate, kStarts, ctx.seed, opt.polish, opt.mpfr_bits));
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -121,12 +127,18 @@ int run(const ReportContext& ctx) {
                   "model"};
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   int beaten = 0;
+  std::vector<std::string> beaten_rows, exact_rows;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
     const auto& r = row.result;
     const auto& c = checks[i].result;
-    const bool beat = c.mse < r.mse * (1 - kBeatTolerance);
+    const bool beat = c.mse < r.mse * (1 - kBeatTolerance) && r.mse - c.mse > kBeatFloor;
     beaten += beat;
+    if (beat)
+      beaten_rows.push_back(fmt::format("{} / {} ({} -> {})", row.target.label, analysis::family_name(row.family),
+                                        fmt_sci(r.mse), fmt_sci(c.mse)));
+    if (r.mse < kBeatFloor)
+      exact_rows.push_back(fmt::format("{} / {}", row.target.label, analysis::family_name(row.family)));
     std::optional<double> paper;
     if (row.target.paper_mse &&
         (row.target.paper_family.empty() ? row.family.family != FitFamily::FullThreeState &&
@@ -168,10 +180,20 @@ int run(const ReportContext& ctx) {
   w.heading("Fits: target x family");
   w.table(main, "fits.csv");
   w.write_json("fits.json", json);
-  w.check(fmt::format("second optimizer check: dogleg from {} independent starts (seed {}) does not beat any row by more than "
-                      "{:g} relative ({} of {} rows beaten)",
-                      kCheckStarts, check.seed, kBeatTolerance, beaten, rows.size()),
+  w.check(fmt::format("second optimizer check: dogleg from {} independent starts (seed {}) does not beat any row by more "
+                      "than {:g} relative and {:g} absolute ({} of {} rows beaten)",
+                      kCheckStarts, check.seed, kBeatTolerance, kBeatFloor, beaten, rows.size()),
           beaten == 0);
+  w.heading("How far the optimum is shown", 3);
+  w.paragraph(fmt::format(
+      "Rows whose best MSE the second check improved on (the multistart optimum is not the global one there): "
+      "{}. Rows fitted exactly up to double rounding of the parameters (MSE < {:g}, confirmed by the MPFR "
+      "re-evaluation of the exact model): {}. The two- and three-state rows are reproduced by many independent "
+      "starts (the 'within 1%' column) and not beaten by the second optimizer; the full-three-state and general "
+      "families (12-40 parameters) have many local optima, so their MSE is an upper bound on the family's best, "
+      "not a proven optimum.",
+      beaten_rows.empty() ? std::string("none") : fmt::format("{}", fmt::join(beaten_rows, "; ")), kBeatFloor,
+      exact_rows.empty() ? std::string("none") : fmt::format("{}", fmt::join(exact_rows, "; "))));
   for (const auto& row : rows)
     w.check(fmt::format("{} / {}: every parameter within its bounds, constant rates > 0", row.target.label,
                         analysis::family_name(row.family)),

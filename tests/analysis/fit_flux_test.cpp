@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ctmc/analysis/fit_flux.hpp"
+#include "ctmc/analysis/fit_tables.hpp"
 
 using namespace ctmc::analysis;
 using Jet12 = ceres::Jet<double, 12>;
@@ -126,5 +127,17 @@ TEST_CASE("adjoint gradient of the general family equals the Jet-through-GTH gra
       INFO("H = " << h << ", parameter " << i);
       CHECK(grad[i] == doctest::Approx(f.v[i]).epsilon(1e-10).scale(1e-12));
     }
+  }
+}
+
+TEST_CASE("embedding general-n parameters into n+1 states keeps the flux") {
+  std::vector<double> theta(24);
+  for (int i = 0; i < 24; ++i) theta[i] = (i % 2 == 0) ? 0.3 + 0.11 * (i % 7) : 0.2 - 0.04 * (i % 5);
+  const auto up = embed_general(theta, 4);
+  REQUIRE(up.size() == 40);
+  for (double h : {-0.7, 0.0, 1.3}) {
+    const double f4 = family_flux<double>({FitFamily::General, 4}, theta.data(), h);
+    const double f5 = family_flux<double>({FitFamily::General, 5}, up.data(), h);
+    CHECK(f5 == doctest::Approx(f4).epsilon(1e-13));
   }
 }

@@ -34,7 +34,15 @@ std::vector<FamilySpec> fit_table_families();
 // The fit problem of a target and family (grid of `points` points, default bounds).
 FitProblem make_fit_problem(const FitTarget& t, const FamilySpec& f, std::size_t points = 401);
 
+// Parameters of the general n-state family -> general (n+1)-state parameters
+// with the same flux: the new state n has rates into it max(0, -1 + 0 H) = 0
+// and rates out of it 1, so it is transient. (full-three-state parameters are
+// general-3 parameters: same order.)
+std::vector<double> embed_general(const std::vector<double>& theta, std::size_t n);
+
 // One fit per (target, family), in target-major order, each with `options`.
+// A general-n row that follows a general-(n-1) (or full-three-state, n = 4)
+// row of the same target gets that row's optimum, embedded, as start 0.
 struct FitRow {
   FitTarget target;
   FamilySpec family;
