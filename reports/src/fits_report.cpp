@@ -77,7 +77,6 @@ void plot_target(ReportWriter& w, const std::vector<const FitRow*>& rows) {
     plot.series.push_back(nu);
     plot.series.push_back(res);
   }
-  plot.extra_commands = {"set y2tics", "set ytics nomirror"};
   w.plot(plot);
 }
 
@@ -89,6 +88,7 @@ int run(const ReportContext& ctx) {
   opt.starts = kStarts;
   opt.seed = ctx.seed;
   opt.threads = ctx.threads;
+  opt.mpfr_bits = ctx.precision;  // the re-evaluation precision is the report's --precision
   const analysis::FitBounds bounds;
 
   w.paragraph(fmt::format(
