@@ -7,7 +7,9 @@
 #include <cmath>
 
 #include "ctmc/analysis/fit_flux.hpp"
+#include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
+#include "ctmc/solvers/stationary.hpp"
 
 using namespace ctmc::analysis;
 using Jet12 = ceres::Jet<double, 12>;
@@ -139,5 +141,25 @@ TEST_CASE("embedding general-n parameters into n+1 states keeps the flux") {
     const double f4 = family_flux<double>({FitFamily::General, 4}, theta.data(), h);
     const double f5 = family_flux<double>({FitFamily::General, 5}, up.data(), h);
     CHECK(f5 == doctest::Approx(f4).epsilon(1e-13));
+  }
+}
+
+TEST_CASE("general family with a rate rectified to 0: closed class, matches the exact solver") {
+  // general-3 where every rate into state 0 vanishes for H < 0 (0 -> transient
+  // there, flux 0) and 1 -> 2 vanishes for H > 1/2 (state 2 transient).
+  // Parameters in pair order 0->1, 0->2, 1->0, 1->2, 2->0, 2->1.
+  const std::array<double, 12> theta = {1, 0, 0.5, 0, 0, 2, 1, -2, 0, 1, 0.7, 0};
+  const auto m = ctmc::analysis::model_of({FitFamily::General, 3}, std::vector<double>(theta.begin(), theta.end()));
+  for (double h : {-1.0, -0.25, 0.25, 0.75, 2.0}) {
+    const double exact = ctmc::solvers::solve_stationary<double>(m, ctmc::solvers::Rational(h)).flux;
+    INFO("H = " << h);
+    CHECK(family_flux<double>({FitFamily::General, 3}, theta.data(), h) == doctest::Approx(exact).epsilon(1e-13));
+    double f = -1;
+    std::array<double, 12> grad;
+    REQUIRE(general_flux_adjoint(3, theta.data(), h, f, grad.data()));
+    CHECK(f == doctest::Approx(exact).epsilon(1e-13));
+    const auto x = seeded<12>(theta.data());
+    const Jet12 fj = family_flux<Jet12>({FitFamily::General, 3}, x.data(), Jet12(h));
+    for (int i = 0; i < 12; ++i) CHECK(grad[i] == doctest::Approx(fj.v[i]).epsilon(1e-10).scale(1e-12));
   }
 }

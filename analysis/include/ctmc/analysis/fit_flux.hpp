@@ -35,6 +35,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -91,15 +92,65 @@ solvers::DenseMatrix<T> general_rates(std::size_t n, const T* theta, const T& H)
   return q;
 }
 
-// Flux of the general family by GTH: F = sum_{i != 0} pi_i r_i0. For T = double
-// gth_dense throws InputError when the chain is reducible at H; for Jets the
-// result is then non-finite, which the fit rejects.
+// The value part of a scalar (x.a for ceres::Jet), to decide structure.
+template <class T>
+double value_part(const T& x) {
+  if constexpr (requires { x.a; }) {
+    return x.a;
+  } else {
+    return static_cast<double>(x);
+  }
+}
+
+// The unique closed communicating class of the chain whose positive rates are
+// q(i, j) > 0 (decided on the value parts), sorted; empty when there are
+// several. A rectified rate can vanish at some H: the chain is then
+// reducible and pi lives on the closed class (DESIGN.md section 4).
+template <class T>
+std::vector<std::size_t> closed_class(const solvers::DenseMatrix<T>& q) {
+  const std::size_t n = q.n;
+  std::vector<char> reach(n * n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    reach[i * n + i] = 1;
+    for (std::size_t j = 0; j < n; ++j)
+      if (i != j && value_part(q(i, j)) > 0) reach[i * n + j] = 1;
+  }
+  for (std::size_t k = 0; k < n; ++k)  // transitive closure (Warshall)
+    for (std::size_t i = 0; i < n; ++i)
+      if (reach[i * n + k])
+        for (std::size_t j = 0; j < n; ++j)
+          if (reach[k * n + j]) reach[i * n + j] = 1;
+  std::vector<std::size_t> c;  // recurrent states: everything they reach reaches back
+  for (std::size_t i = 0; i < n; ++i) {
+    bool recurrent = true;
+    for (std::size_t j = 0; j < n && recurrent; ++j)
+      if (reach[i * n + j] && !reach[j * n + i]) recurrent = false;
+    if (recurrent) c.push_back(i);
+  }
+  for (std::size_t a : c)
+    for (std::size_t b : c)
+      if (!reach[a * n + b]) return {};  // two closed classes
+  return c;
+}
+
+// Flux of the general family: GTH on the closed class C, then
+// F = sum_{i in C, i != 0} pi_i r_i0 (0 when state 0 is transient: no rate
+// from C into 0 is positive). Several closed classes give NaN, which the fit
+// rejects. The structure is fixed at the evaluation point, so Jets get the
+// derivative of the branch taken (transient states contribute 0).
 template <class T>
 T general_flux(std::size_t n, const T* theta, const T& H) {
   const auto q = general_rates(n, theta, H);
-  const auto pi = solvers::gth_dense(q);
+  const auto c = closed_class(q);
+  if (c.empty()) return T(std::numeric_limits<double>::quiet_NaN());
+  solvers::DenseMatrix<T> sub(c.size());
+  for (std::size_t a = 0; a < c.size(); ++a)
+    for (std::size_t b = 0; b < c.size(); ++b)
+      if (a != b) sub(a, b) = q(c[a], c[b]);
+  const auto pi = solvers::gth_dense(sub);
   T f(0);
-  for (std::size_t i = 1; i < n; ++i) f += pi[i] * q(i, 0);
+  for (std::size_t a = 0; a < c.size(); ++a)
+    if (c[a] != 0) f += pi[a] * q(c[a], 0);
   return f;
 }
 
@@ -109,8 +160,9 @@ T general_flux(std::size_t n, const T* theta, const T& H) {
 // so dF/dr_ij = pi_i (z_i - z_j + [j = 0]); then dr/dp = [r > 0] and
 // dr/ds = H [r > 0] (the branch rule of rectified_affine). pi comes from GTH;
 // z from an LU solve of the (n-1) x (n-1) block of Q without state 0
-// (nonsingular when the chain is irreducible). grad may be null. Returns false
-// when the chain is reducible at H.
+// (nonsingular on the closed class). Reducible chains are handled as in
+// general_flux (pi on the closed class C; 0 in C or F = 0 and grad = 0).
+// grad may be null. Returns false when there are several closed classes.
 bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& flux, double* grad);
 
 template <class T>
