@@ -60,7 +60,9 @@ void bench_table() {
   for (const auto& r : rows)
     fmt::print("  {:<16} {:<17} {:7.2f} s  {:7d} it  MSE {:.4e}  within 1% {:2d}/64{}\n", r.target.label,
                family_name(r.family), r.seconds, r.result.iterations, r.result.mse, r.result.within_1pct,
-               r.result.widened.empty() ? "" : "  (+ widened refits)");
+               !r.result.widened.empty()        ? "  (+ widened refits)"
+               : r.result.mse_at_rounding_floor && !r.result.on_bound.empty() ? "  (on bound, MSE at rounding floor: no refit)"
+                                                                                : "");
   fmt::print("main fits table: {} rows x 64 starts, 2 threads: {:.1f} s (target < 60 s)\n", rows.size(), total);
 }
 

@@ -104,7 +104,6 @@ class GeneralAdjointCost : public ceres::CostFunction {
     mutable_parameter_block_sizes()->push_back(parameters);
   }
   bool Evaluate(double const* const* x, double* residuals, double** jacobians) const override {
-    std::vector<double> grad(np_);
     const auto& h = p_->data.h;
     for (std::size_t m = 0; m < h.size(); ++m) {
       double f = 0;
@@ -360,7 +359,14 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   r.max_abs_error_at = exact.max_abs_error_at;
   r.on_bound = parameters_on_bound(params, r.theta, problem.bounds);
 
-  if (!r.on_bound.empty() && options.widen_on_bound) {
+  // Rounding floor: an MSE this far below mean (alpha phi)^2 is an exact fit
+  // up to double rounding of the parameters (max error ~1e-10 of the target's
+  // size); wider bounds cannot lower it by a meaningful amount, so the
+  // widened refits are not run and the result says so instead.
+  double mean_y2 = 0;
+  for (std::size_t m = 0; m < targets.y.size(); ++m) mean_y2 += targets.scale[m] * targets.scale[m] * targets.y[m] * targets.y[m];
+  r.mse_at_rounding_floor = r.mse < kRoundingFloor * mean_y2;
+  if (!r.on_bound.empty() && options.widen_on_bound && !r.mse_at_rounding_floor) {
     for (double factor : {10.0, 100.0}) {
       FitProblem wider = problem;
       wider.bounds.widen = problem.bounds.widen * factor;
@@ -402,6 +408,10 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
     for (const auto& w : r.widened)
       arr.push_back({{"widen", w.widen}, {"mse", w.mse}, {"max_abs_error", w.max_abs_error}, {"on_bound", w.on_bound}});
     meta["widened_bounds"] = arr;
+  } else if (!r.on_bound.empty() && r.mse_at_rounding_floor) {
+    meta["widened_bounds"] = fmt::format("not refitted: MSE {:.3e} is below {:g} x mean((alpha phi)^2), the rounding floor, "
+                                         "so wider bounds cannot lower it",
+                                         r.mse, kRoundingFloor);
   }
   return r;
 }

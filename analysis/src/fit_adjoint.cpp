@@ -16,53 +16,113 @@
 namespace ctmc::analysis {
 
 bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& flux, double* grad) {
-  const auto q = general_rates(n, theta, H);
-  const auto c = closed_class(q);
-  if (c.empty()) return false;  // several closed classes
-  const std::size_t nc = c.size();
+  // Called for every grid point of every Jacobian evaluation (401 x per LM
+  // iteration), so everything lives in fixed-size arrays (n <= 6): no heap
+  // allocation. The arithmetic is that of general_rates, closed_class and
+  // solvers::gth_dense, in the same order (same results to the last bit).
+  constexpr std::size_t N = kMaxGeneralStates;
+  if (n < 2 || n > N) return false;
+  double q[N][N] = {};
+  bool active[N][N] = {};
+  {
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i == j) continue;
+        const double r = theta[k] + theta[k + 1] * H;  // rectified_affine
+        active[i][j] = r > 0;
+        q[i][j] = r > 0 ? r : 0.0;
+        k += 2;
+      }
+  }
+  // Closed class (closed_class in fit_flux.hpp) with bit masks: reach[i] has
+  // bit j when j is reachable from i.
+  unsigned reach[N];
+  for (std::size_t i = 0; i < n; ++i) {
+    reach[i] = 1u << i;
+    for (std::size_t j = 0; j < n; ++j)
+      if (i != j && q[i][j] > 0) reach[i] |= 1u << j;
+  }
+  for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t i = 0; i < n; ++i)
+      if (reach[i] >> k & 1u) reach[i] |= reach[k];
+  std::size_t c[N];
+  std::size_t nc = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool recurrent = true;
+    for (std::size_t j = 0; j < n && recurrent; ++j)
+      if ((reach[i] >> j & 1u) && !(reach[j] >> i & 1u)) recurrent = false;
+    if (recurrent) c[nc++] = i;
+  }
+  for (std::size_t a = 0; a < nc; ++a)
+    for (std::size_t b = 0; b < nc; ++b)
+      if (!(reach[c[a]] >> c[b] & 1u)) return false;  // several closed classes
+  if (nc == 0) return false;
   if (grad)
     for (std::size_t k = 0; k < 2 * n * (n - 1); ++k) grad[k] = 0.0;
-  if (c.front() != 0) {  // state 0 transient: no spikes, and none for small changes
+  if (c[0] != 0) {  // state 0 transient: no spikes, and none for small changes
     flux = 0;
     return true;
   }
-  solvers::DenseMatrix<double> sub(nc);
+  // GTH on the closed class (solvers::gth_dense, same operation order).
+  double g[N][N] = {};
   for (std::size_t a = 0; a < nc; ++a)
     for (std::size_t b = 0; b < nc; ++b)
-      if (a != b) sub(a, b) = q(c[a], c[b]);
-  std::vector<double> pic;
-  try {
-    pic = solvers::gth_dense(sub);
-  } catch (const InputError&) {
-    return false;
+      if (a != b) g[a][b] = q[c[a]][c[b]];
+  double pic[N] = {};
+  for (std::size_t k = nc - 1; k >= 1; --k) {
+    double s = 0;
+    for (std::size_t j = 0; j < k; ++j) s += g[k][j];
+    if (s == 0.0) return false;  // reducible (gth_dense throws)
+    for (std::size_t i = 0; i < k; ++i) g[i][k] /= s;
+    for (std::size_t i = 0; i < k; ++i) {
+      const double qik = g[i][k];
+      if (qik == 0.0) continue;
+      for (std::size_t j = 0; j < k; ++j) {
+        if (j == i) continue;
+        g[i][j] += qik * g[k][j];
+      }
+    }
   }
+  pic[0] = 1;
+  double total = 1;
+  for (std::size_t k = 1; k < nc; ++k) {
+    double acc = 0;
+    for (std::size_t i = 0; i < k; ++i) acc += pic[i] * g[i][k];
+    pic[k] = acc;
+    total += acc;
+  }
+  for (std::size_t k = 0; k < nc; ++k) pic[k] /= total;
+
   double f = 0;
-  for (std::size_t a = 1; a < nc; ++a) f += pic[a] * q(c[a], 0);
+  for (std::size_t a = 1; a < nc; ++a) f += pic[a] * q[c[a]][0];
   flux = f;
   if (!std::isfinite(f)) return false;
   if (!grad) return true;
 
   // z on C (z at state 0 = 0): rows/columns C \ {0} of Q z = f - F 1.
+  using Small = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, N - 1, N - 1>;
+  using SmallVec = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, N - 1, 1>;
   const auto m = static_cast<Eigen::Index>(nc - 1);
-  std::vector<double> z(n, 0.0), pi(n, 0.0);
+  double z[N] = {}, pi[N] = {};
   for (std::size_t a = 0; a < nc; ++a) pi[c[a]] = pic[a];
   if (m > 0) {
-    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(m, m);
-    Eigen::VectorXd b(m);
+    Small A = Small::Zero(m, m);
+    SmallVec b(m);
     for (std::size_t a = 1; a < nc; ++a) {
       double out = 0;
       for (std::size_t j = 0; j < n; ++j)
-        if (j != c[a]) out += q(c[a], j);  // C is closed: all exits stay in C
+        if (j != c[a]) out += q[c[a]][j];  // C is closed: all exits stay in C
       A(a - 1, a - 1) = -out;
       for (std::size_t bb = 1; bb < nc; ++bb)
-        if (bb != a) A(a - 1, bb - 1) = q(c[a], c[bb]);
-      b(a - 1) = q(c[a], 0) - f;
+        if (bb != a) A(a - 1, bb - 1) = q[c[a]][c[bb]];
+      b(a - 1) = q[c[a]][0] - f;
     }
-    const Eigen::VectorXd zr = A.partialPivLu().solve(b);
+    const SmallVec zr = A.partialPivLu().solve(b);
     for (std::size_t a = 1; a < nc; ++a) z[c[a]] = zr(a - 1);
   }
-  std::vector<char> in_c(n, 0);
-  for (std::size_t s : c) in_c[s] = 1;
+  bool in_c[N] = {};
+  for (std::size_t a = 0; a < nc; ++a) in_c[c[a]] = true;
 
   // dF/dr_ij = pi_i (z_i - z_j + [j = 0]) for i, j in C; rates leaving C are
   // 0 (inactive) and states outside C have pi_i = 0.
@@ -72,9 +132,8 @@ bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& 
       if (i == j) continue;
       if (in_c[i] && in_c[j]) {
         const double dr = pi[i] * (z[i] - z[j] + (j == 0 ? 1.0 : 0.0));
-        const bool active = theta[k] + theta[k + 1] * H > 0;
-        grad[k] = active ? dr : 0.0;
-        grad[k + 1] = active ? dr * H : 0.0;
+        grad[k] = active[i][j] ? dr : 0.0;
+        grad[k + 1] = active[i][j] ? dr * H : 0.0;
         if (!std::isfinite(grad[k]) || !std::isfinite(grad[k + 1])) return false;
       }
       k += 2;

@@ -101,10 +101,13 @@ int run(const ReportContext& ctx) {
       "ceres::Jet). {2} seeded starts per row (seed {3}), the best {4} polished with 10x the iterations; MSE and "
       "max |error| re-evaluated in MPFR ({5} bits) on the exact rational parameters of the written model. "
       "Where the best fit has a parameter on a bound the row is refitted with bounds x10 and x100 "
-      "(warm-started from the bounded optimum). The general-n families are nested (a state with no rate into it is "
+      "(warm-started from the bounded optimum), except where its MSE is already at the rounding floor "
+      "(below {6:g} x mean((alpha phi)^2): an exact fit up to double rounding, which wider bounds cannot "
+      "improve; the table says so). The general-n families are nested (a state with no rate into it is "
       "transient), so a general-n row also starts once from the (n-1)-state optimum (full-three-state for n = 4) "
       "embedded into n states.",
-      bounds.rate_bound, bounds.min_const_rate, kStarts, ctx.seed, opt.polish, opt.mpfr_bits));
+      bounds.rate_bound, bounds.min_const_rate, kStarts, ctx.seed, opt.polish, opt.mpfr_bits,
+      analysis::kRoundingFloor));
 
   const auto t0 = std::chrono::steady_clock::now();
   const auto rows = analysis::run_fit_table(targets, families, opt);
@@ -148,8 +151,11 @@ int run(const ReportContext& ctx) {
     std::string paper_text = paper ? fmt_sci(*paper, 2) : kNoPaperValue;
     if (paper && row.target.paper_family.empty()) paper_text += " (low-state variant, family not stated)";
     const auto widened = [&](std::size_t k) {
-      return k < r.widened.size() ? fmt_sci(r.widened[k].mse) + (r.widened[k].on_bound.empty() ? "" : " (on bound)")
-                                  : std::string("—");
+      if (k < r.widened.size())
+        return fmt_sci(r.widened[k].mse) + (r.widened[k].on_bound.empty() ? "" : " (on bound)");
+      if (!r.on_bound.empty() && r.mse_at_rounding_floor)
+        return std::string("not refitted: MSE at the rounding floor, cannot decrease");
+      return std::string("—");
     };
     main.rows.push_back({row.target.label, analysis::family_name(row.family),
                          fmt::format("[{}, {}]", row.target.lo, row.target.hi), fmt_sci(r.mse), fmt_sci(r.max_abs_error),
@@ -172,6 +178,7 @@ int run(const ReportContext& ctx) {
                        for (const auto& x : r.widened) a.push_back({{"widen", x.widen}, {"mse", x.mse}});
                        return a;
                      }()},
+                    {"mse_at_rounding_floor", r.mse_at_rounding_floor},
                     {"check_mse", c.mse},
                     {"paper_mse", paper ? nlohmann::ordered_json(*paper) : nlohmann::ordered_json(nullptr)},
                     {"seconds", row.seconds},

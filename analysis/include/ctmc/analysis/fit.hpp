@@ -18,7 +18,9 @@
 //   offsets p in [-R, R], slopes s in [-R, R], constant rates in [floor, R].
 // Constant rates stay > 0 through their lower bound. When the best fit has a
 // parameter on a bound, fit() refits with the bounds widened 10x and 100x and
-// records those MSEs, so one can see how much the bound costs. Those refits
+// records those MSEs, so one can see how much the bound costs -- unless the
+// MSE is already at the rounding floor (< 1e-20 mean((alpha phi)^2)), where
+// widening cannot lower it; the result states that instead. Those refits
 // start from the bounded optimum (so they can only improve on it) plus
 // max(8, starts/4) random starts.
 //
@@ -137,9 +139,16 @@ struct FitResult {
   double max_abs_error_at = 0;                // the H where it occurs
   std::vector<std::string> on_bound;          // "name=value (upper bound)"
   std::vector<WidenedFit> widened;            // x10, x100 when on_bound is not empty
+  // mse < kRoundingFloor * mean((alpha phi)^2) (weighted like the MSE): the fit
+  // is exact up to double rounding; widened refits are skipped (and say so).
+  bool mse_at_rounding_floor = false;
   FitBounds bounds;
   solvers::Model model;                       // DESIGN section 8 schema with meta
 };
+
+// Relative MSE below which a fit is exact up to double rounding (see
+// FitResult::mse_at_rounding_floor).
+inline constexpr double kRoundingFloor = 1e-20;
 
 // Runs the multistart fit (and the widened refits if needed).
 FitResult fit(const FitProblem& problem, const FitOptions& options);
