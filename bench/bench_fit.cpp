@@ -7,7 +7,8 @@
 //            64 starts per row, incl. widened refits) with 2 threads; target < 60 s.
 //   states   the states-needed table (general 2..6 states, 32 starts, plus the
 //            Bernstein estimate); target < 600 s.
-// Usage: bench_fit [single|table|states|all] (default: single).
+//   row      one row: bench_fit row SLUG FAMILY-INDEX (0..4), for profiling.
+// Usage: bench_fit [single|table|states|all|row SLUG K] (default: single).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -78,8 +79,23 @@ void bench_states() {
 
 }  // namespace
 
+// One row of the main table (for profiling): bench_fit row SLUG FAMILY-INDEX(0-4).
+void bench_row(const std::string& slug, int family) {
+  for (const auto& t : fit_table_targets()) {
+    if (t.slug != slug) continue;
+    FitOptions o;
+    o.threads = 2;
+    const auto f = fit_table_families().at(static_cast<std::size_t>(family));
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = fit(make_fit_problem(t, f), o);
+    fmt::print("{} {}: {:.2f} s, {} it, MSE {:.4e}, within 1% {}, widened {}\n", t.label, family_name(f),
+               seconds_since(t0), r.iterations, r.mse, r.within_1pct, r.widened.size());
+  }
+}
+
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "single";
+  if (what == "row" && argc > 3) bench_row(argv[2], std::stoi(argv[3]));
   if (what == "single" || what == "all") bench_single();
   if (what == "table" || what == "all") bench_table();
   if (what == "states" || what == "all") bench_states();

@@ -5,10 +5,10 @@
 // dQ = dr e_i (e_j - e_i)^T and df = dr [j = 0] e_i, and from dpi Q = -pi dQ,
 // dpi 1 = 0: dpi f = dpi (Q z + F 1) = -pi dQ z = -dr pi_i (z_j - z_i). So
 //   dF/dr_ij = pi_i (z_i - z_j + [j = 0]).
-// The cost per input is one GTH (O(n^3)) and one (n-1)-dimensional LU solve,
+// The cost per input is one GTH (O(n^3)) and one (n-1)-dimensional linear solve,
 // against O(n^3 P) for forward-mode Jets with P = 2 n (n - 1) parameters.
-#include <Eigen/Dense>
 #include <cmath>
+#include <utility>
 
 #include "ctmc/analysis/fit_flux.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -100,26 +100,43 @@ bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& 
   if (!std::isfinite(f)) return false;
   if (!grad) return true;
 
-  // z on C (z at state 0 = 0): rows/columns C \ {0} of Q z = f - F 1.
-  using Small = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, N - 1, N - 1>;
-  using SmallVec = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, N - 1, 1>;
-  const auto m = static_cast<Eigen::Index>(nc - 1);
+  // z on C (z at state 0 = 0): rows/columns C \ {0} of Q z = f - F 1,
+  // solved by Gaussian elimination with partial pivoting (m <= 5; a library
+  // LU costs more in set-up than in arithmetic at this size). The block is
+  // nonsingular: C \ {0} is transient once state 0 is made absorbing.
+  const std::size_t m = nc - 1;
   double z[N] = {}, pi[N] = {};
   for (std::size_t a = 0; a < nc; ++a) pi[c[a]] = pic[a];
   if (m > 0) {
-    Small A = Small::Zero(m, m);
-    SmallVec b(m);
+    double A[N][N + 1] = {};  // augmented [A | b]
     for (std::size_t a = 1; a < nc; ++a) {
       double out = 0;
       for (std::size_t j = 0; j < n; ++j)
         if (j != c[a]) out += q[c[a]][j];  // C is closed: all exits stay in C
-      A(a - 1, a - 1) = -out;
+      A[a - 1][a - 1] = -out;
       for (std::size_t bb = 1; bb < nc; ++bb)
-        if (bb != a) A(a - 1, bb - 1) = q[c[a]][c[bb]];
-      b(a - 1) = q[c[a]][0] - f;
+        if (bb != a) A[a - 1][bb - 1] = q[c[a]][c[bb]];
+      A[a - 1][m] = q[c[a]][0] - f;
     }
-    const SmallVec zr = A.partialPivLu().solve(b);
-    for (std::size_t a = 1; a < nc; ++a) z[c[a]] = zr(a - 1);
+    for (std::size_t k = 0; k < m; ++k) {
+      std::size_t piv = k;
+      for (std::size_t i = k + 1; i < m; ++i)
+        if (std::abs(A[i][k]) > std::abs(A[piv][k])) piv = i;
+      if (A[piv][k] == 0.0) return false;
+      if (piv != k)
+        for (std::size_t j = k; j <= m; ++j) std::swap(A[k][j], A[piv][j]);
+      for (std::size_t i = k + 1; i < m; ++i) {
+        const double l = A[i][k] / A[k][k];
+        for (std::size_t j = k + 1; j <= m; ++j) A[i][j] -= l * A[k][j];
+      }
+    }
+    double zr[N];
+    for (std::size_t k = m; k-- > 0;) {
+      double acc = A[k][m];
+      for (std::size_t j = k + 1; j < m; ++j) acc -= A[k][j] * zr[j];
+      zr[k] = acc / A[k][k];
+    }
+    for (std::size_t a = 1; a < nc; ++a) z[c[a]] = zr[a - 1];
   }
   bool in_c[N] = {};
   for (std::size_t a = 0; a < nc; ++a) in_c[c[a]] = true;
