@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
 #include "ctmc/analysis/fit_tables.hpp"
@@ -85,6 +86,7 @@ void bench_row(const std::string& slug, int family) {
     if (t.slug != slug) continue;
     FitOptions o;
     o.threads = 2;
+    if (const char* e = std::getenv("BENCH_FIT_POLISH")) o.polish = std::atoi(e);
     const auto f = fit_table_families().at(static_cast<std::size_t>(family));
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = fit(make_fit_problem(t, f), o);

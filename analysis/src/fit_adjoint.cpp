@@ -22,8 +22,9 @@ bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& 
   // solvers::gth_dense, in the same order (same results to the last bit).
   constexpr std::size_t N = kMaxGeneralStates;
   if (n < 2 || n > N) return false;
-  double q[N][N] = {};
-  bool active[N][N] = {};
+  // Diagonals of q, g and unused entries are never read: no zero fill.
+  double q[N][N];
+  bool active[N][N];
   {
     std::size_t k = 0;
     for (std::size_t i = 0; i < n; ++i)
@@ -65,11 +66,11 @@ bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& 
     return true;
   }
   // GTH on the closed class (solvers::gth_dense, same operation order).
-  double g[N][N] = {};
+  double g[N][N];
   for (std::size_t a = 0; a < nc; ++a)
     for (std::size_t b = 0; b < nc; ++b)
       if (a != b) g[a][b] = q[c[a]][c[b]];
-  double pic[N] = {};
+  double pic[N];
   for (std::size_t k = nc - 1; k >= 1; --k) {
     double s = 0;
     for (std::size_t j = 0; j < k; ++j) s += g[k][j];
@@ -108,7 +109,7 @@ bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& 
   double z[N] = {}, pi[N] = {};
   for (std::size_t a = 0; a < nc; ++a) pi[c[a]] = pic[a];
   if (m > 0) {
-    double A[N][N + 1] = {};  // augmented [A | b]
+    double A[N][N + 1];  // augmented [A | b], every used entry set below
     for (std::size_t a = 1; a < nc; ++a) {
       double out = 0;
       for (std::size_t j = 0; j < n; ++j)
