@@ -131,11 +131,13 @@ bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& 
         for (std::size_t j = k + 1; j <= m; ++j) A[i][j] -= l * A[k][j];
       }
     }
+    // Back substitution column by column (the order of Eigen's triangular
+    // solve, which this replaces: same rounding, same fits).
     double zr[N];
     for (std::size_t k = m; k-- > 0;) {
-      double acc = A[k][m];
-      for (std::size_t j = k + 1; j < m; ++j) acc -= A[k][j] * zr[j];
-      zr[k] = acc / A[k][k];
+      const double x = A[k][m] / A[k][k];
+      zr[k] = x;
+      for (std::size_t i = 0; i < k; ++i) A[i][m] -= x * A[i][k];
     }
     for (std::size_t a = 1; a < nc; ++a) z[c[a]] = zr[a - 1];
   }
