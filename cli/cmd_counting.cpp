@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "scalar_text.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
@@ -30,17 +31,6 @@ struct CountingOptions {
   bool exact = false;
   bool json = false;
 };
-
-template <class T>
-std::string show(const T& x, unsigned precision) {
-  if constexpr (std::is_same_v<T, solvers::Rational>) {
-    return solvers::exact_text(x);
-  } else if constexpr (std::is_same_v<T, double>) {
-    return fmt::format("{:.17g}", x);
-  } else {
-    return solvers::to_string(x, static_cast<int>(precision * 0.30103) + 1);
-  }
-}
 
 // Finite-horizon moments in T (double or Mpfr), from pi0 given in exact or T values.
 template <class T>

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "scalar_text.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/model.hpp"
@@ -28,17 +29,6 @@ struct FluxOptions {
   bool use_double = false;
   bool json = false;
 };
-
-template <class T>
-std::string show(const T& x, unsigned precision) {
-  if constexpr (std::is_same_v<T, solvers::Rational>) {
-    return solvers::exact_text(x);
-  } else if constexpr (std::is_same_v<T, double>) {
-    return fmt::format("{:.17g}", x);
-  } else {
-    return solvers::to_string(x, static_cast<int>(precision * 0.30103) + 1);
-  }
-}
 
 template <class T>
 unsigned bits_of() {

@@ -1,6 +1,8 @@
 // Loading a data directory (dataset.hpp): IDX (MNIST family) or CIFAR-10.
 #include "ctmc/sim/dataset.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include "ctmc/sim/cifar.hpp"
@@ -22,6 +24,16 @@ std::string find_idx(const std::string& dir, const std::string& stem) {
 }
 
 }  // namespace
+
+Dataset simulation_subset(const Dataset& test_all, int limit, int input_size) {
+  if (limit < 0) throw InputError(fmt::format("--limit: {} must be >= 0", limit));
+  if (test_all.features() != input_size)
+    throw InputError(fmt::format("--data: images have {} features, the network expects {}", test_all.features(),
+                                 input_size));
+  Dataset test = limit > 0 ? test_all.head(limit) : test_all;
+  if (test.size() == 0) throw InputError("--data: no test images");
+  return test;
+}
 
 Dataset Dataset::head(int n) const {
   n = std::max(0, std::min(n, size()));

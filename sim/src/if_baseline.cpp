@@ -120,12 +120,7 @@ IfSampleRun IfNetwork::run(const float* x) const {
 
 IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_all, const IfOptions& opt) {
   net.validate("--net");
-  if (opt.limit < 0) throw InputError(fmt::format("--limit: {} must be >= 0", opt.limit));
-  if (test_all.features() != net.input_size())
-    throw InputError(fmt::format("--data: images have {} features, the network expects {}", test_all.features(),
-                                 net.input_size()));
-  const Dataset test = opt.limit > 0 ? test_all.head(opt.limit) : test_all;
-  if (test.size() == 0) throw InputError("--data: no test images");
+  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size());
   IfResult res;
   res.samples = test.size();
   for (const auto& a : layer_activations(net, train, opt.readout))

@@ -73,12 +73,7 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
                                  neurons.size(), S));
   if (opt.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", opt.trials));
   if (!(opt.rate > 0) || !std::isfinite(opt.rate)) throw InputError(fmt::format("--rate: {} must be positive", opt.rate));
-  if (opt.limit < 0) throw InputError(fmt::format("--limit: {} must be >= 0", opt.limit));
-  if (test_all.features() != net.input_size())
-    throw InputError(fmt::format("--data: images have {} features, the network expects {}", test_all.features(),
-                                 net.input_size()));
-  const Dataset test = opt.limit > 0 ? test_all.head(opt.limit) : test_all;
-  if (test.size() == 0) throw InputError("--data: no test images");
+  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size());
   ThreadCount threads(opt.threads);
 
   NetworkSimResult res;

@@ -21,6 +21,11 @@ struct Dataset {
   Dataset head(int n) const;
 };
 
+// The test images a simulation runs on: the first `limit` of `test` (all when
+// limit is 0). Throws InputError naming --limit or --data when limit < 0, the
+// image size differs from the network's input size, or nothing is left.
+Dataset simulation_subset(const Dataset& test, int limit, int input_size);
+
 struct DatasetSplit {
   Dataset train, test;
 };
