@@ -87,11 +87,16 @@ void bench_row(const std::string& slug, int family) {
     FitOptions o;
     o.threads = 2;
     if (const char* e = std::getenv("BENCH_FIT_POLISH")) o.polish = std::atoi(e);
+    if (const char* e = std::getenv("BENCH_FIT_STARTS")) o.starts = std::atoi(e);
+    if (const char* e = std::getenv("BENCH_FIT_SEED")) o.seed = std::strtoull(e, nullptr, 10);
+    if (std::getenv("BENCH_FIT_DOGLEG")) o.method = TrustRegion::Dogleg;
     const auto f = fit_table_families().at(static_cast<std::size_t>(family));
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = fit(make_fit_problem(t, f), o);
-    fmt::print("{} {}: {:.2f} s, {} it, MSE {:.4e}, within 1% {}, widened {}\n", t.label, family_name(f),
-               seconds_since(t0), r.iterations, r.mse, r.within_1pct, r.widened.size());
+    fmt::print("{} {}: {:.2f} s, {} it, MSE {:.6e}, within 1% {}, widened {}, best start {}\n  theta", t.label,
+               family_name(f), seconds_since(t0), r.iterations, r.mse, r.within_1pct, r.widened.size(), r.best_start);
+    for (double x : r.theta) fmt::print(" {:.9g}", x);
+    fmt::print("\n");
   }
 }
 

@@ -346,9 +346,74 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   if (best < 0) throw InputError(fmt::format("fit: every start failed for the {} family", family_name(problem.family)));
   r.best_start = best;
   for (long it : polish_iterations) total_iterations += it;
-  r.iterations = total_iterations;
   r.theta = outcomes[best].theta;
   r.mse_double = outcomes[best].mse;
+
+  // Kink hopping. The objective is only piecewise smooth: each rectified
+  // rate max(0, p + s H) has its kink H0 = -p/s between two data points, and
+  // every placement of the kinks among the points is a separate smooth piece
+  // with its own local minimum. A trust-region method stops at the minimum of
+  // the piece it ends in, even when the neighbouring piece (kink one data
+  // interval over) is better. So, for the families with closed forms (at most
+  // 6 rectified rates: cheap), move each kink of the best fit into the
+  // neighbouring intervals (slope kept), re-solve with the polish settings,
+  // and keep an improvement; repeat while one is found (at most 4 rounds).
+  if (options.kink_hops && problem.family.family != FitFamily::General && options.polish > 0) {
+    std::vector<double> pts = problem.data.h;
+    std::sort(pts.begin(), pts.end());
+    pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
+    // Polish tolerance, but the iteration cap of a start: a hop that needs
+    // more than that is not a neighbouring piece's minimum.
+    FitOptions po = options;
+    po.function_tolerance = options.function_tolerance * 1e-4;
+    for (int round = 0; round < 4; ++round) {
+      std::vector<std::vector<double>> cands;
+      for (std::size_t i = 0; i + 1 < params.size(); ++i) {
+        if (params[i].kind != ParamKind::Offset) continue;
+        const double pp = r.theta[i], ss = r.theta[i + 1];
+        if (ss == 0) continue;
+        const double h0 = -pp / ss;
+        const auto it = std::upper_bound(pts.begin(), pts.end(), h0);  // pts[j-1] <= h0 < pts[j]
+        const auto j = static_cast<std::ptrdiff_t>(it - pts.begin());
+        for (std::ptrdiff_t jj : {j - 1, j + 1}) {  // neighbouring intervals [pts[jj-1], pts[jj])
+          if (jj < 1 || jj >= static_cast<std::ptrdiff_t>(pts.size())) continue;
+          const double h1 = 0.5 * (pts[static_cast<std::size_t>(jj - 1)] + pts[static_cast<std::size_t>(jj)]);
+          auto th = r.theta;
+          th[i] = std::clamp(-ss * h1, problem.bounds.lower(params[i].kind), problem.bounds.upper(params[i].kind));
+          cands.push_back(std::move(th));
+        }
+      }
+      if (cands.empty()) break;
+      const int nc = static_cast<int>(cands.size());
+      std::vector<StartOutcome> hop(static_cast<std::size_t>(nc));
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+      for (int c = 0; c < nc; ++c) {
+        try {
+          hop[static_cast<std::size_t>(c)] = solve_start(problem, targets, params, cands[static_cast<std::size_t>(c)], po);
+        } catch (...) {
+          hop[static_cast<std::size_t>(c)] = StartOutcome{};
+        }
+      }
+      int bc = -1;
+      for (int c = 0; c < nc; ++c) {
+        total_iterations += hop[static_cast<std::size_t>(c)].iterations;
+        if (hop[static_cast<std::size_t>(c)].mse < (bc < 0 ? r.mse_double : hop[static_cast<std::size_t>(bc)].mse)) bc = c;
+      }
+      // Accept only a clear improvement (not rounding noise of the same minimum).
+      if (bc < 0 || !(hop[static_cast<std::size_t>(bc)].mse < r.mse_double * (1 - 1e-9))) break;
+      r.theta = hop[static_cast<std::size_t>(bc)].theta;
+      r.mse_double = hop[static_cast<std::size_t>(bc)].mse;
+      ++r.kink_hops;
+    }
+    // A hop continues the best start (like polishing): it replaces that
+    // start's outcome, also in the within-1% count.
+    outcomes[best].theta = r.theta;
+    outcomes[best].mse = r.mse_double;
+    r.start_mse[best] = r.mse_double;
+  }
+  r.iterations = total_iterations;
   for (int k = 0; k < n; ++k)
     if (outcomes[k].mse <= 1.01 * r.mse_double) ++r.within_1pct;
 
@@ -374,6 +439,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       // lower), plus a quarter of the random starts.
       FitOptions o = options;
       o.widen_on_bound = false;
+      o.kink_hops = false;  // warm-started from the hopped optimum already
       o.warm_start = r.theta;
       o.starts = std::max(8, options.starts / 4);
       const auto w = fit(wider, o);
@@ -396,6 +462,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   meta["error_precision_bits"] = options.mpfr_bits;
   meta["starts"] = n;
   meta["starts_within_1pct"] = r.within_1pct;
+  meta["kink_hops"] = r.kink_hops;
   meta["best_start"] = best;
   meta["seed"] = options.seed;
   meta["bounds"] = {{"offset", {problem.bounds.lower(ParamKind::Offset), problem.bounds.upper(ParamKind::Offset)}},

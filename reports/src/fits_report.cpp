@@ -98,8 +98,11 @@ int run(const ReportContext& ctx) {
       "constant rates in [{1}, {0}]. Ceres Levenberg-Marquardt with bounds, derivatives by automatic "
       "differentiation (closed forms of two-, three-, full-three-state; the general family by the adjoint of the "
       "stationary equations with pi from GTH, tested against automatic differentiation through GTH on "
-      "ceres::Jet). {2} seeded starts per row (seed {3}), the best {4} polished with 10x the iterations; MSE and "
-      "max |error| re-evaluated in MPFR ({5} bits) on the exact rational parameters of the written model. "
+      "ceres::Jet). {2} seeded starts per row (seed {3}), the best {4} polished with 10x the iterations; for the "
+      "two-, three- and full-three-state families the kinks H0 = -p/s of the best fit's rectified rates are then "
+      "moved one grid interval left and right and the fit re-solved, repeatedly while that improves it (the "
+      "objective is smooth only between kink placements, and a trust-region method stops at the best point of "
+      "the piece it ends in); MSE and max |error| re-evaluated in MPFR ({5} bits) on the exact rational parameters of the written model. "
       "Where the best fit has a parameter on a bound the row is refitted with bounds x10 and x100 "
       "(warm-started from the bounded optimum), except where its MSE is already at the rounding floor "
       "(below {6:g} x mean((alpha phi)^2): an exact fit up to double rounding, which wider bounds cannot "
@@ -171,6 +174,7 @@ int run(const ReportContext& ctx) {
                     {"mse", r.mse},
                     {"max_abs_error", r.max_abs_error},
                     {"within_1pct", r.within_1pct},
+                    {"kink_hops", r.kink_hops},
                     {"starts", kStarts},
                     {"on_bound", r.on_bound},
                     {"mse_widened", [&] {

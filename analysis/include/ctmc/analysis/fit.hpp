@@ -113,6 +113,10 @@ struct FitOptions {
   // families always use Jets through their closed forms.
   GradientMethod gradient = GradientMethod::Adjoint;
   TrustRegion method = TrustRegion::LevenbergMarquardt;
+  // After polishing, move each kink of the best fit's rectified rates one
+  // data interval left/right and re-solve (families with closed forms only;
+  // see fit.cpp): escapes minima of one smooth piece of the objective.
+  bool kink_hops = true;
   // If not empty: start 0 starts here (clamped into the bounds) instead of at a
   // random point. The widened refits start from the bounded optimum.
   std::vector<double> warm_start;
@@ -133,6 +137,7 @@ struct FitResult {
   int best_start = 0;
   long iterations = 0;                        // Levenberg-Marquardt iterations, all starts + polish
   int within_1pct = 0;                        // starts with MSE <= 1.01 * best
+  int kink_hops = 0;                          // accepted kink hops (0: best start as polished)
   double mse_double = 0;                      // the best start's MSE in double
   double mse = 0;                             // MPFR re-evaluation
   double max_abs_error = 0;                   // MPFR re-evaluation
