@@ -87,6 +87,8 @@ void run_fit(const FitCliOptions& o) {
     fmt::print("on bound    none\n");
   } else {
     fmt::print("on bound    {}\n", fmt::join(r.on_bound, ", "));
+    if (r.mse_at_rounding_floor)
+      fmt::print("  bounds not widened: the MSE is at the rounding floor and cannot decrease\n");
     for (const auto& w : r.widened)
       fmt::print("  bounds x{:<4g} MSE {:.6e}, max |err| {:.6e}{}\n", w.widen, w.mse, w.max_abs_error,
                  w.on_bound.empty() ? "" : " (still on a bound)");
