@@ -199,10 +199,9 @@ int run(const ReportContext& ctx) {
   w.paragraph(fmt::format(
       "Rows whose best MSE the second check improved on (the multistart optimum is not the global one there): "
       "{}. Rows fitted exactly up to double rounding of the parameters (MSE < {:g}, confirmed by the MPFR "
-      "re-evaluation of the exact model): {}. The two- and three-state rows are reproduced by many independent "
-      "starts (the 'within 1%' column) and not beaten by the second optimizer; the full-three-state and general "
-      "families (12-40 parameters) have many local optima, so their MSE is an upper bound on the family's best, "
-      "not a proven optimum.",
+      "re-evaluation of the exact model): {}. Agreement of independent starts is the 'within 1%' column; the "
+      "full-three-state and general families (12-40 parameters) have many local optima, so where the second "
+      "check did not beat them their MSE is still an upper bound on the family's best, not a proven optimum.",
       beaten_rows.empty() ? std::string("none") : fmt::format("{}", fmt::join(beaten_rows, "; ")), kBeatFloor,
       exact_rows.empty() ? std::string("none") : fmt::format("{}", fmt::join(exact_rows, "; "))));
   for (const auto& row : rows)
