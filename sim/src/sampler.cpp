@@ -73,18 +73,8 @@ std::uint32_t StepSampler::jumps_exact(double H, NeuronState& s, StepRng& rng, S
     left -= s.clock / q;
     // Destination in proportion to the rates at H (no draw when the state
     // has a single exit slot, e.g. every state of the two-state neuron).
-    const std::size_t b = static_cast<std::size_t>(s.state) * kmax_;
     const double x = kmax_ == 1 ? 0.0 : rng.uniform() * q;
-    std::size_t chosen = b;
-    double acc = 0;
-    for (std::size_t k = 0; k < kmax_; ++k) {
-      const double r = off_dt_[b + k] + slope_dt_[b + k] * H;
-      if (r > 0) {
-        acc += r;
-        chosen = b + k;
-        if (x < acc) break;
-      }
-    }
+    const std::size_t chosen = choose_slot(s.state, H, x);
     if (kernel_->slot_spike(chosen)) ++spikes;
     s.state = kernel_->slot_to(chosen);
     ++c.transitions;
@@ -142,17 +132,7 @@ std::uint32_t StepSampler::step_euler(double H, NeuronState& s, StepRng& rng, St
   }
   const double x = rng.uniform() * norm;
   if (x >= total) return 0;
-  const std::size_t b = static_cast<std::size_t>(s.state) * kmax_;
-  double acc = 0;
-  std::size_t chosen = b;
-  for (std::size_t k = 0; k < kmax_; ++k) {
-    const double r = off_dt_[b + k] + slope_dt_[b + k] * H;
-    if (r > 0) {
-      acc += r;
-      chosen = b + k;
-      if (x < acc) break;
-    }
-  }
+  const std::size_t chosen = choose_slot(s.state, H, x);
   ++c.transitions;
   s.state = kernel_->slot_to(chosen);
   return kernel_->slot_spike(chosen) ? 1u : 0u;

@@ -143,6 +143,23 @@ class StepSampler {
   std::size_t max_out_degree() const { return kmax_; }
 
  private:
+  // The exit slot of state `state` whose cumulative rate * dt at H first
+  // exceeds x (the last positive slot when x is beyond the total).
+  std::size_t choose_slot(std::uint32_t state, double H, double x) const {
+    const std::size_t b = static_cast<std::size_t>(state) * kmax_;
+    std::size_t chosen = b;
+    double acc = 0;
+    for (std::size_t k = 0; k < kmax_; ++k) {
+      const double r = off_dt_[b + k] + slope_dt_[b + k] * H;
+      if (r > 0) {
+        acc += r;
+        chosen = b + k;
+        if (x < acc) break;
+      }
+    }
+    return chosen;
+  }
+
   std::uint32_t step_uniformization(double H, NeuronState& s, StepRng& rng, StepCounts& c) const;
   std::uint32_t step_euler(double H, NeuronState& s, StepRng& rng, StepCounts& c) const;
 
