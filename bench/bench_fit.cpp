@@ -11,6 +11,7 @@
 // Usage: bench_fit [single|table|states|all|row SLUG K] (default: single).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -28,19 +29,23 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 void bench_single() {
   const auto targets = fit_table_targets();
   const auto p = make_fit_problem(targets[0], {FitFamily::ThreeState, 3});
-  for (int threads : {2, 1}) {
-    FitOptions o;
-    o.threads = threads;
-    o.widen_on_bound = false;
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto r = fit(p, o);
-    const double s = seconds_since(t0);
-    fmt::print("three-state sigmoid [-6,6], 64 starts, {} thread(s): {:.3f} s (target < 0.5 s); MSE {:.6e}, "
-               "{} within 1%; {} LM iterations, {:.1f} us per iteration-thread\n",
-               threads, s, r.mse, r.within_1pct, r.iterations, 1e6 * s * threads / r.iterations);
-  }
+  for (int threads : {2, 1})
+    for (auto method : {GradientMethod::Analytic, GradientMethod::Jet}) {
+      if (threads == 1 && method == GradientMethod::Jet) continue;
+      FitOptions o;
+      o.threads = threads;
+      o.widen_on_bound = false;
+      o.gradient = method;
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto r = fit(p, o);
+      const double s = seconds_since(t0);
+      fmt::print("three-state sigmoid [-6,6], 64 starts + {} basin hops, {} thread(s), {:<8}: {:.3f} s "
+                 "(target < 0.5 s); MSE {:.6e}, {} within 1%; {} LM iterations, {:.1f} us per iteration-thread\n",
+                 r.basin_hops, threads, method == GradientMethod::Analytic ? "analytic" : "Jet", s, r.mse,
+                 r.within_1pct, r.iterations, 1e6 * s * threads / r.iterations);
+    }
   const auto g = make_fit_problem(targets[2], {FitFamily::General, 4});
-  for (auto method : {GradientMethod::Adjoint, GradientMethod::JetGth}) {
+  for (auto method : {GradientMethod::Analytic, GradientMethod::Jet}) {
     FitOptions o;
     o.threads = 2;
     o.starts = 8;
@@ -49,7 +54,7 @@ void bench_single() {
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = fit(g, o);
     fmt::print("general-4 softplus [-6,6], 8 starts, 2 threads, {:<8}: {:.3f} s; MSE {:.6e}; {} iterations\n",
-               method == GradientMethod::Adjoint ? "adjoint" : "Jet GTH", seconds_since(t0), r.mse, r.iterations);
+               method == GradientMethod::Analytic ? "adjoint" : "Jet GTH", seconds_since(t0), r.mse, r.iterations);
   }
 }
 
@@ -66,6 +71,28 @@ void bench_table() {
                : r.result.mse_at_rounding_floor && !r.result.on_bound.empty() ? "  (on bound, MSE at rounding floor: no refit)"
                                                                                 : "");
   fmt::print("main fits table: {} rows x 64 starts, 2 threads: {:.1f} s (target < 60 s)\n", rows.size(), total);
+}
+
+// The report's second-optimizer check (dogleg, 2x starts, other seed) on the
+// whole table: prints the rows it beats.
+void bench_check() {
+  FitOptions o;
+  o.threads = 2;
+  auto t0 = std::chrono::steady_clock::now();
+  const auto rows = run_fit_table(fit_table_targets(), fit_table_families(), o);
+  const double main_s = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  const auto checks = run_fit_table(fit_table_targets(), fit_table_families(), second_check_options(o));
+  const double check_s = seconds_since(t0);
+  int beaten = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const bool beat = check_beats(checks[i].result.mse, rows[i].result.mse);
+    beaten += beat;
+    fmt::print("  {:<16} {:<17} MSE {:.4e} ({:2d}/64, {} basin hops)  check {:.4e}{}\n", rows[i].target.label,
+               family_name(rows[i].family), rows[i].result.mse, rows[i].result.within_1pct, rows[i].result.basin_hops,
+               checks[i].result.mse, beat ? "  BEATEN" : "");
+  }
+  fmt::print("main table {:.1f} s, second check {:.1f} s: {} of {} rows beaten\n", main_s, check_s, beaten, rows.size());
 }
 
 void bench_states() {
@@ -89,13 +116,25 @@ void bench_row(const std::string& slug, int family) {
     if (const char* e = std::getenv("BENCH_FIT_POLISH")) o.polish = std::atoi(e);
     if (const char* e = std::getenv("BENCH_FIT_STARTS")) o.starts = std::atoi(e);
     if (const char* e = std::getenv("BENCH_FIT_SEED")) o.seed = std::strtoull(e, nullptr, 10);
+    if (const char* e = std::getenv("BENCH_FIT_ITERATIONS")) o.max_iterations = std::atoi(e);
+    if (const char* e = std::getenv("BENCH_FIT_TOL")) o.function_tolerance = std::atof(e);
+    if (const char* e = std::getenv("BENCH_FIT_BASIN")) o.basin_rounds = std::atoi(e);
+    if (const char* e = std::getenv("BENCH_FIT_BASIN_CANDIDATES")) o.basin_candidates = std::atoi(e);
+    if (const char* e = std::getenv("BENCH_FIT_BASIN_SIGMA")) o.basin_sigma = std::atof(e);
+    if (const char* e = std::getenv("BENCH_FIT_CHAINS")) o.basin_chains = std::atoi(e);
     if (std::getenv("BENCH_FIT_DOGLEG")) o.method = TrustRegion::Dogleg;
+    if (std::getenv("BENCH_FIT_NO_WIDEN")) o.widen_on_bound = false;
     const auto f = fit_table_families().at(static_cast<std::size_t>(family));
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = fit(make_fit_problem(t, f), o);
-    fmt::print("{} {}: {:.2f} s, {} it, MSE {:.6e}, within 1% {}, widened {}, best start {}\n  theta", t.label,
-               family_name(f), seconds_since(t0), r.iterations, r.mse, r.within_1pct, r.widened.size(), r.best_start);
+    fmt::print("{} {}: {:.2f} s, {} it, MSE {:.6e}, within 1% {}, widened {}, best start {}, "
+               "kink hops {}, basin hops {}\n  theta", t.label, family_name(f), seconds_since(t0), r.iterations, r.mse,
+               r.within_1pct, r.widened.size(), r.best_start, r.kink_hops, r.basin_hops);
     for (double x : r.theta) fmt::print(" {:.9g}", x);
+    fmt::print("\n  sorted start MSEs:");
+    auto sorted = r.start_mse;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t k = 0; k < std::min<std::size_t>(sorted.size(), 16); ++k) fmt::print(" {:.4e}", sorted[k]);
     fmt::print("\n");
   }
 }
@@ -106,5 +145,6 @@ int main(int argc, char** argv) {
   if (what == "single" || what == "all") bench_single();
   if (what == "table" || what == "all") bench_table();
   if (what == "states" || what == "all") bench_states();
+  if (what == "check") bench_check();
   return 0;
 }

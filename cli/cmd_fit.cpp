@@ -1,6 +1,7 @@
 // ctmc-snn fit --activation NAME --domain LO,HI --family F [--states n]
 //   [--points M] [--samples FILE] [--weights FILE] [--starts S] [--seed S]
-//   [--threads T] [--alpha A] [--rate-bound R] [--output model.json] [--json]
+//   [--threads T] [--alpha A] [--rate-bound R] [--basin-rounds K]
+//   [--gradient analytic|jet] [--output model.json] [--json]
 //
 // Least-squares fit of a CTMC family's stationary flux to alpha * phi (paper
 // eq. 3); see analysis/include/ctmc/analysis/fit.hpp for the method, bounds and
@@ -20,7 +21,8 @@ namespace {
 struct FitCliOptions {
   std::string activation, domain, family = "three-state", samples, weights, output, alpha = "1";
   std::size_t states = 0, points = 401;
-  int starts = 64, threads = 0, max_iterations = 200;
+  int starts = 64, threads = 0, max_iterations = 200, basin_rounds = analysis::FitOptions{}.basin_rounds;
+  std::string gradient = "analytic";
   unsigned long long seed = 1;
   double rate_bound = 1000, min_rate = 1e-6;
   unsigned precision = 128;
@@ -63,6 +65,12 @@ void run_fit(const FitCliOptions& o) {
   fo.max_iterations = o.max_iterations;
   fo.mpfr_bits = o.precision;
   fo.widen_on_bound = !o.no_widen;
+  if (o.basin_rounds < 0) throw InputError(fmt::format("--basin-rounds: need >= 0, got {}", o.basin_rounds));
+  fo.basin_rounds = o.basin_rounds;
+  if (o.gradient == "jet")
+    fo.gradient = analysis::GradientMethod::Jet;
+  else if (o.gradient != "analytic")
+    throw InputError(fmt::format("--gradient: unknown method '{}' (analytic or jet)", o.gradient));
   const auto r = analysis::fit(p, fo);
 
   if (!o.output.empty()) solvers::write_model_file(r.model, o.output);
@@ -78,8 +86,12 @@ void run_fit(const FitCliOptions& o) {
              p.bounds.lower(analysis::ParamKind::ConstRate), p.bounds.upper(analysis::ParamKind::ConstRate));
   fmt::print("MSE         {:.6e}   (MPFR {} bits)\n", r.mse, o.precision);
   fmt::print("max |err|   {:.6e} at H = {:.6g}\n", r.max_abs_error, r.max_abs_error_at);
-  fmt::print("starts      {} (seed {}), {} within 1% of the best MSE (best: start {})\n", o.starts, o.seed,
-             r.within_1pct, r.best_start);
+  if (r.exact_warm_start)
+    fmt::print("starts      1 (the warm start is exact up to rounding; random starts skipped)\n");
+  else
+    fmt::print("starts      {} (seed {}), {} within 1% of the best MSE (best: start {})\n", o.starts, o.seed,
+               r.within_1pct, r.best_start);
+  fmt::print("hops        {} kink hops, {} basin hops accepted\n", r.kink_hops, r.basin_hops);
   fmt::print("parameters\n");
   for (std::size_t i = 0; i < r.params.size(); ++i)
     fmt::print("  {:<8} {:.17g}\n", r.params[i].name, r.theta[i]);
@@ -117,6 +129,11 @@ Register reg([](CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--min-rate", o->min_rate, "Lower bound of the constant rates")->capture_default_str();
   cmd->add_option("--max-iterations", o->max_iterations, "Levenberg-Marquardt iterations per start")
+      ->capture_default_str();
+  cmd->add_option("--basin-rounds", o->basin_rounds,
+                  "Basin-hopping rounds after the multistart (x5 for the closed-form families; 0: none)")
+      ->capture_default_str();
+  cmd->add_option("--gradient", o->gradient, "Jacobian: analytic, or jet (automatic differentiation, slower)")
       ->capture_default_str();
   cmd->add_option("--precision", o->precision, "MPFR bits of the MSE / max error re-evaluation")
       ->capture_default_str()

@@ -94,12 +94,13 @@ double weighted_mse(const FitProblem& p, const Targets& t, const std::vector<dou
   return s;
 }
 
-// The general family's residuals with the analytic (adjoint) Jacobian of
-// general_flux_adjoint (fit_flux.hpp): GTH for pi, one small linear solve per
-// point for the derivatives.
-class GeneralAdjointCost : public ceres::CostFunction {
+// Residuals with the analytic Jacobian of family_flux_gradient (fit_flux.hpp):
+// hand-derived derivatives of the closed forms, the adjoint of the stationary
+// equations (pi from GTH, one small linear solve per point) for the general
+// family.
+class AnalyticCost : public ceres::CostFunction {
  public:
-  GeneralAdjointCost(const FitProblem* p, const Targets* t, int parameters) : p_(p), t_(t), np_(parameters) {
+  AnalyticCost(const FitProblem* p, const Targets* t, int parameters) : p_(p), t_(t), np_(parameters) {
     set_num_residuals(static_cast<int>(p->data.h.size()));
     mutable_parameter_block_sizes()->push_back(parameters);
   }
@@ -108,7 +109,7 @@ class GeneralAdjointCost : public ceres::CostFunction {
     for (std::size_t m = 0; m < h.size(); ++m) {
       double f = 0;
       double* g = (jacobians && jacobians[0]) ? jacobians[0] + m * np_ : nullptr;
-      if (!general_flux_adjoint(p_->family.states, x[0], h[m], f, g)) return false;
+      if (!family_flux_gradient(p_->family, x[0], h[m], f, g) || !std::isfinite(f)) return false;
       const double sc = t_->scale[m];
       residuals[m] = sc * (f - t_->y[m]);
       if (g)
@@ -130,8 +131,7 @@ ceres::CostFunction* autodiff_cost(const FitProblem& p, const Targets& t) {
 }
 
 ceres::CostFunction* make_cost(const FitProblem& p, const Targets& t, std::size_t parameters, const FitOptions& o) {
-  if (p.family.family == FitFamily::General && o.gradient == GradientMethod::Adjoint)
-    return new GeneralAdjointCost(&p, &t, static_cast<int>(parameters));
+  if (o.gradient == GradientMethod::Analytic) return new AnalyticCost(&p, &t, static_cast<int>(parameters));
   switch (parameters) {
     case 3: return autodiff_cost<3>(p, t);
     case 4: return autodiff_cost<4>(p, t);
@@ -267,7 +267,23 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
     if (!std::isfinite(targets.y[m]))
       throw InputError(fmt::format("--activation: {} is not finite at H = {}", problem.activation.name, problem.data.h[m]));
 
-  const int n = options.starts;
+  // Rounding floor: an MSE below kRoundingFloor * mean (alpha phi)^2 is an
+  // exact fit up to double rounding of the parameters (max error ~1e-10 of
+  // the target's size); nothing can lower it by a meaningful amount.
+  double mean_y2 = 0;
+  for (std::size_t m = 0; m < targets.y.size(); ++m) mean_y2 += targets.scale[m] * targets.scale[m] * targets.y[m] * targets.y[m];
+  const double floor_mse = kRoundingFloor * mean_y2;
+  // A warm start that is already exact (e.g. a nested smaller family's exact
+  // optimum) is the answer: the random starts are skipped (and the result
+  // says so: starts_run = 1, exact_warm_start).
+  bool exact_warm_start = false;
+  if (!options.warm_start.empty()) {
+    auto w = options.warm_start;
+    for (std::size_t i = 0; i < params.size(); ++i)
+      w[i] = std::clamp(w[i], problem.bounds.lower(params[i].kind), problem.bounds.upper(params[i].kind));
+    exact_warm_start = weighted_mse(problem, targets, w) < floor_mse;
+  }
+  const int n = exact_warm_start ? 1 : options.starts;
   std::vector<StartOutcome> outcomes(n);
   long total_iterations = 0;
 #ifdef _OPENMP
@@ -309,15 +325,17 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // its start.
   std::vector<long> polish_iterations;
   for (const auto& o : outcomes) total_iterations += o.iterations;
+  // Polish settings: 10x the iterations of a start, the polish tolerance.
+  FitOptions polish_options = options;
+  polish_options.max_iterations = 10 * options.max_iterations;
+  polish_options.function_tolerance = options.polish_tolerance;
   if (options.polish > 0) {
     std::vector<int> order(n);
     for (int k = 0; k < n; ++k) order[k] = k;
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return outcomes[a].mse < outcomes[b].mse; });
     const int np = std::min(options.polish, n);
     polish_iterations.assign(np, 0);
-    FitOptions po = options;
-    po.max_iterations = 10 * options.max_iterations;
-    po.function_tolerance = options.function_tolerance * 1e-4;
+    const FitOptions& po = polish_options;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
@@ -349,6 +367,32 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   r.theta = outcomes[best].theta;
   r.mse_double = outcomes[best].mse;
 
+  // Solves every candidate (in parallel, results in candidate order) and
+  // returns the index of the best one that lowers `current` by more than
+  // rounding noise of the same minimum, or -1.
+  auto best_improvement = [&](const std::vector<std::vector<double>>& cands, const FitOptions& so, double current,
+                              std::vector<StartOutcome>& solved) {
+    const int nc = static_cast<int>(cands.size());
+    solved.assign(cands.size(), StartOutcome{});
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int c = 0; c < nc; ++c) {
+      try {
+        solved[static_cast<std::size_t>(c)] = solve_start(problem, targets, params, cands[static_cast<std::size_t>(c)], so);
+      } catch (...) {
+        solved[static_cast<std::size_t>(c)] = StartOutcome{};
+      }
+    }
+    int bc = -1;
+    for (int c = 0; c < nc; ++c) {
+      total_iterations += solved[static_cast<std::size_t>(c)].iterations;
+      if (solved[static_cast<std::size_t>(c)].mse < (bc < 0 ? current : solved[static_cast<std::size_t>(bc)].mse)) bc = c;
+    }
+    if (bc >= 0 && !(solved[static_cast<std::size_t>(bc)].mse < current * (1 - 1e-9))) bc = -1;
+    return bc;
+  };
+
   // Kink hopping. The objective is only piecewise smooth: each rectified
   // rate max(0, p + s H) has its kink H0 = -p/s between two data points, and
   // every placement of the kinks among the points is a separate smooth piece
@@ -356,21 +400,22 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // the piece it ends in, even when the neighbouring piece (kink one data
   // interval over) is better. So, for the families with closed forms (at most
   // 6 rectified rates: cheap), move each kink of the best fit into the
-  // neighbouring intervals (slope kept), re-solve with the polish settings,
-  // and keep an improvement; repeat while one is found (at most 4 rounds).
-  if (options.kink_hops && problem.family.family != FitFamily::General && options.polish > 0) {
-    std::vector<double> pts = problem.data.h;
-    std::sort(pts.begin(), pts.end());
-    pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
-    // Polish tolerance, but the iteration cap of a start: a hop that needs
-    // more than that is not a neighbouring piece's minimum.
+  // neighbouring intervals (slope kept), re-solve with the polish tolerance
+  // (but a start's iteration cap: a hop that needs more is not a
+  // neighbouring piece's minimum), and keep an improvement; repeat while one
+  // is found (at most 4 rounds).
+  std::vector<double> pts = problem.data.h;
+  std::sort(pts.begin(), pts.end());
+  pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
+  const bool hop_kinks = options.kink_hops && problem.family.family != FitFamily::General && options.polish > 0;
+  auto kink_hop = [&](std::vector<double>& theta, double& mse) {
     FitOptions po = options;
-    po.function_tolerance = options.function_tolerance * 1e-4;
+    po.function_tolerance = polish_options.function_tolerance;
     for (int round = 0; round < 4; ++round) {
       std::vector<std::vector<double>> cands;
       for (std::size_t i = 0; i + 1 < params.size(); ++i) {
         if (params[i].kind != ParamKind::Offset) continue;
-        const double pp = r.theta[i], ss = r.theta[i + 1];
+        const double pp = theta[i], ss = theta[i + 1];
         if (ss == 0) continue;
         const double h0 = -pp / ss;
         const auto it = std::upper_bound(pts.begin(), pts.end(), h0);  // pts[j-1] <= h0 < pts[j]
@@ -378,41 +423,122 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
         for (std::ptrdiff_t jj : {j - 1, j + 1}) {  // neighbouring intervals [pts[jj-1], pts[jj])
           if (jj < 1 || jj >= static_cast<std::ptrdiff_t>(pts.size())) continue;
           const double h1 = 0.5 * (pts[static_cast<std::size_t>(jj - 1)] + pts[static_cast<std::size_t>(jj)]);
-          auto th = r.theta;
+          auto th = theta;
           th[i] = std::clamp(-ss * h1, problem.bounds.lower(params[i].kind), problem.bounds.upper(params[i].kind));
           cands.push_back(std::move(th));
         }
       }
       if (cands.empty()) break;
-      const int nc = static_cast<int>(cands.size());
-      std::vector<StartOutcome> hop(static_cast<std::size_t>(nc));
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-#endif
-      for (int c = 0; c < nc; ++c) {
-        try {
-          hop[static_cast<std::size_t>(c)] = solve_start(problem, targets, params, cands[static_cast<std::size_t>(c)], po);
-        } catch (...) {
-          hop[static_cast<std::size_t>(c)] = StartOutcome{};
-        }
-      }
-      int bc = -1;
-      for (int c = 0; c < nc; ++c) {
-        total_iterations += hop[static_cast<std::size_t>(c)].iterations;
-        if (hop[static_cast<std::size_t>(c)].mse < (bc < 0 ? r.mse_double : hop[static_cast<std::size_t>(bc)].mse)) bc = c;
-      }
-      // Accept only a clear improvement (not rounding noise of the same minimum).
-      if (bc < 0 || !(hop[static_cast<std::size_t>(bc)].mse < r.mse_double * (1 - 1e-9))) break;
-      r.theta = hop[static_cast<std::size_t>(bc)].theta;
-      r.mse_double = hop[static_cast<std::size_t>(bc)].mse;
+      std::vector<StartOutcome> hop;
+      const int bc = best_improvement(cands, po, mse, hop);
+      if (bc < 0) break;
+      theta = hop[static_cast<std::size_t>(bc)].theta;
+      mse = hop[static_cast<std::size_t>(bc)].mse;
       ++r.kink_hops;
     }
-    // A hop continues the best start (like polishing): it replaces that
-    // start's outcome, also in the within-1% count.
-    outcomes[best].theta = r.theta;
-    outcomes[best].mse = r.mse_double;
-    r.start_mse[best] = r.mse_double;
+  };
+  if (hop_kinks) kink_hop(r.theta, r.mse_double);
+
+  // Basin hopping (monotonic: Leary 2000). The larger families have many
+  // local minima (different sets of active rates and kink placements), and
+  // independent starts rarely land in the same one. Each round perturbs the
+  // best fit `basin_candidates` times (every rectified rate's values at the
+  // domain ends, and every constant rate's logarithm, by sigma times their
+  // size), solves the candidates like starts, polishes the best and keeps it
+  // if it improves. Candidate c of round k draws from
+  // start_seed(seed, starts + k * candidates + c): deterministic for any
+  // thread count, and disjoint from the starts' streams.
+  // Skipped when the fit is exact up to double rounding (see kRoundingFloor).
+  // The closed-form families get 5x the rounds: their solves cost about a
+  // fifth of a general family's, and their local minima are as many.
+  const int basin_rounds = options.basin_rounds * (problem.family.family == FitFamily::General ? 1 : kClosedFormBasinFactor);
+  if (basin_rounds > 0 && options.polish > 0 && !(r.mse_double < floor_mse)) {
+    double ymax = 0;
+    for (double y : targets.y) ymax = std::max(ymax, std::abs(y));
+    if (!(ymax > 0)) ymax = 1;
+    const double lo = solvers::to_double(problem.data.lo), hi = solvers::to_double(problem.data.hi);
+    const double width = hi - lo;
+    // Candidate c: every rectified rate's values at the domain ends and every
+    // constant rate's logarithm moved by sigma times their size (even c), or
+    // some rates redrawn from the start distribution (odd c).
+    auto perturb = [&](const std::vector<double>& theta0, int c, std::mt19937_64& rng) {
+        std::normal_distribution<double> z(0.0, options.basin_sigma);
+        auto th = theta0;
+        if (c % 2 == 1) {
+          // Redraw some rates from the start distribution, keep the rest:
+          // one or two, or (every fourth candidate) half of them, or (every
+          // eighth) all: a fresh random start.
+          const auto fresh = draw_start(problem, targets, params, rng);
+          std::vector<std::size_t> rates;
+          for (std::size_t i = 0; i < params.size(); ++i)
+            if (params[i].kind != ParamKind::Slope) rates.push_back(i);
+          const int redraw = c % 8 == 7   ? static_cast<int>(rates.size())
+                             : c % 4 == 3 ? static_cast<int>((rates.size() + 1) / 2)
+                                          : 1 + static_cast<int>(rng() % 2);
+          for (int k = 0; k < redraw; ++k) {
+            const std::size_t i = rates[rng() % rates.size()];
+            th[i] = fresh[i];
+            if (params[i].kind == ParamKind::Offset) th[i + 1] = fresh[i + 1];
+          }
+        } else {
+        for (std::size_t i = 0; i < params.size(); ++i) {
+          if (params[i].kind == ParamKind::ConstRate) {
+            th[i] *= std::exp(z(rng));
+          } else if (params[i].kind == ParamKind::Offset) {
+            double r_lo = th[i] + th[i + 1] * lo, r_hi = th[i] + th[i + 1] * hi;
+            r_lo += z(rng) * std::max(std::abs(r_lo), ymax);
+            r_hi += z(rng) * std::max(std::abs(r_hi), ymax);
+            th[i + 1] = (r_hi - r_lo) / width;
+            th[i] = r_lo - th[i + 1] * lo;
+          }
+        }
+        }
+        for (std::size_t i = 0; i < params.size(); ++i)
+          th[i] = std::clamp(th[i], problem.bounds.lower(params[i].kind), problem.bounds.upper(params[i].kind));
+        return th;
+    };
+    // Chains: from the best `basin_chains` starts (the outcomes' order after
+    // polishing and hopping), each with its own candidate streams; the best
+    // chain end wins (ties: lower chain index).
+    std::vector<int> order(n);
+    for (int k = 0; k < n; ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return outcomes[a].mse < outcomes[b].mse; });
+    const int chains = std::min(options.basin_chains, n);
+    for (int chain = 0; chain < chains; ++chain) {
+      std::vector<double> theta = chain == 0 ? r.theta : outcomes[order[chain]].theta;
+      double mse = chain == 0 ? r.mse_double : outcomes[order[chain]].mse;
+      if (!std::isfinite(mse)) continue;
+      int hops = 0;
+      for (int round = 0; round < basin_rounds; ++round) {
+        std::vector<std::vector<double>> cands;
+        for (int c = 0; c < options.basin_candidates; ++c) {
+          const auto stream = static_cast<std::uint64_t>(n + (chain * basin_rounds + round) * options.basin_candidates + c);
+          std::mt19937_64 rng(start_seed(options.seed, stream));
+          cands.push_back(perturb(theta, c, rng));
+        }
+        std::vector<StartOutcome> solved;
+        const int bc = best_improvement(cands, options, mse, solved);
+        if (bc < 0) continue;
+        auto polished = solve_start(problem, targets, params, solved[static_cast<std::size_t>(bc)].theta, polish_options);
+        total_iterations += polished.iterations;
+        auto& accepted = polished.mse < solved[static_cast<std::size_t>(bc)].mse ? polished : solved[static_cast<std::size_t>(bc)];
+        theta = accepted.theta;
+        mse = accepted.mse;
+        ++hops;
+        if (hop_kinks) kink_hop(theta, mse);
+      }
+      if (mse < r.mse_double) {
+        r.theta = theta;
+        r.mse_double = mse;
+        r.basin_hops = hops;
+      }
+    }
   }
+  // Hops continue the best start (like polishing): they replace that
+  // start's outcome, also in the within-1% count.
+  outcomes[best].theta = r.theta;
+  outcomes[best].mse = r.mse_double;
+  r.start_mse[best] = r.mse_double;
   r.iterations = total_iterations;
   for (int k = 0; k < n; ++k)
     if (outcomes[k].mse <= 1.01 * r.mse_double) ++r.within_1pct;
@@ -424,24 +550,23 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   r.max_abs_error_at = exact.max_abs_error_at;
   r.on_bound = parameters_on_bound(params, r.theta, problem.bounds);
 
-  // Rounding floor: an MSE this far below mean (alpha phi)^2 is an exact fit
-  // up to double rounding of the parameters (max error ~1e-10 of the target's
-  // size); wider bounds cannot lower it by a meaningful amount, so the
-  // widened refits are not run and the result says so instead.
-  double mean_y2 = 0;
-  for (std::size_t m = 0; m < targets.y.size(); ++m) mean_y2 += targets.scale[m] * targets.scale[m] * targets.y[m] * targets.y[m];
-  r.mse_at_rounding_floor = r.mse < kRoundingFloor * mean_y2;
+  // At the rounding floor wider bounds cannot lower the MSE by a meaningful
+  // amount, so the widened refits are not run and the result says so instead.
+  r.mse_at_rounding_floor = r.mse < floor_mse;
+  r.starts_run = n;
+  r.exact_warm_start = exact_warm_start;
   if (!r.on_bound.empty() && options.widen_on_bound && !r.mse_at_rounding_floor) {
     for (double factor : {10.0, 100.0}) {
       FitProblem wider = problem;
       wider.bounds.widen = problem.bounds.widen * factor;
       // Warm start from the bounded optimum (so the widened MSE can only be
-      // lower), plus a quarter of the random starts.
+      // lower), plus an eighth of the random starts.
       FitOptions o = options;
       o.widen_on_bound = false;
       o.kink_hops = false;  // warm-started from the hopped optimum already
+      o.basin_rounds = 0;   // likewise
       o.warm_start = r.theta;
-      o.starts = std::max(8, options.starts / 4);
+      o.starts = std::max(8, options.starts / 8);
       const auto w = fit(wider, o);
       r.widened.push_back({factor, w.mse, w.max_abs_error, w.on_bound});
     }
@@ -461,8 +586,10 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   meta["max_abs_error_at"] = r.max_abs_error_at;
   meta["error_precision_bits"] = options.mpfr_bits;
   meta["starts"] = n;
+  if (exact_warm_start) meta["random_starts_skipped"] = "the warm start is exact up to double rounding";
   meta["starts_within_1pct"] = r.within_1pct;
   meta["kink_hops"] = r.kink_hops;
+  meta["basin_hops"] = r.basin_hops;
   meta["best_start"] = best;
   meta["seed"] = options.seed;
   meta["bounds"] = {{"offset", {problem.bounds.lower(ParamKind::Offset), problem.bounds.upper(ParamKind::Offset)}},

@@ -15,13 +15,17 @@
 
 namespace ctmc::analysis {
 
-bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& flux, double* grad) {
-  // Called for every grid point of every Jacobian evaluation (401 x per LM
-  // iteration), so everything lives in fixed-size arrays (n <= 6): no heap
-  // allocation. The arithmetic is that of general_rates, closed_class and
-  // solvers::gth_dense, in the same order (same results to the last bit).
-  constexpr std::size_t N = kMaxGeneralStates;
-  if (n < 2 || n > N) return false;
+namespace {
+
+// Called for every grid point of every Jacobian evaluation (401 x per LM
+// iteration), so everything lives in fixed-size arrays: no heap allocation,
+// and n is a compile-time constant so that the small loops unroll (about 2x
+// faster than a run-time n). The arithmetic is that of general_rates,
+// closed_class and solvers::gth_dense, in the same order (same results to
+// the last bit).
+template <std::size_t n>
+bool adjoint(const double* theta, double H, double& flux, double* grad) {
+  constexpr std::size_t N = kMaxGeneralStates;  // array size; loops run to n
   // Diagonals of q, g and unused entries are never read: no zero fill.
   double q[N][N];
   bool active[N][N];
@@ -158,6 +162,102 @@ bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& 
       }
       k += 2;
     }
+  return true;
+}
+
+}  // namespace
+
+bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& flux, double* grad) {
+  static_assert(kMaxGeneralStates == 6, "instantiate adjoint<n> for every n up to kMaxGeneralStates");
+  switch (n) {
+    case 2: return adjoint<2>(theta, H, flux, grad);
+    case 3: return adjoint<3>(theta, H, flux, grad);
+    case 4: return adjoint<4>(theta, H, flux, grad);
+    case 5: return adjoint<5>(theta, H, flux, grad);
+    case 6: return adjoint<6>(theta, H, flux, grad);
+    default: return false;
+  }
+}
+
+// Hand-derived gradients of the closed forms of solvers/families.hpp with
+// respect to the rates (quotient rule dF = (dN - F dD) / D), then
+// dr/dp = [r > 0], dr/ds = H [r > 0] as in rectified_affine. Same value as
+// family_flux<double> up to rounding (same formulas, same order for N and D);
+// tests compare the gradient with the Jet path.
+bool family_flux_gradient(const FamilySpec& f, const double* theta, double H, double& flux, double* grad) {
+  // slope[j] = [r_j > 0]: dr_j / d(p + s H) of the rectifier.
+  double slope[6] = {1, 1, 1, 1, 1, 1};
+  auto rect = [&](std::size_t k, std::size_t j) {
+    const double x = theta[k] + theta[k + 1] * H;
+    slope[j] = x > 0 ? 1.0 : 0.0;
+    return x > 0 ? x : 0.0;
+  };
+  // dF/dr for each rate; `pair[k]` says whether rate k is rectified affine
+  // (offset, slope at theta[2k'..]) or a constant (one parameter).
+  double num = 0, den = 0;
+  double dn[6] = {0}, dd[6] = {0};
+  std::size_t nr = 0;
+  switch (f.family) {
+    case FitFamily::TwoState: {  // [a.p, a.s, d]: F = a d / (a + d)
+      const double a = rect(0, 0), d = theta[2];
+      num = a * d;
+      den = a + d;
+      dn[0] = d, dn[1] = a;
+      dd[0] = 1, dd[1] = 1;
+      nr = 2;
+      break;
+    }
+    case FitFamily::ThreeState: {  // [a.p, a.s, b, c.p, c.s, d]: F = a c d / (d (a+b+c) + a c)
+      const double a = rect(0, 0), b = theta[2], c = rect(3, 2), d = theta[5];
+      num = a * c * d;
+      den = d * (a + b + c) + a * c;
+      dn[0] = c * d, dn[1] = 0, dn[2] = a * d, dn[3] = a * c;
+      dd[0] = d + c, dd[1] = d, dd[2] = d + a, dd[3] = a + b + c;
+      nr = 4;
+      break;
+    }
+    case FitFamily::FullThreeState: {  // rates BG, BR, GB, GR, RB, RG (tree theorem)
+      double r[6];
+      for (std::size_t k = 0; k < 6; ++k) r[k] = rect(2 * k, k);
+      const double bg = r[0], br = r[1], gb = r[2], gr = r[3], rb = r[4], rg = r[5];
+      const double w_b = gb * rb + gb * rg + gr * rb;
+      const double w_g = bg * rg + bg * rb + br * rg;
+      const double w_r = br * gr + br * gb + bg * gr;
+      num = w_g * gb + w_r * rb;
+      den = w_b + w_g + w_r;
+      // d w_x / d r_k, rows b, g, r; columns BG, BR, GB, GR, RB, RG.
+      const double dwb[6] = {0, 0, rb + rg, rb, gb + gr, gb};
+      const double dwg[6] = {rg + rb, rg, 0, 0, bg, bg + br};
+      const double dwr[6] = {gr, gr + gb, br, br + bg, 0, 0};
+      for (std::size_t k = 0; k < 6; ++k) {
+        dn[k] = dwg[k] * gb + dwr[k] * rb;
+        dd[k] = dwb[k] + dwg[k] + dwr[k];
+      }
+      dn[2] += w_g;
+      dn[4] += w_r;
+      nr = 6;
+      break;
+    }
+    case FitFamily::General:
+      return general_flux_adjoint(f.states, theta, H, flux, grad);
+  }
+  if (!(den > 0) || !std::isfinite(den) || !std::isfinite(num)) return false;
+  flux = num / den;
+  if (!grad) return true;
+  // Parameter layout per rate (fit_flux.hpp): pairs for rectified rates,
+  // one entry for constants (two-state d; three-state b, d).
+  std::size_t k = 0;
+  for (std::size_t j = 0; j < nr; ++j) {
+    const double g = (dn[j] - flux * dd[j]) / den;
+    const bool constant = (f.family == FitFamily::TwoState && j == 1) ||
+                          (f.family == FitFamily::ThreeState && (j == 1 || j == 3));
+    if (constant) {
+      grad[k++] = g;
+    } else {
+      grad[k++] = g * slope[j];
+      grad[k++] = g * slope[j] * H;
+    }
+  }
   return true;
 }
 

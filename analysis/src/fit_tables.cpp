@@ -99,6 +99,16 @@ std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const s
   return rows;
 }
 
+FitOptions second_check_options(const FitOptions& main) {
+  FitOptions check = main;
+  check.method = TrustRegion::Dogleg;
+  check.starts = 2 * main.starts;
+  check.seed = main.seed + 1000003;
+  check.widen_on_bound = false;
+  check.basin_rounds = 0;
+  return check;
+}
+
 std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& targets, std::size_t n_min,
                                                std::size_t n_max, const std::vector<double>& tolerances,
                                                const FitOptions& options) {

@@ -163,3 +163,41 @@ TEST_CASE("general family with a rate rectified to 0: closed class, matches the 
     for (int i = 0; i < 12; ++i) CHECK(grad[i] == doctest::Approx(fj.v[i]).epsilon(1e-10).scale(1e-12));
   }
 }
+
+TEST_CASE("analytic gradients of the closed forms equal the Jet gradients and finite differences") {
+  // Inputs on both sides of every kink (some rates rectified to 0 at some H).
+  const std::array<double, 3> two = {0.4, 0.9, 1.7};
+  const std::array<double, 6> three = {0.4, 0.9, 0.8, -0.5, 1.3, 2.1};
+  struct Case {
+    FamilySpec f;
+    const double* theta;
+    int np;
+  };
+  for (const Case& c : {Case{{FitFamily::TwoState, 2}, two.data(), 3}, Case{{FitFamily::ThreeState, 3}, three.data(), 6},
+                        Case{{FitFamily::FullThreeState, 3}, kFull.data(), 12}}) {
+    // No H within 0.05 of a kink (-3, -2, -1.8, -1.75, -0.44, 0.38, 6, -40):
+    // the central difference below straddles none.
+    for (double h : {-1.9, -0.6, 0.3, 1.1, 3.0}) {
+      INFO(family_name(c.f) << ", H = " << h);
+      std::array<double, 12> grad{};
+      double flux = -1;
+      REQUIRE(family_flux_gradient(c.f, c.theta, h, flux, grad.data()));
+      std::array<Jet12, 12> xj;
+      for (int i = 0; i < 12; ++i) xj[i] = Jet12(i < c.np ? c.theta[i] : 0.0, i);
+      const Jet12 fj = family_flux<Jet12>(c.f, xj.data(), Jet12(h));
+      CHECK(flux == doctest::Approx(fj.a).epsilon(1e-14));
+      for (int i = 0; i < c.np; ++i) {
+        INFO("parameter " << i);
+        CHECK(grad[i] == doctest::Approx(fj.v[i]).epsilon(kDerivTol).scale(1e-14));
+        // Central difference (the kinks are away from these H by more than the step).
+        std::array<double, 12> up{}, dn{};
+        for (int k = 0; k < c.np; ++k) up[k] = dn[k] = c.theta[k];
+        up[i] += 1e-6;
+        dn[i] -= 1e-6;
+        const double fd = (family_flux<double>(c.f, up.data(), h) - family_flux<double>(c.f, dn.data(), h)) / 2e-6;
+        // Rounding error of the difference quotient: ~1e-16 / 1e-6 = 1e-10.
+        CHECK(std::abs(grad[i] - fd) <= kFiniteDiffTol * std::abs(fd) + 1e-9);
+      }
+    }
+  }
+}

@@ -54,3 +54,47 @@ TEST_CASE("widened refits are skipped only at the rounding floor") {
   // Warm-started from the bounded optimum: wider bounds can only lower the MSE.
   for (const auto& w : r.widened) CHECK(w.mse <= r.mse * (1 + 1e-9));
 }
+
+TEST_CASE("basin hopping never worsens a fit, and is identical for any thread count") {
+  // softplus with the full three-state family: many local minima.
+  const auto p = make_fit_problem(target("softplus"), {FitFamily::FullThreeState, 3});
+  FitOptions o;
+  o.starts = 8;
+  o.seed = 3;
+  o.widen_on_bound = false;
+  o.basin_rounds = 0;
+  const auto plain = fit(p, o);
+  o.basin_rounds = 2;
+  o.basin_chains = 2;
+  o.threads = 1;
+  const auto hop1 = fit(p, o);
+  o.threads = 2;
+  const auto hop2 = fit(p, o);
+  CHECK(plain.basin_hops == 0);
+  CHECK(hop1.mse <= plain.mse * (1 + 1e-12));
+  CHECK(hop1.theta == hop2.theta);
+  CHECK(hop1.basin_hops == hop2.basin_hops);
+  CHECK(std::abs(mse_double(p, hop1.theta) - hop1.mse) <= 1e-9 * hop1.mse);
+}
+
+TEST_CASE("an exact warm start skips the random starts; an inexact one does not") {
+  // cliprelu_2 is fitted exactly by full-three-state; embedded into general-4
+  // it is still exact, so general-4 keeps it without random starts.
+  const auto full = fit(make_fit_problem(target("cliprelu_2"), {FitFamily::FullThreeState, 3}), FitOptions{});
+  REQUIRE(full.mse_at_rounding_floor);
+  FitOptions o;
+  o.starts = 8;
+  o.warm_start = embed_general(full.theta, 3);
+  const auto g4 = fit(make_fit_problem(target("cliprelu_2"), {FitFamily::General, 4}), o);
+  CHECK(g4.exact_warm_start);
+  CHECK(g4.starts_run == 1);
+  CHECK(g4.mse_at_rounding_floor);
+  CHECK(g4.mse <= full.mse * 2 + 1e-30);
+  // sigmoid is not fitted exactly by full-three-state: all starts run.
+  const auto fs = fit(make_fit_problem(target("sigmoid"), {FitFamily::FullThreeState, 3}), o = FitOptions{.starts = 8});
+  o.warm_start = embed_general(fs.theta, 3);
+  const auto s4 = fit(make_fit_problem(target("sigmoid"), {FitFamily::General, 4}), o);
+  CHECK_FALSE(s4.exact_warm_start);
+  CHECK(s4.starts_run == 8);
+  CHECK(s4.mse <= fs.mse * (1 + 1e-12));
+}

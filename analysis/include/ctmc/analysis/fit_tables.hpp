@@ -52,6 +52,21 @@ struct FitRow {
 std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const std::vector<FamilySpec>& families,
                                   const FitOptions& options);
 
+// The second, independent optimizer of the report's check: Powell's dogleg
+// (non-monotonic steps) instead of Levenberg-Marquardt, 2x the starts drawn
+// from another seed (main seed + 1000003), plain multistart (polish and kink
+// hops as in the main fit, no basin hopping, no widened refits).
+FitOptions second_check_options(const FitOptions& main);
+// A check result `check_mse` beats a row `mse` when it is lower by more than
+// kBeatTolerance relative (below that: convergence noise of the same minimum)
+// and kBeatFloor absolute (an MSE below ~1e-26, max error ~1e-13, is an exact
+// fit up to double rounding of the parameters; differences there are noise).
+inline constexpr double kBeatTolerance = 1e-3;
+inline constexpr double kBeatFloor = 1e-26;
+inline bool check_beats(double check_mse, double mse) {
+  return check_mse < mse * (1 - kBeatTolerance) && mse - check_mse > kBeatFloor;
+}
+
 // "States needed": best general-n fits for n = n_min..n_max, judged by max
 // |error| against each tolerance (fit in least squares as everywhere else).
 struct StatesNeededRow {
