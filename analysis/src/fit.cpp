@@ -445,9 +445,9 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // best fit `basin_candidates` times (every rectified rate's values at the
   // domain ends, and every constant rate's logarithm, by sigma times their
   // size), solves the candidates like starts, polishes the best and keeps it
-  // if it improves. Candidate c of round k draws from
-  // start_seed(seed, starts + k * candidates + c): deterministic for any
-  // thread count, and disjoint from the starts' streams.
+  // if it improves. Candidate c of round k of chain h draws from
+  // start_seed(seed, starts + (h * rounds + k) * candidates + c):
+  // deterministic for any thread count, and disjoint from the starts' streams.
   // Skipped when the fit is exact up to double rounding (see kRoundingFloor).
   // The closed-form families get 5x the rounds: their solves cost about a
   // fifth of a general family's, and their local minima are as many.
@@ -462,25 +462,25 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
     // constant rate's logarithm moved by sigma times their size (even c), or
     // some rates redrawn from the start distribution (odd c).
     auto perturb = [&](const std::vector<double>& theta0, int c, std::mt19937_64& rng) {
-        std::normal_distribution<double> z(0.0, options.basin_sigma);
-        auto th = theta0;
-        if (c % 2 == 1) {
-          // Redraw some rates from the start distribution, keep the rest:
-          // one or two, or (every fourth candidate) half of them, or (every
-          // eighth) all: a fresh random start.
-          const auto fresh = draw_start(problem, targets, params, rng);
-          std::vector<std::size_t> rates;
-          for (std::size_t i = 0; i < params.size(); ++i)
-            if (params[i].kind != ParamKind::Slope) rates.push_back(i);
-          const int redraw = c % 8 == 7   ? static_cast<int>(rates.size())
-                             : c % 4 == 3 ? static_cast<int>((rates.size() + 1) / 2)
-                                          : 1 + static_cast<int>(rng() % 2);
-          for (int k = 0; k < redraw; ++k) {
-            const std::size_t i = rates[rng() % rates.size()];
-            th[i] = fresh[i];
-            if (params[i].kind == ParamKind::Offset) th[i + 1] = fresh[i + 1];
-          }
-        } else {
+      std::normal_distribution<double> z(0.0, options.basin_sigma);
+      auto th = theta0;
+      if (c % 2 == 1) {
+        // Redraw some rates from the start distribution, keep the rest:
+        // one or two, or (every fourth candidate) half of them, or (every
+        // eighth) all: a fresh random start.
+        const auto fresh = draw_start(problem, targets, params, rng);
+        std::vector<std::size_t> rates;
+        for (std::size_t i = 0; i < params.size(); ++i)
+          if (params[i].kind != ParamKind::Slope) rates.push_back(i);
+        const int redraw = c % 8 == 7   ? static_cast<int>(rates.size())
+                           : c % 4 == 3 ? static_cast<int>((rates.size() + 1) / 2)
+                                        : 1 + static_cast<int>(rng() % 2);
+        for (int k = 0; k < redraw; ++k) {
+          const std::size_t i = rates[rng() % rates.size()];
+          th[i] = fresh[i];
+          if (params[i].kind == ParamKind::Offset) th[i + 1] = fresh[i + 1];
+        }
+      } else {
         for (std::size_t i = 0; i < params.size(); ++i) {
           if (params[i].kind == ParamKind::ConstRate) {
             th[i] *= std::exp(z(rng));
@@ -492,10 +492,10 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
             th[i] = r_lo - th[i + 1] * lo;
           }
         }
-        }
-        for (std::size_t i = 0; i < params.size(); ++i)
-          th[i] = std::clamp(th[i], problem.bounds.lower(params[i].kind), problem.bounds.upper(params[i].kind));
-        return th;
+      }
+      for (std::size_t i = 0; i < params.size(); ++i)
+        th[i] = std::clamp(th[i], problem.bounds.lower(params[i].kind), problem.bounds.upper(params[i].kind));
+      return th;
     };
     // Chains: from the best `basin_chains` starts (the outcomes' order after
     // polishing and hopping), each with its own candidate streams; the best

@@ -128,8 +128,10 @@ struct FitOptions {
   // data interval left/right and re-solve (families with closed forms only;
   // see fit.cpp): escapes minima of one smooth piece of the objective.
   bool kink_hops = true;
-  // Then monotonic basin hopping from the best fit (see fit.cpp): `basin_rounds`
-  // rounds of `basin_candidates` perturbations of relative size `basin_sigma`.
+  // Then monotonic basin hopping (see fit.cpp): `basin_rounds` rounds
+  // (x kClosedFormBasinFactor for the closed-form families) of
+  // `basin_candidates` perturbations of relative size `basin_sigma`, in
+  // `basin_chains` chains from the best starts; the best chain end is kept.
   int basin_rounds = 6;
   int basin_chains = 1;
   int basin_candidates = 8;
