@@ -28,9 +28,12 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Targets alpha phi(H_m) and residual scales sqrt(w_m / sum w) in double.
+// Targets alpha phi(H_m) and residual scales sqrt(w_m / sum w) in double;
+// ymax = max |alpha phi| (1 if the target is 0), the scale of start rates
+// and basin-hopping steps.
 struct Targets {
   std::vector<double> y, scale;
+  double ymax = 1;
 };
 
 Targets make_targets(const FitProblem& p) {
@@ -43,6 +46,9 @@ Targets make_targets(const FitProblem& p) {
     t.y.push_back(alpha * p.activation.eval<double>(p.data.h[i]));
     t.scale.push_back(std::sqrt((p.data.w.empty() ? 1.0 : p.data.w[i]) / total));
   }
+  double ymax = 0;
+  for (double y : t.y) ymax = std::max(ymax, std::abs(y));
+  if (ymax > 0) t.ymax = ymax;
   return t;
 }
 
@@ -184,15 +190,25 @@ StartOutcome solve_start(const FitProblem& p, const Targets& t, const std::vecto
   return out;
 }
 
+void clamp_to_bounds(const FitBounds& b, const std::vector<ParamInfo>& params, std::vector<double>& theta) {
+  for (std::size_t i = 0; i < params.size(); ++i) theta[i] = std::clamp(theta[i], b.lower(params[i].kind), b.upper(params[i].kind));
+}
+
+// Start indices sorted by (MSE, index).
+std::vector<int> order_by_mse(const std::vector<StartOutcome>& outcomes) {
+  std::vector<int> order(outcomes.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return outcomes[a].mse < outcomes[b].mse; });
+  return order;
+}
+
 // A random starting point. Scales come from the target: rates of the order of
 // max |alpha phi| (0.1x to 30x), slopes such that a rate changes by that order
 // over the domain, mostly increasing in H (the targets are nondecreasing).
 // Clamped into the bounds.
 std::vector<double> draw_start(const FitProblem& p, const Targets& t, const std::vector<ParamInfo>& params,
                                std::mt19937_64& rng) {
-  double ymax = 0;
-  for (double y : t.y) ymax = std::max(ymax, std::abs(y));
-  if (!(ymax > 0)) ymax = 1;
+  const double ymax = t.ymax;
   const double lo = solvers::to_double(p.data.lo), hi = solvers::to_double(p.data.hi);
   const double width = hi - lo;
   std::uniform_real_distribution<double> u01(0.0, 1.0);
@@ -219,8 +235,7 @@ std::vector<double> draw_start(const FitProblem& p, const Targets& t, const std:
         break;  // set with its offset
     }
   }
-  for (std::size_t i = 0; i < params.size(); ++i)
-    theta[i] = std::clamp(theta[i], p.bounds.lower(params[i].kind), p.bounds.upper(params[i].kind));
+  clamp_to_bounds(p.bounds, params, theta);
   return theta;
 }
 
@@ -276,13 +291,9 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // A warm start that is already exact (e.g. a nested smaller family's exact
   // optimum) is the answer: the random starts are skipped (and the result
   // says so: starts_run = 1, exact_warm_start).
-  bool exact_warm_start = false;
-  if (!options.warm_start.empty()) {
-    auto w = options.warm_start;
-    for (std::size_t i = 0; i < params.size(); ++i)
-      w[i] = std::clamp(w[i], problem.bounds.lower(params[i].kind), problem.bounds.upper(params[i].kind));
-    exact_warm_start = weighted_mse(problem, targets, w) < floor_mse;
-  }
+  std::vector<double> warm = options.warm_start;  // clamped into the bounds
+  if (!warm.empty()) clamp_to_bounds(problem.bounds, params, warm);
+  const bool exact_warm_start = !warm.empty() && weighted_mse(problem, targets, warm) < floor_mse;
   const int n = exact_warm_start ? 1 : options.starts;
   std::vector<StartOutcome> outcomes(n);
   long total_iterations = 0;
@@ -302,10 +313,8 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       std::vector<double> theta;
       // Redraw (from the same stream) until the start has a finite objective:
       // the general family can start reducible at some H.
-      if (k == 0 && !options.warm_start.empty()) {
-        theta = options.warm_start;
-        for (std::size_t i = 0; i < params.size(); ++i)
-          theta[i] = std::clamp(theta[i], problem.bounds.lower(params[i].kind), problem.bounds.upper(params[i].kind));
+      if (k == 0 && !warm.empty()) {
+        theta = warm;
       } else {
         for (int attempt = 0; attempt < 100; ++attempt) {
           theta = draw_start(problem, targets, params, rng);
@@ -330,9 +339,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   polish_options.max_iterations = 10 * options.max_iterations;
   polish_options.function_tolerance = options.polish_tolerance;
   if (options.polish > 0) {
-    std::vector<int> order(n);
-    for (int k = 0; k < n; ++k) order[k] = k;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return outcomes[a].mse < outcomes[b].mse; });
+    const auto order = order_by_mse(outcomes);
     const int np = std::min(options.polish, n);
     polish_iterations.assign(np, 0);
     const FitOptions& po = polish_options;
@@ -453,9 +460,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // fifth of a general family's, and their local minima are as many.
   const int basin_rounds = options.basin_rounds * (problem.family.family == FitFamily::General ? 1 : kClosedFormBasinFactor);
   if (basin_rounds > 0 && options.polish > 0 && !(r.mse_double < floor_mse)) {
-    double ymax = 0;
-    for (double y : targets.y) ymax = std::max(ymax, std::abs(y));
-    if (!(ymax > 0)) ymax = 1;
+    const double ymax = targets.ymax;
     const double lo = solvers::to_double(problem.data.lo), hi = solvers::to_double(problem.data.hi);
     const double width = hi - lo;
     // Candidate c: every rectified rate's values at the domain ends and every
@@ -493,16 +498,13 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
           }
         }
       }
-      for (std::size_t i = 0; i < params.size(); ++i)
-        th[i] = std::clamp(th[i], problem.bounds.lower(params[i].kind), problem.bounds.upper(params[i].kind));
+      clamp_to_bounds(problem.bounds, params, th);
       return th;
     };
     // Chains: from the best `basin_chains` starts (the outcomes' order after
     // polishing and hopping), each with its own candidate streams; the best
     // chain end wins (ties: lower chain index).
-    std::vector<int> order(n);
-    for (int k = 0; k < n; ++k) order[k] = k;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return outcomes[a].mse < outcomes[b].mse; });
+    const auto order = order_by_mse(outcomes);
     const int chains = std::min(options.basin_chains, n);
     for (int chain = 0; chain < chains; ++chain) {
       std::vector<double> theta = chain == 0 ? r.theta : outcomes[order[chain]].theta;
