@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/expm.hpp"
 #include "ctmc/solvers/linear_solve.hpp"
@@ -30,13 +34,44 @@ SpikeGenerator<T> spike_generator(const Model& m, const Rational& H) {
 namespace {
 
 // Scaling and squaring can double the rounding error with each of its s
-// squarings; in MPFR we work with guard bits and round the results back to the
-// caller's precision, so the answer has (nearly) full precision.
+// squarings (s ~ log2 ||A t||, e.g. 270 at lambda t = 1e80); in MPFR we work
+// with kGuardBits + s guard bits and round the results back to the caller's
+// precision, so the answer has (nearly) full precision at any t. Double has
+// no such reserve: its relative error grows like 2^s eps (measured on the
+// two-state chain: 4e-11 at s = 20, 4e-9 at s = 25, 1e-7 at s = 28, the
+// variance wrong by 7x at s = 48), so it refuses plans with more than
+// kMaxDoubleSquarings squarings instead of returning wrong digits.
 constexpr unsigned kGuardBits = 64;
+constexpr int kMaxDoubleSquarings = 25;
+
+// log2 of a positive rational, from GMP's (mantissa, exponent) splits of
+// numerator and denominator: no rounding to double's range, no MPFR state.
+double log2_rational(const Rational& q) {
+  long en = 0, ed = 0;
+  const double mn = mpz_get_d_2exp(&en, mpq_numref(q.backend().data()));
+  const double md = mpz_get_d_2exp(&ed, mpq_denref(q.backend().data()));
+  return std::log2(mn) - std::log2(md) + static_cast<double>(en - ed);
+}
+
+// log2 of a bound on ||A t||_inf for the Van Loan matrix A of the counting
+// moments: rows of Q sum to 2 exit_i in absolute value, rows of D1 - c I to
+// at most 2 max exit, so ||A|| <= 4 max exit. -inf when no rate is positive.
+double log2_van_loan_norm(const Model& m, const Rational& H, double log2_t) {
+  const auto rates = m.rates(H);
+  std::vector<Rational> exit(m.size(), Rational(0));
+  for (std::size_t k = 0; k < rates.size(); ++k) exit[m.transitions[k].from] += rates[k];
+  Rational max_exit(0);
+  for (const auto& e : exit) max_exit = std::max(max_exit, e);
+  if (max_exit == 0) return -std::numeric_limits<double>::infinity();
+  return 2.0 + log2_rational(max_exit) + log2_t;
+}
+int squarings_needed(double log2_norm) {
+  return log2_norm > 0 ? static_cast<int>(std::ceil(log2_norm)) + 1 : 0;
+}
 
 class GuardPrecision {
  public:
-  GuardPrecision() : saved_(precision_bits()) { set_precision_bits(saved_ + kGuardBits); }
+  explicit GuardPrecision(unsigned extra) : saved_(precision_bits()) { set_precision_bits(saved_ + extra); }
   ~GuardPrecision() { set_precision_bits(saved_); }
   GuardPrecision(const GuardPrecision&) = delete;
   GuardPrecision& operator=(const GuardPrecision&) = delete;
@@ -61,7 +96,19 @@ CountingMoments<T> counting_moments_impl(const Model& m, const Rational& H, cons
 template <>
 CountingMoments<double> counting_moments(const Model& m, const Rational& H, const std::vector<double>& pi0,
                                          const double& t, const std::string& source) {
-  return counting_moments_impl<double>(m, H, pi0, t, source);
+  if (!std::isfinite(t)) throw InputError(fmt::format("{}: time horizon {} is not finite in double", source, t));
+  if (t > 0) {
+    const int s = squarings_needed(log2_van_loan_norm(m, H, std::log2(t)));
+    if (s > kMaxDoubleSquarings)
+      throw InputError(fmt::format("{}: at T = {:g} the matrix exponential needs {} squarings, which can cost double up "
+                                   "to {} of its 53 bits; use MPFR (--precision)",
+                                   source, t, s, s));
+  }
+  auto r = counting_moments_impl<double>(m, H, pi0, t, source);
+  if (!std::isfinite(r.mean) || !std::isfinite(r.variance) || !std::isfinite(r.factorial_moment2))
+    throw InputError(fmt::format("{}: the counting moments at T = {:g} leave the range of double; use MPFR (--precision)",
+                                 source, t));
+  return r;
 }
 
 template <>
@@ -69,7 +116,8 @@ CountingMoments<Mpfr> counting_moments(const Model& m, const Rational& H, const 
                                        const std::string& source) {
   CountingMoments<Mpfr> wide;
   {
-    GuardPrecision guard;
+    const double log2_norm = t > 0 ? log2_van_loan_norm(m, H, to_double(Mpfr(log2(t)))) : 0.0;
+    GuardPrecision guard(kGuardBits + static_cast<unsigned>(squarings_needed(log2_norm)));
     std::vector<Mpfr> p;
     p.reserve(pi0.size());
     for (const auto& x : pi0) p.push_back(at_default_precision(x));

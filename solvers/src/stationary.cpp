@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <type_traits>
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
@@ -100,6 +102,20 @@ Stationary<T> solve_stationary(const Model& m, const Rational& H, Method method,
   std::vector<T> rate_t;
   rate_t.reserve(rates.size());
   for (std::size_t k = 0; k < rates.size(); ++k) rate_t.push_back(rates[k] > 0 ? from_rational<T>(rates[k]) : T(0));
+  if constexpr (std::is_same_v<T, double>) {
+    // The structure was decided exactly; a positive rate that rounds to 0
+    // (below 4.9e-324) would make the double chain reducible, and one that
+    // rounds to inf (above 1.8e308, possible as offset + slope H) poisons
+    // every pi. Both are out of double's range, not errors of the model.
+    for (std::size_t k = 0; k < rates.size(); ++k) {
+      if (!(rates[k] > 0) || (rate_t[k] > 0 && std::isfinite(rate_t[k]))) continue;
+      const auto& t = m.transitions[k];
+      throw InputError(fmt::format("{}: at H = {} the rate of transitions[{}] ({} -> {}) is {}, {} the range of double; "
+                                   "solve in MPFR (--precision) or exactly (--exact)",
+                                   source, exact_text(H), k, m.states[t.from], m.states[t.to],
+                                   to_string(from_rational<Mpfr>(rates[k]), 6), rate_t[k] > 0 ? "above" : "below"));
+    }
+  }
 
   const bool dense = method == Method::Dense || (method == Method::Auto && support.size() <= kDenseLimit);
   std::vector<T> sub;
@@ -133,6 +149,17 @@ Stationary<T> solve_stationary(const Model& m, const Rational& H, Method method,
   for (std::size_t k = 0; k < rates.size(); ++k)
     if (m.transitions[k].spike && rates[k] > 0) add_product(r.flux, r.pi[m.transitions[k].from], rate_t[k]);
   r.support = support;
+  if constexpr (std::is_same_v<T, double>) {
+    // In-range rates can still overflow inside the elimination (a weight
+    // q_ik / s_k beyond 1.8e308 when the rates span more than double's
+    // range): say so rather than return NaN.
+    bool finite = std::isfinite(r.flux);
+    for (double p : r.pi) finite = finite && std::isfinite(p);
+    if (!finite)
+      throw InputError(fmt::format("{}: at H = {} the rates span more than the range of double and the elimination "
+                                   "overflows; solve in MPFR (--precision) or exactly (--exact)",
+                                   source, exact_text(H)));
+  }
   return r;
 }
 

@@ -5,10 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/expm.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/stationary.hpp"
@@ -233,4 +235,39 @@ TEST_CASE("double precision at large lambda t: the centered formulas keep the va
     CHECK(std::abs(d.mean - to_double(p.mean)) / to_double(p.mean) < 1e-12);
     CHECK(std::abs(d.variance - to_double(p.variance)) / to_double(p.variance) < 1e-8);
   }
+}
+
+TEST_CASE("MPFR at huge lambda t: guard bits grow with the squarings, Var N(t) = v t + c to 60 digits") {
+  // Two-state renewal chain from its stationary start: E N(t) = lambda t
+  // exactly and Var N(t) = v t + c + O(e^{-(a+d) t}). c is taken at t = 200
+  // (the exponential term is below 1e-170 there), then t = 1e16 and 1e80
+  // need 55 and 268 squarings: with a fixed 64 guard bits the variance kept
+  // only about 12 of its 77 digits at 1e80.
+  set_precision_bits(256);
+  const Rational a(3, 2), d(1, 2);
+  const auto m = two_state_model(constant(a), constant(d));
+  const auto as = asymptotic_counting<Rational>(m, 0);
+  std::vector<Mpfr> pi0;
+  for (const auto& x : as.theta) pi0.push_back(mp(x));
+  const Mpfr v = mp(as.variance_rate), lambda = mp(as.rate);
+  const Mpfr c = counting_moments<Mpfr>(m, 0, pi0, mp(200)).variance - v * mp(200);
+  for (const char* t_text : {"1e16", "1e80"}) {
+    const Mpfr t = mp(*parse_exact(t_text));
+    const auto r = counting_moments<Mpfr>(m, 0, pi0, t);
+    CHECK(rel(r.mean, lambda * t) < 1e-70);
+    CHECK(rel(r.variance, v * t + c) < 1e-70);
+  }
+}
+
+TEST_CASE("double refuses horizons whose squarings would cost it more than 25 bits, and infinite ones") {
+  // Two-state a = 3/2, d = 1/2: ||A t|| <= 4 * 3/2 * t, so s = ceil(log2(6 t)) + 1:
+  // t = 1e6 needs 24 squarings (allowed), t = 1e8 needs 31 (refused).
+  const auto m = two_state_model(constant(Rational(3, 2)), constant(Rational(1, 2)));
+  CHECK_NOTHROW(counting_moments<double>(m, 0, {0.25, 0.75}, 1e6));
+  CHECK_THROWS_WITH_AS(counting_moments<double>(m, 0, {0.25, 0.75}, 1e8),
+                       doctest::Contains("squarings"), ctmc::InputError);
+  CHECK_THROWS_AS(counting_moments<double>(m, 0, {0.25, 0.75}, std::numeric_limits<double>::infinity()),
+                  ctmc::InputError);
+  // ... and MPFR refuses a norm beyond double's range instead of planning with UB.
+  CHECK_THROWS_AS(expm_plan(std::numeric_limits<double>::infinity(), 128), ctmc::InputError);
 }

@@ -13,8 +13,10 @@
 // The last line would cancel catastrophically at large t (terms of size
 // (lambda t)^2 for a result of size v t), so the code computes the moments of
 // the centered count N(t) - lambda t instead, by the same construction with
-// D1 replaced by D1 - lambda I (see counting.cpp); the variance then keeps
-// its relative accuracy at any t.
+// D1 replaced by D1 - lambda I (see counting.cpp). What remains is the
+// scaling and squaring's own error growth, about 2^s eps for s ~ log2 ||Q t||
+// squarings: MPFR adds s guard bits and keeps full precision at any t; double
+// refuses t beyond 25 squarings (InputError) rather than lose more digits.
 //
 // Asymptotic (Neuts; Narayana and Neuts 1992): with theta the stationary
 // vector (solved by GTH) and the deviation-type matrix Z = (1 theta - Q)^-1,
@@ -25,7 +27,8 @@
 // results are exact.
 //
 // Errors: InputError for a wrong-sized or negative initial distribution, a
-// negative t, or a chain with several closed classes at H.
+// negative t, a chain with several closed classes at H, and (double) a t
+// that is not finite or needs more than 25 squarings.
 #pragma once
 #include <string>
 #include <vector>
@@ -74,8 +77,8 @@ AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, con
 extern template SpikeGenerator<double> spike_generator(const Model&, const Rational&);
 extern template SpikeGenerator<Mpfr> spike_generator(const Model&, const Rational&);
 extern template SpikeGenerator<Rational> spike_generator(const Model&, const Rational&);
-// The two supported scalars (defined in counting.cpp). MPFR works with 64
-// guard bits internally and rounds the results to the current precision; it
+// The two supported scalars (defined in counting.cpp). MPFR works with 64 + s
+// guard bits internally (s: the squarings) and rounds the results to the current precision; it
 // does so by raising the process-wide default precision for the duration of
 // the call, so, like set_precision_bits, call it from one thread at a time
 // (the double version is thread-safe). Cost: the dense exponential of the

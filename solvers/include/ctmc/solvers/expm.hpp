@@ -18,6 +18,9 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <limits>
+
+#include "ctmc/solvers/errors.hpp"
 
 #include "ctmc/solvers/dense_matrix.hpp"
 #include "ctmc/solvers/scalar.hpp"
@@ -50,6 +53,9 @@ struct ExpmPlan {
 };
 
 inline ExpmPlan expm_plan(double norm, unsigned bits) {
+  // An infinite (or NaN) norm has no plan: log2 would overflow the int below.
+  if (!(norm <= std::numeric_limits<double>::max()) && !(norm <= 0))
+    throw InputError("matrix exponential: the matrix norm is beyond the range of double");
   ExpmPlan best{0, 0};
   if (!(norm > 0)) return best;  // zero matrix: exp = I
   const int s0 = std::max(0, static_cast<int>(std::ceil(std::log2(norm / 0.5))));

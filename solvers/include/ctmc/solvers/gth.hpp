@@ -26,6 +26,15 @@ inline bool is_exact_zero(const Rational& x) { return x == 0; }
 inline bool is_exact_zero(const Mpfr& x) { return mpfr_zero_p(x.backend().data()) != 0; }
 inline bool is_exact_zero(const Interval& x) { return mpfi_is_zero(x.backend().data()) > 0; }
 
+namespace detail {
+// Unnormalized back-substitution values grow like products of rate ratios
+// (C(N, N/2) on the Bernstein chain) and can leave double's range before the
+// normalization; for double they are rescaled when they grow large (a power
+// of ten: the relative accuracy is unchanged up to one rounding).
+inline bool too_large(double x) { return x > 1e250; }
+template <class T> inline bool too_large(const T&) { return false; }
+}  // namespace detail
+
 // Dense GTH. q holds the off-diagonal rates q(i,j) >= 0 (diagonal ignored) of
 // an irreducible chain; returns pi with pi Q = 0, sum pi = 1. Throws
 // InputError when a state has no exit to lower-numbered states during
@@ -50,13 +59,17 @@ std::vector<T> gth_dense(DenseMatrix<T> q) {
     }
   }
   pi[0] = T(1);
-  T total(1);
   for (std::size_t k = 1; k < n; ++k) {
     T acc(0);
     for (std::size_t i = 0; i < k; ++i) add_product(acc, pi[i], q(i, k));
     pi[k] = acc;
-    total += acc;
+    if (detail::too_large(pi[k]))
+      for (std::size_t i = 0; i <= k; ++i) pi[i] *= T(1e-250);
   }
+  // Summed after the loop (not along it) so that rescaling cannot leave the
+  // total out of step with pi.
+  T total(0);
+  for (const auto& p : pi) total += p;
   for (auto& p : pi) p /= total;
   return pi;
 }

@@ -35,11 +35,7 @@ struct SparseRates {
 std::vector<std::size_t> min_degree_order(const std::vector<std::vector<std::size_t>>& out);
 
 namespace detail {
-// Unnormalized back-substitution values can exceed double's range on long
-// chains (ratios like C(N, N/2)); for double we rescale when they grow large.
-inline bool too_large(double x) { return x > 1e250; }
-template <class T> inline bool too_large(const T&) { return false; }
-
+// (too_large: gth.hpp.)
 // x = 0 without allocating (MPFR values own heap limbs).
 template <class T> inline void assign_zero(T& x) { x = T(0); }
 inline void assign_zero(Mpfr& x) { mpfr_set_zero(x.backend().data(), 1); }
