@@ -56,6 +56,8 @@ void run_flux(const FluxOptions& o) {
   const auto model = solvers::read_model_file(o.model_path);
   const auto hs = solvers::parse_input_list(o.h_list, "--H");
   const std::string family = solvers::family_name(model);
+  // Every H is solved before anything is printed: a bad H (e.g. one where the
+  // chain has two closed classes) exits 2 with nothing half-written.
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& h : hs) {
     const auto r = solvers::solve_stationary<T>(model, h, solvers::Method::Auto, o.model_path);
@@ -83,25 +85,28 @@ void run_flux(const FluxOptions& o) {
       row["family"] = family;
       row["closed_form"] = "unavailable: unknown family or the model's structure does not match it";
     }
-    if (!o.json) {
-      fmt::print("H = {}\n  flux = {}\n", row["H"].get<std::string>(), row["flux"].get<std::string>());
-      if (cf) {
-        fmt::print("  closed form ({}: {}) = {}\n", family, row["closed_form"].get<std::string>(),
-                   row["closed_form_value"].get<std::string>());
-        if (row.contains("difference"))
-          fmt::print("  difference (exact) = {}\n", row["difference"].get<std::string>());
-        else
-          fmt::print("  relative difference = {:.3e} ({:.1f} correct bits of {})\n",
-                     row["relative_difference"].get<double>(), row["correct_bits"].get<double>(), bits_of<T>());
-      } else if (!family.empty()) {
-        fmt::print("  closed form: {}\n", row["closed_form"].get<std::string>());
-      }
-      for (std::size_t i = 0; i < model.size(); ++i)
-        fmt::print("  pi[{}] = {}\n", model.states[i], pi[model.states[i]].get<std::string>());
-    }
     out.push_back(row);
   }
-  if (o.json) fmt::print("{}\n", out.dump(2));
+  if (o.json) {
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  for (const auto& row : out) {
+    fmt::print("H = {}\n  flux = {}\n", row["H"].get<std::string>(), row["flux"].get<std::string>());
+    if (row.contains("closed_form_value")) {
+      fmt::print("  closed form ({}: {}) = {}\n", family, row["closed_form"].get<std::string>(),
+                 row["closed_form_value"].get<std::string>());
+      if (row.contains("difference"))
+        fmt::print("  difference (exact) = {}\n", row["difference"].get<std::string>());
+      else
+        fmt::print("  relative difference = {:.3e} ({:.1f} correct bits of {})\n",
+                   row["relative_difference"].get<double>(), row["correct_bits"].get<double>(), bits_of<T>());
+    } else if (row.contains("closed_form")) {
+      fmt::print("  closed form: {}\n", row["closed_form"].get<std::string>());
+    }
+    // In state order (an ordered object); a lookup by name would be a linear scan per state.
+    for (const auto& p : row["pi"].items()) fmt::print("  pi[{}] = {}\n", p.key(), p.value().get<std::string>());
+  }
 }
 
 Register reg([](CLI::App& root) {

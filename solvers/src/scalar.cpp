@@ -1,5 +1,6 @@
 #include "ctmc/solvers/scalar.hpp"
 
+#include <algorithm>
 #include <boost/multiprecision/detail/digits.hpp>
 #include <cmath>
 #include <limits>
@@ -81,14 +82,19 @@ double relative_error(double x, const Rational& exact) {
   return r;
 }
 
+// A NaN error (e.g. 0/0 or inf - inf in the value checked) has no correct
+// bit: it must not pass as the full precision. An error of 100% or more has
+// none either, rather than a negative number of them.
 double correct_bits(double rel_err, double cap) {
-  if (!(rel_err > 0)) return cap;
-  return std::min(cap, -std::log2(rel_err));
+  if (std::isnan(rel_err)) return 0;
+  if (rel_err <= 0) return cap;
+  return std::clamp(-std::log2(rel_err), 0.0, cap);
 }
 
 double correct_digits(double rel_err, double cap) {
-  if (!(rel_err > 0)) return cap;
-  return std::min(cap, -std::log10(rel_err));
+  if (std::isnan(rel_err)) return 0;
+  if (rel_err <= 0) return cap;
+  return std::clamp(-std::log10(rel_err), 0.0, cap);
 }
 
 Rational lower(const Interval& x) {

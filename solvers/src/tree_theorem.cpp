@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
+#include <unordered_set>
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
@@ -75,14 +77,53 @@ std::string affine_text(const Transition& t) {
   return "max(0, " + exact_text(t.offset.value) + " + " + slope + ")";
 }
 
-}  // namespace
+// The paper's symbol for each transition of a two-state or three-state family
+// model, matched by (from, to, spike) so that the order the transitions are
+// listed in does not matter; all empty when the model does not have exactly
+// the family's states and transitions (meta.family alone proves nothing).
+std::vector<std::string> family_symbols(const Model& m, const std::string& family) {
+  using Edge = std::tuple<const char*, const char*, bool, const char*>;  // from, to, spike, symbol
+  std::vector<std::string> states;
+  std::vector<Edge> want;
+  if (family == "two-state") {
+    states = {"B", "R"};
+    want = {{"B", "R", true, "a"}, {"R", "B", false, "d"}};
+  } else if (family == "three-state") {
+    states = {"B", "G", "R"};
+    want = {{"B", "G", false, "a"}, {"G", "B", false, "b"}, {"G", "R", true, "c"}, {"R", "B", false, "d"}};
+  }
+  std::vector<std::string> none(m.transitions.size());
+  if (want.empty() || m.transitions.size() != want.size()) return none;
+  std::vector<std::string> sorted = m.states;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != states) return none;  // `states` is listed sorted
+  std::vector<std::string> names(m.transitions.size());
+  for (const auto& [from, to, spike, symbol] : want) {
+    bool found = false;
+    for (std::size_t k = 0; k < m.transitions.size() && !found; ++k) {
+      const auto& t = m.transitions[k];
+      if (names[k].empty() && m.states[t.from] == from && m.states[t.to] == to && t.spike == spike) {
+        names[k] = symbol;
+        found = true;
+      }
+    }
+    if (!found) return none;
+  }
+  return names;
+}
 
-TreeTheoremResult tree_theorem(std::size_t n, const std::vector<SymbolicTransition>& transitions,
-                               const std::string& source) {
+void check_size(std::size_t n, const std::string& source) {
   if (n == 0) throw InputError(source + ": the chain has no states");
   if (n > kTreeTheoremMaxStates)
     throw InputError(fmt::format("{}: {} states: the symbolic tree theorem is limited to {} states", source, n,
                                  kTreeTheoremMaxStates));
+}
+
+}  // namespace
+
+TreeTheoremResult tree_theorem(std::size_t n, const std::vector<SymbolicTransition>& transitions,
+                               const std::string& source) {
+  check_size(n, source);
   // Sum parallel transitions, then build adjacency lists.
   std::vector<std::vector<Polynomial>> rate(n, std::vector<Polynomial>(n));
   std::vector<std::vector<char>> present(n, std::vector<char>(n, 0));
@@ -123,9 +164,8 @@ SymbolicModel symbolic_model(const Model& m) {
   if (m.meta.is_object() && m.meta.contains("family") && m.meta["family"].is_string())
     family = m.meta["family"].get<std::string>();
   // The paper's names, when the model really has the family's shape.
-  std::vector<std::string> names(m.transitions.size());
-  if (family == "two-state" && m.transitions.size() == 2) names = {"a", "d"};
-  if (family == "three-state" && m.transitions.size() == 4) names = {"a", "b", "c", "d"};
+  const std::vector<std::string> names = family_symbols(m, family);
+  std::unordered_set<std::string> taken;  // a scan of the legend per symbol was quadratic
   for (std::size_t k = 0; k < m.transitions.size(); ++k) {
     const auto& t = m.transitions[k];
     if (t.slope.value == 0 && t.offset.value == 0) continue;  // identically zero
@@ -134,10 +174,8 @@ SymbolicModel symbolic_model(const Model& m) {
     rs.name = names[k].empty() ? "r_" + sanitize(m.states[t.from]) + "_" + sanitize(m.states[t.to]) : names[k];
     // Distinct state names can sanitize alike ("A-1", "A1"): keep symbols distinct.
     const std::string base = rs.name;
-    auto taken = [&](const std::string& nm) {
-      return std::any_of(s.legend.begin(), s.legend.end(), [&](const RateSymbol& o) { return o.name == nm; });
-    };
-    for (int dup = 2; taken(rs.name); ++dup) rs.name = base + "_" + std::to_string(dup);
+    for (int dup = 2; taken.count(rs.name); ++dup) rs.name = base + "_" + std::to_string(dup);
+    taken.insert(rs.name);
     rs.latex = default_latex_name(rs.name);
     rs.rate_text = affine_text(t);
     s.transitions.push_back({t.from, t.to, Polynomial::variable(rs.name, rs.latex), t.spike});
@@ -147,6 +185,8 @@ SymbolicModel symbolic_model(const Model& m) {
 }
 
 FluxFormula flux_formula(const Model& m, const std::string& source) {
+  // Before naming every transition: a 40,000-state chain is refused at once.
+  check_size(m.size(), source);
   FluxFormula f;
   f.symbols = symbolic_model(m);
   f.tree = tree_theorem(m.size(), f.symbols.transitions, source);

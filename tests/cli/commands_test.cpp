@@ -39,6 +39,26 @@ TEST_CASE("formula: tree-theorem flux of the paper's three-state chain") {
   CHECK(r.output.find("\\frac{") != std::string::npos);
 }
 
+TEST_CASE("formula: a three-state family listed in another order keeps the paper's symbols by structure") {
+  // G -> R (listed first) is c, not a; a family name without the shape gets r_X_Y.
+  const auto reorder = write_file("reorder.json", R"({"states":["B","G","R"],"transitions":[
+      {"from":"G","to":"R","offset":3,"spike":true},{"from":"B","to":"G","offset":2},
+      {"from":"R","to":"B","offset":"1/2"},{"from":"G","to":"B","offset":1}],"meta":{"family":"three-state"}})");
+  const auto r = run_cli("formula \"" + reorder + "\"");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("c = 3   [G -> R, spike]") != std::string::npos);
+  CHECK(r.output.find("a = 2   [B -> G]") != std::string::npos);
+  CHECK(r.output.find("F = a*c*d / (a*c + a*d + b*d + c*d)") != std::string::npos);
+  const auto wrong = write_file("wrongshape.json", R"({"states":["X","Y"],"transitions":[
+      {"from":"Y","to":"X","offset":3},{"from":"X","to":"Y","offset":2,"spike":true}],"meta":{"family":"two-state"}})");
+  const auto w = run_cli("formula \"" + wrong + "\"");
+  INFO(w.output);
+  CHECK(w.status == 0);
+  CHECK(w.output.find("r_X_Y = 2   [X -> Y, spike]") != std::string::npos);
+  CHECK(w.output.find("a = ") == std::string::npos);
+}
+
 TEST_CASE("formula: more than 7 states is bad input") {
   std::string states, transitions;
   for (int i = 0; i < 8; ++i) {

@@ -69,6 +69,48 @@ TEST_CASE("bad model files: exit 2, one line naming the file and the field") {
                   {"transitions[4].spike"});
 }
 
+TEST_CASE("unknown or misspelt keys: exit 2, one line naming the file and the place") {
+  // A misspelt slope or spike used to be ignored (rate 1 constant, no spike).
+  check_bad_model("typo_slope.json", three_state_with(R"({"from": "R", "to": "G", "offset": 1, "slpoe": 2})"),
+                  {"transitions[4]: unknown key 'slpoe' (expected from, to, offset, slope, spike)"});
+  check_bad_model("typo_spike.json", three_state_with(R"({"from": "R", "to": "G", "offset": 1, "spkie": true})"),
+                  {"transitions[4]: unknown key 'spkie'"});
+  check_bad_model("typo_meta.json",
+                  R"({"states": ["B", "G", "R"], "transitions": [)" + std::string(kGoodTransitions) + R"(], "metta": {}})",
+                  {"top level: unknown key 'metta' (expected states, transitions, meta)"});
+  // A key with "/" once named transitions[0].offset (flux 1000/1001, not 1/2).
+  check_bad_model("collide.json",
+                  R"({"states":["A","B"],"transitions":[{"from":"A","to":"B","offset":1,"spike":true},
+                      {"from":"B","to":"A","offset":1}],"transitions/0":{"offset":1000}})",
+                  {"unknown key 'transitions/0'"});
+}
+
+TEST_CASE("flux with an H in the list that fails: exit 2 and no output before the message") {
+  // {B} and {C} are both closed at H = 0 (rates B -> A and C -> A are max(0, H)).
+  // At H = 1 the chain is fine; the H = 1 block used to be printed before the
+  // error at H = 0, leaving half a report.
+  const std::string path = write_model("twoclass.json", R"({"states":["A","B","C"],"transitions":[
+      {"from":"A","to":"B","offset":1,"spike":true},{"from":"A","to":"C","offset":1},
+      {"from":"B","to":"A","offset":0,"slope":1},{"from":"C","to":"A","offset":0,"slope":1}]})");
+  for (const char* mode : {"--exact", "--double", "--precision 64", "--exact --json"}) {
+    const auto r = run_cli("flux \"" + path + "\" --H 1,0 " + mode);
+    INFO(mode << ": " << r.output);
+    CHECK(r.status == 2);
+    CHECK(r.output.find("flux =") == std::string::npos);
+    CHECK(r.output.find("2 closed classes") != std::string::npos);
+    CHECK(r.output.find('\n') == r.output.size() - 1);
+  }
+  // Both inputs good: both blocks, in order.
+  const auto r = run_cli("flux \"" + path + "\" --H 1,2 --exact");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  const auto first = r.output.find("H = 1\n  flux = 1/3"), second = r.output.find("H = 2\n  flux = 0.5");
+  CHECK(first != std::string::npos);
+  CHECK(second != std::string::npos);
+  CHECK(first < second);
+  CHECK(r.output.find("pi[C] = 0.25") != std::string::npos);
+}
+
 TEST_CASE("reducible chain with two closed classes: exit 2 naming both classes") {
   // S -> L (spike) and S -> R: {L} and {R} are both closed.
   check_bad_model("two_classes.json",

@@ -184,3 +184,83 @@ TEST_CASE("variables print in natural name order whatever their creation order")
   CHECK((k10 + k2).to_text() == "kappa_2 + kappa_10");
   CHECK((k10 * k2).to_text() == "kappa_2*kappa_10");
 }
+
+namespace {
+
+// The symbol of the transition from -> to in a model's legend ("" if none).
+std::string symbol_of(const Model& m, const SymbolicModel& s, const std::string& from, const std::string& to) {
+  for (const auto& rs : s.legend) {
+    const auto& t = m.transitions[rs.transition];
+    if (m.states[t.from] == from && m.states[t.to] == to) return rs.name;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("the paper's symbols follow the family's structure, not the order transitions are listed in") {
+  // The reviewer's reorder.json: three-state, transitions in another order. By
+  // index, G -> R was labelled a; by structure it is c.
+  const auto m = model_from_json_text(R"({"states":["B","G","R"],"transitions":[
+    {"from":"G","to":"R","offset":3,"spike":true},
+    {"from":"B","to":"G","offset":2},
+    {"from":"R","to":"B","offset":"1/2"},
+    {"from":"G","to":"B","offset":1}],
+    "meta":{"family":"three-state"}})",
+                                      "reorder.json");
+  const auto f = flux_formula(m, "reorder.json");
+  CHECK(symbol_of(m, f.symbols, "B", "G") == "a");
+  CHECK(symbol_of(m, f.symbols, "G", "B") == "b");
+  CHECK(symbol_of(m, f.symbols, "G", "R") == "c");
+  CHECK(symbol_of(m, f.symbols, "R", "B") == "d");
+  CHECK(f.text == "F = a*c*d / (a*c + a*d + b*d + c*d)");  // paper eq. 2
+  // The states listed in another order as well.
+  const auto m2 = model_from_json_text(R"({"states":["R","B","G"],"transitions":[
+    {"from":"R","to":"B","offset":1},{"from":"G","to":"R","offset":1,"spike":true},
+    {"from":"G","to":"B","offset":1},{"from":"B","to":"G","offset":1}],"meta":{"family":"three-state"}})",
+                                       "states.json");
+  CHECK(flux_formula(m2, "states.json").text == "F = a*c*d / (a*c + a*d + b*d + c*d)");
+}
+
+TEST_CASE("meta.family without the family's shape gives generic r_X_Y symbols") {
+  // The reviewer's wrongshape.json: two-state by meta, but states X, Y (and
+  // listed R -> B first): the paper's a and d would be wrong.
+  const auto m = model_from_json_text(R"({"states":["X","Y"],"transitions":[
+    {"from":"Y","to":"X","offset":3},{"from":"X","to":"Y","offset":2,"spike":true}],"meta":{"family":"two-state"}})",
+                                      "wrongshape.json");
+  const auto s = symbolic_model(m);
+  CHECK(symbol_of(m, s, "X", "Y") == "r_X_Y");
+  CHECK(symbol_of(m, s, "Y", "X") == "r_Y_X");
+  // Right states and edges, but the spike on R -> B instead of B -> R.
+  const auto m2 = model_from_json_text(R"({"states":["B","R"],"transitions":[
+    {"from":"B","to":"R","offset":1},{"from":"R","to":"B","offset":1,"spike":true}],"meta":{"family":"two-state"}})",
+                                       "spike.json");
+  const auto s2 = symbolic_model(m2);
+  CHECK(symbol_of(m2, s2, "B", "R") == "r_B_R");
+  CHECK(symbol_of(m2, s2, "R", "B") == "r_R_B");
+  // Three-state by meta with B -> R in place of G -> B.
+  const auto m3 = model_from_json_text(R"({"states":["B","G","R"],"transitions":[
+    {"from":"B","to":"G","offset":2},{"from":"B","to":"R","offset":1},
+    {"from":"G","to":"R","offset":3,"spike":true},{"from":"R","to":"B","offset":1}],"meta":{"family":"three-state"}})",
+                                       "shape.json");
+  const auto s3 = symbolic_model(m3);
+  CHECK(symbol_of(m3, s3, "B", "G") == "r_B_G");
+  CHECK(symbol_of(m3, s3, "G", "R") == "r_G_R");
+  // The family's own model keeps a, d.
+  const auto s4 = symbolic_model(two_state_model({Rational(1), Rational(1)}, {Rational(2), Rational(0)}));
+  REQUIRE(s4.legend.size() == 2);
+  CHECK(s4.legend[0].name == "a");
+  CHECK(s4.legend[1].name == "d");
+}
+
+TEST_CASE("state names that sanitize alike still get distinct symbols") {
+  const auto m = model_from_json_text(R"({"states":["A-1","A1","B"],"transitions":[
+    {"from":"A-1","to":"B","offset":1,"spike":true},{"from":"A1","to":"B","offset":1},
+    {"from":"B","to":"A-1","offset":1},{"from":"B","to":"A1","offset":1}]})",
+                                      "alike.json");
+  const auto s = symbolic_model(m);
+  CHECK(symbol_of(m, s, "A-1", "B") == "r_A1_B");
+  CHECK(symbol_of(m, s, "A1", "B") == "r_A1_B_2");
+  CHECK(symbol_of(m, s, "B", "A-1") == "r_B_A1");
+  CHECK(symbol_of(m, s, "B", "A1") == "r_B_A1_2");
+}

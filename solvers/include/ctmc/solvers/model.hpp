@@ -8,10 +8,13 @@
 // JSON schema: {"states": [names], "transitions": [{"from", "to", "offset",
 // "slope", "spike"}], "meta": {...}}; offset/slope are JSON numbers (read from
 // their decimal text) or exact strings ("5/48", "1.25e-12"); slope defaults to
-// 0 and spike to false. Readers throw ctmc::InputError with a one-line message
+// 0 and spike to false. Any other key at the top level or in a transition is
+// an error (a misspelt "slpoe" would otherwise silently become slope 0); meta
+// is free-form. Readers throw ctmc::InputError with a one-line message
 // "<source>: <field>: <what is wrong>".
 #pragma once
 #include <cstddef>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -42,7 +45,9 @@ struct Model {
   nlohmann::ordered_json meta = nlohmann::ordered_json::object();
 
   std::size_t size() const { return states.size(); }
-  std::size_t state_index(const std::string& name) const;  // throws std::out_of_range
+  // A linear scan (throws std::out_of_range): for a lookup or two; the reader
+  // hashes the names instead.
+  std::size_t state_index(const std::string& name) const;
   // Rates of every transition at H, exactly, in transition order.
   std::vector<Rational> rates(const Rational& H) const;
 };
@@ -53,6 +58,11 @@ struct Model {
 void validate(const Model& m, const std::string& source);
 
 Model model_from_json_text(const std::string& text, const std::string& source);
+// The decimal text of every number in a JSON document, as written, keyed by its
+// RFC 6901 JSON pointer ("/transitions/0/offset"; "~" and "/" in a key are
+// written "~0" and "~1", so no two values share a key). Throws InputError
+// "<source>: malformed JSON: ..." on a syntax error or a duplicate key.
+std::map<std::string, std::string> json_number_texts(const std::string& text, const std::string& source);
 Model read_model_file(const std::string& path);
 nlohmann::ordered_json model_to_json(const Model& m);  // offsets/slopes as exact strings
 // Writes to path + ".tmp" and renames, so a failed write leaves nothing half-written.

@@ -53,7 +53,8 @@ inline void add_product(Mpfr& acc, const Mpfr& a, const Mpfr& b) {
 // double rounding of x.
 double relative_error(const Mpfr& x, const Rational& exact);
 double relative_error(double x, const Rational& exact);
-// Correct bits/digits from a relative error, capped at `cap` (the precision).
+// Correct bits/digits from a relative error, in [0, cap] (cap: the precision;
+// an error of 0 gives cap, a NaN error or one of 100% or more gives 0).
 double correct_bits(double rel_err, double cap);
 double correct_digits(double rel_err, double cap);
 

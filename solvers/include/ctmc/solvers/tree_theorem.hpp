@@ -57,8 +57,10 @@ struct RateSymbol {
 };
 
 // A model's transitions with one symbol per transition. Families two-state
-// and three-state (meta.family) use the paper's names a, b, c, d; every other
-// model uses r_<from>_<to> with the state names reduced to [A-Za-z0-9].
+// and three-state (meta.family) use the paper's names a, b, c, d when the
+// model has exactly the family's states and transitions (matched by from, to
+// and spike, in any order); every other model uses r_<from>_<to> with the
+// state names reduced to [A-Za-z0-9].
 // Transitions whose rate is identically zero (slope 0, offset 0) get no
 // symbol and are left out.
 struct SymbolicModel {
