@@ -54,13 +54,14 @@ Dataset read_cifar_batches(const std::vector<std::string>& paths) {
 
 DatasetSplit load_cifar_dir(const std::string& dir) {
   namespace fs = std::filesystem;
+  std::error_code ec;  // error_code overloads: an unreadable folder is an InputError, not a filesystem_error
   std::vector<std::string> train;
   for (int b = 1; b <= 5; ++b) {
     const fs::path p = fs::path(dir) / ("data_batch_" + std::to_string(b) + ".bin");
-    if (fs::exists(p)) train.push_back(p.string());
+    if (fs::exists(p, ec)) train.push_back(p.string());
   }
   const fs::path test = fs::path(dir) / "test_batch.bin";
-  if (!fs::exists(fs::path(dir) / "data_batch_1.bin") || !fs::exists(test))
+  if (!fs::exists(fs::path(dir) / "data_batch_1.bin", ec) || !fs::exists(test, ec))
     throw InputError(dir + ": not a CIFAR-10 binary directory (needs data_batch_1.bin ... and test_batch.bin)");
   return {read_cifar_batches(train), read_cifar_batch(test.string())};
 }

@@ -16,9 +16,12 @@ namespace fs = std::filesystem;
 
 // "<dir>/<stem>" or "<dir>/<stem>.gz", whichever exists (raw first); empty if neither.
 std::string find_idx(const std::string& dir, const std::string& stem) {
+  // error_code overloads here and below: an unreadable folder is then reported
+  // as missing (InputError, exit 2) instead of escaping as filesystem_error.
+  std::error_code ec;
   for (const char* suffix : {"", ".gz"}) {
     const fs::path p = fs::path(dir) / (stem + suffix);
-    if (fs::is_regular_file(p)) return p.string();
+    if (fs::is_regular_file(p, ec)) return p.string();
   }
   return {};
 }
@@ -47,7 +50,8 @@ Dataset Dataset::head(int n) const {
 }
 
 DatasetSplit load_idx_dir(const std::string& dir) {
-  if (!fs::is_directory(dir)) throw InputError(dir + ": data directory does not exist (run scripts/fetch-data.sh)");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError(dir + ": data directory does not exist (run scripts/fetch-data.sh)");
   const char* stems[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
   std::string paths[4];
   for (int i = 0; i < 4; ++i) {
@@ -62,7 +66,8 @@ DatasetSplit load_idx_dir(const std::string& dir) {
 }
 
 DatasetSplit load_dataset_dir(const std::string& dir) {
-  if (fs::exists(fs::path(dir) / "test_batch.bin")) return load_cifar_dir(dir);
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / "test_batch.bin", ec)) return load_cifar_dir(dir);
   return load_idx_dir(dir);
 }
 

@@ -3,11 +3,14 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {
@@ -31,31 +34,51 @@ bool valid_type(std::uint8_t t) {
   return t == 0x08 || t == 0x09 || t == 0x0B || t == 0x0C || t == 0x0D || t == 0x0E;
 }
 
+// gunzip semantics: a file may hold several gzip members, decompressed one
+// after the other (what `gzip -c a b > f` or pigz write); anything after a
+// member that is not the start of another is an error, not silently ignored.
 std::vector<std::uint8_t> gunzip(const std::string& path, const std::vector<std::uint8_t>& in) {
   z_stream zs{};
   // 16 + MAX_WBITS: expect a gzip header and trailer (zlib manual, inflateInit2).
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) fail(path, "cannot initialise zlib");
+  struct End {
+    z_stream* z;
+    ~End() { inflateEnd(z); }
+  } end{&zs};
   std::vector<std::uint8_t> out;
   std::vector<std::uint8_t> buf(1 << 20);
-  zs.next_in = const_cast<Bytef*>(in.data());
-  zs.avail_in = static_cast<uInt>(in.size());
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    zs.next_out = buf.data();
-    zs.avail_out = static_cast<uInt>(buf.size());
-    rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      inflateEnd(&zs);
-      // Z_BUF_ERROR here means the input ended before the stream did.
-      fail(path, rc == Z_BUF_ERROR ? "truncated gzip stream" : std::string("corrupt gzip stream (") + (zs.msg ? zs.msg : "zlib error") + ")");
+  std::size_t pos = 0;  // input bytes handed to zlib so far
+  // zlib counts in uInt: feed a file over 4 GiB in pieces.
+  constexpr std::size_t kChunk = std::size_t(1) << 30;
+  auto refill = [&] {
+    if (zs.avail_in == 0 && pos < in.size()) {
+      const std::size_t k = std::min(kChunk, in.size() - pos);
+      zs.next_in = const_cast<Bytef*>(in.data() + pos);
+      zs.avail_in = static_cast<uInt>(k);
+      pos += k;
     }
-    out.insert(out.end(), buf.data(), buf.data() + (buf.size() - zs.avail_out));
-    if (rc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
-      inflateEnd(&zs);
-      fail(path, "truncated gzip stream");
+  };
+  refill();
+  for (;;) {
+    int rc = Z_OK;
+    while (rc != Z_STREAM_END) {
+      refill();
+      zs.next_out = buf.data();
+      zs.avail_out = static_cast<uInt>(buf.size());
+      rc = inflate(&zs, Z_NO_FLUSH);
+      if (rc != Z_OK && rc != Z_STREAM_END)
+        // Z_BUF_ERROR here means the input ended before the stream did.
+        fail(path, rc == Z_BUF_ERROR ? "truncated gzip stream" : std::string("corrupt gzip stream (") + (zs.msg ? zs.msg : "zlib error") + ")");
+      out.insert(out.end(), buf.data(), buf.data() + (buf.size() - zs.avail_out));
+      if (rc == Z_OK && zs.avail_in == 0 && pos == in.size() && zs.avail_out != 0) fail(path, "truncated gzip stream");
     }
+    const std::size_t rest = zs.avail_in + (in.size() - pos);
+    if (rest == 0) break;
+    const std::size_t at = in.size() - rest;  // first byte after this member
+    const bool member = rest >= 2 && in[at] == 0x1f && in[at + 1] == 0x8b;
+    if (!member) fail(path, std::to_string(rest) + " bytes of trailing data after the gzip stream");
+    if (inflateReset(&zs) != Z_OK) fail(path, "cannot reset zlib");
   }
-  inflateEnd(&zs);
   return out;
 }
 
@@ -77,24 +100,6 @@ std::vector<std::uint8_t> gzip(const std::string& path, const std::vector<std::u
 
 std::uint32_t be32(const std::uint8_t* p) {
   return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | std::uint32_t(p[3]);
-}
-
-void write_bytes_atomically(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) fail(path, "cannot open for writing");
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!f) {
-      f.close();
-      fs::remove(tmp);
-      fail(path, "write failed");
-    }
-  }
-  fs::rename(tmp, target);
 }
 
 }  // namespace
@@ -141,7 +146,7 @@ IdxArray read_idx(const std::string& path) {
   return a;
 }
 
-void write_idx(const std::string& path, const IdxArray& a) {
+std::vector<std::uint8_t> encode_idx(const std::string& path, const IdxArray& a) {
   if (a.dims.empty() || a.dims.size() > 255) fail(path, "IDX rank must be 1..255");
   if (a.data.size() != a.count() * element_size(a.type)) fail(path, "IDX data size does not match the dimensions");
   std::vector<std::uint8_t> out;
@@ -151,14 +156,23 @@ void write_idx(const std::string& path, const IdxArray& a) {
     out.insert(out.end(), {std::uint8_t(d >> 24), std::uint8_t(d >> 16), std::uint8_t(d >> 8), std::uint8_t(d)});
   out.insert(out.end(), a.data.begin(), a.data.end());
   const bool gz = path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
-  write_bytes_atomically(path, gz ? gzip(path, out) : out);
+  return gz ? gzip(path, out) : out;
 }
+
+void write_idx(const std::string& path, const IdxArray& a) { write_files_atomically({{path, encode_idx(path, a)}}); }
 
 Dataset read_idx_images(const std::string& path) {
   const IdxArray a = read_idx(path);
   if (a.type != IdxType::U8) fail(path, "image file must hold unsigned bytes (IDX type 0x08)");
   if (a.dims.size() != 3) fail(path, "image file must have 3 dimensions (n x rows x cols), found " + std::to_string(a.dims.size()));
   if (a.dims[1] == 0 || a.dims[2] == 0) fail(path, "image file has zero rows or columns");
+  // Sizes are ints downstream (Dataset, Eigen indices via int): a dimension
+  // that does not fit would wrap. The data check above does not catch it when
+  // another dimension is zero.
+  if (a.dims[1] > 65535 || a.dims[2] > 65535 || std::uint64_t(a.dims[1]) * a.dims[2] > INT_MAX)
+    fail(path, "image size " + std::to_string(a.dims[1]) + " x " + std::to_string(a.dims[2]) + " is too large (at most 65535 per side and " +
+                   std::to_string(INT_MAX) + " pixels)");
+  if (a.dims[0] > INT_MAX) fail(path, std::to_string(a.dims[0]) + " images is too many (at most " + std::to_string(INT_MAX) + ")");
   Dataset d;
   d.rows = static_cast<int>(a.dims[1]);
   d.cols = static_cast<int>(a.dims[2]);
@@ -175,6 +189,7 @@ std::vector<int> read_idx_labels(const std::string& path, int num_classes) {
   const IdxArray a = read_idx(path);
   if (a.type != IdxType::U8) fail(path, "label file must hold unsigned bytes (IDX type 0x08)");
   if (a.dims.size() != 1) fail(path, "label file must have 1 dimension, found " + std::to_string(a.dims.size()));
+  if (a.dims[0] > INT_MAX) fail(path, std::to_string(a.dims[0]) + " labels is too many (at most " + std::to_string(INT_MAX) + ")");
   std::vector<int> labels(a.data.begin(), a.data.end());
   for (std::size_t i = 0; i < labels.size(); ++i)
     if (labels[i] >= num_classes)
@@ -190,7 +205,7 @@ Dataset read_idx_pair(const std::string& images_path, const std::string& labels_
   return d;
 }
 
-void write_idx_pair(const std::string& images_path, const std::string& labels_path, const Dataset& d) {
+std::vector<PendingFile> encode_idx_pair(const std::string& images_path, const std::string& labels_path, const Dataset& d) {
   if (d.channels != 1 || Eigen::Index(d.rows) * d.cols != d.images.rows())
     fail(images_path, "images must be one channel of rows x cols pixels");
   if (static_cast<Eigen::Index>(d.labels.size()) != d.images.cols()) fail(labels_path, "label count differs from image count");
@@ -212,8 +227,12 @@ void write_idx_pair(const std::string& images_path, const std::string& labels_pa
     if (l < 0 || l > 255) fail(labels_path, "label out of range 0..255");
     lb.data.push_back(static_cast<std::uint8_t>(l));
   }
-  write_idx(images_path, im);
-  write_idx(labels_path, lb);
+  return {{images_path, encode_idx(images_path, im)}, {labels_path, encode_idx(labels_path, lb)}};
+}
+
+void write_idx_pair(const std::string& images_path, const std::string& labels_path, const Dataset& d) {
+  // Both files or neither: a label file from one run beside images from another would pass the count check.
+  write_files_atomically(encode_idx_pair(images_path, labels_path, d));
 }
 
 }  // namespace ctmc::sim

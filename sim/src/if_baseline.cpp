@@ -7,6 +7,7 @@
 
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "loop_errors.hpp"
 
 namespace ctmc::sim {
 
@@ -132,14 +133,18 @@ IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_a
   std::vector<double> synops(n), spikes(n);
   const int saved = omp_get_max_threads();
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
+  detail::LoopErrors errors;  // an exception must not leave the parallel loop (std::terminate)
 #pragma omp parallel for schedule(dynamic, 4)
   for (int s = 0; s < n; ++s) {
-    const IfSampleRun r = ifn.run(test.images.col(s).data());
-    res.predictions[s] = r.prediction;
-    synops[s] = r.synops;
-    spikes[s] = static_cast<double>(r.spikes);
+    errors.run(s, [&] {
+      const IfSampleRun r = ifn.run(test.images.col(s).data());
+      res.predictions[s] = r.prediction;
+      synops[s] = r.synops;
+      spikes[s] = static_cast<double>(r.spikes);
+    });
   }
   omp_set_num_threads(saved);
+  errors.rethrow();
   int correct = 0;
   double syn_sum = 0, spk_sum = 0;
   for (int s = 0; s < n; ++s) {

@@ -1,9 +1,11 @@
 // Network manifest + safetensors weights (manifest.hpp).
 #include "ctmc/sim/manifest.hpp"
 
+#include <climits>
 #include <filesystem>
 #include <fstream>
 
+#include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/safetensors.hpp"
 #include "ctmc/solvers/errors.hpp"
 
@@ -16,9 +18,12 @@ using nlohmann::json;
 [[noreturn]] void fail(const std::string& path, const std::string& what) { throw InputError(path + ": " + what); }
 
 int positive_int(const std::string& path, const json& layer, const char* key, std::size_t l) {
-  if (!layer.contains(key) || !layer[key].is_number_unsigned() || layer[key].get<std::int64_t>() <= 0)
-    fail(path, "layer " + std::to_string(l) + " needs \"" + key + "\" (a positive integer)");
-  return layer[key].get<int>();
+  // Read as uint64 and bounded before narrowing: get<int>() would wrap
+  // 4294967298 to 2 and get<int64_t>() turns 2^63 and above negative.
+  if (!layer.contains(key) || !layer[key].is_number_unsigned() || layer[key].get<std::uint64_t>() == 0 ||
+      layer[key].get<std::uint64_t>() > std::uint64_t(INT_MAX))
+    fail(path, "layer " + std::to_string(l) + " needs \"" + key + "\" (a positive integer at most " + std::to_string(INT_MAX) + ")");
+  return static_cast<int>(layer[key].get<std::uint64_t>());
 }
 
 std::string string_field(const std::string& path, const json& layer, const char* key, std::size_t l) {
@@ -113,20 +118,12 @@ void save_network(const std::string& manifest_path, const Mlp& net, const json& 
                       {"out", L.out_size()}, {"activation", L.activation}});
   }
   st.metadata["format"] = "pt";  // what safetensors.torch.save_file writes, so torch tools accept the file
-  write_safetensors((mp.parent_path() / wfile).string(), st);
   const json m = {{"format", "ctmc-snn-mlp"}, {"version", 1}, {"weights", wfile}, {"layers", layers}, {"meta", meta}};
-  const std::string tmp = manifest_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) fail(manifest_path, "cannot open for writing");
-    out << m.dump(2) << '\n';
-    if (!out) {
-      out.close();
-      fs::remove(tmp);
-      fail(manifest_path, "write failed");
-    }
-  }
-  fs::rename(tmp, mp);
+  const std::string text = m.dump(2) + "\n";
+  const std::string wpath = (mp.parent_path() / wfile).string();
+  // Weights and manifest together or not at all: an old manifest must never
+  // end up beside new weights (or the reverse). The manifest is renamed last.
+  write_files_atomically({{wpath, encode_safetensors(wpath, st)}, {manifest_path, std::vector<std::uint8_t>(text.begin(), text.end())}});
 }
 
 }  // namespace ctmc::sim

@@ -6,6 +6,7 @@
 
 #include "ctmc/solvers/errors.hpp"
 #include "dense_kernels.hpp"
+#include "loop_errors.hpp"
 
 namespace ctmc::sim {
 namespace detail {
@@ -46,11 +47,16 @@ template <class Kernel>
 void for_row_blocks(Eigen::Index rows, double work, Kernel&& k) {
   make_eigen_serial();
   const Eigen::Index blocks = (rows + kRowBlock - 1) / kRowBlock;
+  // Eigen may allocate temporaries (std::bad_alloc), which must not leave the parallel region.
+  LoopErrors errors;
 #pragma omp parallel for schedule(dynamic) if (blocks > 1 && work >= kParallelMinWork)
   for (Eigen::Index blk = 0; blk < blocks; ++blk) {
-    const Eigen::Index r0 = blk * kRowBlock;
-    k(r0, std::min(kRowBlock, rows - r0));
+    errors.run(blk, [&] {
+      const Eigen::Index r0 = blk * kRowBlock;
+      k(r0, std::min(kRowBlock, rows - r0));
+    });
   }
+  errors.rethrow();
 }
 
 }  // namespace

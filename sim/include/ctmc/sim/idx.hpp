@@ -4,18 +4,21 @@
 // dimensions; then each dimension as a big-endian uint32; then the elements,
 // big-endian, row-major. Files may be raw or gzip-compressed: a file whose
 // first two bytes are the gzip magic 1f 8b is decompressed (zlib), whatever
-// its name.
+// its name; like gunzip, every gzip member is decompressed in turn, and bytes
+// after the last member that do not start another one are an error.
 //
 // Errors (ctmc::InputError, one line starting with the file name): unreadable
 // or truncated file (fewer element bytes than the dimensions imply, or a
 // truncated gzip stream), wrong magic, trailing bytes, an element type or
 // rank the caller cannot use, label values out of range, image/label count
-// mismatch.
+// mismatch, image sides over 65535, more than INT_MAX pixels per image or
+// images/labels per file.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/dataset.hpp"
 
 namespace ctmc::sim {
@@ -36,8 +39,10 @@ std::vector<std::uint8_t> read_maybe_gz(const std::string& path);
 // Parses and validates any IDX file.
 IdxArray read_idx(const std::string& path);
 
-// Writes an IDX file (gzip-compressed when the path ends in ".gz") through a
-// temporary file and rename, so a failure leaves nothing half-written.
+// The bytes of an IDX file (gzip-compressed when the path ends in ".gz").
+std::vector<std::uint8_t> encode_idx(const std::string& path, const IdxArray& a);
+// Writes encode_idx(path, a) with write_files_atomically: a failure leaves
+// nothing half-written.
 void write_idx(const std::string& path, const IdxArray& a);
 
 // Images: a rank-3 ubyte file n x rows x cols; pixels scaled by 1/255.
@@ -49,6 +54,9 @@ Dataset read_idx_pair(const std::string& images_path, const std::string& labels_
 
 // Writes d as a rank-3 ubyte image file and a rank-1 ubyte label file; pixel
 // p in [0,1] is stored as round(255 p) (values outside [0,1] are an error).
+// Both files or neither (write_files_atomically); encode_idx_pair validates and
+// encodes without writing, so callers can commit more files together.
 void write_idx_pair(const std::string& images_path, const std::string& labels_path, const Dataset& d);
+std::vector<PendingFile> encode_idx_pair(const std::string& images_path, const std::string& labels_path, const Dataset& d);
 
 }  // namespace ctmc::sim

@@ -26,8 +26,8 @@ namespace ctmc::sim {
 // wrong dtype, or a shape that disagrees with the manifest.
 Mlp load_network(const std::string& manifest_path, nlohmann::json* meta_out = nullptr);
 
-// Writes <manifest_path> and, beside it, <stem>.safetensors (F32), each via a
-// temporary file and rename. Tensor names are fc<l>.weight / fc<l>.bias.
+// Writes <manifest_path> and, beside it, <stem>.safetensors (F32), both or
+// neither (write_files_atomically). Tensor names are fc<l>.weight / fc<l>.bias.
 void save_network(const std::string& manifest_path, const Mlp& net, const nlohmann::json& meta = nlohmann::json::object());
 
 }  // namespace ctmc::sim

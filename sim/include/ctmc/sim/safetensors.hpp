@@ -9,7 +9,8 @@
 // Errors (ctmc::InputError naming the file): file shorter than 8 bytes, a
 // header length beyond the file, malformed header JSON, an entry without
 // dtype/shape/data_offsets, an unsupported dtype, offsets out of the buffer,
-// overlapping or not matching the shape's byte count, bytes left unused.
+// overlapping or not matching the shape's byte count, bytes left unused, a
+// dimension over 2^40 or a shape needing more bytes than the buffer holds.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -23,7 +24,7 @@ struct Tensor {
   std::vector<std::int64_t> shape;  // row-major
   std::vector<double> values;       // product(shape) values (F32 values are exact in double)
 
-  std::int64_t numel() const;
+  std::int64_t numel() const;      // product(shape); -1 for a negative dimension or a product past int64
 };
 
 struct SafetensorsFile {
@@ -33,9 +34,11 @@ struct SafetensorsFile {
 
 SafetensorsFile read_safetensors(const std::string& path);
 
-// Writes via a temporary file and rename. Tensors are laid out in name order;
+// The file's bytes (encode_safetensors), or written with write_files_atomically
+// (write_safetensors). Tensors are laid out in name order;
 // the header is padded with spaces to a multiple of 8 bytes (as the reference
 // implementation does) so the data buffer is aligned.
+std::vector<std::uint8_t> encode_safetensors(const std::string& path, const SafetensorsFile& f);
 void write_safetensors(const std::string& path, const SafetensorsFile& f);
 
 }  // namespace ctmc::sim
