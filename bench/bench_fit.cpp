@@ -122,6 +122,8 @@ void bench_row(const std::string& slug, int family) {
     if (const char* e = std::getenv("BENCH_FIT_BASIN_CANDIDATES")) o.basin_candidates = std::atoi(e);
     if (const char* e = std::getenv("BENCH_FIT_BASIN_SIGMA")) o.basin_sigma = std::atof(e);
     if (const char* e = std::getenv("BENCH_FIT_CHAINS")) o.basin_chains = std::atoi(e);
+    if (const char* e = std::getenv("BENCH_FIT_LOCAL")) o.local_rounds = std::atoi(e);
+    if (const char* e = std::getenv("BENCH_FIT_LOCAL_SIGMA")) o.local_sigma = std::atof(e);
     if (std::getenv("BENCH_FIT_DOGLEG")) o.method = TrustRegion::Dogleg;
     if (std::getenv("BENCH_FIT_NO_WIDEN")) o.widen_on_bound = false;
     const auto f = fit_table_families().at(static_cast<std::size_t>(family));

@@ -91,7 +91,8 @@ void run_fit(const FitCliOptions& o) {
   else
     fmt::print("starts      {} (seed {}), {} within 1% of the best MSE (best: start {})\n", o.starts, o.seed,
                r.within_1pct, r.best_start);
-  fmt::print("hops        {} kink hops, {} basin hops accepted\n", r.kink_hops, r.basin_hops);
+  fmt::print("hops        {} kink hops, {} basin hops, {} local moves accepted\n", r.kink_hops, r.basin_hops,
+             r.local_hops);
   fmt::print("parameters\n");
   for (std::size_t i = 0; i < r.params.size(); ++i)
     fmt::print("  {:<8} {:.17g}\n", r.params[i].name, r.theta[i]);

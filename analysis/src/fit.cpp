@@ -466,10 +466,10 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
     // Candidate c: every rectified rate's values at the domain ends and every
     // constant rate's logarithm moved by sigma times their size (even c), or
     // some rates redrawn from the start distribution (odd c).
-    auto perturb = [&](const std::vector<double>& theta0, int c, std::mt19937_64& rng) {
-      std::normal_distribution<double> z(0.0, options.basin_sigma);
+    auto perturb = [&](const std::vector<double>& theta0, int c, std::mt19937_64& rng, double sigma, bool redraws) {
+      std::normal_distribution<double> z(0.0, sigma);
       auto th = theta0;
-      if (c % 2 == 1) {
+      if (redraws && c % 2 == 1) {
         // Redraw some rates from the start distribution, keep the rest:
         // one or two, or (every fourth candidate) half of them, or (every
         // eighth) all: a fresh random start.
@@ -516,7 +516,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
         for (int c = 0; c < options.basin_candidates; ++c) {
           const auto stream = static_cast<std::uint64_t>(n + (chain * basin_rounds + round) * options.basin_candidates + c);
           std::mt19937_64 rng(start_seed(options.seed, stream));
-          cands.push_back(perturb(theta, c, rng));
+          cands.push_back(perturb(theta, c, rng, options.basin_sigma, true));
         }
         std::vector<StartOutcome> solved;
         const int bc = best_improvement(cands, options, mse, solved);
@@ -534,6 +534,36 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
         r.mse_double = mse;
         r.basin_hops = hops;
       }
+    }
+    // Local phase: the chains' big moves (sigma 0.3, redraws) find funnels
+    // but rarely the best of the near-equal minima inside one (different
+    // kink cells of the same rates: softplus x 1/14 full-three-state ends
+    // at 3.22e-8 or 3.18e-8 where 3.157e-8 is a small step away). Rounds of
+    // small Gaussian moves (local_sigma) of the best fit, accepted like hops.
+    if (options.local_rounds > 0 && problem.family.family != FitFamily::General) {
+      const int chains_streams = chains * basin_rounds * options.basin_candidates;
+      std::vector<double> theta = r.theta;
+      double mse = r.mse_double;
+      for (int round = 0; round < options.local_rounds; ++round) {
+        std::vector<std::vector<double>> cands;
+        for (int c = 0; c < options.basin_candidates; ++c) {
+          const auto stream = static_cast<std::uint64_t>(n + chains_streams + round * options.basin_candidates + c);
+          std::mt19937_64 rng(start_seed(options.seed, stream));
+          cands.push_back(perturb(theta, c, rng, options.local_sigma, false));
+        }
+        std::vector<StartOutcome> solved;
+        const int bc = best_improvement(cands, options, mse, solved);
+        if (bc < 0) continue;
+        auto polished = solve_start(problem, targets, params, solved[static_cast<std::size_t>(bc)].theta, polish_options);
+        total_iterations += polished.iterations;
+        auto& accepted = polished.mse < solved[static_cast<std::size_t>(bc)].mse ? polished : solved[static_cast<std::size_t>(bc)];
+        theta = accepted.theta;
+        mse = accepted.mse;
+        ++r.local_hops;
+        if (hop_kinks) kink_hop(theta, mse);
+      }
+      r.theta = theta;
+      r.mse_double = mse;
     }
   }
   // Hops continue the best start (like polishing): they replace that
@@ -592,6 +622,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   meta["starts_within_1pct"] = r.within_1pct;
   meta["kink_hops"] = r.kink_hops;
   meta["basin_hops"] = r.basin_hops;
+  meta["local_hops"] = r.local_hops;
   meta["best_start"] = best;
   meta["seed"] = options.seed;
   meta["bounds"] = {{"offset", {problem.bounds.lower(ParamKind::Offset), problem.bounds.upper(ParamKind::Offset)}},

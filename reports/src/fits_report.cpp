@@ -99,8 +99,10 @@ int run(const ReportContext& ctx) {
       "at the best point of the piece it ends in). Then monotonic basin hopping from the best fit: {7} rounds "
       "({8} for the closed-form families, whose solves are about 5x cheaper) of {9} seeded perturbations (rates "
       "moved by {10} of their size, or some or all rates redrawn from the start distribution), each solved like a "
-      "start, the best polished and kept if it improves the fit. MSE and max |error| re-evaluated in MPFR ({5} "
-      "bits) on the exact rational parameters of the written model. "
+      "start, the best polished and kept if it improves the fit; for the closed-form families then {11} rounds of "
+      "{9} small moves (rates moved by {12} of their size) of the best fit, accepted the same way (the chains "
+      "find a funnel, but not always the best of its near-equal minima). MSE and max |error| re-evaluated in "
+      "MPFR ({5} bits) on the exact rational parameters of the written model. "
       "Where the best fit has a parameter on a bound the row is refitted with bounds x10 and x100 "
       "(warm-started from the bounded optimum), except where its MSE is already at the rounding floor "
       "(below {6:g} x mean((alpha phi)^2): an exact fit up to double rounding, which wider bounds cannot "
@@ -109,7 +111,8 @@ int run(const ReportContext& ctx) {
       "embedded into n states; where that start is already exact (at the rounding floor) it is the answer and "
       "the random starts are skipped (the 'within 1%' column says so).",
       bounds.rate_bound, bounds.min_const_rate, kStarts, ctx.seed, opt.polish, opt.mpfr_bits,
-      analysis::kRoundingFloor, opt.basin_rounds, analysis::kClosedFormBasinFactor * opt.basin_rounds, opt.basin_candidates, opt.basin_sigma));
+      analysis::kRoundingFloor, opt.basin_rounds, analysis::kClosedFormBasinFactor * opt.basin_rounds, opt.basin_candidates, opt.basin_sigma,
+      opt.local_rounds, opt.local_sigma));
 
   const auto t0 = std::chrono::steady_clock::now();
   const auto rows = analysis::run_fit_table(targets, families, opt);
@@ -174,6 +177,7 @@ int run(const ReportContext& ctx) {
                     {"starts", r.starts_run},
                     {"exact_warm_start", r.exact_warm_start},
                     {"basin_hops", r.basin_hops},
+                    {"local_hops", r.local_hops},
                     {"on_bound", r.on_bound},
                     {"mse_widened", [&] {
                        auto a = nlohmann::ordered_json::array();

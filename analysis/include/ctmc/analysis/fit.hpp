@@ -33,7 +33,8 @@
 // (MSE, start index), so the result is identical for any thread count. The
 // count of starts within 1% of the best MSE measures how reliably the optimum
 // is found. Then, from the best start: polishing, kink hopping (closed-form
-// families) and monotonic basin hopping (fit.cpp), all seeded and reduced in
+// families), monotonic basin hopping and (closed-form families) a local phase
+// of small moves (fit.cpp), all seeded and reduced in
 // a fixed order, so still thread-independent. A warm start that is already
 // at the rounding floor is the answer: the random starts are skipped.
 //
@@ -136,6 +137,10 @@ struct FitOptions {
   int basin_chains = 1;
   int basin_candidates = 8;
   double basin_sigma = 0.3;
+  // Then (closed-form families) `local_rounds` rounds of small Gaussian moves
+  // (relative size local_sigma, basin_candidates per round) of the best fit.
+  int local_rounds = 20;
+  double local_sigma = 0.03;
   // If not empty: start 0 starts here (clamped into the bounds) instead of at a
   // random point. The widened refits start from the bounded optimum.
   std::vector<double> warm_start;
@@ -160,6 +165,7 @@ struct FitResult {
   int within_1pct = 0;                        // starts with MSE <= 1.01 * best
   int kink_hops = 0;                          // accepted kink hops (0: best start as polished)
   int basin_hops = 0;                         // accepted basin hops
+  int local_hops = 0;                         // accepted local-phase moves
   double mse_double = 0;                      // the best start's MSE in double
   double mse = 0;                             // MPFR re-evaluation
   double max_abs_error = 0;                   // MPFR re-evaluation
