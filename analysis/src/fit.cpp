@@ -501,6 +501,21 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       clamp_to_bounds(problem.bounds, params, th);
       return th;
     };
+    // One hop: solve the candidates like starts; if the best improves on
+    // (theta, mse), polish it, move there and hop its kinks. True if moved.
+    auto hop_to_best = [&](const std::vector<std::vector<double>>& cands, std::vector<double>& theta, double& mse) {
+      std::vector<StartOutcome> solved;
+      const int bc = best_improvement(cands, options, mse, solved);
+      if (bc < 0) return false;
+      auto& best_cand = solved[static_cast<std::size_t>(bc)];
+      auto polished = solve_start(problem, targets, params, best_cand.theta, polish_options);
+      total_iterations += polished.iterations;
+      auto& accepted = polished.mse < best_cand.mse ? polished : best_cand;
+      theta = accepted.theta;
+      mse = accepted.mse;
+      if (hop_kinks) kink_hop(theta, mse);
+      return true;
+    };
     // Chains: from the best `basin_chains` starts (the outcomes' order after
     // polishing and hopping), each with its own candidate streams; the best
     // chain end wins (ties: lower chain index).
@@ -518,16 +533,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
           std::mt19937_64 rng(start_seed(options.seed, stream));
           cands.push_back(perturb(theta, c, rng, options.basin_sigma, true));
         }
-        std::vector<StartOutcome> solved;
-        const int bc = best_improvement(cands, options, mse, solved);
-        if (bc < 0) continue;
-        auto polished = solve_start(problem, targets, params, solved[static_cast<std::size_t>(bc)].theta, polish_options);
-        total_iterations += polished.iterations;
-        auto& accepted = polished.mse < solved[static_cast<std::size_t>(bc)].mse ? polished : solved[static_cast<std::size_t>(bc)];
-        theta = accepted.theta;
-        mse = accepted.mse;
-        ++hops;
-        if (hop_kinks) kink_hop(theta, mse);
+        if (hop_to_best(cands, theta, mse)) ++hops;
       }
       if (mse < r.mse_double) {
         r.theta = theta;
@@ -551,16 +557,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
           std::mt19937_64 rng(start_seed(options.seed, stream));
           cands.push_back(perturb(theta, c, rng, options.local_sigma, false));
         }
-        std::vector<StartOutcome> solved;
-        const int bc = best_improvement(cands, options, mse, solved);
-        if (bc < 0) continue;
-        auto polished = solve_start(problem, targets, params, solved[static_cast<std::size_t>(bc)].theta, polish_options);
-        total_iterations += polished.iterations;
-        auto& accepted = polished.mse < solved[static_cast<std::size_t>(bc)].mse ? polished : solved[static_cast<std::size_t>(bc)];
-        theta = accepted.theta;
-        mse = accepted.mse;
-        ++r.local_hops;
-        if (hop_kinks) kink_hop(theta, mse);
+        if (hop_to_best(cands, theta, mse)) ++r.local_hops;
       }
       r.theta = theta;
       r.mse_double = mse;
