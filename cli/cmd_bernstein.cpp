@@ -51,6 +51,10 @@ void run(const BernsteinOptions& o) {
     const auto e = solvers::parse_input_value(o.eps_text, "--eps");
     if (!(e > 0)) throw InputError(fmt::format("--eps: must be > 0 (got {})", o.eps_text));
     eps = solvers::to_double(e);
+    // The search runs in double: 1e-400 would round to 0 (search silently
+    // skipped) and 1e400 to inf (claim 2 "proved" at N = 1).
+    if (!(eps > 0) || !std::isfinite(eps))
+      throw InputError(fmt::format("--eps: must be a positive number within double's range (got {})", o.eps_text));
   }
   if (o.cap < 1 || o.cap > kMaxN) throw InputError(fmt::format("--cap: must be in [1, {}]", kMaxN));
   const auto p = proofs_check::make_problem(act, dom[0], dom[1], rho, factor, o.precision);
@@ -119,8 +123,8 @@ void run(const BernsteinOptions& o) {
                          {"cap", o.cap},
                          {"sup_at_N_hi", {s.lower_at_hi, s.upper_at_hi}},
                          {"sup_at_cap", {s.lower_at_cap, s.upper_at_cap}},
-                         {"paper_sufficient_N", s.paper_n},
-                         {"sharper_sufficient_N", s.sharper_n},
+                         {"paper_sufficient_N", s.paper_n == proofs_check::kNBeyondRange ? ojson(nullptr) : ojson(s.paper_n)},
+                         {"sharper_sufficient_N", s.sharper_n == proofs_check::kNBeyondRange ? ojson(nullptr) : ojson(s.sharper_n)},
                          {"N_tested", s.tested},
                          {"reasoning", s.reasoning}};
     proofs_check::Claim c2{"claim2", fmt::format("sup|F_N - psi| < {} for some N <= {}", eps, o.cap),
@@ -128,7 +132,7 @@ void run(const BernsteinOptions& o) {
                            s.capped ? s.reasoning
                                     : fmt::format("certified sup <= {:.6e} < eps at N = {}", s.upper_at_hi, s.n_hi)};
     out["claim2"] = claim_json(c2);
-    if (!s.capped && s.paper_n < s.n_lo) {
+    if (!s.capped && s.paper_n != proofs_check::kNBeyondRange && s.paper_n < s.n_lo) {
       ++refuted;  // the corollary's sufficient N is not sufficient: a finding
       out["paper_sufficient_N_refuted"] = true;
     }
@@ -177,8 +181,11 @@ void run(const BernsteinOptions& o) {
         fmt::print("smallest N for eps = {:g}: in [{} + 1, {}]{} ({})\n", eps, s["N_lo"].get<std::int64_t>(),
                    s["N_hi"].get<std::int64_t>(), s["minimal"].get<bool>() ? " (minimal)" : "",
                    s["reasoning"].get<std::string>());
+      auto n_text = [](const ojson& n, const char* beyond) {
+        return n.is_null() ? std::string(beyond) : std::to_string(n.get<std::int64_t>());
+      };
       fmt::print("paper's sufficient N = {}; sharper bound's sufficient N = {}\n",
-                 s["paper_sufficient_N"].get<std::int64_t>(), s["sharper_sufficient_N"].get<std::int64_t>());
+                 n_text(s["paper_sufficient_N"], "> 2^62"), n_text(s["sharper_sufficient_N"], "> 2^53"));
       fmt::print("claim 2: {} — {}\n", out["claim2"]["verdict"].get<std::string>(),
                  out["claim2"]["decided_by"].get<std::string>());
     }

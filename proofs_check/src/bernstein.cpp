@@ -90,9 +90,14 @@ BernsteinProblem make_problem(const analysis::Activation& act, const Rational& i
   }
   Ivl r(prec);
   analysis::set_rational(r, p.rho);
-  if (!(mpfr_cmp(&r.get()->left, &mx.get()->right) > 0))
+  if (!(mpfr_cmp(&r.get()->left, &mx.get()->right) > 0)) {
+    if (!rho)  // rho came from the factor: max phi <= 0, so no factor helps
+      throw InputError(fmt::format("--rho-factor: F x max phi = {} does not exceed max phi = {:.10g} on the domain "
+                                   "(phi is not positive there); give --rho R",
+                                   solvers::to_double(p.rho), mx.mid()));
     throw InputError(fmt::format("--rho: rho = {} must exceed max phi = {:.10g} on the domain",
                                  solvers::to_double(p.rho), mx.mid()));
+  }
   return p;
 }
 

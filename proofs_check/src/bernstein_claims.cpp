@@ -265,7 +265,7 @@ template <class Bound>
 std::int64_t smallest_n_for(Bound&& bound, double eps) {
   std::int64_t hi = 1;
   while (!(bound(hi) < eps)) {
-    if (hi > (std::int64_t{1} << 52)) return -1;
+    if (hi > (std::int64_t{1} << 52)) return kNBeyondRange;
     hi *= 2;
   }
   std::int64_t lo = hi / 2;  // bound(lo) >= eps or lo == 0
@@ -284,8 +284,11 @@ EpsSearch smallest_n(const BernsteinProblem& p, const LipschitzBound& lh, double
   EpsSearch s;
   s.eps = eps;
   {
+    // Kept in double until it is known to fit: a cast of (L_h / (2 eps))^2
+    // beyond 2^63 is undefined (and came out as INT64_MIN, below any N_lo).
     const double r = up(up(lh.upper / 2) / down(eps));
-    s.paper_n = static_cast<std::int64_t>(std::ceil(up(r * r)));
+    const double pn = std::ceil(up(r * r));
+    s.paper_n = pn < 0x1p62 ? static_cast<std::int64_t>(pn) : kNBeyondRange;
   }
   const double half_l = up(lh.upper / 2);
   s.sharper_n = smallest_n_for(

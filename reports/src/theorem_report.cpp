@@ -214,13 +214,16 @@ int run_theorem_report(const ReportContext& ctx) {
                                                 fmt_sci(e.upper_at_cap, 2))
                                   : fmt::format("sup at N_hi <= {}", fmt_sci(e.upper_at_hi, 3));
       eps_table.rows.push_back({c.activation, c.rho_factor + " max phi", fmt_g(e.eps, 2), range,
-                                e.minimal ? "yes" : "no", fmt_int(e.paper_n), fmt_int(e.sharper_n), fmt_int(e.tested),
+                                e.minimal ? "yes" : "no",
+                                e.paper_n == proofs_check::kNBeyondRange ? std::string("> 2^62") : fmt_int(e.paper_n),
+                                e.sharper_n == proofs_check::kNBeyondRange ? std::string("> 2^53") : fmt_int(e.sharper_n),
+                                fmt_int(e.tested),
                                 note});
       // The corollary's sufficient N must not be a proven failure.
-      if (e.paper_n <= e.n_lo)
+      if (e.paper_n != proofs_check::kNBeyondRange && e.paper_n <= e.n_lo)
         violations.push_back(fmt::format("{}: eps = {}: the paper's sufficient N = {} has a point error >= eps "
                                          "(N_lo = {})", c.label, e.eps, e.paper_n, e.n_lo));
-      if (e.sharper_n <= e.n_lo)
+      if (e.sharper_n != proofs_check::kNBeyondRange && e.sharper_n <= e.n_lo)
         violations.push_back(fmt::format("{}: eps = {}: the sharper bound's N = {} has a point error >= eps "
                                          "(N_lo = {})", c.label, e.eps, e.sharper_n, e.n_lo));
     }

@@ -94,6 +94,12 @@ TEST_CASE("bernstein: bad input exits 2 with the reason") {
   check_exit2("bernstein --activation sigmoid --domain -8,8 --rho 0.5 --N 4", "--rho");
   check_exit2("bernstein --activation sigmoid --domain -8,8 --eps 0", "--eps");
   check_exit2("bernstein --activation nosuch --domain -8,8 --N 4", "nosuch");
+  // eps is used in double: 1e-400 rounded to 0 and the search was skipped
+  // (exit 0); 1e400 rounded to inf and claim 2 was "proved" at N = 1.
+  check_exit2("bernstein --activation sigmoid --domain -8,8 --eps 1e-400", "--eps");
+  check_exit2("bernstein --activation sigmoid --domain -8,8 --eps 1e400", "--eps");
+  // phi <= 0 on the domain: no --rho was given, so the message names the factor.
+  check_exit2("bernstein --activation relu --domain -2,0 --N 3", "--rho-factor");
   // A decreasing target is outside the theorem's hypotheses.
   const auto table = write_file("decreasing.csv", "x,phi\n0,2\n1,1\n2,0.5\n");
   check_exit2("bernstein --activation table:" + table + " --domain 0,2 --N 4", "nondecreasing");
@@ -124,4 +130,15 @@ TEST_CASE("simulate network: a missing network manifest exits 2 naming it") {
   check_exit2("simulate network --net \"" + missing + "\" --data \"" + temp_dir().string() + "\" --neurons \"" +
                   fixture("three_state.json") + "\" --T 1 --trials 1",
               "no_net.json");
+}
+
+TEST_CASE("bernstein: a sufficient N beyond 2^62 is reported as such, not as a negative number or a refutation") {
+  // (L_h / (2 eps))^2 ~ 1e29 here: the cast to int64 was undefined (printed
+  // -9223372036854775808, which is below any N_lo and would read as "refuted").
+  const auto r = run_cli("bernstein --activation relu --domain 1,10001 --rho 1000000000000 --eps 1e-6 --cap 4");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK_MESSAGE(r.output.find("paper's sufficient N = > 2^62") != std::string::npos, r.output);
+  CHECK(r.output.find("-9223372036854775808") == std::string::npos);
+  const auto j = run_cli("bernstein --activation relu --domain 1,10001 --rho 1000000000000 --eps 1e-6 --cap 4 --json");
+  CHECK_MESSAGE(j.output.find("\"paper_sufficient_N\": null") != std::string::npos, j.output);
 }

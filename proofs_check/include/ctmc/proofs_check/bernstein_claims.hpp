@@ -67,6 +67,9 @@ BoundsAtN bounds_at(const BernsteinProblem& p, const LipschitzBound& lh, std::in
                     Arithmetic arith = Arithmetic::DoubleErrorBound);
 
 // Smallest N with certified sup error < eps (claim 2), bracketed.
+// A sufficient N too large to represent (paper_n > 2^62, sharper_n > 2^53).
+inline constexpr std::int64_t kNBeyondRange = -1;
+
 struct EpsSearch {
   double eps = 0;
   std::int64_t n_lo = 0;   // largest tested N with a proven point error >= eps (0: none)
@@ -75,8 +78,9 @@ struct EpsSearch {
   bool capped = false;     // no N <= cap certified
   double lower_at_hi = 0, upper_at_hi = 0;   // sup bracket at n_hi
   double lower_at_cap = 0, upper_at_cap = 0; // when capped: point value and the sharper bound at the cap
-  std::int64_t paper_n = 0;    // ceil((L_h / (2 eps))^2), L_h's upper bound
-  std::int64_t sharper_n = 0;  // smallest N with (L_h/2) m_N < eps (m_N bound: exact to N = 4096, then closed form)
+  std::int64_t paper_n = 0;    // ceil((L_h / (2 eps))^2), L_h's upper bound; kNBeyondRange above 2^62
+  std::int64_t sharper_n = 0;  // smallest N with (L_h/2) m_N < eps (m_N bound: exact to N = 4096, then closed form);
+                               // kNBeyondRange above 2^53
   std::int64_t tested = 0;
   std::string reasoning;
 };
