@@ -9,7 +9,10 @@
 // --precision bits).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <type_traits>
 
 #include "command.hpp"
 #include "scalar_text.hpp"
@@ -45,6 +48,16 @@ void run_counting(const CountingOptions& o) {
   const auto h = solvers::parse_input_value(o.h_text, "--H");
   const auto horizon = solvers::parse_input_value(o.t_text, "--T");
   if (horizon <= 0) throw InputError(fmt::format("--T: '{}' must be > 0", o.t_text));
+  {
+    // Every mode runs the matrix exponential of (rates x T), whose scaling
+    // step is planned in double: T must be finite (and, in --double, nonzero)
+    // there.
+    const double t_double = solvers::from_rational<double>(horizon);
+    if (!std::isfinite(t_double))
+      throw InputError(fmt::format("--T: '{}' is beyond the range of double (at most about 1.8e308)", o.t_text));
+    if (std::is_same_v<F, double> && !(t_double > 0))
+      throw InputError(fmt::format("--T: '{}' rounds to 0 in double arithmetic (use the default MPFR mode)", o.t_text));
+  }
   const auto as = solvers::asymptotic_counting<A>(model, h, o.model_path);
   std::vector<F> pi0(model.size(), F(0));
   std::string start = "stationary";
@@ -65,7 +78,16 @@ void run_counting(const CountingOptions& o) {
         pi0[i] = solvers::from_rational<F>(as.theta[i]);
     }
   }
-  const auto mom = finite_moments<F>(model, o, h, horizon, pi0);
+  const auto mom = [&] {
+    try {
+      return finite_moments<F>(model, o, h, horizon, pi0);
+    } catch (const InputError& e) {
+      // rates x T overflowed the exponential's norm: say which input did it.
+      if (std::string(e.what()).rfind("matrix exponential", 0) == 0)
+        throw InputError(fmt::format("--T: '{}' is too large for this model (rates x T: {})", o.t_text, e.what()));
+      throw;
+    }
+  }();
   const unsigned p = o.precision;
   nlohmann::ordered_json j;
   j["model"] = o.model_path;

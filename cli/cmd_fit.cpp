@@ -10,6 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <filesystem>
+
 #include "command.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -29,7 +32,55 @@ struct FitCliOptions {
   bool json = false, no_widen = false;
 };
 
+// Caps: beyond these a fit takes hours or cannot be allocated; bad input.
+constexpr int kMaxStarts = 100'000;
+constexpr int kMaxIterations = 1'000'000;
+constexpr int kMaxBasinRounds = 100'000;
+constexpr int kMaxThreads = 4096;
+constexpr std::size_t kMaxPoints = 10'000'000;
+constexpr double kMaxRateBound = 1e15, kMinMinRate = 1e-30;
+
+// Every numeric option, before anything is read or fitted.
+void check_numeric_options(const FitCliOptions& o) {
+  if (o.starts < 1 || o.starts > kMaxStarts)
+    throw InputError(fmt::format("--starts: need 1..{}, got {}", kMaxStarts, o.starts));
+  if (o.max_iterations < 1 || o.max_iterations > kMaxIterations)
+    throw InputError(fmt::format("--max-iterations: need 1..{}, got {}", kMaxIterations, o.max_iterations));
+  if (o.basin_rounds < 0 || o.basin_rounds > kMaxBasinRounds)
+    throw InputError(fmt::format("--basin-rounds: need 0..{}, got {}", kMaxBasinRounds, o.basin_rounds));
+  if (o.threads < 0 || o.threads > kMaxThreads)
+    throw InputError(fmt::format("--threads: need 0..{} (0: all cores), got {}", kMaxThreads, o.threads));
+  if (o.samples.empty() && (o.points < 2 || o.points > kMaxPoints))
+    throw InputError(fmt::format("--points: need 2..{} grid points, got {}", kMaxPoints, o.points));
+  if (!std::isfinite(o.rate_bound) || !(o.rate_bound > 0) || o.rate_bound > kMaxRateBound)
+    throw InputError(fmt::format("--rate-bound: need a finite number in (0, {:g}], got {}", kMaxRateBound,
+                                 o.rate_bound));
+  if (!std::isfinite(o.min_rate) || !(o.min_rate >= kMinMinRate))
+    throw InputError(fmt::format("--min-rate: need a finite number >= {:g}, got {}", kMinMinRate, o.min_rate));
+  if (!(o.min_rate < o.rate_bound))
+    throw InputError(fmt::format("--min-rate: need min-rate < rate-bound, got {} >= {}", o.min_rate, o.rate_bound));
+}
+
+// The --output target, before the fit runs: its folder must exist and it must
+// not be a folder itself.
+void check_output_path(const std::string& output) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target(output);
+  if (fs::is_directory(target, ec))
+    throw InputError(fmt::format("--output: '{}' is a folder, not a file", output));
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::exists(parent, ec))
+    throw InputError(fmt::format("--output: folder '{}' of '{}' does not exist", parent.string(), output));
+  if (!fs::is_directory(parent, ec))
+    throw InputError(fmt::format("--output: '{}' of '{}' is not a folder", parent.string(), output));
+  if (target.filename().empty() || target.filename() == "." || target.filename() == "..")
+    throw InputError(fmt::format("--output: '{}' names no file", output));
+}
+
 void run_fit(const FitCliOptions& o) {
+  check_numeric_options(o);
+  if (!o.output.empty()) check_output_path(o.output);
   analysis::FitProblem p;
   p.activation = analysis::parse_activation(o.activation);
   p.family = analysis::parse_family(o.family, o.states == 0 ? 4 : o.states);
@@ -39,6 +90,8 @@ void run_fit(const FitCliOptions& o) {
                                  analysis::state_count(p.family), o.states));
   const auto alpha = solvers::parse_exact(o.alpha);
   if (!alpha || !(*alpha > 0)) throw InputError(fmt::format("--alpha: '{}' is not a positive number", o.alpha));
+  if (const double a = solvers::to_double(*alpha); !std::isfinite(a) || !(a > 0))
+    throw InputError(fmt::format("--alpha: '{}' is outside the range of a positive double", o.alpha));
   p.alpha = *alpha;
   if (!o.samples.empty()) {
     if (!o.domain.empty()) {
@@ -53,8 +106,6 @@ void run_fit(const FitCliOptions& o) {
     p.data = analysis::make_grid(lo, hi, o.points);
   }
   if (!o.weights.empty()) analysis::read_weights(p.data, o.weights);
-  if (!(o.rate_bound > 0) || !(o.min_rate > 0) || !(o.min_rate < o.rate_bound))
-    throw InputError("--rate-bound/--min-rate: need 0 < min-rate < rate-bound");
   p.bounds.rate_bound = o.rate_bound;
   p.bounds.min_const_rate = o.min_rate;
 
@@ -65,7 +116,6 @@ void run_fit(const FitCliOptions& o) {
   fo.max_iterations = o.max_iterations;
   fo.mpfr_bits = o.precision;
   fo.widen_on_bound = !o.no_widen;
-  if (o.basin_rounds < 0) throw InputError(fmt::format("--basin-rounds: need >= 0, got {}", o.basin_rounds));
   fo.basin_rounds = o.basin_rounds;
   if (o.gradient == "jet")
     fo.gradient = analysis::GradientMethod::Jet;
@@ -109,6 +159,15 @@ void run_fit(const FitCliOptions& o) {
   if (!o.output.empty()) fmt::print("model       {}\n", o.output);
 }
 
+// Unsigned options: CLI11 would wrap "-1" to 2^64 - 1; reject the sign instead.
+const CLI::Validator kNoMinus(
+    [](std::string& text) {
+      const auto b = text.find_first_not_of(" \t");
+      return b != std::string::npos && text[b] == '-' ? std::string("need a number >= 0, got '" + text + "'")
+                                                      : std::string();
+    },
+    "", "NO_MINUS");
+
 Register reg([](CLI::App& root) {
   auto o = std::make_shared<FitCliOptions>();
   auto* cmd = root.add_subcommand("fit", "Fit a CTMC family's stationary flux to alpha * activation (paper eq. 3)");
@@ -116,12 +175,15 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--domain", o->domain, "Input interval LO,HI (grid domain; with --samples, a filter)");
   cmd->add_option("--family", o->family, "two-state | three-state | full-three-state | general")
       ->capture_default_str();
-  cmd->add_option("--states", o->states, "Number of states of the general family (2..6; default 4)");
-  cmd->add_option("--points", o->points, "Uniform grid points")->capture_default_str();
+  cmd->add_option("--states", o->states, "Number of states of the general family (2..6; default 4)")
+      ->check(kNoMinus);
+  cmd->add_option("--points", o->points, "Uniform grid points")
+      ->check(kNoMinus)->capture_default_str();
   cmd->add_option("--samples", o->samples, "File of preactivations H, one per line (instead of the grid)");
   cmd->add_option("--weights", o->weights, "File of weights >= 0, one per point");
   cmd->add_option("--starts", o->starts, "Multistart count")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the starting points")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the starting points")
+      ->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->threads, "OpenMP threads (0: all cores); results do not depend on it")
       ->capture_default_str();
   cmd->add_option("--alpha", o->alpha, "Target scale alpha_fit (fixed, stored in the model's meta)")

@@ -2,8 +2,14 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <new>
+#include <string>
+#include <vector>
+
 #include "command.hpp"
 #include "ctmc/reports/registry.hpp"
+#include "ctmc/reports/writer.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::cli {
@@ -17,7 +23,8 @@ Register reg([](CLI::App& root) {
   auto add_common = [ctx](CLI::App* sub) {
     sub->add_option("--out", ctx->out_root, "Folder that holds the report folders")->capture_default_str();
     sub->add_option("--seed", ctx->seed, "Random seed")->capture_default_str();
-    sub->add_option("--threads", ctx->threads, "Threads (0 = all cores)")->capture_default_str();
+    sub->add_option("--threads", ctx->threads, "Threads (0 = all cores)")->capture_default_str()
+        ->check(CLI::Range(0, 1024));
     sub->add_option("--precision", ctx->precision, "MPFR/MPFI precision in bits")->capture_default_str()
         ->check(CLI::Range(53u, 100000u));
   };
@@ -27,10 +34,14 @@ Register reg([](CLI::App& root) {
     fmt::print(stderr, "report {}: {}\n", def.name, def.description);
     return def.run(*ctx);
   };
+  // The output location is checked once, before any report runs (a bad --out
+  // is bad input, exit 2, not an internal error after minutes of work).
+  auto check_out = [ctx] { reports::check_output_root(ctx->out_root); };
   for (const auto& def : reports::all_reports()) {
     auto* sub = report->add_subcommand(def.name, def.description);
     add_common(sub);
-    sub->callback([run_one, &def] {
+    sub->callback([run_one, check_out, &def] {
+      check_out();
       int rc = run_one(def);
       if (rc != 0) throw ExitStatus{rc};
     });
@@ -38,8 +49,10 @@ Register reg([](CLI::App& root) {
   auto* all = report->add_subcommand("all", "Run every report");
   add_common(all);
   // One report's failure must not hide the others: run them all, say which
-  // failed, and exit with the worst status (1 a check failed, 2 bad input).
-  all->callback([run_one] {
+  // failed, and exit with the worst status (1 a check failed, 2 bad input,
+  // 3 internal error).
+  all->callback([run_one, check_out] {
+    check_out();
     int worst = 0;
     std::vector<std::string> failed;
     for (const auto& def : reports::all_reports()) {
@@ -52,6 +65,12 @@ Register reg([](CLI::App& root) {
       } catch (const CheckFailed& e) {
         fmt::print(stderr, "ctmc-snn: report {}: check failed: {}\n", def.name, e.what());
         rc = 1;
+      } catch (const std::bad_alloc&) {
+        fmt::print(stderr, "ctmc-snn: report {}: out of memory\n", def.name);
+        rc = 3;
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "ctmc-snn: report {}: internal error: {}\n", def.name, e.what());
+        rc = 3;
       }
       if (rc != 0) failed.push_back(def.name + " (exit " + std::to_string(rc) + ")");
       worst = std::max(worst, rc);

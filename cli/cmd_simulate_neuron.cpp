@@ -11,6 +11,7 @@
 // rate of about 1e-5 per statistic under the normal approximation).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,10 @@ namespace {
 
 constexpr double kZ = 4.4;            // two-sided false-alarm rate 1.1e-5 per statistic
 constexpr std::size_t kMinChecked = 100;  // below this the variance's se is too rough to judge
+// Work bounds: more trials, or more expected transitions over all trials, than
+// this is a typo (--T 1e300) and would run for days or exhaust memory.
+constexpr std::size_t kMaxTrials = 1000000000;    // 1e9
+constexpr double kMaxExpectedTransitions = 1e11;  // max exit rate x alpha x T x trials
 
 struct Options {
   std::string model_path, h_text, start = "stationary";
@@ -51,9 +56,23 @@ std::size_t parse_start(const std::string& text, const solvers::Model& m) {
 void run(const Options& o) {
   if (!std::isfinite(o.T) || o.T <= 0) throw InputError(fmt::format("--T: must be a finite time > 0, got {}", o.T));
   if (o.trials < 2) throw InputError("--trials: must be >= 2 (the variance needs two trials)");
+  if (o.trials > kMaxTrials) throw InputError(fmt::format("--trials: {} is too many (at most {})", o.trials, kMaxTrials));
+  if (o.threads < 0 || o.threads > 1024) throw InputError(fmt::format("--threads: {} is not in 0..1024 (0 = all cores)", o.threads));
   if (!std::isfinite(o.alpha) || o.alpha <= 0) throw InputError("--alpha: must be finite and > 0");
   const auto model = solvers::read_model_file(o.model_path);
   const auto H = solvers::parse_input_value(o.h_text, "--H");
+  {
+    // Refuse before simulating when the expected number of transitions (the
+    // fastest state's exit rate bounds it) is beyond the budget.
+    const sim::SsaChain chain(model, H, o.alpha);
+    double max_rate = 0;
+    for (std::size_t i = 0; i < chain.size(); ++i) max_rate = std::max(max_rate, chain.exit_rate(i));
+    const double work = max_rate * o.T * static_cast<double>(o.trials);
+    if (!(work <= kMaxExpectedTransitions))
+      throw InputError(fmt::format("--T/--trials: up to {:.3g} transitions expected (max exit rate {:.3g} x T {:g} x {} "
+                                   "trials), beyond the budget of {:.0e}; lower --T or --trials",
+                                   work, max_rate, o.T, o.trials, kMaxExpectedTransitions));
+  }
 
   sim::SsaOptions so;
   so.T = o.T;
@@ -131,7 +150,7 @@ void run(const Options& o) {
 }
 
 Register reg([](CLI::App& root) {
-  auto* group = subcommand_group(root, "simulate", "Reference simulations (single neuron, networks)");
+  auto* group = subcommand_group(root, "simulate", "Simulate CTMC neurons and networks");
   auto o = std::make_shared<Options>();
   auto* cmd = group->add_subcommand(
       "neuron", "Exact Gillespie simulation of one neuron at a fixed H: N(T) statistics beside the exact moments");
@@ -141,7 +160,8 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--trials", o->trials, "Independent trials")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed (trial k uses stream k)")->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0 = all cores); results do not depend on it")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--start", o->start, "Initial state: 'stationary' (a draw from pi(H)) or a state name/index")
       ->capture_default_str();
   cmd->add_option("--alpha", o->alpha, "Multiply every rate by alpha (layer rate scale)")->capture_default_str();

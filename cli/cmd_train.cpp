@@ -16,6 +16,11 @@
 namespace ctmc::cli {
 namespace {
 
+// Bounds on the network shape: a width or depth beyond these is a typo, and
+// would only end in std::bad_alloc or hours of work.
+constexpr int kMaxWidth = 65536;
+constexpr std::size_t kMaxLayers = 1024;
+
 std::vector<int> parse_widths(const std::string& text) {
   std::vector<int> out;
   std::stringstream ss(text);
@@ -29,8 +34,12 @@ std::vector<int> parse_widths(const std::string& text) {
     } catch (const std::exception&) {
       throw InputError("--hidden: '" + item + "' is not a positive integer (expected e.g. 256,128)");
     }
+    if (out.back() > kMaxWidth)
+      throw InputError(fmt::format("--hidden: width {} is too large (at most {} per layer)", out.back(), kMaxWidth));
   }
   if (out.empty()) throw InputError("--hidden: give at least one hidden layer width");
+  if (out.size() > kMaxLayers)
+    throw InputError(fmt::format("--hidden: {} hidden layers is too many (at most {})", out.size(), kMaxLayers));
   return out;
 }
 

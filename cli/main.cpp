@@ -1,6 +1,7 @@
 // ctmc-snn: verify, fit and simulate CTMC neurons (see README.md).
 #include <cstdio>
 #include <iostream>
+#include <new>
 
 #include "command.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -39,6 +40,11 @@ int main(int argc, char** argv) {
   } catch (const ctmc::CheckFailed& e) {
     std::cerr << "ctmc-snn: check failed: " << e.what() << "\n";
     return 1;
+  } catch (const std::bad_alloc&) {
+    // Sizes are bounded where the CLI knows them; what still runs out of
+    // memory is an input too large for this machine, not a bug.
+    std::cerr << "ctmc-snn: out of memory: the input is too large for this machine\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "ctmc-snn: internal error: " << e.what() << "\n";
     return 3;

@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
-#include <sstream>
+#include <optional>
+#include <string_view>
 
 #include "ctmc/solvers/errors.hpp"
 
@@ -13,39 +17,92 @@ namespace ctmc::analysis {
 
 namespace {
 
-double parse_positive_param(const std::string& name, const std::string& text, bool allow_negative) {
+// True when `t` is a plain decimal: [+-]digits[.digits][e[+-]digits] (or
+// [+-].digits...), nothing else: no spaces, hex, inf or nan.
+bool plain_decimal(std::string_view t) {
+  std::size_t i = 0;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+  std::size_t digits = 0;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i, ++digits;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    std::size_t exp_digits = 0;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i, ++exp_digits;
+    if (exp_digits == 0) return false;
+  }
+  return i == t.size();
+}
+
+// A plain decimal that is a finite double; nullopt otherwise.
+std::optional<double> parse_plain(std::string_view t) {
+  if (!plain_decimal(t)) return std::nullopt;
+  const std::string s(t);
+  errno = 0;
   char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || (!allow_negative && v <= 0))
-    throw InputError(fmt::format("--activation: '{}': parameter '{}' must be a {} number", name, text,
-                                 allow_negative ? "finite" : "positive"));
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 
+// Activation parameters (K of cliprelu_K, S of sigmoid_shift_S): a plain
+// decimal with |v| in [1e-6, 1e6] (or 0 where allowed).
+constexpr double kParamMin = 1e-6, kParamMax = 1e6;
+
+double parse_positive_param(const std::string& name, const std::string& text, bool allow_negative) {
+  const auto v = parse_plain(text);
+  const bool ok = v && std::abs(*v) <= kParamMax &&
+                  (allow_negative ? (*v == 0 || std::abs(*v) >= kParamMin) : *v >= kParamMin);
+  if (!ok)
+    throw InputError(fmt::format("--activation: '{}': parameter '{}' must be a plain decimal number {}", name, text,
+                                 allow_negative ? fmt::format("0 or with magnitude in [{:g}, {:g}]", kParamMin, kParamMax)
+                                                : fmt::format("in [{:g}, {:g}]", kParamMin, kParamMax)));
+  return *v;
+}
+
+std::string_view trim(std::string_view t) {
+  const auto b = t.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  const auto e = t.find_last_not_of(" \t\r");
+  return t.substr(b, e - b + 1);
+}
+
 Activation read_table(const std::string& name, const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open activation table");
   Activation a;
   a.kind = ActivationKind::Tabulated;
   a.name = name;
   std::string line;
   std::size_t row = 0;
+  bool seen_content = false;
   while (std::getline(in, line)) {
     ++row;
-    if (line.empty() || line[0] == '#') continue;
-    std::replace(line.begin(), line.end(), ',', ' ');
-    std::istringstream ss(line);
-    double x, y;
-    if (!(ss >> x >> y)) {
-      if (a.xs.empty() && row == 1) continue;  // a header row
-      throw InputError(fmt::format("{}: row {}: expected two numbers 'x,phi(x)'", path, row));
+    if (row == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 byte-order mark
+    const auto t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    // The first non-blank, non-comment row is a header only if it has no digit
+    // ("x,phi"); anything with a digit is data and must parse.
+    if (!seen_content) {
+      seen_content = true;
+      if (std::none_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        continue;
     }
-    if (!std::isfinite(x) || !std::isfinite(y))
-      throw InputError(fmt::format("{}: row {}: non-finite value", path, row));
-    if (!a.xs.empty() && !(x > a.xs.back()))
+    const auto comma = t.find(',');
+    const bool two_fields = comma != std::string_view::npos && t.find(',', comma + 1) == std::string_view::npos;
+    const auto x = two_fields ? parse_plain(trim(t.substr(0, comma))) : std::nullopt;
+    const auto y = two_fields ? parse_plain(trim(t.substr(comma + 1))) : std::nullopt;
+    if (!x || !y)
+      throw InputError(fmt::format("{}: row {}: expected two finite numbers 'x,phi(x)', got '{}'", path, row, t));
+    if (!a.xs.empty() && !(*x > a.xs.back()))
       throw InputError(fmt::format("{}: row {}: x must be strictly increasing", path, row));
-    a.xs.push_back(x);
-    a.ys.push_back(y);
+    a.xs.push_back(*x);
+    a.ys.push_back(*y);
   }
   if (a.xs.size() < 2) throw InputError(path + ": activation table needs at least two rows");
   return a;

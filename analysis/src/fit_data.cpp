@@ -94,14 +94,32 @@ std::pair<Rational, Rational> parse_domain(const std::string& text) {
   const auto hi = solvers::parse_exact(text.substr(comma + 1));
   if (!lo || !hi) throw InputError(fmt::format("--domain: '{}' is not two finite numbers LO,HI", text));
   if (!(*hi > *lo)) throw InputError(fmt::format("--domain: empty domain '{}' (need LO < HI)", text));
+  // The fit works in doubles: each end must be a finite double and the two ends
+  // must stay distinct once rounded (1e400 overflows, +-1e-400 both round to 0).
+  const double dlo = solvers::to_double(*lo), dhi = solvers::to_double(*hi);
+  if (!std::isfinite(dlo) || !std::isfinite(dhi))
+    throw InputError(fmt::format("--domain: '{}' is outside the range of a double", text));
+  if (!(dhi > dlo))
+    throw InputError(fmt::format("--domain: the ends of '{}' are equal as doubles (domain too narrow)", text));
   return {*lo, *hi};
 }
+
+namespace {
+// A grid beyond this takes hours to fit and gigabytes to hold: bad input.
+constexpr std::size_t kMaxGridPoints = 10'000'000;
+}  // namespace
 
 FitData make_grid(const Rational& lo, const Rational& hi, std::size_t points) {
   if (!(hi > lo))
     throw InputError(fmt::format("--domain: empty domain [{}, {}] (need LO < HI)", solvers::exact_text(lo),
                                  solvers::exact_text(hi)));
   if (points < 2) throw InputError(fmt::format("--points: need at least 2 grid points, got {}", points));
+  if (points > kMaxGridPoints)
+    throw InputError(fmt::format("--points: at most {} grid points, got {}", kMaxGridPoints, points));
+  const double dlo = solvers::to_double(lo), dhi = solvers::to_double(hi);
+  if (!std::isfinite(dlo) || !std::isfinite(dhi))
+    throw InputError(fmt::format("--domain: [{}, {}] is outside the range of a double", solvers::exact_text(lo),
+                                 solvers::exact_text(hi)));
   FitData d;
   d.lo = lo;
   d.hi = hi;
@@ -109,6 +127,10 @@ FitData make_grid(const Rational& lo, const Rational& hi, std::size_t points) {
   for (std::size_t m = 0; m < points; ++m) {
     d.h_exact.push_back(lo + step * Rational(static_cast<long>(m)));
     d.h.push_back(solvers::to_double(d.h_exact.back()));
+    if (m > 0 && !(d.h[m] > d.h[m - 1]))
+      throw InputError(fmt::format("--points: {} grid points on [{}, {}] are not distinct as doubles (domain too "
+                                   "narrow for this many points)",
+                                   points, solvers::exact_text(lo), solvers::exact_text(hi)));
   }
   d.description = fmt::format("{}-point uniform grid on [{}, {}]", points, solvers::exact_text(lo),
                               solvers::exact_text(hi));
@@ -117,7 +139,9 @@ FitData make_grid(const Rational& lo, const Rational& hi, std::size_t points) {
 
 namespace {
 // Reads one exact value per line; `what` names the kind of file in messages.
-std::vector<Rational> read_values(const std::string& path, const char* what) {
+// `lines`, when given, receives the file line of each value.
+std::vector<Rational> read_values(const std::string& path, const char* what,
+                                  std::vector<std::size_t>* lines = nullptr) {
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("{}: cannot open {} file", path, what));
   std::vector<Rational> v;
@@ -131,7 +155,12 @@ std::vector<Rational> read_values(const std::string& path, const char* what) {
     const auto q = solvers::parse_exact(line.substr(b, e - b + 1));
     if (!q)
       throw InputError(fmt::format("{}: line {}: '{}' is not a finite number", path, row, line.substr(b, e - b + 1)));
+    // The fit works in doubles: a value that overflows one (1e400) is bad input.
+    if (!std::isfinite(solvers::to_double(*q)))
+      throw InputError(fmt::format("{}: line {}: '{}' is outside the range of a double", path, row,
+                                   line.substr(b, e - b + 1)));
     v.push_back(*q);
+    if (lines) lines->push_back(row);
   }
   return v;
 }
@@ -152,21 +181,31 @@ FitData read_samples(const std::string& path, const Rational* lo, const Rational
   d.lo = *std::min_element(d.h_exact.begin(), d.h_exact.end());
   d.hi = *std::max_element(d.h_exact.begin(), d.h_exact.end());
   if (!(d.hi > d.lo)) throw InputError(fmt::format("{}: all samples are equal: empty domain", path));
+  if (!(solvers::to_double(d.hi) > solvers::to_double(d.lo)))
+    throw InputError(fmt::format("{}: all samples are equal as doubles: empty domain", path));
   d.description = fmt::format("samples from {} ({} values on [{}, {}])", path, d.h.size(),
                               solvers::exact_text(d.lo), solvers::exact_text(d.hi));
   return d;
 }
 
 void read_weights(FitData& data, const std::string& path) {
-  auto w = read_values(path, "weights");
+  std::vector<std::size_t> lines;
+  auto w = read_values(path, "weights", &lines);
   if (w.size() != data.h_exact.size())
     throw InputError(fmt::format("{}: {} weights for {} points", path, w.size(), data.h_exact.size()));
   Rational total(0);
+  double dtotal = 0;
   for (std::size_t m = 0; m < w.size(); ++m) {
-    if (w[m] < 0) throw InputError(fmt::format("{}: weight {} is negative", path, m + 1));
+    if (w[m] < 0) throw InputError(fmt::format("{}: line {}: weight {} is negative", path, lines[m], m + 1));
     total += w[m];
+    dtotal += solvers::to_double(w[m]);
   }
   if (!(total > 0)) throw InputError(fmt::format("{}: the weights sum to 0", path));
+  // The optimizer uses the weights as doubles: their sum must be a positive finite double.
+  if (!(dtotal > 0))
+    throw InputError(fmt::format("{}: the weights sum to 0 as doubles (every weight underflows)", path));
+  if (!std::isfinite(dtotal))
+    throw InputError(fmt::format("{}: the weights' sum overflows a double", path));
   data.w_exact = w;
   data.w.clear();
   for (const auto& q : w) data.w.push_back(solvers::to_double(q));
@@ -174,7 +213,14 @@ void read_weights(FitData& data, const std::string& path) {
 }
 
 solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta) {
-  // Every double is a dyadic rational: Rational(double) is exact (mpq_set_d).
+  // Every finite double is a dyadic rational: Rational(double) is exact
+  // (mpq_set_d); a non-finite one has no rational value (mpq_set_d traps).
+  if (theta.size() < family_parameters(f).size())
+    throw InputError(fmt::format("model: {} parameters for the {} family, need {}", theta.size(), family_name(f),
+                                 family_parameters(f).size()));
+  for (std::size_t k = 0; k < theta.size(); ++k)
+    if (!std::isfinite(theta[k]))
+      throw InputError(fmt::format("model: parameter {} ({}) is not a finite number", k + 1, theta[k]));
   auto affine = [&](std::size_t k) {
     solvers::Affine r{Rational(theta[k]), Rational(theta[k + 1])};
     // An identically-zero rate written with a negative constant offset would be

@@ -2,11 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -305,14 +310,41 @@ ojson model_to_json(const Model& m) {
 }
 
 void write_model_file(const Model& m, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw InputError(path + ": cannot write model file");
-    out << model_to_json(m).dump(2) << "\n";
-    if (!out) throw InputError(path + ": write failed");
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw InputError(fmt::format("{}: cannot write model file: it is a folder", path));
+  const std::string text = model_to_json(m).dump(2) + "\n";
+  // Written to a fresh temporary in the same folder (created exclusively, so an
+  // existing file of the user is never clobbered), then renamed over `path`:
+  // a failure leaves neither a half-written model nor the temporary.
+  std::random_device rd;
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmp = fmt::format("{}.tmp.{}.{:08x}", path, static_cast<long>(::getpid()), rd());
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
   }
-  std::filesystem::rename(tmp, path);
+  if (fd < 0)
+    throw InputError(fmt::format("{}: cannot write model file: {}", path, std::generic_category().message(errno)));
+  auto fail = [&](const std::string& why) {
+    fs::remove(tmp, ec);
+    throw InputError(fmt::format("{}: cannot write model file: {}", path, why));
+  };
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      fail(std::generic_category().message(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) fail(std::generic_category().message(errno));
+  fs::rename(tmp, path, ec);
+  if (ec) fail(ec.message());
 }
 
 Rational parse_input_value(const std::string& text, const std::string& what) {

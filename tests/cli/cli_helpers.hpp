@@ -20,8 +20,9 @@ struct RunResult {
   std::string output;  // stdout and stderr together
 };
 
-inline RunResult run_cli(const std::string& args) {
-  const std::string cmd = std::string("\"") + CTMC_CLI_PATH + "\" " + args + " 2>&1";
+// `shell_prefix` runs before the command in the same shell (e.g. "ulimit -v N; ").
+inline RunResult run_cli(const std::string& args, const std::string& shell_prefix = "") {
+  const std::string cmd = shell_prefix + "\"" + CTMC_CLI_PATH + "\" " + args + " 2>&1";
   RunResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);

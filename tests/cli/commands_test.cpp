@@ -142,3 +142,64 @@ TEST_CASE("bernstein: a sufficient N beyond 2^62 is reported as such, not as a n
   const auto j = run_cli("bernstein --activation relu --domain 1,10001 --rho 1000000000000 --eps 1e-6 --cap 4 --json");
   CHECK_MESSAGE(j.output.find("\"paper_sufficient_N\": null") != std::string::npos, j.output);
 }
+
+TEST_CASE("report: an unusable --out exits 2 naming --out before any report runs") {
+  const auto file = write_file("not_a_folder", "x\n");
+  check_exit2("report flux --out \"" + file + "\"", "--out");
+  check_exit2("report all --out \"" + file + "\"", "--out");
+  check_exit2("report flux --out /etc/passwd", "--out");
+  // Nothing was written beside the file (no temporary folders left behind).
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(temp_dir()))
+    if (e.path().filename().string().find(".flux") != std::string::npos) ++entries;
+  CHECK(entries == 0);
+}
+
+TEST_CASE("--threads out of 0..1024 exits 2 naming --threads") {
+  const std::string m = "\"" + fixture("three_state.json") + "\"";
+  check_exit2("report flux --threads -7 --out \"" + temp_dir().string() + "\"", "--threads");
+  check_exit2("report all --threads 5000 --out \"" + temp_dir().string() + "\"", "--threads");
+  check_exit2("simulate neuron " + m + " --H 0 --T 1 --trials 10 --threads -5", "--threads");
+  check_exit2("simulate neuron " + m + " --H 0 --T 1 --trials 10 --threads 1025", "--threads");
+}
+
+TEST_CASE("unbounded sizes exit 2 naming the option instead of running out of memory or time") {
+  const std::string m = "\"" + fixture("three_state.json") + "\"";
+  const auto d = temp_dir().string();
+  check_exit2("train --data \"" + d + "\" --output \"" + d + "/n.json\" --hidden 2000000000", "--hidden");
+  check_exit2("train --data \"" + d + "\" --output \"" + d + "/n.json\" --hidden 16,65537", "--hidden");
+  check_exit2("simulate neuron " + m + " --H 0 --T 1 --trials 100000000000", "--trials");
+  // --T 1e300 ran forever: refused up front by the transition budget.
+  check_exit2("simulate neuron " + m + " --H 0 --T 1e300 --trials 10", "--T");
+  check_exit2("simulate neuron " + m + " --H 0 --T 1e9 --trials 1000", "--trials");
+}
+
+TEST_CASE("counting: a horizon beyond double's range exits 2 naming --T") {
+  const std::string m = "\"" + fixture("three_state.json") + "\"";
+  check_exit2("counting " + m + " --H 0 --T 1e1000", "--T");
+  check_exit2("counting " + m + " --H 0 --T 1e1000 --double", "--T");
+  check_exit2("counting " + m + " --H 0 --T 1e-400 --double", "--T");
+}
+
+TEST_CASE("simulate: the command group has one description") {
+  const auto r = run_cli("--help");
+  CHECK(r.status == 0);
+  std::size_t n = 0;
+  for (std::size_t pos = r.output.find("\n  simulate "); pos != std::string::npos;
+       pos = r.output.find("\n  simulate ", pos + 1))
+    ++n;
+  CHECK_MESSAGE(n == 1, r.output);
+  CHECK(r.output.find("Simulate CTMC neurons and networks") != std::string::npos);
+}
+
+TEST_CASE("out of memory is a one-line exit 2, not an internal error") {
+  // 1e9 trials (within the --trials cap) need 8 GB of counts: under a 1 GB
+  // address-space limit that allocation fails with std::bad_alloc.
+  const auto r = run_cli("simulate neuron \"" + fixture("three_state.json") + "\" --H 0 --T 1e-9 --trials 1000000000",
+                         "ulimit -v 1000000; ");
+  INFO(r.output);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("out of memory") != std::string::npos);
+  CHECK(r.output.find("internal error") == std::string::npos);
+  CHECK(one_line(r.output));
+}

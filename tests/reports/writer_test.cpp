@@ -16,6 +16,7 @@
 
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
+#include "ctmc/solvers/errors.hpp"
 
 namespace fs = std::filesystem;
 using namespace ctmc::reports;
@@ -330,4 +331,42 @@ TEST_CASE("long check lists show failures and count the passes") {
   auto meta = nlohmann::json::parse(slurp(root.path / "demo" / "meta.json"));
   CHECK(meta["checks"].size() == 40);
   CHECK(meta["checks_passed"] == false);
+}
+
+TEST_CASE("an unusable output location is bad input (InputError naming --out), not an internal error") {
+  TempRoot root;
+  const fs::path file = root.path / "plain_file";
+  std::ofstream(file) << "x\n";
+  ReportContext c = root.ctx();
+  c.out_root = file.string();
+  CHECK_THROWS_AS(check_output_root(c.out_root), ctmc::InputError);
+  try {
+    ReportWriter w(c, "demo", "Demo");
+    FAIL("the writer accepted a regular file as its output folder");
+  } catch (const ctmc::InputError& e) {
+    CHECK(std::string(e.what()).find("--out") != std::string::npos);
+  }
+  c.out_root = (file / "sub").string();  // below a regular file: cannot be created
+  CHECK_THROWS_AS(ReportWriter(c, "demo", "Demo"), ctmc::InputError);
+  // A missing folder is created; nothing is left beside the file.
+  CHECK_NOTHROW(check_output_root((root.path / "new" / "deeper").string()));
+  CHECK(fs::is_directory(root.path / "new" / "deeper"));
+}
+
+TEST_CASE("set_precision records the precision actually used in the header and meta.json") {
+  TempRoot root;
+  ReportContext c = root.ctx();
+  c.precision = 100000;  // requested; a report may clamp it
+  {
+    ReportWriter w(c, "demo", "Demo");
+    CHECK(w.provenance().precision == 100000u);
+    w.set_precision(256);
+    CHECK(w.provenance().precision == 256u);
+    w.finish();
+  }
+  const std::string md = slurp(root.path / "demo" / "report.md");
+  CHECK(md.find("| 256 bits") != std::string::npos);
+  CHECK(md.find("100000 bits") == std::string::npos);
+  const auto meta = nlohmann::json::parse(slurp(root.path / "demo" / "meta.json"));
+  CHECK(meta["precision_bits"].get<unsigned>() == 256u);
 }

@@ -4,11 +4,16 @@
 //   sigmoid            1 / (1 + e^-x)
 //   relu               max(0, x)
 //   softplus           log(1 + e^x)
-//   cliprelu_K         min(max(0, x), K), any K > 0 ("cliprelu_4", "cliprelu_2.5")
-//   sigmoid_shift_S    sigmoid(x - S): the sigmoid shifted right by S
+//   cliprelu_K         min(max(0, x), K), K in [1e-6, 1e6] ("cliprelu_4", "cliprelu_2.5")
+//   sigmoid_shift_S    sigmoid(x - S): the sigmoid shifted right by S (0 or
+//                      |S| in [1e-6, 1e6]); K and S are plain decimals
+//                      (no spaces, hex, inf or nan)
 //   tanh1              tanh(x) + 1
 //   table:FILE         piecewise-linear through a CSV of (x, phi(x)) rows,
-//                      x strictly increasing; constant beyond the ends
+//                      x strictly increasing; constant beyond the ends. Each
+//                      row: exactly two comma-separated plain decimals (finite);
+//                      blank and '#' lines skipped; a leading UTF-8 BOM is
+//                      ignored; the first row is a header only if it has no digit
 // eval<T> works for double, ceres::Jet (generic ADL math) and Mpfr.
 #pragma once
 #include <cmath>

@@ -70,16 +70,21 @@ struct FitData {
 };
 
 // Uniform grid H_m = lo + (hi - lo) m / (points - 1), m = 0..points-1, exact.
-// Throws InputError for hi <= lo ("--domain: empty domain") or points < 2.
+// Throws InputError for hi <= lo ("--domain: empty domain"), ends outside the
+// range of a double, points < 2 or > 10^7, or grid points that are not
+// distinct once rounded to doubles.
 FitData make_grid(const solvers::Rational& lo, const solvers::Rational& hi, std::size_t points);
-// "LO,HI" (exact decimals or p/q) -> (lo, hi); InputError naming --domain.
+// "LO,HI" (exact decimals or p/q) -> (lo, hi); InputError naming --domain,
+// also for ends that overflow a double or are equal as doubles.
 std::pair<solvers::Rational, solvers::Rational> parse_domain(const std::string& text);
 // One value per line (blank lines and '#' comments skipped), each an exact
 // decimal or p/q; InputError naming the file and line for anything else,
-// including nan/inf. If `restrict_to_domain`, values outside [lo, hi] are dropped.
+// including nan/inf and values that overflow a double; also when the samples
+// are all equal as doubles. If `restrict_to_domain`, values outside [lo, hi] are dropped.
 FitData read_samples(const std::string& path, const solvers::Rational* lo = nullptr,
                      const solvers::Rational* hi = nullptr);
-// Attaches weights (same format, >= 0, positive sum, one per point).
+// Attaches weights (same format, >= 0, positive sum, one per point; each a
+// finite double and their double sum positive and finite).
 void read_weights(FitData& data, const std::string& path);
 
 struct FitBounds {
@@ -195,6 +200,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options);
 // not finite at some point.
 double mse_double(const FitProblem& problem, const std::vector<double>& theta);
 // The fitted model with exact rational parameters (no meta beyond the family's).
+// InputError when a parameter is not finite (it has no rational value).
 solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta);
 // MPFR re-evaluation of MSE and max |error| of a model against alpha phi on data.
 struct ExactErrors {

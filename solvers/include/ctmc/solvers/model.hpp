@@ -65,7 +65,10 @@ Model model_from_json_text(const std::string& text, const std::string& source);
 std::map<std::string, std::string> json_number_texts(const std::string& text, const std::string& source);
 Model read_model_file(const std::string& path);
 nlohmann::ordered_json model_to_json(const Model& m);  // offsets/slopes as exact strings
-// Writes to path + ".tmp" and renames, so a failed write leaves nothing half-written.
+// Writes to a unique temporary file in the same folder ("<path>.tmp.<pid>.<random>",
+// created exclusively) and renames it over path, so a failed write leaves nothing
+// half-written and never touches an unrelated "<path>.tmp"; failures are
+// InputErrors naming the path.
 void write_model_file(const Model& m, const std::string& path);
 
 // Parses an input value H given as text ("0.5", "1/3", "-2e-3"); throws

@@ -1,0 +1,106 @@
+// Fit inputs outside double range, strict activation tables: InputError, never
+// a crash or a silently dropped row.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "ctmc/analysis/activation.hpp"
+#include "ctmc/analysis/fit.hpp"
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
+
+using namespace ctmc;
+using solvers::Rational;
+
+namespace {
+std::string write_input(const std::string& name, const std::string& body) {
+  const std::string path = "fit_input_test_" + name;
+  std::ofstream(path, std::ios::binary) << body;
+  return path;
+}
+}  // namespace
+
+TEST_CASE("parse_domain / make_grid reject ends outside double range or equal as doubles") {
+  CHECK_THROWS_AS(analysis::parse_domain("1e400,1e401"), InputError);
+  CHECK_THROWS_AS(analysis::parse_domain("-1e-400,1e-400"), InputError);
+  CHECK_THROWS_AS(analysis::parse_domain("1,1.0000000000000000000001"), InputError);
+  const auto [lo, hi] = analysis::parse_domain("-2,2");
+  CHECK(analysis::make_grid(lo, hi, 5).h.size() == 5);
+  CHECK_THROWS_AS(analysis::make_grid(lo, hi, 100'000'000), InputError);
+  // Ends distinct as doubles, but 10^6 points between neighbouring doubles collapse.
+  const Rational a(1), b = Rational(1) + Rational(1) / Rational(1L << 40);
+  CHECK_THROWS_AS(analysis::make_grid(a, b, 1'000'000), InputError);
+  // Exact ends that overflow a double.
+  const auto huge = *solvers::parse_exact("1e400");
+  CHECK_THROWS_AS(analysis::make_grid(huge, huge * 2, 3), InputError);
+}
+
+TEST_CASE("read_samples / read_weights: values outside double range name the file and line") {
+  const auto big = write_input("big.txt", "0\n1\n1e400\n");
+  try {
+    analysis::read_samples(big);
+    FAIL("no throw");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("line 3") != std::string::npos);
+  }
+  const auto s = write_input("s.txt", "0\n0.5\n1\n");
+  auto d = analysis::read_samples(s);
+  CHECK_THROWS_AS(analysis::read_weights(d, write_input("wbig.txt", "1\n1e400\n1\n")), InputError);
+  CHECK_THROWS_AS(analysis::read_weights(d, write_input("wtiny.txt", "1e-400\n1e-400\n1e-400\n")), InputError);
+  CHECK_THROWS_AS(analysis::read_weights(d, write_input("wsum.txt", "1e308\n1e308\n1e308\n")), InputError);
+  analysis::read_weights(d, write_input("wok.txt", "1\n2\n1\n"));
+  CHECK(d.w.size() == 3);
+}
+
+TEST_CASE("model_of throws InputError on a non-finite parameter instead of trapping") {
+  const auto f = analysis::parse_family("two-state", 2);
+  CHECK_NOTHROW(analysis::model_of(f, {1.0, 0.5, 2.0}));
+  CHECK_THROWS_AS(analysis::model_of(f, {std::numeric_limits<double>::infinity(), 0.5, 2.0}), InputError);
+  CHECK_THROWS_AS(analysis::model_of(f, {1.0, std::nan(""), 2.0}), InputError);
+  CHECK_THROWS_AS(analysis::model_of(f, {1.0, 0.5}), InputError);
+}
+
+TEST_CASE("activation tables: strict rows, BOM, header only without digits") {
+  auto rejects = [](const std::string& name, const std::string& body, const std::string& needle) {
+    const auto path = write_input(name, body);
+    try {
+      analysis::parse_activation("table:" + path);
+      FAIL("accepted " << name);
+    } catch (const InputError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(path + ": " + needle) != std::string::npos);
+    }
+  };
+  rejects("junk.csv", "-5,0\n0,0xyz\n5,5\n", "row 2");
+  rejects("junk3.csv", "-5,0\n0,0\n5,5 junk\n", "row 3");
+  rejects("nan.csv", "nan,3\n0,0\n5,5\n", "row 1");
+  rejects("semi.csv", "-5;3\n0,0\n5,5\n", "row 1");
+  rejects("three.csv", "-5,0\n0,0,1\n5,5\n", "row 2");
+  rejects("empty_field.csv", "-5,0\n0,\n5,5\n", "row 2");
+  rejects("inf.csv", "-5,0\n0,inf\n5,5\n", "row 2");
+  rejects("hex.csv", "-5,0\n0x1,0\n5,5\n", "row 2");
+  // A BOM is stripped: the first row is then data, not a header.
+  const auto bom = analysis::parse_activation("table:" + write_input("bom.csv", "\xEF\xBB\xBF-5,3\n0,0\n5,5\n"));
+  CHECK(bom.xs.size() == 3);
+  CHECK(bom.ys[0] == 3);
+  const auto hdr =
+      analysis::parse_activation("table:" + write_input("hdr.csv", "\xEF\xBB\xBF# c\r\nx, phi\r\n-1, 0\r\n 2 ,1.5\r\n"));
+  CHECK(hdr.xs.size() == 2);
+  CHECK(hdr.xs[1] == 2);
+}
+
+TEST_CASE("activation parameters: plain finite decimals in a sane range") {
+  for (const char* bad : {"cliprelu_ 2", "cliprelu_2 ", "cliprelu_0x2", "cliprelu_1e-320", "cliprelu_inf",
+                          "cliprelu_nan", "cliprelu_0", "cliprelu_-1", "cliprelu_1e7", "cliprelu_", "cliprelu_1e",
+                          "sigmoid_shift_1e400", "sigmoid_shift_ 1", "sigmoid_shift_1e-300"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(analysis::parse_activation(bad), InputError);
+  }
+  CHECK(analysis::parse_activation("cliprelu_2.5").param == 2.5);
+  CHECK(analysis::parse_activation("cliprelu_1e1").param == 10);
+  CHECK(analysis::parse_activation("sigmoid_shift_-1.5").param == -1.5);
+  CHECK(analysis::parse_activation("sigmoid_shift_0").param == 0);
+}

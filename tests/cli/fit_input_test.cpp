@@ -1,0 +1,128 @@
+// End-to-end checks of `fit`'s input validation: every bad input exits 2 with
+// one line naming the option or file (and line), before any fitting, and
+// leaves no file behind.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "cli_helpers.hpp"
+
+using namespace ctmc_cli_test;
+
+namespace {
+
+bool single_line(const std::string& s) {
+  const auto pos = s.find('\n');
+  return pos == std::string::npos || pos + 1 == s.size();
+}
+
+void expect_exit2(const std::string& args, const std::string& needle) {
+  const auto r = run_cli(args);
+  INFO("ctmc-snn " << args << "\n" << r.output);
+  CHECK(r.status == 2);
+  CHECK(r.output.find(needle) != std::string::npos);
+  CHECK(single_line(r.output));
+}
+
+const std::string kFit = "fit --activation sigmoid --family two-state --starts 1 --basin-rounds 0";
+const std::string kGrid = kFit + " --domain -2,2 --points 5";
+
+}  // namespace
+
+TEST_CASE("fit: a domain or samples outside double range exit 2, not SIGFPE") {
+  expect_exit2(kFit + " --domain 1e400,1e401", "--domain");
+  expect_exit2(kFit + " --domain -1e400,0", "--domain");
+  expect_exit2(kFit + " --domain -1e-400,1e-400 --points 3", "--domain");
+  expect_exit2(kFit + " --domain 1,1.0000000000000000000001 --points 3", "--domain");
+  const auto big = write_file("fit_big_samples.txt", "0\n1\n1e400\n");
+  expect_exit2(kFit + " --samples \"" + big + "\"", "line 3");
+  const auto tiny = write_file("fit_tiny_samples.txt", "1e-400\n-1e-400\n");
+  expect_exit2(kFit + " --samples \"" + tiny + "\"", "fit_tiny_samples.txt");
+}
+
+TEST_CASE("fit: weights outside double range exit 2 naming the file") {
+  const auto s = write_file("fit_w_samples.txt", "0\n0.5\n1\n");
+  const auto wbig = write_file("fit_wbig.txt", "1\n1e400\n1\n");
+  expect_exit2(kFit + " --samples \"" + s + "\" --weights \"" + wbig + "\"", "fit_wbig.txt: line 2");
+  const auto wtiny = write_file("fit_wtiny.txt", "1e-400\n1e-400\n1e-400\n");
+  expect_exit2(kFit + " --samples \"" + s + "\" --weights \"" + wtiny + "\"", "fit_wtiny.txt");
+  const auto wneg = write_file("fit_wneg.txt", "1\n\n-1\n1\n");
+  expect_exit2(kFit + " --samples \"" + s + "\" --weights \"" + wneg + "\"", "line 3");
+}
+
+TEST_CASE("fit: numeric options out of range exit 2 naming the option") {
+  expect_exit2(kGrid + " --max-iterations 0", "--max-iterations");
+  expect_exit2(kGrid + " --max-iterations -1", "--max-iterations");
+  expect_exit2(kGrid + " --max-iterations 1000000000", "--max-iterations");
+  expect_exit2(kGrid + " --rate-bound inf", "--rate-bound");
+  expect_exit2(kGrid + " --rate-bound nan", "--rate-bound");
+  expect_exit2(kGrid + " --rate-bound 0", "--rate-bound");
+  expect_exit2(kGrid + " --min-rate nan", "--min-rate");
+  expect_exit2(kGrid + " --min-rate inf", "--min-rate");
+  expect_exit2(kGrid + " --min-rate -1", "--min-rate");
+  expect_exit2(kGrid + " --min-rate 2000", "--min-rate");
+  expect_exit2(kFit + " --domain -2,2 --starts 1000000000", "--starts");
+  expect_exit2(kFit + " --domain -2,2 --points 100000000", "--points");
+  expect_exit2(kFit + " --domain -2,2 --points 18446744073709551615", "--points");
+  expect_exit2(kFit + " --domain -2,2 --points -1", "--points");
+  expect_exit2(kFit + " --domain -2,2 --points 1", "--points");
+  expect_exit2(kGrid + " --threads -3", "--threads");
+  expect_exit2(kGrid + " --seed -1", "--seed");
+  expect_exit2(kGrid + " --states -1", "--states");
+  expect_exit2(kGrid + " --alpha 1e400", "--alpha");
+  expect_exit2(kGrid + " --alpha 1e-400", "--alpha");
+  expect_exit2("fit --activation sigmoid --family two-state --domain -2,2 --basin-rounds 2000000000", "--basin-rounds");
+}
+
+TEST_CASE("fit: a bad --output is rejected before fitting and leaves nothing behind") {
+  namespace fs = std::filesystem;
+  const auto dir = temp_dir() / "fit_out_dir";
+  fs::create_directories(dir);
+  expect_exit2(kGrid + " --output \"" + dir.string() + "\"", "--output");
+  CHECK(!fs::exists(dir.string() + ".tmp"));
+  expect_exit2(kGrid + " --output \"" + (temp_dir() / "no_such_folder" / "m.json").string() + "\"", "--output");
+  const auto file = write_file("fit_plain_file", "x");
+  expect_exit2(kGrid + " --output \"" + file + "/m.json\"", "--output");
+}
+
+TEST_CASE("fit: --output keeps an unrelated '<path>.tmp' file and leaves no temporary") {
+  namespace fs = std::filesystem;
+  const auto dir = temp_dir() / "fit_out_ok";
+  fs::create_directories(dir);
+  const auto out = (dir / "m.json").string();
+  std::ofstream(out + ".tmp") << "user data";
+  const auto r = run_cli(kGrid + " --output \"" + out + "\"");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(fs::exists(out));
+  std::ifstream in(out + ".tmp");
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(kept == "user data");
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) (void)e, ++files;
+  CHECK(files == 2);  // m.json and the user's m.json.tmp
+}
+
+TEST_CASE("activation tables and parameters are parsed strictly") {
+  const std::string tail = " --domain -5,5 --N 4";
+  const auto junk = write_file("tab_junk.csv", "-5,0\n0,0xyz\n5,5 junk\n");
+  expect_exit2("bernstein --activation table:" + junk + tail, "row 2");
+  const auto junk3 = write_file("tab_junk3.csv", "-5,0\n0,0\n5,5 junk\n");
+  expect_exit2("bernstein --activation table:" + junk3 + tail, "row 3");
+  const auto nan = write_file("tab_nan.csv", "nan,3\n0,0\n5,5\n");
+  expect_exit2("bernstein --activation table:" + nan + tail, "row 1");
+  const auto semi = write_file("tab_semi.csv", "-5;3\n0,0\n5,5\n");
+  expect_exit2("bernstein --activation table:" + semi + tail, "row 1");
+  const auto three = write_file("tab_three.csv", "-5,0\n0,0,1\n5,5\n");
+  expect_exit2("bernstein --activation table:" + three + tail, "row 2");
+  // A BOM-prefixed first data row is data (here it makes the table decrease).
+  const auto bom = write_file("tab_bom.csv", "\xEF\xBB\xBF-5,3\n0,0\n5,5\n");
+  expect_exit2("bernstein --activation table:" + bom + tail, "nondecreasing");
+  const auto bom_ok = write_file("tab_bom_ok.csv", "\xEF\xBB\xBFx,phi\r\n-5,0\r\n0,0\r\n5,5\r\n");
+  CHECK(run_cli("bernstein --activation table:" + bom_ok + tail).status == 0);
+  expect_exit2("bernstein --activation \"cliprelu_ 2\"" + tail, "cliprelu_");
+  expect_exit2("bernstein --activation cliprelu_0x2" + tail, "cliprelu_0x2");
+  expect_exit2("bernstein --activation cliprelu_1e-320" + tail, "cliprelu_1e-320");
+  expect_exit2("bernstein --activation cliprelu_inf" + tail, "cliprelu_inf");
+  CHECK(run_cli("bernstein --activation cliprelu_2.5" + tail).status == 0);
+}
