@@ -101,6 +101,7 @@ CaseResult run_case(const Target& t, const Rational& factor, unsigned prec) {
 int run_theorem_report(const ReportContext& ctx) {
   const unsigned prec = std::max(128u, std::min(ctx.precision, 256u));
   ReportWriter w(ctx, "theorem", "Theorem and corollary (paper Appendix B): Bernstein construction, certified sup error");
+  w.set_precision(prec);  // the header records the precision actually used, not the requested one
 
   // Claim 1 for all N (symbolic), once.
   std::vector<std::string> ids;

@@ -20,6 +20,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ctmc/solvers/errors.hpp"
+
 #ifndef CTMC_SOURCE_DIR
 #define CTMC_SOURCE_DIR "."
 #endif
@@ -75,9 +77,9 @@ std::string make_temp_dir(const std::string& parent, const std::string& stem) {
   std::string templ = (fs::path(parent) / (stem + "XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  if (!::mkdtemp(buf.data()))
-    throw std::runtime_error(fmt::format("report writer: cannot create a temporary folder in {}: {}", parent,
-                                         std::strerror(errno)));
+  if (!::mkdtemp(buf.data()))  // the output location (--out) is unusable: bad input, not a bug
+    throw ctmc::InputError(fmt::format("--out: cannot create a temporary folder in '{}': {}", parent,
+                                       std::strerror(errno)));
   return std::string(buf.data());
 }
 
@@ -280,6 +282,21 @@ std::string csv_text(const Table& t) {
   return out;
 }
 
+void check_output_root(const std::string& out_root) {
+  const std::string dir = out_root.empty() ? std::string(".") : out_root;
+  if (dir.find('\0') != std::string::npos) throw ctmc::InputError("--out: the folder name contains a NUL byte");
+  std::error_code ec;
+  const auto st = fs::status(dir, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_directory(st)) throw ctmc::InputError(fmt::format("--out: '{}' exists and is not a folder", dir));
+  } else {
+    fs::create_directories(dir, ec);
+    if (ec) throw ctmc::InputError(fmt::format("--out: cannot create the folder '{}': {}", dir, ec.message()));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw ctmc::InputError(fmt::format("--out: cannot write into the folder '{}': {}", dir, std::strerror(errno)));
+}
+
 // --- the writer -----------------------------------------------------------------
 
 ReportWriter::ReportWriter(const ReportContext& ctx, std::string name, std::string title)
@@ -287,9 +304,7 @@ ReportWriter::ReportWriter(const ReportContext& ctx, std::string name, std::stri
   if (!simple_name(name_) || name_.front() == '.')
     throw std::invalid_argument("report writer: bad report name '" + name_ + "'");
   parent_ = ctx.out_root.empty() ? std::string(".") : ctx.out_root;
-  std::error_code ec;
-  fs::create_directories(parent_, ec);
-  if (ec) throw std::runtime_error("report writer: cannot create " + parent_ + ": " + ec.message());
+  check_output_root(parent_);
   final_dir_ = (fs::path(parent_) / name_).string();
   tmp_dir_ = make_temp_dir(parent_, "." + name_ + ".tmp-");
   prov_.command_line = ctx.command_line;
@@ -450,6 +465,8 @@ void ReportWriter::plot(const Plot& p) {
   body_ += fmt::format("Data [{}]({}), script [{}]({}) (restyle and redraw with `gnuplot {}` in this folder).\n\n",
                        dat, dat, gp, gp, gp);
 }
+
+void ReportWriter::set_precision(unsigned bits) { prov_.precision = bits; }
 
 void ReportWriter::finish() {
   if (finished_) throw std::logic_error("report writer: finish() called twice");

@@ -25,7 +25,10 @@
 //
 // Errors: a bad file name (empty, with a '/', "..", or a name the writer uses
 // itself) or mismatched table/series shapes -> std::invalid_argument (a bug in
-// the report); I/O failures and gnuplot failures -> std::runtime_error.
+// the report); an unusable output location (ctx.out_root, the CLI's --out: not
+// a folder, cannot be created or written into) -> ctmc::InputError naming
+// --out (exit status 2); other I/O failures and gnuplot failures ->
+// std::runtime_error.
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -107,6 +110,9 @@ class ReportWriter {
   std::string dir() const { return tmp_dir_; }         // the temporary folder
   std::string final_dir() const { return final_dir_; }  // where finish() puts it
   const Provenance& provenance() const { return prov_; }
+  // The MPFR precision the report actually uses, when it differs from the
+  // requested ctx.precision (e.g. clamped); the header records this value.
+  void set_precision(unsigned bits);
 
   // Writes report.md and meta.json, renames the folder into place. Call once.
   void finish();
@@ -127,6 +133,12 @@ class ReportWriter {
   int failed_checks_ = 0;
   bool finished_ = false;
 };
+
+// Checks that out_root (ctx.out_root, the CLI's --out; empty = ".") is a
+// folder we can write into, creating it when missing; otherwise throws
+// ctmc::InputError naming --out. The writer calls it; the CLI calls it once
+// before running any report.
+void check_output_root(const std::string& out_root);
 
 // --- provenance ---------------------------------------------------------
 // `git rev-parse --short HEAD` in the source tree (CTMC_SOURCE_DIR), plus
