@@ -79,8 +79,9 @@ struct EpsSearch {
   double lower_at_hi = 0, upper_at_hi = 0;   // sup bracket at n_hi
   double lower_at_cap = 0, upper_at_cap = 0; // when capped: point value and the sharper bound at the cap
   std::int64_t paper_n = 0;    // ceil((L_h / (2 eps))^2), L_h's upper bound; kNBeyondRange above 2^62
-  std::int64_t sharper_n = 0;  // smallest N with (L_h/2) m_N < eps (m_N bound: exact to N = 4096, then closed form);
-                               // kNBeyondRange above 2^53
+  std::int64_t sharper_n = 0;  // an N with (L_h/2) m_N < eps, found by binary search (m_N bound: exact to
+                               // N = 4096, then a closed form that is looser, so the bound jumps up at 4097 and
+                               // above that this is a sufficient N, not always the smallest); kNBeyondRange above 2^53
   std::int64_t tested = 0;
   std::string reasoning;
 };
