@@ -306,6 +306,15 @@ ReportWriter::ReportWriter(const ReportContext& ctx, std::string name, std::stri
   parent_ = ctx.out_root.empty() ? std::string(".") : ctx.out_root;
   check_output_root(parent_);
   final_dir_ = (fs::path(parent_) / name_).string();
+  // finish() replaces an old report folder; anything else at that path is the
+  // user's and must not be swapped away and deleted.
+  {
+    std::error_code ec;
+    const auto st = fs::symlink_status(final_dir_, ec);
+    if (!ec && fs::exists(st) && !fs::is_directory(st))
+      throw InputError(fmt::format("--out: '{}' exists and is not a report folder; move it or choose another --out",
+                                   final_dir_));
+  }
   tmp_dir_ = make_temp_dir(parent_, "." + name_ + ".tmp-");
   prov_.command_line = ctx.command_line;
   prov_.seed = ctx.seed;

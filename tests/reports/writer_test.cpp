@@ -198,6 +198,14 @@ TEST_CASE("finish() replaces an older folder of the same name completely") {
   CHECK(slurp(root.path / "demo" / "report.md").rfind("# New\n", 0) == 0);
 }
 
+TEST_CASE("a file (not a report folder) at the report's path is refused, not replaced") {
+  TempRoot root;
+  std::ofstream(root.path / "demo") << "the user's notes";
+  CHECK_THROWS_AS(ReportWriter(root.ctx(), "demo", "Demo"), ctmc::InputError);
+  CHECK(slurp(root.path / "demo") == "the user's notes");
+  CHECK(root.entries() == std::set<std::string>{"demo"});  // no temporary folder left
+}
+
 TEST_CASE("CSV round-trips cells with commas, quotes, newlines and spaces") {
   TempRoot root;
   Table t{{"name", "value, with comma", "quote\"d"},
