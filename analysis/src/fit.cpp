@@ -150,15 +150,33 @@ ceres::CostFunction* make_cost(const FitProblem& p, const Targets& t, std::size_
   throw InputError(fmt::format("fit: no solver for {} parameters", parameters));
 }
 
+// Sets MXCSR's flush-to-zero and denormals-are-zero bits for its lifetime.
+class FlushDenormalsWhileSolving {
+ public:
+#ifdef __SSE__
+  FlushDenormalsWhileSolving() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040); }
+  ~FlushDenormalsWhileSolving() { _mm_setcsr(saved_); }
+#else
+  FlushDenormalsWhileSolving() = default;
+#endif
+  FlushDenormalsWhileSolving(const FlushDenormalsWhileSolving&) = delete;
+  FlushDenormalsWhileSolving& operator=(const FlushDenormalsWhileSolving&) = delete;
+
+ private:
+#ifdef __SSE__
+  unsigned saved_;
+#endif
+};
+
 StartOutcome solve_start(const FitProblem& p, const Targets& t, const std::vector<ParamInfo>& params,
                          std::vector<double> theta, const FitOptions& o) {
-#ifdef __SSE__
   // Flush denormals to zero while solving: derivative parts of the Jets
   // underflow as rates approach their bounds, and denormal arithmetic is
-  // ~100x slower. MXCSR is per thread, so this stays deterministic.
-  const unsigned csr = _mm_getcsr();
-  _mm_setcsr(csr | 0x8040);
-#endif
+  // ~100x slower. MXCSR is per thread, so this stays deterministic -- as long
+  // as it is restored on every exit, including an exception thrown inside
+  // ceres::Solve (the flux of a reducible chain on the Jet path): a scope
+  // guard, so that the thread's later double work never runs flushed.
+  FlushDenormalsWhileSolving flush_guard;
   ceres::Problem problem;
   problem.AddResidualBlock(make_cost(p, t, params.size(), o), nullptr, theta.data());
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -180,9 +198,6 @@ StartOutcome solve_start(const FitProblem& p, const Targets& t, const std::vecto
   }
   ceres::Solver::Summary summary;
   ceres::Solve(so, &problem, &summary);
-#ifdef __SSE__
-  _mm_setcsr(csr);
-#endif
   StartOutcome out;
   out.iterations = static_cast<long>(summary.iterations.size());
   out.mse = weighted_mse(p, t, theta);
