@@ -11,15 +11,14 @@
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
+#include "temp_files.hpp"
 
 using namespace ctmc;
 using solvers::Rational;
 
 namespace {
 std::string write_input(const std::string& name, const std::string& body) {
-  const std::string path = "fit_input_test_" + name;
-  std::ofstream(path, std::ios::binary) << body;
-  return path;
+  return analysis::testing::write_temp_file("fit_input_test_" + name, body);
 }
 }  // namespace
 
