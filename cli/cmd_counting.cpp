@@ -78,16 +78,7 @@ void run_counting(const CountingOptions& o) {
         pi0[i] = solvers::from_rational<F>(as.theta[i]);
     }
   }
-  const auto mom = [&] {
-    try {
-      return finite_moments<F>(model, o, h, horizon, pi0);
-    } catch (const InputError& e) {
-      // rates x T overflowed the exponential's norm: say which input did it.
-      if (std::string(e.what()).rfind("matrix exponential", 0) == 0)
-        throw InputError(fmt::format("--T: '{}' is too large for this model (rates x T: {})", o.t_text, e.what()));
-      throw;
-    }
-  }();
+  const auto mom = finite_moments<F>(model, o, h, horizon, pi0);
   const unsigned p = o.precision;
   nlohmann::ordered_json j;
   j["model"] = o.model_path;

@@ -117,6 +117,11 @@ CountingMoments<Mpfr> counting_moments(const Model& m, const Rational& H, const 
   CountingMoments<Mpfr> wide;
   {
     const double log2_norm = t > 0 ? log2_van_loan_norm(m, H, to_double(Mpfr(log2(t)))) : 0.0;
+    // expm plans its scaling from the norm in double (the bound is within 4x of it).
+    if (log2_norm >= 1023)
+      throw InputError(fmt::format("{}: at T = {} the rates x T reach 2^{:.0f}, beyond the range of double in which "
+                                   "the matrix exponential is planned",
+                                   source, to_string(t, 6), log2_norm));
     GuardPrecision guard(kGuardBits + static_cast<unsigned>(squarings_needed(log2_norm)));
     std::vector<Mpfr> p;
     p.reserve(pi0.size());

@@ -268,6 +268,11 @@ TEST_CASE("double refuses horizons whose squarings would cost it more than 25 bi
                        doctest::Contains("squarings"), ctmc::InputError);
   CHECK_THROWS_AS(counting_moments<double>(m, 0, {0.25, 0.75}, std::numeric_limits<double>::infinity()),
                   ctmc::InputError);
-  // ... and MPFR refuses a norm beyond double's range instead of planning with UB.
+  // ... and MPFR refuses a norm beyond double's range instead of planning with UB,
+  // naming the model and T when the rates x T get there.
   CHECK_THROWS_AS(expm_plan(std::numeric_limits<double>::infinity(), 128), ctmc::InputError);
+  set_precision_bits(128);
+  const auto fast = two_state_model(constant(Rational(100000000000000000000.0)), constant(Rational(1)));
+  CHECK_THROWS_WITH_AS(counting_moments<Mpfr>(fast, 0, {mp(1), mp(0)}, mp(*parse_exact("1e300")), "fast.json"),
+                       doctest::Contains("fast.json: at T = "), ctmc::InputError);
 }
