@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "temp_files.hpp"
+#include "../test_temp_files.hpp"
 #include "ctmc/analysis/activation.hpp"
 #include "ctmc/analysis/activation_interval.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -27,7 +27,7 @@ bool contains(const Ivl& x, const Mpfr& v) {
 }
 
 std::string write_table(const std::string& name, const std::string& body) {
-  return ctmc::analysis::testing::write_temp_file(std::string("activation_test_") + name + ".csv", body);
+  return ctmc::testing::write_temp_file(std::string("activation_test_") + name + ".csv", body);
 }
 
 }  // namespace

@@ -11,14 +11,14 @@
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
-#include "temp_files.hpp"
+#include "../test_temp_files.hpp"
 
 using namespace ctmc;
 using solvers::Rational;
 
 namespace {
 std::string write_input(const std::string& name, const std::string& body) {
-  return analysis::testing::write_temp_file("fit_input_test_" + name, body);
+  return ctmc::testing::write_temp_file("fit_input_test_" + name, body);
 }
 }  // namespace
 

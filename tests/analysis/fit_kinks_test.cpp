@@ -15,6 +15,22 @@ const FitTarget& target(const std::string& slug) {
     if (t.slug == slug) return t;
   throw std::runtime_error("no target " + slug);
 }
+// A stage of the fit switched off, then on with 1 and with 2 threads (same
+// options otherwise): the three results the stage tests compare.
+struct OffOn {
+  FitResult off, on1, on2;
+};
+template <class SwitchOn>
+OffOn off_and_on(const FitProblem& p, FitOptions o, SwitchOn switch_on) {
+  OffOn r;
+  r.off = fit(p, o);
+  switch_on(o);
+  o.threads = 1;
+  r.on1 = fit(p, o);
+  o.threads = 2;
+  r.on2 = fit(p, o);
+  return r;
+}
 }  // namespace
 
 TEST_CASE("kink hopping never worsens a fit, and is identical for any thread count") {
@@ -26,12 +42,7 @@ TEST_CASE("kink hopping never worsens a fit, and is identical for any thread cou
   o.seed = 7;
   o.widen_on_bound = false;
   o.kink_hops = false;
-  const auto plain = fit(p, o);
-  o.kink_hops = true;
-  o.threads = 1;
-  const auto hop1 = fit(p, o);
-  o.threads = 2;
-  const auto hop2 = fit(p, o);
+  const auto [plain, hop1, hop2] = off_and_on(p, o, [](FitOptions& x) { x.kink_hops = true; });
   CHECK(hop1.mse <= plain.mse * (1 + 1e-12));
   CHECK(hop1.theta == hop2.theta);
   CHECK(hop1.kink_hops == hop2.kink_hops);
@@ -63,13 +74,10 @@ TEST_CASE("basin hopping never worsens a fit, and is identical for any thread co
   o.seed = 3;
   o.widen_on_bound = false;
   o.basin_rounds = 0;
-  const auto plain = fit(p, o);
-  o.basin_rounds = 2;
-  o.basin_chains = 2;
-  o.threads = 1;
-  const auto hop1 = fit(p, o);
-  o.threads = 2;
-  const auto hop2 = fit(p, o);
+  const auto [plain, hop1, hop2] = off_and_on(p, o, [](FitOptions& x) {
+    x.basin_rounds = 2;
+    x.basin_chains = 2;
+  });
   CHECK(plain.basin_hops == 0);
   CHECK(hop1.mse <= plain.mse * (1 + 1e-12));
   CHECK(hop1.theta == hop2.theta);
@@ -85,12 +93,7 @@ TEST_CASE("the local phase never worsens a fit, and is identical for any thread 
   o.widen_on_bound = false;
   o.basin_rounds = 1;
   o.local_rounds = 0;
-  const auto chains_only = fit(p, o);
-  o.local_rounds = 6;
-  o.threads = 1;
-  const auto local1 = fit(p, o);
-  o.threads = 2;
-  const auto local2 = fit(p, o);
+  const auto [chains_only, local1, local2] = off_and_on(p, o, [](FitOptions& x) { x.local_rounds = 6; });
   CHECK(chains_only.local_hops == 0);
   // Same starts and chains (its streams follow theirs), then only improvements.
   CHECK(local1.basin_hops == chains_only.basin_hops);

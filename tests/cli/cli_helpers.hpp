@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "../test_temp_files.hpp"
+
 namespace ctmc_cli_test {
 
 namespace fs = std::filesystem;
@@ -34,26 +36,10 @@ inline RunResult run_cli(const std::string& args, const std::string& shell_prefi
   return r;
 }
 
-// A fresh temporary folder per process, removed at exit.
-inline const fs::path& temp_dir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("ctmc_cli_test_" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  static const struct Cleanup {
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup;
-  return dir;
-}
-
+// The per-process temporary folder (removed at exit) and files in it.
+using ctmc::testing::temp_dir;
 inline std::string write_file(const std::string& name, const std::string& text) {
-  const fs::path p = temp_dir() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
+  return ctmc::testing::write_temp_file(name, text);
 }
 
 inline std::string fixture(const std::string& name) { return std::string(CTMC_FIXTURES_DIR) + "/" + name; }
