@@ -53,15 +53,21 @@ double log2_rational(const Rational& q) {
   return std::log2(mn) - std::log2(md) + static_cast<double>(en - ed);
 }
 
-// log2 of a bound on ||A t||_inf for the Van Loan matrix A of the counting
-// moments: rows of Q sum to 2 exit_i in absolute value, rows of D1 - c I to
-// at most 2 max exit, so ||A|| <= 4 max exit. -inf when no rate is positive.
-double log2_van_loan_norm(const Model& m, const Rational& H, double log2_t) {
+// The largest total rate out of a state at H (exact).
+Rational max_exit_rate(const Model& m, const Rational& H) {
   const auto rates = m.rates(H);
   std::vector<Rational> exit(m.size(), Rational(0));
   for (std::size_t k = 0; k < rates.size(); ++k) exit[m.transitions[k].from] += rates[k];
   Rational max_exit(0);
   for (const auto& e : exit) max_exit = std::max(max_exit, e);
+  return max_exit;
+}
+
+// log2 of a bound on ||A t||_inf for the Van Loan matrix A of the counting
+// moments: rows of Q sum to 2 exit_i in absolute value, rows of D1 - c I to
+// at most 2 max exit, so ||A|| <= 4 max exit. -inf when no rate is positive.
+double log2_van_loan_norm(const Model& m, const Rational& H, double log2_t) {
+  const Rational max_exit = max_exit_rate(m, H);
   if (max_exit == 0) return -std::numeric_limits<double>::infinity();
   return 2.0 + log2_rational(max_exit) + log2_t;
 }
@@ -198,21 +204,34 @@ AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, con
   std::vector<T> v(n, T(0));
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) v[i] += g.d1(i, j);
-  // Z v = x solves (1 theta - Q) x = v.
+  // The variance rate is lambda + 2 theta D1 D v with D the deviation
+  // matrix (theta D = 0, D 1 = 0, Q D = 1 theta - I). For any alpha > 0,
+  // (alpha 1 theta - Q)^{-1} = 1 theta / alpha + D (multiply out), so
+  // D v = y - (theta v / alpha) 1 with (alpha 1 theta - Q) y = v. alpha is
+  // the largest exit rate: with alpha = 1 the theta part (entries <= 1) was
+  // lost beside rates of 1e20 in double (1e200 in MPFR) and the system was
+  // singular. Using D v rather than Z v = 1 theta v + D v also keeps
+  // lambda^2 out of the sum, which would cancel against it.
+  const Rational max_exit = max_exit_rate(m, H);
+  const T alpha = from_rational<T>(max_exit > 0 ? max_exit : Rational(1));
   DenseMatrix<T> a(n);
   for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) a(i, j) = st.pi[j] - g.q(i, j);
-  const auto x = solve_linear(std::move(a), v, source + ": deviation matrix");
-  T w(0);  // theta D1 Z D1 1
+    for (std::size_t j = 0; j < n; ++j) a(i, j) = alpha * st.pi[j] - g.q(i, j);
+  auto dv = solve_linear(std::move(a), v, source + ": deviation matrix");
+  T theta_v(0);
+  for (std::size_t i = 0; i < n; ++i) add_product(theta_v, st.pi[i], v[i]);
+  const T shift = theta_v / alpha;
+  for (auto& x : dv) x -= shift;
+  T w(0);  // theta D1 D v
   for (std::size_t i = 0; i < n; ++i) {
     if (st.pi[i] == 0) continue;
     T row(0);
-    for (std::size_t j = 0; j < n; ++j) add_product(row, g.d1(i, j), x[j]);
+    for (std::size_t j = 0; j < n; ++j) add_product(row, g.d1(i, j), dv[j]);
     add_product(w, st.pi[i], row);
   }
   AsymptoticCounting<T> r;
   r.rate = st.flux;
-  r.variance_rate = r.rate + T(2) * (w - r.rate * r.rate);
+  r.variance_rate = r.rate + T(2) * w;
   r.theta = std::move(st.pi);
   return r;
 }

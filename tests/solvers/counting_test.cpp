@@ -276,3 +276,29 @@ TEST_CASE("double refuses horizons whose squarings would cost it more than 25 bi
   CHECK_THROWS_WITH_AS(counting_moments<Mpfr>(fast, 0, {mp(1), mp(0)}, mp(*parse_exact("1e300")), "fast.json"),
                        doctest::Contains("fast.json: at T = "), ctmc::InputError);
 }
+
+TEST_CASE("asymptotic counting with rates far from 1: the deviation system is solved on the rates' scale") {
+  // Two-state renewal chain (see above): lambda = 1/E X, v = lambda Var X / (E X)^2.
+  // 1 theta - Q has entries of size 1 beside the rates; with rates ~1e20 in
+  // double (or 1e200 in MPFR) the theta part is lost beside Q and the system
+  // was singular. The reference is the renewal closed form in exact rationals.
+  set_precision_bits(256);
+  const std::pair<const char*, const char*> cases[] = {
+      {"1e20", "3e20"}, {"1e20", "1"}, {"1", "5e19"}, {"1e-20", "3e-20"}, {"2.5e200", "1e200"}};
+  for (const auto& [as, ds] : cases) {
+    const std::string rates = std::string(as) + ", " + ds;
+    CAPTURE(rates);
+    const Rational a = *parse_exact(as), d = *parse_exact(ds);
+    const auto m = two_state_model(constant(a), constant(d));
+    const Rational mean = 1 / a + 1 / d, var = 1 / (a * a) + 1 / (d * d);
+    const Rational rate = 1 / mean, v = var / (mean * mean * mean);
+    const auto mm = asymptotic_counting<Mpfr>(m, 0);
+    CHECK(relative_error(mm.rate, rate) < 1e-70);
+    CHECK(relative_error(mm.variance_rate, v) < 1e-70);
+    if (a < Rational(1e300) && d < Rational(1e300)) {
+      const auto md = asymptotic_counting<double>(m, 0);
+      CHECK(relative_error(md.rate, rate) < 1e-14);
+      CHECK(relative_error(md.variance_rate, v) < 1e-13);
+    }
+  }
+}
