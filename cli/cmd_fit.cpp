@@ -180,7 +180,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--points", o->points, "Uniform grid points")
       ->check(kNoMinus)->capture_default_str();
   cmd->add_option("--samples", o->samples, "File of preactivations H, one per line (instead of the grid)");
-  cmd->add_option("--weights", o->weights, "File of weights >= 0, one per point");
+  cmd->add_option("--weights", o->weights, "File of weights >= 0: one per grid point, or one per value of --samples, in its order (filtered with them by --domain)");
   cmd->add_option("--starts", o->starts, "Multistart count")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the starting points")
       ->check(kNoMinus)->capture_default_str();

@@ -169,11 +169,14 @@ std::vector<Rational> read_values(const std::string& path, const char* what,
 FitData read_samples(const std::string& path, const Rational* lo, const Rational* hi) {
   auto values = read_values(path, "samples");
   FitData d;
-  for (const auto& q : values) {
+  d.source_values = values.size();
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const auto& q = values[k];
     if (lo && q < *lo) continue;
     if (hi && q > *hi) continue;
     d.h_exact.push_back(q);
     d.h.push_back(solvers::to_double(q));
+    d.kept.push_back(k);
   }
   if (d.h_exact.size() < 2)
     throw InputError(fmt::format("{}: too few samples ({}{}), need at least 2", path, d.h_exact.size(),
@@ -191,19 +194,32 @@ FitData read_samples(const std::string& path, const Rational* lo, const Rational
 void read_weights(FitData& data, const std::string& path) {
   std::vector<std::size_t> lines;
   auto w = read_values(path, "weights", &lines);
-  if (w.size() != data.h_exact.size())
-    throw InputError(fmt::format("{}: {} weights for {} points", path, w.size(), data.h_exact.size()));
+  const bool samples = data.source_values > 0;
+  const std::size_t expected = samples ? data.source_values : data.h_exact.size();
+  if (w.size() != expected)
+    throw InputError(samples ? fmt::format("{}: {} weights for the {} values of the samples file (one per sample, "
+                                           "before the --domain filter)",
+                                           path, w.size(), expected)
+                             : fmt::format("{}: {} weights for {} points", path, w.size(), expected));
+  for (std::size_t m = 0; m < w.size(); ++m)
+    if (w[m] < 0)
+      throw InputError(fmt::format("{}: line {}: weight {} is negative", path, lines[m], solvers::exact_text(w[m])));
+  if (samples && data.kept.size() != w.size()) {  // the weights of the samples inside --domain
+    std::vector<Rational> kept;
+    for (std::size_t k : data.kept) kept.push_back(w[k]);
+    w = std::move(kept);
+  }
+  const char* which = samples && data.kept.size() != data.source_values ? " of the samples inside --domain" : "";
   Rational total(0);
   double dtotal = 0;
-  for (std::size_t m = 0; m < w.size(); ++m) {
-    if (w[m] < 0) throw InputError(fmt::format("{}: line {}: weight {} is negative", path, lines[m], m + 1));
-    total += w[m];
-    dtotal += solvers::to_double(w[m]);
+  for (const auto& x : w) {
+    total += x;
+    dtotal += solvers::to_double(x);
   }
-  if (!(total > 0)) throw InputError(fmt::format("{}: the weights sum to 0", path));
+  if (!(total > 0)) throw InputError(fmt::format("{}: the weights{} sum to 0", path, which));
   // The optimizer uses the weights as doubles: their sum must be a positive finite double.
   if (!(dtotal > 0))
-    throw InputError(fmt::format("{}: the weights sum to 0 as doubles (every weight underflows)", path));
+    throw InputError(fmt::format("{}: the weights{} sum to 0 as doubles (every weight underflows)", path, which));
   if (!std::isfinite(dtotal))
     throw InputError(fmt::format("{}: the weights' sum overflows a double", path));
   data.w_exact = w;

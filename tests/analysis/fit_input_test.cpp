@@ -54,6 +54,29 @@ TEST_CASE("read_samples / read_weights: values outside double range name the fil
   CHECK(d.w.size() == 3);
 }
 
+TEST_CASE("read_weights: one weight per sample in file order, filtered with the samples by --domain") {
+  // Values 0..3 in file order (comments and blank lines are not values);
+  // --domain [0, 1] keeps 1/2 and 1/3 (values 1 and 3), so the kept weights
+  // are the file's second and fourth: 20 and 40.
+  const auto s = write_input("filter.txt", "# h\n-1\n0.5\n\n2\n1/3\n");
+  const Rational lo(0), hi(1);
+  auto d = analysis::read_samples(s, &lo, &hi);
+  REQUIRE(d.h_exact == std::vector<Rational>{Rational(1, 2), Rational(1, 3)});
+  analysis::read_weights(d, write_input("filter.w", "10\n20\n# w\n30\n40\n"));
+  CHECK(d.w_exact == std::vector<Rational>{Rational(20), Rational(40)});
+  CHECK(d.w == std::vector<double>{20.0, 40.0});
+  // One weight per kept sample is the wrong count (the file has 4 values).
+  auto d2 = analysis::read_samples(s, &lo, &hi);
+  CHECK_THROWS_WITH_AS(analysis::read_weights(d2, write_input("filter2.w", "20\n40\n")),
+                       doctest::Contains("2 weights for the 4 values of the samples file"), InputError);
+  // A negative weight is an error even where its sample is dropped; the kept
+  // weights summing to 0 is one too.
+  CHECK_THROWS_WITH_AS(analysis::read_weights(d2, write_input("filter3.w", "-1\n20\n30\n40\n")),
+                       doctest::Contains("line 1: weight -1 is negative"), InputError);
+  CHECK_THROWS_WITH_AS(analysis::read_weights(d2, write_input("filter4.w", "1\n0\n1\n0\n")),
+                       doctest::Contains("weights of the samples inside --domain sum to 0"), InputError);
+}
+
 TEST_CASE("model_of throws InputError on a non-finite parameter instead of trapping") {
   const auto f = analysis::parse_family("two-state", 2);
   CHECK_NOTHROW(analysis::model_of(f, {1.0, 0.5, 2.0}));

@@ -67,6 +67,11 @@ struct FitData {
   std::vector<double> w;                   // empty: unweighted
   solvers::Rational lo{0}, hi{0};          // domain (grid ends, or sample min/max)
   std::string description;                 // "401-point grid on [-6, 6]" / "samples: FILE (n values)"
+  // Samples only: how many values the file had, and which of them (0-based,
+  // in file order) were kept inside --domain, so that a weights file with one
+  // weight per sample is filtered with them.
+  std::size_t source_values = 0;
+  std::vector<std::size_t> kept;
 };
 
 // Uniform grid H_m = lo + (hi - lo) m / (points - 1), m = 0..points-1, exact.
@@ -83,8 +88,10 @@ std::pair<solvers::Rational, solvers::Rational> parse_domain(const std::string& 
 // are all equal as doubles. If `restrict_to_domain`, values outside [lo, hi] are dropped.
 FitData read_samples(const std::string& path, const solvers::Rational* lo = nullptr,
                      const solvers::Rational* hi = nullptr);
-// Attaches weights (same format, >= 0, positive sum, one per point; each a
-// finite double and their double sum positive and finite).
+// Attaches weights (same format, >= 0, positive sum; each a finite double and
+// their double sum positive and finite): one per grid point, or for samples
+// one per value of the samples file, in its order, before the --domain filter
+// (the weights of dropped samples are dropped with them).
 void read_weights(FitData& data, const std::string& path);
 
 struct FitBounds {
