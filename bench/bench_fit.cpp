@@ -8,7 +8,10 @@
 //   states   the states-needed table (general 2..6 states, 32 starts, plus the
 //            Bernstein estimate); target < 600 s.
 //   row      one row: bench_fit row SLUG FAMILY-INDEX (0..4), for profiling.
-// Usage: bench_fit [single|table|states|all|row SLUG K] (default: single).
+//   seeds    one row with seeds 1..N beside the report's second check: how
+//            reliably the fitter reaches the row's best MSE.
+// Usage: bench_fit [single|table|states|check|all|row SLUG K|seeds SLUG K [N]]
+// (default: single).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -105,45 +108,91 @@ void bench_states() {
              rows.size(), seconds_since(t0));
 }
 
-}  // namespace
+// Fit options of the table, with BENCH_FIT_* environment overrides (for
+// trying fitter settings on one row).
+FitOptions row_options() {
+  FitOptions o;
+  o.threads = 2;
+  if (const char* e = std::getenv("BENCH_FIT_POLISH")) o.polish = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_STARTS")) o.starts = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_SEED")) o.seed = std::strtoull(e, nullptr, 10);
+  if (const char* e = std::getenv("BENCH_FIT_ITERATIONS")) o.max_iterations = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_TOL")) o.function_tolerance = std::atof(e);
+  if (const char* e = std::getenv("BENCH_FIT_BASIN")) o.basin_rounds = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_BASIN_CANDIDATES")) o.basin_candidates = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_BASIN_SIGMA")) o.basin_sigma = std::atof(e);
+  if (const char* e = std::getenv("BENCH_FIT_CHAINS")) o.basin_chains = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_LOCAL")) o.local_rounds = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_LOCAL_SIGMA")) o.local_sigma = std::atof(e);
+  if (std::getenv("BENCH_FIT_DOGLEG")) o.method = TrustRegion::Dogleg;
+  if (std::getenv("BENCH_FIT_NO_WIDEN")) o.widen_on_bound = false;
+  return o;
+}
+
+const FitTarget& table_target(const std::string& slug) {
+  static const auto targets = fit_table_targets();
+  for (const auto& t : targets)
+    if (t.slug == slug) return t;
+  fmt::print(stderr, "bench_fit: unknown target '{}'\n", slug);
+  std::exit(2);
+}
 
 // One row of the main table (for profiling): bench_fit row SLUG FAMILY-INDEX(0-4).
 void bench_row(const std::string& slug, int family) {
-  for (const auto& t : fit_table_targets()) {
-    if (t.slug != slug) continue;
-    FitOptions o;
-    o.threads = 2;
-    if (const char* e = std::getenv("BENCH_FIT_POLISH")) o.polish = std::atoi(e);
-    if (const char* e = std::getenv("BENCH_FIT_STARTS")) o.starts = std::atoi(e);
-    if (const char* e = std::getenv("BENCH_FIT_SEED")) o.seed = std::strtoull(e, nullptr, 10);
-    if (const char* e = std::getenv("BENCH_FIT_ITERATIONS")) o.max_iterations = std::atoi(e);
-    if (const char* e = std::getenv("BENCH_FIT_TOL")) o.function_tolerance = std::atof(e);
-    if (const char* e = std::getenv("BENCH_FIT_BASIN")) o.basin_rounds = std::atoi(e);
-    if (const char* e = std::getenv("BENCH_FIT_BASIN_CANDIDATES")) o.basin_candidates = std::atoi(e);
-    if (const char* e = std::getenv("BENCH_FIT_BASIN_SIGMA")) o.basin_sigma = std::atof(e);
-    if (const char* e = std::getenv("BENCH_FIT_CHAINS")) o.basin_chains = std::atoi(e);
-    if (const char* e = std::getenv("BENCH_FIT_LOCAL")) o.local_rounds = std::atoi(e);
-    if (const char* e = std::getenv("BENCH_FIT_LOCAL_SIGMA")) o.local_sigma = std::atof(e);
-    if (std::getenv("BENCH_FIT_DOGLEG")) o.method = TrustRegion::Dogleg;
-    if (std::getenv("BENCH_FIT_NO_WIDEN")) o.widen_on_bound = false;
-    const auto f = fit_table_families().at(static_cast<std::size_t>(family));
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto r = fit(make_fit_problem(t, f), o);
-    fmt::print("{} {}: {:.2f} s, {} it, MSE {:.6e}, within 1% {}, widened {}, best start {}, "
-               "kink hops {}, basin hops {}\n  theta", t.label, family_name(f), seconds_since(t0), r.iterations, r.mse,
-               r.within_1pct, r.widened.size(), r.best_start, r.kink_hops, r.basin_hops);
-    for (double x : r.theta) fmt::print(" {:.9g}", x);
-    fmt::print("\n  sorted start MSEs:");
-    auto sorted = r.start_mse;
-    std::sort(sorted.begin(), sorted.end());
-    for (std::size_t k = 0; k < std::min<std::size_t>(sorted.size(), 16); ++k) fmt::print(" {:.4e}", sorted[k]);
-    fmt::print("\n");
-  }
+  const auto& t = table_target(slug);
+  const FitOptions o = row_options();
+  const auto f = fit_table_families().at(static_cast<std::size_t>(family));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = fit(make_fit_problem(t, f), o);
+  fmt::print("{} {}: {:.2f} s, {} it, MSE {:.6e}, within 1% {}, widened {}, best start {}, "
+             "kink hops {}, basin hops {}\n  theta", t.label, family_name(f), seconds_since(t0), r.iterations, r.mse,
+             r.within_1pct, r.widened.size(), r.best_start, r.kink_hops, r.basin_hops);
+  for (double x : r.theta) fmt::print(" {:.9g}", x);
+  fmt::print("\n  sorted start MSEs:");
+  auto sorted = r.start_mse;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t k = 0; k < std::min<std::size_t>(sorted.size(), 16); ++k) fmt::print(" {:.4e}", sorted[k]);
+  fmt::print("\n");
 }
+
+// Reliability of one row: the whole fit with seeds 1..N (other options as in
+// the table, BENCH_FIT_* overrides apply), against the report's second check
+// at the table's seed. bench_fit seeds SLUG FAMILY-INDEX [N] (default 5).
+// Both run without the warm start that the table gives a general-n row from
+// its (n-1)-state row, so general rows can differ from the table's.
+void bench_seeds(const std::string& slug, int family, int seeds) {
+  const auto& t = table_target(slug);
+  const auto f = fit_table_families().at(static_cast<std::size_t>(family));
+  const auto problem = make_fit_problem(t, f);
+  const auto check = fit(problem, second_check_options(FitOptions{}));
+  fmt::print("{} {}: second check (dogleg, {} starts, seed {}) MSE {:.6e}\n", t.label, family_name(f),
+             second_check_options(FitOptions{}).starts, second_check_options(FitOptions{}).seed, check.mse);
+  std::vector<double> mse;
+  double total = 0;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    FitOptions o = row_options();
+    o.seed = static_cast<std::uint64_t>(seed);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = fit(problem, o);
+    const double sec = seconds_since(t0);
+    total += sec;
+    mse.push_back(r.mse);
+    fmt::print("  seed {:3d}: MSE {:.6e}  {:6.2f} s{}\n", seed, r.mse, sec,
+               check_beats(check.mse, r.mse) ? "  (beaten by the check)" : "");
+  }
+  const double best = *std::min_element(mse.begin(), mse.end());
+  const auto at_best = std::count_if(mse.begin(), mse.end(), [&](double m) { return !check_beats(best, m); });
+  const auto beaten = std::count_if(mse.begin(), mse.end(), [&](double m) { return check_beats(check.mse, m); });
+  fmt::print("best {:.6e}; {} of {} seeds at the best (within {:g}); {} of {} beaten by the check; {:.1f} s per seed\n",
+             best, at_best, seeds, kBeatTolerance, beaten, seeds, total / seeds);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "single";
   if (what == "row" && argc > 3) bench_row(argv[2], std::stoi(argv[3]));
+  if (what == "seeds" && argc > 3) bench_seeds(argv[2], std::stoi(argv[3]), argc > 4 ? std::stoi(argv[4]) : 5);
   if (what == "single" || what == "all") bench_single();
   if (what == "table" || what == "all") bench_table();
   if (what == "states" || what == "all") bench_states();

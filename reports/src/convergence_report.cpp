@@ -69,7 +69,9 @@ void load(Neuron& n, const ReportContext& ctx) {
   fs::path fitted = fs::path(ctx.out_root) / "fits" / n.fit_file;
   if (fs::exists(fitted)) {
     n.model_path = fitted.string();
-    n.provenance = fmt::format("fitted by `ctmc-snn report fits` ({}/fits/{})", ctx.out_root, n.fit_file);
+    // Relative to this report's folder, so that the generated folders can be
+    // moved or published together.
+    n.provenance = fmt::format("fitted by `ctmc-snn report fits` (../fits/{})", n.fit_file);
   } else {
     n.model_path = (fs::path(CTMC_SOURCE_DIR) / "reports" / "models" / n.fallback_file).string();
     n.provenance = fmt::format("hand-chosen parameters, reports/models/{} (no fit output found under {}/fits/)",
