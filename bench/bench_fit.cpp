@@ -160,10 +160,12 @@ void bench_row(const std::string& slug, int family) {
 // at the table's seed. bench_fit seeds SLUG FAMILY-INDEX [N] (default 5).
 // Both run without the warm start that the table gives a general-n row from
 // its (n-1)-state row, so general rows can differ from the table's.
+// BENCH_FIT_POINTS sets the grid (default 401: the table's).
 void bench_seeds(const std::string& slug, int family, int seeds) {
   const auto& t = table_target(slug);
   const auto f = fit_table_families().at(static_cast<std::size_t>(family));
-  const auto problem = make_fit_problem(t, f);
+  const std::size_t points = std::getenv("BENCH_FIT_POINTS") ? std::strtoul(std::getenv("BENCH_FIT_POINTS"), nullptr, 10) : 401;
+  const auto problem = make_fit_problem(t, f, points);
   const auto check = fit(problem, second_check_options(FitOptions{}));
   fmt::print("{} {}: second check (dogleg, {} starts, seed {}) MSE {:.6e}\n", t.label, family_name(f),
              second_check_options(FitOptions{}).starts, second_check_options(FitOptions{}).seed, check.mse);
