@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
@@ -377,4 +378,26 @@ TEST_CASE("set_precision records the precision actually used in the header and m
   CHECK(md.find("100000 bits") == std::string::npos);
   const auto meta = nlohmann::json::parse(slurp(root.path / "demo" / "meta.json"));
   CHECK(meta["precision_bits"].get<unsigned>() == 256u);
+}
+
+TEST_CASE("the convergence report names a fitted model relative to its own folder, never by the --out path") {
+  // With fits/<model> under out_root the report uses the fitted neuron; the
+  // provenance must stay valid when the report folders are moved together.
+  TempRoot root;
+  fs::create_directories(root.path / "fits");
+  for (const char* name : {"model_sigmoid_three-state.json", "model_relu_two-state.json"}) {
+    const std::string fallback = std::string(name) == "model_relu_two-state.json" ? "relu_two_state.json"
+                                                                                   : "sigmoid_three_state.json";
+    fs::copy_file(fs::path(CTMC_SOURCE_DIR) / "reports" / "models" / fallback, root.path / "fits" / name);
+  }
+  const ReportDef* conv = nullptr;
+  for (const auto& def : all_reports())
+    if (def.name == "convergence") conv = &def;
+  REQUIRE(conv != nullptr);
+  CHECK(conv->run(root.ctx()) == 0);
+  std::ifstream in(root.path / "convergence" / "report.md");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("(../fits/model_sigmoid_three-state.json)") != std::string::npos);
+  CHECK(text.find("(../fits/model_relu_two-state.json)") != std::string::npos);
+  CHECK(text.find(root.path.string() + "/fits") == std::string::npos);
 }
