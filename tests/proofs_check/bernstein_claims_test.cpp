@@ -73,7 +73,10 @@ TEST_CASE("claim 1: symbolic proof for all N and numeric checks through the libr
   const auto p = problem("sigmoid", -8, 8, Rational(2));
   const std::vector<Rational> us = {Rational(0), Rational(1, 3), Rational(1, 2), Rational(1)};
   for (const auto& pt : proofs_check::claim1_numeric(p, 12, us)) CHECK(pt.verdict == Verdict::Proved);
-  for (const auto& pt : proofs_check::claim1_numeric(p, 200, us)) {
+  // Exact rationals up to N = 256 by default, MPFI above the limit given.
+  for (const auto& pt : proofs_check::claim1_numeric(p, 200, us)) CHECK(pt.verdict == Verdict::Proved);
+  for (const auto& pt : proofs_check::claim1_numeric(p, 200, us, 48)) {
+    CHECK(pt.method == "MPFI");
     CHECK(pt.verdict == Verdict::Unknown);  // MPFI agreement is not a proof
     CHECK(pt.max_rel_gap < 1e-9);
   }
