@@ -159,15 +159,6 @@ void run_fit(const FitCliOptions& o) {
   if (!o.output.empty()) fmt::print("model       {}\n", o.output);
 }
 
-// Unsigned options: CLI11 would wrap "-1" to 2^64 - 1; reject the sign instead.
-const CLI::Validator kNoMinus(
-    [](std::string& text) {
-      const auto b = text.find_first_not_of(" \t");
-      return b != std::string::npos && text[b] == '-' ? std::string("need a number >= 0, got '" + text + "'")
-                                                      : std::string();
-    },
-    "", "NO_MINUS");
-
 Register reg([](CLI::App& root) {
   auto o = std::make_shared<FitCliOptions>();
   auto* cmd = root.add_subcommand("fit", "Fit a CTMC family's stationary flux to alpha * activation (paper eq. 3)");

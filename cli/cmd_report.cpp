@@ -22,7 +22,7 @@ Register reg([](CLI::App& root) {
   // Every report takes the same options after its name: report flux --out DIR.
   auto add_common = [ctx](CLI::App* sub) {
     sub->add_option("--out", ctx->out_root, "Folder that holds the report folders")->capture_default_str();
-    sub->add_option("--seed", ctx->seed, "Random seed")->capture_default_str();
+    sub->add_option("--seed", ctx->seed, "Random seed")->check(kNoMinus)->capture_default_str();
     sub->add_option("--threads", ctx->threads, "Threads (0 = all cores)")->capture_default_str()
         ->check(CLI::Range(0, 1024));
     sub->add_option("--precision", ctx->precision, "MPFR/MPFI precision in bits")->capture_default_str()

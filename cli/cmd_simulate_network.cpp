@@ -13,7 +13,6 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "command.hpp"
 #include "ctmc/sim/dataset.hpp"
@@ -36,21 +35,12 @@ struct SimNetOptions {
   bool json = false;
 };
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 void run(SimNetOptions o) {
   o.opt.snn.sampler = sim::parse_sampler(o.sampler);
   o.opt.snn.readout = sim::parse_readout(o.readout);
   o.opt.scale = sim::parse_scale_mode(o.scale);
   std::vector<sim::NeuronModel> neurons;
-  for (const auto& path : split_commas(o.neurons)) neurons.push_back({solvers::read_model_file(path), path});
+  for (const auto& path : split_list(o.neurons, "--neurons")) neurons.push_back({solvers::read_model_file(path), path});
   if (neurons.empty()) throw InputError("--neurons: no model file given");
   const sim::Mlp net = sim::load_network(o.net);
   const sim::DatasetSplit data = sim::load_dataset_dir(o.data);
@@ -162,8 +152,8 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--rate", o->opt.rate, "Target rate r: alpha_l = r / q99_l (or r with --scale const)")
       ->capture_default_str();
   cmd->add_option("--dt", o->opt.snn.dt, "Time step (H held for each step)")->capture_default_str();
-  cmd->add_option("--trials", o->opt.trials, "Stochastic trials")->capture_default_str();
-  cmd->add_option("--seed", o->opt.seed, "Random seed")->capture_default_str();
+  cmd->add_option("--trials", o->opt.trials, "Stochastic trials")->check(kNoMinus)->capture_default_str();
+  cmd->add_option("--seed", o->opt.seed, "Random seed")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->opt.threads, "Threads (0: OpenMP default); results do not depend on it")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));

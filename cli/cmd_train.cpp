@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "command.hpp"
 #include "ctmc/analysis/activation.hpp"
@@ -23,9 +22,7 @@ constexpr std::size_t kMaxLayers = 1024;
 
 std::vector<int> parse_widths(const std::string& text) {
   std::vector<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (const auto& item : split_list(text, "--hidden")) {
     try {
       std::size_t used = 0;
       const int v = std::stoi(item, &used);
@@ -45,9 +42,7 @@ std::vector<int> parse_widths(const std::string& text) {
 
 std::vector<float> parse_clips(const std::string& text) {
   std::vector<float> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (const auto& item : split_list(text, "--clip")) {
     if (item == "inf" || item == "none") {
       out.push_back(0.0f);
       continue;
@@ -110,13 +105,14 @@ struct EvalOptions {
 };
 
 void run_evaluate(const EvalOptions& o) {
+  const auto clips = parse_clips(o.clips);  // bad input before any loading
   const auto net = sim::load_network(o.net);
   const auto split = sim::load_dataset_dir(o.data);
   if (split.test.features() != net.input_size())
     throw InputError(o.data + ": images have " + std::to_string(split.test.features()) + " pixels, " + o.net + " expects " +
                      std::to_string(net.input_size()));
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (float k : parse_clips(o.clips)) {
+  for (float k : clips) {
     const double acc = net.accuracy(split.test, k);
     rows.push_back({{"clip", k > 0 ? nlohmann::ordered_json(k) : nlohmann::ordered_json("inf")}, {"test_accuracy", acc}});
     if (!o.json) fmt::print("clip {:>6}  test accuracy {:.2f}%  ({} images)\n", k > 0 ? fmt::format("{:g}", k) : "inf", 100 * acc, split.test.size());
@@ -134,7 +130,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--epochs", o->cfg.epochs, "Training epochs")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--batch", o->cfg.batch_size, "Mini-batch size")->capture_default_str()->check(CLI::Range(1, 1000000));
   cmd->add_option("--lr", o->cfg.learning_rate, "Adam learning rate")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", o->cfg.seed, "Random seed (weights and batch order)")->capture_default_str();
+  cmd->add_option("--seed", o->cfg.seed, "Random seed (weights and batch order)")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->cfg.threads, "Threads (0: OpenMP default); results do not depend on it")->capture_default_str()->check(
       CLI::Range(0, 1024));
   cmd->add_flag("--json", o->json, "Machine-readable output (no progress bar)");

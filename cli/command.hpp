@@ -34,6 +34,21 @@ inline CLI::App* subcommand_group(CLI::App& root, const std::string& name, const
   return g;
 }
 
+// For unsigned options (seeds, counts): CLI11 would wrap "-1" to 2^64 - 1;
+// reject the sign instead.
+inline const CLI::Validator kNoMinus(
+    [](std::string& text) {
+      const auto b = text.find_first_not_of(" \t");
+      return b != std::string::npos && text[b] == '-' ? std::string("need a number >= 0, got '" + text + "'")
+                                                      : std::string();
+    },
+    "", "NO_MINUS");
+
+// The items of a comma-separated option value ("256,128"); an empty value or
+// an empty item ("", "1,", "a,,b") is bad input naming the option, never a
+// silently shorter list.
+std::vector<std::string> split_list(const std::string& text, const std::string& option);
+
 // Thrown from a command callback to end with a given exit status.
 struct ExitStatus {
   int code;

@@ -11,6 +11,47 @@ namespace {
 std::string g_command_line;
 }
 const std::string& command_line() { return g_command_line; }
+
+std::vector<std::string> split_list(const std::string& text, const std::string& option) {
+  if (text.empty()) throw ctmc::InputError(option + ": empty list");
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (out.back().empty()) throw ctmc::InputError(option + ": empty item in '" + text + "'");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+namespace {
+// CLI11 answers an unknown command word with "A subcommand is required";
+// name the word and the commands that exist instead. Follows the command
+// words of argv down the groups that need a subcommand (ctmc-snn, report,
+// simulate, data); "" when they are all known.
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path = "ctmc-snn";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";  // options: leave them to CLI11
+    const auto subs = at->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty() || at->get_require_subcommand_min() == 0) return "";
+    CLI::App* next = nullptr;
+    std::string known;
+    for (auto* sub : subs) {
+      if (sub->get_name() == word) next = sub;
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!next) return path + ": unknown command '" + word + "' (known: " + known + ")";
+    at = next;
+    path += " " + word;
+  }
+  return "";
+}
+}  // namespace
 }  // namespace ctmc::cli
 
 int main(int argc, char** argv) {
@@ -30,6 +71,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    const std::string unknown = unknown_command(app, argc, argv);
+    if (!unknown.empty()) {
+      std::cerr << unknown << "\n";
+      return 2;
+    }
     std::cerr << "ctmc-snn: " << e.what() << " (see --help)\n";
     return 2;
   } catch (const ExitStatus& s) {

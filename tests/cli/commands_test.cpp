@@ -3,6 +3,7 @@
 // input) and outputs against hand-derived values.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_helpers.hpp"
@@ -81,11 +82,47 @@ TEST_CASE("simulate neuron: agrees with the exact mean and does not depend on --
   CHECK(one.output == two.output);
 }
 
+TEST_CASE("simulate neuron: trials that all count 0 spikes are judged on the mean only, not failed") {
+  // Two-state fixture at H = 1: E N(T) = 0.75 T; at T = 0.001 every one of the
+  // 100 trials counts 0 with probability ~0.93. The sample variance is then 0
+  // with a sample standard error of 0: that must not read as infinitely many
+  // standard errors (it exited 1 with z = -1e300).
+  const auto r = run_cli("simulate neuron \"" + fixture("two_state_family.json") +
+                         "\" --H 1 --T 0.001 --trials 100 --seed 2 --json");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  const auto j = nlohmann::json::parse(r.output);
+  REQUIRE(j["empirical"]["mean_count"].get<double>() == 0.0);
+  CHECK(j["agreement"]["variance_tested"] == false);
+  CHECK(j["agreement"]["z_variance"].is_null());
+  // z of the mean from the exact Var N(T) = 0.000749...: -0.00075 / sqrt(0.00075 / 100) = -0.27.
+  CHECK(j["agreement"]["z_mean"].get<double>() == doctest::Approx(-0.274).epsilon(0.01));
+  CHECK(j["agreement"]["ok"] == true);
+}
+
 TEST_CASE("simulate neuron: bad options exit 2") {
   const std::string m = "\"" + fixture("three_state.json") + "\"";
   check_exit2("simulate neuron " + m + " --H 0 --T -1 --trials 10", "--T");
   check_exit2("simulate neuron " + m + " --H nan --T 1 --trials 10", "--H");
   check_exit2("simulate neuron " + m + " --H 0 --T 1 --trials 10 --start Q", "Q");
+}
+
+TEST_CASE("unknown commands are named; negative seeds and counts and empty list items are bad input") {
+  check_exit2("bogus", "unknown command 'bogus'");
+  check_exit2("report bogus", "report: unknown command 'bogus' (known: flux");
+  check_exit2("simulate bogus", "simulate: unknown command 'bogus'");
+  // CLI11 wrapped "-1" to 2^64 - 1 for unsigned options (the run went ahead
+  // with seed 18446744073709551615).
+  const std::string m = "\"" + fixture("three_state.json") + "\"";
+  check_exit2("simulate neuron " + m + " --H 0 --T 1 --seed -1", "--seed: need a number >= 0");
+  check_exit2("simulate neuron " + m + " --H 0 --T 1 --trials -5", "--trials: need a number >= 0");
+  check_exit2("simulate network --net n.json --data d --neurons " + m + " --seed -1", "--seed");
+  check_exit2("report flux --seed -1", "--seed: need a number >= 0");
+  check_exit2("train --data d --output o.json --seed -1", "--seed");
+  // Empty items were dropped ("--clip ''" evaluated nothing and exited 0).
+  check_exit2("evaluate --net n.json --data d --clip ''", "--clip: empty list");
+  check_exit2("train --data d --output o.json --hidden 4,", "--hidden: empty item");
+  check_exit2("simulate network --net n.json --data d --neurons " + m + ",", "--neurons: empty item");
 }
 
 TEST_CASE("bernstein: bad input exits 2 with the reason") {
