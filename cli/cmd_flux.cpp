@@ -83,7 +83,15 @@ void run_flux(const FluxOptions& o) {
       }
     } else if (!family.empty()) {
       row["family"] = family;
-      row["closed_form"] = "unavailable: unknown family or the model's structure does not match it";
+      // Why there is none, so that a valid model does not read as broken.
+      if (family == "general")
+        row["closed_form"] = "none for the general family (the flux above is from GTH)";
+      else if (!solvers::closed_form_text(family).empty())
+        row["closed_form"] = "unavailable: the model's states and transitions do not have the " + family +
+                             " family's structure (meta.family says " + family + ")";
+      else
+        row["closed_form"] = "none: meta.family '" + family +
+                             "' is not one with a closed form (two-state, three-state, full-three-state, bernstein)";
     }
     out.push_back(row);
   }
