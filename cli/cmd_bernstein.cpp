@@ -177,12 +177,20 @@ void run(const BernsteinOptions& o) {
       const auto& s = out["eps_search"];
       if (s["capped"].get<bool>())
         fmt::print("smallest N for eps = {:g}: > cap {} ({})\n", eps, o.cap, s["reasoning"].get<std::string>());
+      else if (s["minimal"].get<bool>() && s["N_lo"].get<std::int64_t>() + 1 == s["N_hi"].get<std::int64_t>())
+        fmt::print("smallest N for eps = {:g}: {} ({})\n", eps, s["N_hi"].get<std::int64_t>(),
+                   s["reasoning"].get<std::string>());
       else
-        fmt::print("smallest N for eps = {:g}: in [{} + 1, {}]{} ({})\n", eps, s["N_lo"].get<std::int64_t>(),
+        fmt::print("smallest N for eps = {:g}: in [{}, {}]{} ({})\n", eps, s["N_lo"].get<std::int64_t>() + 1,
                    s["N_hi"].get<std::int64_t>(), s["minimal"].get<bool>() ? " (minimal)" : "",
                    s["reasoning"].get<std::string>());
+      // Above 2^53 the paper's N comes from a double rounded up: a sufficient
+      // N, but its trailing digits mean nothing, so it is printed rounded.
       auto n_text = [](const ojson& n, const char* beyond) {
-        return n.is_null() ? std::string(beyond) : std::to_string(n.get<std::int64_t>());
+        if (n.is_null()) return std::string(beyond);
+        const auto v = n.get<std::int64_t>();
+        return v > (std::int64_t{1} << 53) ? fmt::format("{:.6e} (rounded up)", static_cast<double>(v))
+                                           : std::to_string(v);
       };
       fmt::print("paper's sufficient N = {}; sharper bound's sufficient N = {}\n",
                  n_text(s["paper_sufficient_N"], "> 2^62"), n_text(s["sharper_sufficient_N"], "> 2^53"));

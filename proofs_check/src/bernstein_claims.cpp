@@ -223,10 +223,11 @@ BoundsAtN bounds_at(const BernsteinProblem& p, const LipschitzBound& lh, std::in
     Claim c{id, fmt::format("sup|F_N - psi| <= {} at N = {}", what, n), Verdict::Unknown, ""};
     if (b.sup.upper <= lo) {
       c.verdict = Verdict::Proved;
-      c.decided_by = fmt::format("certified sup <= {:.6e} <= bound >= {:.6e}", b.sup.upper, lo);
+      // lo is the lower end of the bound's enclosure: sup <= lo <= bound.
+      c.decided_by = fmt::format("certified sup <= {:.6e} <= {:.6e} <= bound", b.sup.upper, lo);
     } else if (b.sup.lower > hi) {
       c.verdict = Verdict::Refuted;
-      c.decided_by = fmt::format("point value {:.6e} at u = {:.17g} > bound <= {:.6e}", b.sup.lower,
+      c.decided_by = fmt::format("point value {:.6e} at u = {:.17g} > {:.6e} >= bound", b.sup.lower,
                                  b.sup.argmax_u, hi);
     } else {
       c.decided_by = fmt::format("sup in [{:.6e}, {:.6e}], bound in [{:.6e}, {:.6e}]", b.sup.lower, b.sup.upper, lo, hi);
