@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,6 +84,35 @@ std::string make_temp_dir(const std::string& parent, const std::string& stem) {
   return std::string(buf.data());
 }
 
+// The stem of this process's temporary folders for report `name`:
+// ".<name>.tmp-<pid>-" (and ".<name>.old-<pid>-" while swapping), so that
+// the folders of a run that was killed can be told from those of a running one.
+std::string temp_stem(const std::string& name, const char* kind) {
+  return fmt::format(".{}.{}-{}-", name, kind, static_cast<long>(::getpid()));
+}
+
+// Removes the temporary folders of report `name` left in `parent` by runs
+// that were killed (Ctrl-C, timeout) before they could clean up: those whose
+// pid is no longer a process. A folder of a live process (including one of
+// another run writing the same report right now) is left alone.
+void remove_stale_temp_dirs(const std::string& parent, const std::string& name) {
+  std::error_code ec;
+  for (const char* kind : {"tmp", "old"}) {
+    const std::string prefix = fmt::format(".{}.{}-", name, kind);
+    for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string entry = it->path().filename().string();
+      if (entry.rfind(prefix, 0) != 0) continue;
+      char* after = nullptr;
+      errno = 0;
+      const long pid = std::strtol(entry.c_str() + prefix.size(), &after, 10);
+      if (errno != 0 || after == entry.c_str() + prefix.size() || *after != '-' || pid <= 0) continue;
+      if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+      std::error_code rm;
+      fs::remove_all(it->path(), rm);  // best effort
+    }
+  }
+}
+
 bool looks_numeric(const std::string& s) {
   if (s.empty()) return false;
   std::string t = s;
@@ -147,7 +177,7 @@ bool gnuplot_on_path() {
 // atomic (renameat2 RENAME_EXCHANGE), so readers never see a missing report;
 // elsewhere the old folder is first moved aside.
 void replace_dir(const std::string& from, const std::string& to, const std::string& parent,
-                 const std::string& stem) {
+                 const std::string& name) {
   if (!fs::exists(to)) {
     fs::rename(from, to);
     return;
@@ -158,7 +188,7 @@ void replace_dir(const std::string& from, const std::string& to, const std::stri
     return;
   }
 #endif
-  std::string old = make_temp_dir(parent, stem + ".old-");
+  std::string old = make_temp_dir(parent, temp_stem(name, "old"));
   fs::rename(to, old);  // onto an empty folder: allowed by POSIX rename
   try {
     fs::rename(from, to);
@@ -315,7 +345,8 @@ ReportWriter::ReportWriter(const ReportContext& ctx, std::string name, std::stri
       throw InputError(fmt::format("--out: '{}' exists and is not a report folder; move it or choose another --out",
                                    final_dir_));
   }
-  tmp_dir_ = make_temp_dir(parent_, "." + name_ + ".tmp-");
+  remove_stale_temp_dirs(parent_, name_);
+  tmp_dir_ = make_temp_dir(parent_, temp_stem(name_, "tmp"));
   prov_.command_line = ctx.command_line;
   prov_.seed = ctx.seed;
   prov_.precision = ctx.precision;
@@ -529,7 +560,7 @@ void ReportWriter::finish() {
   write_file(path_of("meta.json", true), meta.dump(2) + "\n");
   // Folders from mkdtemp are private (0700); a report is for everyone to read.
   ::chmod(tmp_dir_.c_str(), 0755);
-  replace_dir(tmp_dir_, final_dir_, parent_, "." + name_);
+  replace_dir(tmp_dir_, final_dir_, parent_, name_);
   finished_ = true;
 }
 

@@ -129,6 +129,29 @@ TEST_CASE("the report folder appears only after finish() and the temporary folde
   CHECK(fs::exists(root.path / "demo" / "t.csv"));
 }
 
+TEST_CASE("temporary folders of killed runs are removed by the next writer, those of live runs kept") {
+  // A killed run (Ctrl-C, timeout) leaves .<name>.tmp-<pid>-XXXXXX behind.
+  // Pids above the kernel's pid_max (at most 2^22) are never processes.
+  TempRoot root;
+  const std::string dead = ".demo.tmp-2147483000-abcdef", dead_old = ".demo.old-2147483001-abcdef";
+  const std::string live = ".demo.tmp-" + std::to_string(::getpid()) + "-ghijkl";
+  const std::string other = ".other.tmp-2147483000-abcdef", user = ".demo.tmp-notes";
+  for (const auto& d : {dead, dead_old, live, other, user}) {
+    fs::create_directories(root.path / d);
+    std::ofstream(root.path / d / "x.csv") << "1\n";
+  }
+  {
+    ReportWriter w(root.ctx(), "demo", "Demo report");
+    w.finish();
+  }
+  CHECK_FALSE(fs::exists(root.path / dead));
+  CHECK_FALSE(fs::exists(root.path / dead_old));
+  CHECK(fs::exists(root.path / live / "x.csv"));   // a running report's folder
+  CHECK(fs::exists(root.path / other / "x.csv"));  // another report's: its own writer decides
+  CHECK(fs::exists(root.path / user / "x.csv"));   // not a writer's name
+  CHECK(root.entries() == std::set<std::string>{"demo", live, other, user});
+}
+
 TEST_CASE("report.md carries the header fields") {
   TempRoot root;
   ReportWriter w(root.ctx(), "demo", "Demo report title");

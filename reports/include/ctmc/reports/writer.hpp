@@ -12,11 +12,13 @@
 //               restyling.
 //
 // Nothing half-written: everything goes into a temporary folder
-// <out_root>/.<name>.tmp-XXXXXX in the same parent (so the final rename never
-// crosses a file system). finish() writes report.md and renames the folder into
-// place, replacing an older folder of the same name. A writer destroyed
-// without finish() (the report threw) removes its temporary folder and leaves
-// any older report untouched.
+// <out_root>/.<name>.tmp-<pid>-XXXXXX in the same parent (so the final rename
+// never crosses a file system). finish() writes report.md and renames the
+// folder into place, replacing an older folder of the same name. A writer
+// destroyed without finish() (the report threw) removes its temporary folder
+// and leaves any older report untouched. A run that is killed cannot clean up;
+// the next writer of the same report removes such folders whose pid is no
+// longer a process (never those of a live run).
 //
 // Paper column convention: wherever the paper publishes a value next to one of
 // ours, the table has a column named kPaperColumn ("paper") holding the
