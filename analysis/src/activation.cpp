@@ -135,6 +135,14 @@ Activation parse_activation(const std::string& name) {
   return a;
 }
 
+std::optional<std::string> table_coverage_violation(const Activation& a, double lo, double hi) {
+  if (a.kind != ActivationKind::Tabulated || a.xs.empty()) return std::nullopt;
+  if (lo >= a.xs.front() && hi <= a.xs.back()) return std::nullopt;
+  return fmt::format("--activation: {} has rows for x in [{:g}, {:g}] only, but the domain is [{:g}, {:g}]; add rows "
+                     "covering the domain (beyond its rows the table would be taken as constant)",
+                     a.name, a.xs.front(), a.xs.back(), lo, hi);
+}
+
 std::string activation_names_help() {
   return "sigmoid, relu, softplus, cliprelu_K, sigmoid_shift_S, tanh1, table:FILE";
 }

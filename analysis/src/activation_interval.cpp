@@ -225,6 +225,7 @@ std::optional<solvers::Mpfr> second_derivative(const Activation& a, const solver
 
 std::optional<std::string> admissibility_violation(const Activation& a, const solvers::Rational& lo,
                                                    const solvers::Rational& hi, mpfr_prec_t prec) {
+  if (auto why = table_coverage_violation(a, solvers::to_double(lo), solvers::to_double(hi))) return why;
   Ivl x(prec), lo_iv(prec), hi_iv(prec), v(prec);
   set_rational(lo_iv, lo);
   set_rational(hi_iv, hi);

@@ -120,6 +120,11 @@ TEST_CASE("activation tables and parameters are parsed strictly") {
   expect_exit2("bernstein --activation table:" + bom + tail, "nondecreasing");
   const auto bom_ok = write_file("tab_bom_ok.csv", "\xEF\xBB\xBFx,phi\r\n-5,0\r\n0,0\r\n5,5\r\n");
   CHECK(run_cli("bernstein --activation table:" + bom_ok + tail).status == 0);
+  // A domain beyond the table's rows was checked or fitted against the
+  // constant extension without a word.
+  expect_exit2("bernstein --activation table:" + bom_ok + " --domain -6,5 --N 4", "has rows for x in [-5, 5] only");
+  expect_exit2("fit --activation table:" + bom_ok + " --domain -5,6 --family two-state --starts 2",
+               "has rows for x in [-5, 5] only");
   expect_exit2("bernstein --activation \"cliprelu_ 2\"" + tail, "cliprelu_");
   expect_exit2("bernstein --activation cliprelu_0x2" + tail, "cliprelu_0x2");
   expect_exit2("bernstein --activation cliprelu_1e-320" + tail, "cliprelu_1e-320");

@@ -10,13 +10,16 @@
 //                      (no spaces, hex, inf or nan)
 //   tanh1              tanh(x) + 1
 //   table:FILE         piecewise-linear through a CSV of (x, phi(x)) rows,
-//                      x strictly increasing; constant beyond the ends. Each
+//                      x strictly increasing; eval() holds the end values
+//                      beyond the ends, but fit and bernstein refuse a domain
+//                      reaching beyond them (table_coverage_violation). Each
 //                      row: exactly two comma-separated plain decimals (finite);
 //                      blank and '#' lines skipped; a leading UTF-8 BOM is
 //                      ignored; the first row is a header only if it has no digit
 // eval<T> works for double, ceres::Jet (generic ADL math) and Mpfr.
 #pragma once
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +76,13 @@ struct Activation {
 // Throws ctmc::InputError ("--activation: unknown activation 'foo'", or
 // naming the table file and row) for anything it cannot parse.
 Activation parse_activation(const std::string& name);
+
+// A table:FILE target is only known between its first and last x (beyond
+// them eval() holds the end values): fitting or checking it on a domain
+// [lo, hi] that reaches further would silently use that constant extension.
+// Returns the message naming the table and both ranges, or nothing (also for
+// every other kind).
+std::optional<std::string> table_coverage_violation(const Activation& a, double lo, double hi);
 
 // Names of the built-in activations, for --help texts.
 std::string activation_names_help();
