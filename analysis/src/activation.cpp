@@ -54,12 +54,13 @@ std::optional<double> parse_plain(std::string_view t) {
 // decimal with |v| in [1e-6, 1e6] (or 0 where allowed).
 constexpr double kParamMin = 1e-6, kParamMax = 1e6;
 
-double parse_positive_param(const std::string& name, const std::string& text, bool allow_negative) {
+double parse_positive_param(const std::string& name, const std::string& text, bool allow_negative,
+                            const std::string& what) {
   const auto v = parse_plain(text);
   const bool ok = v && std::abs(*v) <= kParamMax &&
                   (allow_negative ? (*v == 0 || std::abs(*v) >= kParamMin) : *v >= kParamMin);
   if (!ok)
-    throw InputError(fmt::format("--activation: '{}': parameter '{}' must be a plain decimal number {}", name, text,
+    throw InputError(fmt::format("{}: '{}': parameter '{}' must be a plain decimal number {}", what, name, text,
                                  allow_negative ? fmt::format("0 or with magnitude in [{:g}, {:g}]", kParamMin, kParamMax)
                                                 : fmt::format("in [{:g}, {:g}]", kParamMin, kParamMax)));
   return *v;
@@ -110,7 +111,7 @@ Activation read_table(const std::string& name, const std::string& path) {
 
 }  // namespace
 
-Activation parse_activation(const std::string& name) {
+Activation parse_activation(const std::string& name, const std::string& what) {
   Activation a;
   a.name = name;
   if (name == "sigmoid") {
@@ -123,14 +124,14 @@ Activation parse_activation(const std::string& name) {
     a.kind = ActivationKind::TanhPlusOne;
   } else if (name.rfind("cliprelu_", 0) == 0) {
     a.kind = ActivationKind::ClipRelu;
-    a.param = parse_positive_param(name, name.substr(9), false);
+    a.param = parse_positive_param(name, name.substr(9), false, what);
   } else if (name.rfind("sigmoid_shift_", 0) == 0) {
     a.kind = ActivationKind::ShiftedSigmoid;
-    a.param = parse_positive_param(name, name.substr(14), true);
+    a.param = parse_positive_param(name, name.substr(14), true, what);
   } else if (name.rfind("table:", 0) == 0) {
     return read_table(name, name.substr(6));
   } else {
-    throw InputError(fmt::format("--activation: unknown activation '{}' (known: {})", name, activation_names_help()));
+    throw InputError(fmt::format("{}: unknown activation '{}' (known: {})", what, name, activation_names_help()));
   }
   return a;
 }

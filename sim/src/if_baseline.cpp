@@ -42,7 +42,7 @@ IfNetwork::IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions
   }
   for (std::size_t l = 0; l < S; ++l)
     if (!(lambda_[l] > 0) || !std::isfinite(lambda_[l]))
-      throw InputError(fmt::format("IF baseline: layer {} normalisation percentile {} is not positive", l + 1,
+      throw InputError(fmt::format("--if: IF baseline: layer {} normalisation percentile {} is not positive", l + 1,
                                    lambda_[l]));
   for (std::size_t l = 0; l < L; ++l) {
     const double in_scale = l == 0 ? 1.0 : lambda_[l - 1];

@@ -79,7 +79,7 @@ void gemm_tn(Eigen::MatrixXf& C, const Eigen::MatrixXf& A, const Eigen::MatrixXf
 ResolvedActivation resolve_activation(const std::string& name) {
   ResolvedActivation r;
   if (name == "linear") return r;
-  r.general = analysis::parse_activation(name);
+  r.general = analysis::parse_activation(name, "activation");
   r.kind = r.general.kind == analysis::ActivationKind::Relu ? ResolvedActivation::Kind::Relu : ResolvedActivation::Kind::General;
   return r;
 }

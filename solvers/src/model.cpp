@@ -285,6 +285,9 @@ Model model_from_json_text(const std::string& text, const std::string& source) {
 }
 
 Model read_model_file(const std::string& path) {
+  std::error_code ec;
+  // An ifstream opens a folder and reads nothing: "malformed JSON" would be a riddle.
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a folder, not a model file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open model file");
   std::stringstream ss;

@@ -126,6 +126,14 @@ TEST_CASE("a missing model file: exit 2 naming it") {
   CHECK(r.output.find(path) != std::string::npos);
 }
 
+TEST_CASE("a folder given as the model file: exit 2 saying so") {
+  // It read as "malformed JSON ... unexpected end of input".
+  const std::string dir = temp_dir().string();
+  const auto r = run_cli("flux \"" + dir + "\" --H 0");
+  CHECK(r.status == 2);
+  CHECK(r.output.find(dir + ": is a folder, not a model file") != std::string::npos);
+}
+
 TEST_CASE("bad options: exit 2") {
   const std::string model = std::string(CTMC_FIXTURES_DIR) + "/three_state.json";
   CHECK(run_cli("flux \"" + model + "\" --H abc").status == 2);

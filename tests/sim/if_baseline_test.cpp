@@ -121,6 +121,10 @@ TEST_CASE("IF baseline input errors") {
   opt.v0 = 1.0;
   CHECK_THROWS_AS(IfNetwork(net, {1.0, 1.0}, opt), ctmc::InputError);
   opt.v0 = 0;
+  // A percentile of the layer's activations that is not positive (--if p50 on
+  // a mostly silent layer) names the option it came from.
+  CHECK_THROWS_WITH_AS(IfNetwork(net, {-0.5, 1.0}, opt), doctest::Contains("--if: IF baseline: layer 1"),
+                       ctmc::InputError);
   net.layers[0].activation = "sigmoid";
   CHECK_THROWS_AS(IfNetwork(net, {1.0, 1.0}, opt), ctmc::InputError);
 }

@@ -153,6 +153,13 @@ TEST_CASE("malformed safetensors and manifests are InputErrors naming the file")
   m = manifest;
   m["layers"][0]["activation"] = "nosuch";
   try_manifest(m, "layer 0");
+  try_manifest(m, "activation: unknown activation 'nosuch'");
+  try {  // a field of the manifest, not the --activation option
+    load_network(mpath);
+    FAIL("no error for activation 'nosuch'");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("--activation") == std::string::npos);
+  }
   m = manifest;
   m["layers"][1]["activation"] = "relu";
   try_manifest(m, "must be \"linear\"");

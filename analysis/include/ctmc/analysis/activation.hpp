@@ -74,8 +74,9 @@ struct Activation {
 };
 
 // Throws ctmc::InputError ("--activation: unknown activation 'foo'", or
-// naming the table file and row) for anything it cannot parse.
-Activation parse_activation(const std::string& name);
+// naming the table file and row) for anything it cannot parse; `what` names
+// where the name came from (the option, or e.g. "activation" of a manifest layer).
+Activation parse_activation(const std::string& name, const std::string& what = "--activation");
 
 // A table:FILE target is only known between its first and last x (beyond
 // them eval() holds the end values): fitting or checking it on a domain
