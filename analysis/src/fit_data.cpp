@@ -298,7 +298,9 @@ ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& prob
     const Mpfr w = d.w_exact.empty() ? Mpfr(1) : solvers::from_rational<Mpfr>(d.w_exact[m]);
     sum_sq += w * err * err;
     sum_w += w;
-    if (err > worst) {
+    // The max error is taken where the fit was asked to fit: a point of
+    // weight 0 is outside the data (it also does not count in the MSE).
+    if (w > 0 && err > worst) {
       worst = err;
       e.max_abs_error_at = d.h[m];
     }

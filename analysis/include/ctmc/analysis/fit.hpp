@@ -180,7 +180,7 @@ struct FitResult {
   int local_hops = 0;                         // accepted local-phase moves
   double mse_double = 0;                      // the best start's MSE in double
   double mse = 0;                             // MPFR re-evaluation
-  double max_abs_error = 0;                   // MPFR re-evaluation
+  double max_abs_error = 0;                   // MPFR re-evaluation, over the points of weight > 0
   double max_abs_error_at = 0;                // the H where it occurs
   std::vector<std::string> on_bound;          // "name=value (upper bound)"
   std::vector<WidenedFit> widened;            // x10, x100 when on_bound is not empty
