@@ -518,7 +518,7 @@ void ReportWriter::finish() {
                 {"precision", fmt::format("{} bits", prov_.precision)},
                 {"threads", prov_.threads == 0 ? std::string("all cores") : fmt::format("{}", prov_.threads)},
                 {"git revision", prov_.git_revision},
-                {"date (UTC)", prov_.date_utc}}};
+                {"date", prov_.date_utc}}};  // the value ends in "UTC"
   md += markdown_table(header) + "\n";
   md += fmt::format("Wherever the paper publishes a value, tables show it in a column `{}` ({} when it gives none).\n\n",
                     kPaperColumn, kNoPaperValue);
