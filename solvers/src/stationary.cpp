@@ -78,6 +78,14 @@ std::vector<std::vector<std::size_t>> closed_classes(const Graph& g) {
 }
 
 namespace {
+
+// H for a message: as typed when short; an H that came from a double (a
+// network's preactivation) is a long fraction p/2^k, shown as a decimal first.
+std::string h_text(const Rational& H) {
+  const std::string e = exact_text(H);
+  if (e.size() <= 24) return e;
+  return fmt::format("{} (exactly {})", to_double(H), e);  // shortest decimal that reads back as the double
+}
 constexpr std::size_t kDenseLimit = 48;  // above this many states, sparse GTH is cheaper
 }
 
@@ -93,7 +101,7 @@ Stationary<T> solve_stationary(const Model& m, const Rational& H, Method method,
       names += "}";
     }
     throw InputError(fmt::format("{}: at H = {} the chain has {} closed classes {}: no unique stationary distribution",
-                                 source, exact_text(H), classes.size(), names));
+                                 source, h_text(H), classes.size(), names));
   }
   const auto& support = classes[0];
   std::vector<std::size_t> local(m.size(), static_cast<std::size_t>(-1));
@@ -112,7 +120,7 @@ Stationary<T> solve_stationary(const Model& m, const Rational& H, Method method,
       const auto& t = m.transitions[k];
       throw InputError(fmt::format("{}: at H = {} the rate of transitions[{}] ({} -> {}) is {}, {} the range of double; "
                                    "solve in MPFR (--precision) or exactly (--exact)",
-                                   source, exact_text(H), k, m.states[t.from], m.states[t.to],
+                                   source, h_text(H), k, m.states[t.from], m.states[t.to],
                                    to_string(from_rational<Mpfr>(rates[k]), 6), rate_t[k] > 0 ? "above" : "below"));
     }
   }
@@ -158,7 +166,7 @@ Stationary<T> solve_stationary(const Model& m, const Rational& H, Method method,
     if (!finite)
       throw InputError(fmt::format("{}: at H = {} the rates span more than the range of double and the elimination "
                                    "overflows; solve in MPFR (--precision) or exactly (--exact)",
-                                   source, exact_text(H)));
+                                   source, h_text(H)));
   }
   return r;
 }

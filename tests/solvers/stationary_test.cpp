@@ -158,6 +158,14 @@ TEST_CASE("reducible chains: two closed classes are an InputError naming both") 
   CHECK(message.find("chain.json") == 0);
   CHECK(message.find("{L}") != std::string::npos);
   CHECK(message.find("{R}") != std::string::npos);
+  // An H that came from a double (a network's preactivation) is named as a
+  // decimal first, not only as a 53-bit fraction.
+  try {
+    solve_stationary<double>(m, Rational(-0.1180999), Method::Auto, "chain.json");
+    FAIL("no error");
+  } catch (const ctmc::InputError& e) {
+    CHECK(std::string(e.what()).find("at H = -0.1180999 (exactly -") != std::string::npos);
+  }
   CHECK(message.find('\n') == std::string::npos);
 }
 
