@@ -166,12 +166,16 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--scale", o->scale, "Layer scales: q99 (alpha_l = r / q99_l) or const (alpha_l = r)")
       ->capture_default_str();
   cmd->add_option("--limit", o->opt.limit, "Use only the first N test images (0: all)")->capture_default_str();
-  cmd->add_option("--if", o->if_norm,
-                  "Also run the IF baseline with this activation-percentile normalisation: p99.9 or p100 (relu or "
-                  "cliprelu hidden layers)");
-  cmd->add_option("--v0", o->v0, "IF baseline: initial membrane potential, fraction of the threshold (0 or 0.5)")
-      ->capture_default_str();
-  cmd->add_option("--if-steps", o->if_steps, "IF baseline: number of time steps")->capture_default_str();
+  auto* if_opt = cmd->add_option("--if", o->if_norm,
+                                 "Also run the IF baseline with this activation-percentile normalisation: p99.9 or "
+                                 "p100 (relu or cliprelu hidden layers)");
+  // Only meaningful with --if: given alone they would be ignored without a word.
+  cmd->add_option("--v0", o->v0,
+                  "IF baseline: initial membrane potential as a fraction of the threshold, in [0, 1) (0 and 0.5 are "
+                  "the usual choices)")
+      ->capture_default_str()
+      ->needs(if_opt);
+  cmd->add_option("--if-steps", o->if_steps, "IF baseline: number of time steps")->capture_default_str()->needs(if_opt);
   cmd->add_flag("--json", o->json, "Machine-readable output");
   cmd->callback([o] { run(*o); });
 });

@@ -123,6 +123,9 @@ TEST_CASE("unknown commands are named; negative seeds and counts and empty list 
   check_exit2("evaluate --net n.json --data d --clip ''", "--clip: empty list");
   check_exit2("train --data d --output o.json --hidden 4,", "--hidden: empty item");
   check_exit2("simulate network --net n.json --data d --neurons " + m + ",", "--neurons: empty item");
+  // IF options without --if were ignored without a word.
+  check_exit2("simulate network --net n.json --data d --neurons " + m + " --v0 0.5", "--v0 requires --if");
+  check_exit2("simulate network --net n.json --data d --neurons " + m + " --if-steps 8", "--if-steps requires --if");
 }
 
 TEST_CASE("bernstein: bad input exits 2 with the reason") {
