@@ -2,6 +2,7 @@
 // ctmc-snn data info DIR [--json]
 #include <fmt/format.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
@@ -11,13 +12,15 @@
 namespace ctmc::cli {
 namespace {
 
-std::vector<int> class_counts(const sim::Dataset& d) {
-  std::vector<int> c;
-  for (int y : d.labels) {
-    if (y >= static_cast<int>(c.size())) c.resize(static_cast<std::size_t>(y) + 1, 0);
-    ++c[static_cast<std::size_t>(y)];
-  }
-  return c;
+// Images per label, keyed by the label: a list indexed by label would end at
+// the largest label present and hide classes missing at the top (a test set
+// without any 9 showed 9 counts).
+nlohmann::ordered_json class_counts(const sim::Dataset& d) {
+  std::map<int, int> c;
+  for (int y : d.labels) ++c[y];
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [label, n] : c) out[std::to_string(label)] = n;
+  return out;
 }
 
 nlohmann::ordered_json describe(const sim::Dataset& d) {
@@ -57,7 +60,7 @@ Register reg([](CLI::App& root) {
     }
     for (const auto* part : {&s.train, &s.test})
       fmt::print("{} {}: {} images {}x{}x{}, per class {}\n", in->dir, part == &s.train ? "train" : "test", part->size(), part->channels,
-                 part->rows, part->cols, nlohmann::json(class_counts(*part)).dump());
+                 part->rows, part->cols, class_counts(*part).dump());
   });
 });
 

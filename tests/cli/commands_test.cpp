@@ -160,6 +160,28 @@ TEST_CASE("data info: a truncated IDX file exits 2 naming the file") {
   check_exit2("data info \"" + dir.string() + "\"", "images-idx3-ubyte");
 }
 
+TEST_CASE("data info: class counts are keyed by label, so a missing top class shows") {
+  // 3 images of 2x2 with labels 0, 2, 0 (no 1, and no 9 as in a small test
+  // set): a list indexed by label showed [2, 0, 1] and nothing about 3..9.
+  std::string img("\x00\x00\x08\x03\x00\x00\x00\x03\x00\x00\x00\x02\x00\x00\x00\x02", 16);
+  img += std::string(12, '\x10');
+  std::string lab("\x00\x00\x08\x01\x00\x00\x00\x03", 8);
+  lab += std::string("\x00\x02\x00", 3);
+  const auto dir = temp_dir() / "labels_idx";
+  fs::create_directories(dir);
+  for (const char* part : {"train", "t10k"}) {
+    std::ofstream(dir / (std::string(part) + "-images-idx3-ubyte"), std::ios::binary) << img;
+    std::ofstream(dir / (std::string(part) + "-labels-idx1-ubyte"), std::ios::binary) << lab;
+  }
+  const auto r = run_cli("data info \"" + dir.string() + "\" --json");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("\"per_class\": {\n") != std::string::npos);
+  CHECK(r.output.find("\"0\": 2") != std::string::npos);
+  CHECK(r.output.find("\"2\": 1") != std::string::npos);
+  CHECK(r.output.find("\"1\":") == std::string::npos);
+}
+
 TEST_CASE("report: an unknown report name exits 2") {
   const auto r = run_cli("report nosuch");
   CHECK(r.status == 2);
