@@ -108,9 +108,7 @@ void run_evaluate(const EvalOptions& o) {
   const auto clips = parse_clips(o.clips);  // bad input before any loading
   const auto net = sim::load_network(o.net);
   const auto split = sim::load_dataset_dir(o.data);
-  if (split.test.features() != net.input_size())
-    throw InputError(o.data + ": images have " + std::to_string(split.test.features()) + " pixels, " + o.net + " expects " +
-                     std::to_string(net.input_size()));
+  sim::check_network_fits(split.test, net.input_size(), net.output_size());
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (float k : clips) {
     const double acc = net.accuracy(split.test, k);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "ctmc/sim/cifar.hpp"
@@ -28,11 +29,19 @@ std::string find_idx(const std::string& dir, const std::string& stem) {
 
 }  // namespace
 
-Dataset simulation_subset(const Dataset& test_all, int limit, int input_size) {
+void check_network_fits(const Dataset& d, int input_size, int output_size) {
+  if (d.features() != input_size)
+    throw InputError(fmt::format("--data: images have {} features, the network expects {}", d.features(), input_size));
+  int max_label = -1;
+  for (int y : d.labels) max_label = std::max(max_label, y);
+  if (max_label >= output_size)
+    throw InputError(fmt::format("--data: labels go up to {}, but the network has only {} outputs (classes 0..{})",
+                                 max_label, output_size, output_size - 1));
+}
+
+Dataset simulation_subset(const Dataset& test_all, int limit, int input_size, int output_size) {
   if (limit < 0) throw InputError(fmt::format("--limit: {} must be >= 0", limit));
-  if (test_all.features() != input_size)
-    throw InputError(fmt::format("--data: images have {} features, the network expects {}", test_all.features(),
-                                 input_size));
+  check_network_fits(test_all, input_size, output_size);
   Dataset test = limit > 0 ? test_all.head(limit) : test_all;
   if (test.size() == 0) throw InputError("--data: no test images");
   return test;

@@ -121,7 +121,7 @@ IfSampleRun IfNetwork::run(const float* x) const {
 
 IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_all, const IfOptions& opt) {
   net.validate("--net");
-  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size());
+  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size());
   IfResult res;
   res.samples = test.size();
   for (const auto& a : layer_activations(net, train, opt.readout))

@@ -4,6 +4,7 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 
 #include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/safetensors.hpp"
@@ -37,6 +38,22 @@ const Tensor& tensor(const SafetensorsFile& f, const std::string& weights_path, 
   return it->second;
 }
 
+// Unknown keys are errors: a misspelt "bias" would otherwise read as a zero
+// bias, a misspelt "weights" as a missing one (the model reader does the same).
+void only_keys(const std::string& path, const json& obj, std::initializer_list<const char*> known,
+               const std::string& where) {
+  for (const auto& [key, value] : obj.items()) {
+    (void)value;
+    bool ok = false;
+    std::string list;
+    for (const char* k : known) {
+      ok = ok || key == k;
+      list += (list.empty() ? "" : ", ") + std::string(k);
+    }
+    if (!ok) fail(path, where + "unknown key '" + key + "' (expected " + list + ")");
+  }
+}
+
 std::string shape_text(const std::vector<std::int64_t>& s) {
   std::string t = "[";
   for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
@@ -55,6 +72,9 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
     fail(manifest_path, "malformed JSON (" + std::string(e.what()) + ")");
   }
   if (!m.is_object()) fail(manifest_path, "manifest is not a JSON object");
+  only_keys(manifest_path, m, {"format", "version", "weights", "layers", "meta"}, "");
+  if (m.contains("version") && m["version"] != 1)
+    fail(manifest_path, "\"version\" " + m["version"].dump() + " is not supported (this reader knows version 1)");
   if (m.contains("format") && m["format"] != "ctmc-snn-mlp") fail(manifest_path, "\"format\" must be \"ctmc-snn-mlp\"");
   if (!m.contains("weights") || !m["weights"].is_string()) fail(manifest_path, "needs \"weights\" (the safetensors file name)");
   if (!m.contains("layers") || !m["layers"].is_array() || m["layers"].empty()) fail(manifest_path, "needs a non-empty \"layers\" array");
@@ -67,6 +87,7 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const json& L = layers[l];
     if (!L.is_object()) fail(manifest_path, "layer " + std::to_string(l) + " is not an object");
+    only_keys(manifest_path, L, {"type", "weight", "bias", "in", "out", "activation"}, "layer " + std::to_string(l) + ": ");
     const std::string type = L.value("type", std::string("dense"));
     if (type != "dense") fail(manifest_path, "layer " + std::to_string(l) + " has type '" + type + "' (only \"dense\" is supported)");
     const int n_in = positive_int(manifest_path, L, "in", l), n_out = positive_int(manifest_path, L, "out", l);

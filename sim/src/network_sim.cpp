@@ -74,7 +74,7 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
                                  neurons.size(), S));
   if (opt.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", opt.trials));
   if (!(opt.rate > 0) || !std::isfinite(opt.rate)) throw InputError(fmt::format("--rate: {} must be positive", opt.rate));
-  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size());
+  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size());
   ThreadCount threads(opt.threads);
 
   NetworkSimResult res;

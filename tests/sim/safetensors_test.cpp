@@ -163,6 +163,18 @@ TEST_CASE("malformed safetensors and manifests are InputErrors naming the file")
   m = manifest;
   m["layers"][1]["activation"] = "relu";
   try_manifest(m, "must be \"linear\"");
+  // Unknown keys: a misspelt "bias" was read as a zero bias, stray top-level
+  // keys and versions were ignored.
+  m = manifest;
+  m["layers"][0]["bais"] = m["layers"][0]["bias"];
+  m["layers"][0].erase("bias");
+  try_manifest(m, "layer 0: unknown key 'bais' (expected type, weight, bias, in, out, activation)");
+  m = manifest;
+  m["wieghts"] = "x.safetensors";
+  try_manifest(m, "unknown key 'wieghts'");
+  m = manifest;
+  m["version"] = 99;
+  try_manifest(m, "\"version\" 99 is not supported");
   m = manifest;
   m["weights"] = "absent.safetensors";
   try_manifest(m, "cannot open");

@@ -21,10 +21,16 @@ struct Dataset {
   Dataset head(int n) const;
 };
 
+// Throws InputError naming --data when the images do not have the network's
+// input size or a label has no output of the network (labels 0..9 against 9
+// outputs: the missing class could never be predicted, and the accuracy would
+// silently measure something else).
+void check_network_fits(const Dataset& d, int input_size, int output_size);
+
 // The test images a simulation runs on: the first `limit` of `test` (all when
 // limit is 0). Throws InputError naming --limit or --data when limit < 0, the
-// image size differs from the network's input size, or nothing is left.
-Dataset simulation_subset(const Dataset& test, int limit, int input_size);
+// data do not fit the network (check_network_fits), or nothing is left.
+Dataset simulation_subset(const Dataset& test, int limit, int input_size, int output_size);
 
 struct DatasetSplit {
   Dataset train, test;
