@@ -81,6 +81,8 @@ void run(SimNetOptions o) {
                       {"q99", r.q99[l]},
                       {"alpha", r.alpha[l]}});
   j["layers"] = layers;
+  // train/evaluate --json give fractions; here the unit is said explicitly.
+  j["units"] = "accuracies in percent, gaps in percentage points";
   j["A_ANN"] = pp * r.acc_ann;
   j["A_MF"] = pp * r.acc_mf;
   j["A_SNN_mean"] = pp * r.acc_snn_mean;
@@ -117,12 +119,17 @@ void run(SimNetOptions o) {
     fmt::print("  layer {}: {} (alpha_fit {:.6g}), q99 = {:.6g}, alpha = {:.6g}\n", l["layer"].get<int>(),
                l["neuron"].get<std::string>(), l["alpha_fit"].get<double>(), l["q99"].get<double>(),
                l["alpha"].get<double>());
-  fmt::print("A_ANN = {:.2f}%\nA_MF  = {:.2f}%\nA_SNN = {:.2f}% (sd {:.2f} over {} trials)\n", pp * r.acc_ann,
-             pp * r.acc_mf, pp * r.acc_snn_mean, pp * r.acc_snn_sd, o.opt.trials);
+  if (o.opt.trials > 1)
+    fmt::print("A_ANN = {:.2f}%\nA_MF  = {:.2f}%\nA_SNN = {:.2f}% (sd {:.2f} over {} trials)\n", pp * r.acc_ann,
+               pp * r.acc_mf, pp * r.acc_snn_mean, pp * r.acc_snn_sd, o.opt.trials);
+  else
+    fmt::print("A_ANN = {:.2f}%\nA_MF  = {:.2f}%\nA_SNN = {:.2f}% (1 trial: no sd)\n", pp * r.acc_ann, pp * r.acc_mf,
+               pp * r.acc_snn_mean);
   fmt::print("A_ANN - A_SNN = {:.2f} pp = (A_ANN - A_MF) {:.2f} pp + (A_MF - A_SNN) {:.2f} pp\n",
              pp * (r.acc_ann - r.acc_snn_mean), pp * (r.acc_ann - r.acc_mf), pp * (r.acc_mf - r.acc_snn_mean));
-  fmt::print("SynOps per sample = {:.1f} (sd {:.1f}); spikes per neuron per sample = {:.4f} ({} spiking neurons); "
-             "CTMC transitions per sample = {:.1f}\n",
+  fmt::print("SynOps per sample = {:.1f} (sd {:.1f} over samples); spikes per neuron per sample = {:.4f} (over the {} "
+             "CTMC neurons of the spiking layers: the output layer too with --readout spike); CTMC transitions per "
+             "sample = {:.1f}\n",
              r.synops_mean, r.synops_sd, r.spikes_per_neuron, r.spiking_neurons, r.transitions_per_sample);
   if (ifr)
     fmt::print("IF baseline ({} normalisation, v0 = {}, T = {} steps, reset by subtraction): A_IF = {:.2f}%, "
