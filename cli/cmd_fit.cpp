@@ -175,7 +175,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--starts", o->starts, "Multistart count")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the starting points")
       ->check(kNoMinus)->capture_default_str();
-  cmd->add_option("--threads", o->threads, "OpenMP threads (0: all cores); results do not depend on it")
+  cmd->add_option("--threads", o->threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")
       ->capture_default_str();
   cmd->add_option("--alpha", o->alpha, "Target scale alpha_fit (fixed, stored in the model's meta)")
       ->capture_default_str();

@@ -161,7 +161,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--dt", o->opt.snn.dt, "Time step (H held for each step)")->capture_default_str();
   cmd->add_option("--trials", o->opt.trials, "Stochastic trials")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--seed", o->opt.seed, "Random seed")->check(kNoMinus)->capture_default_str();
-  cmd->add_option("--threads", o->opt.threads, "Threads (0: OpenMP default); results do not depend on it")
+  cmd->add_option("--threads", o->opt.threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--sampler", o->sampler,

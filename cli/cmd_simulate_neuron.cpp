@@ -184,7 +184,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--T", o->T, "Horizon T of each trial")->required();
   cmd->add_option("--trials", o->trials, "Independent trials")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed (trial k uses stream k)")->check(kNoMinus)->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Threads (0 = all cores); results do not depend on it")
+  cmd->add_option("--threads", o->threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--start", o->start, "Initial state: 'stationary' (a draw from pi(H)) or a state name/index")
