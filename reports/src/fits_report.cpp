@@ -240,21 +240,30 @@ int run(const ReportContext& ctx) {
 
   // Comparison with the paper.
   const FitRow* fc = nullptr;
-  for (const auto& row : rows)
-    if (row.target.slug == "softplus_x_1_14" && row.family.family == FitFamily::FullThreeState) fc = &row;
+  double fc_best = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].target.slug == "softplus_x_1_14" && rows[i].family.family == FitFamily::FullThreeState) {
+      fc = &rows[i];
+      // The lowest MSE known for the row: the second check's where it beat the
+      // multistart (the check above reports that as a failure of the fitter).
+      fc_best = std::min(rows[i].result.mse, checks[i].result.mse);
+    }
   std::string scale_note;
   if (fc) {
     // Multiplying every rate by k multiplies nu by k (DESIGN section 4), so
     // with bounds not binding MSE(alpha) = (alpha / (1/14))^2 MSE(1/14).
-    const double a_eq = (1.0 / 14.0) * std::sqrt(2.39e-4 / fc->result.mse);
+    const double a_eq = (1.0 / 14.0) * std::sqrt(2.39e-4 / fc_best);
     scale_note = fmt::format(
         " For Appendix B's fully connected three-state example we fit (1/14) softplus on [-26, 14] (alpha = 1/14 "
         "makes the target peak at softplus(14)/14 = 1.00000006; the paper does not state its alpha). Scaling every "
         "rate by k scales nu by k, so as long as the bounds do not bind the family's best MSE is proportional to "
-        "alpha^2: our MSE {} at alpha = 1/14 would equal the paper's 2.39e-4 at alpha = {}, i.e. max target {}. "
-        "The paper's text does not say which alpha it used, so this only shows that its value is within the "
-        "family's reach at some scale; at the same alpha our fit is better whenever alpha < {}.",
-        fmt_sci(fc->result.mse), fmt_g(a_eq, 4), fmt_g(a_eq * 14.0, 4), fmt_g(a_eq, 4));
+        "alpha^2: the lowest MSE we know at alpha = 1/14, {}{}, would equal the paper's 2.39e-4 at alpha = {}, i.e. "
+        "max target {}. The paper's text does not say which alpha it used, so this only shows that its value is "
+        "within the family's reach at some scale; at the same alpha our fit is better whenever alpha < {}.",
+        fmt_sci(fc_best), fc_best < fc->result.mse ? " (found by the second check; the table's row has " +
+                                                         fmt_sci(fc->result.mse) + ")"
+                                                   : std::string(""),
+        fmt_g(a_eq, 4), fmt_g(a_eq * 14.0, 4), fmt_g(a_eq, 4));
   }
   w.heading("Comparison with the paper");
   w.paragraph(
