@@ -180,7 +180,7 @@ int run_theorem_report(const ReportContext& ctx) {
   // Summary of the N tables and eps searches.
   Table summary;
   summary.columns = {"target", "rho", "L_h (upper)", "sup err N=4096", "paper bound", "sharper bound",
-                     "err/paper", "err/sharper", "max err/sharper over N"};
+                     "err/paper", "err/sharper", "max over N: point err/sharper"};
   Table eps_table;
   eps_table.columns = {"target", "rho", "eps", "smallest N in", "minimal", "paper's sufficient N",
                        "sharper bound's N", "N tested", "note"};
@@ -211,9 +211,10 @@ int run_theorem_report(const ReportContext& ctx) {
     for (const auto& e : c.eps) {
       std::string range = e.capped ? fmt::format("> {} (cap)", fmt_int(1000000))
                                    : fmt::format("[{}, {}]", fmt_int(e.n_lo + 1), fmt_int(e.n_hi));
-      std::string note = e.capped ? fmt::format("at the cap: sup >= {}, <= {}", fmt_sci(e.lower_at_cap, 2),
-                                                fmt_sci(e.upper_at_cap, 2))
-                                  : fmt::format("sup at N_hi <= {}", fmt_sci(e.upper_at_hi, 3));
+      // Enough digits that a certified sup just below eps does not print as eps.
+      std::string note = e.capped ? fmt::format("at the cap: sup >= {} (point value), <= {} (cell bound, not tight)",
+                                                fmt_sci(e.lower_at_cap, 2), fmt_sci(e.upper_at_cap, 2))
+                                  : fmt::format("sup at N_hi <= {} < eps", fmt_sci(e.upper_at_hi, 6));
       eps_table.rows.push_back({c.activation, c.rho_factor + " max phi", fmt_g(e.eps, 2), range,
                                 e.minimal ? "yes" : "no",
                                 e.paper_n == proofs_check::kNBeyondRange ? std::string("> 2^62") : fmt_int(e.paper_n),
