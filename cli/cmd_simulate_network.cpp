@@ -40,7 +40,7 @@ void run(SimNetOptions o) {
   o.opt.snn.readout = sim::parse_readout(o.readout);
   o.opt.scale = sim::parse_scale_mode(o.scale);
   std::vector<sim::NeuronModel> neurons;
-  for (const auto& path : split_list(o.neurons, "--neurons")) neurons.push_back({solvers::read_model_file(path), path});
+  for (const auto& path : solvers::split_input_list(o.neurons, "--neurons")) neurons.push_back({solvers::read_model_file(path), path});
   if (neurons.empty()) throw InputError("--neurons: no model file given");
   const sim::Mlp net = sim::load_network(o.net);
   const sim::DatasetSplit data = sim::load_dataset_dir(o.data);

@@ -44,11 +44,6 @@ inline const CLI::Validator kNoMinus(
     },
     "", "NO_MINUS");
 
-// The items of a comma-separated option value ("256,128"); an empty value or
-// an empty item ("", "1,", "a,,b") is bad input naming the option, never a
-// silently shorter list.
-std::vector<std::string> split_list(const std::string& text, const std::string& option);
-
 // Thrown from a command callback to end with a given exit status.
 struct ExitStatus {
   int code;

@@ -12,20 +12,6 @@ std::string g_command_line;
 }
 const std::string& command_line() { return g_command_line; }
 
-std::vector<std::string> split_list(const std::string& text, const std::string& option) {
-  if (text.empty()) throw ctmc::InputError(option + ": empty list");
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (out.back().empty()) throw ctmc::InputError(option + ": empty item in '" + text + "'");
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 namespace {
 // CLI11 answers an unknown command word with "A subcommand is required";
 // name the word and the commands that exist instead. Follows the command

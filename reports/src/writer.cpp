@@ -96,16 +96,17 @@ std::string temp_stem(const std::string& name, const char* kind) {
 // pid is no longer a process. A folder of a live process (including one of
 // another run writing the same report right now) is left alone.
 void remove_stale_temp_dirs(const std::string& parent, const std::string& name) {
+  const std::string prefixes[] = {fmt::format(".{}.tmp-", name), fmt::format(".{}.old-", name)};
   std::error_code ec;
-  for (const char* kind : {"tmp", "old"}) {
-    const std::string prefix = fmt::format(".{}.{}-", name, kind);
-    for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string entry = it->path().filename().string();
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    for (const auto& prefix : prefixes) {
       if (entry.rfind(prefix, 0) != 0) continue;
+      const char* digits = entry.c_str() + prefix.size();
       char* after = nullptr;
       errno = 0;
-      const long pid = std::strtol(entry.c_str() + prefix.size(), &after, 10);
-      if (errno != 0 || after == entry.c_str() + prefix.size() || *after != '-' || pid <= 0) continue;
+      const long pid = std::strtol(digits, &after, 10);
+      if (errno != 0 || after == digits || *after != '-' || pid <= 0) continue;
       if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
       std::error_code rm;
       fs::remove_all(it->path(), rm);  // best effort

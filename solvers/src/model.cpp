@@ -356,15 +356,23 @@ Rational parse_input_value(const std::string& text, const std::string& what) {
   return *q;
 }
 
-std::vector<Rational> parse_input_list(const std::string& text, const std::string& what) {
-  std::vector<Rational> out;
+std::vector<std::string> split_input_list(const std::string& text, const std::string& what) {
+  if (text.empty()) throw InputError(what + ": empty list");
+  std::vector<std::string> out;
   std::size_t start = 0;
-  while (start <= text.size()) {
-    auto comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    out.push_back(parse_input_value(text.substr(start, comma - start), what));
+  while (true) {
+    const auto comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (out.back().empty()) throw InputError(fmt::format("{}: empty item in '{}'", what, text));
+    if (comma == std::string::npos) break;
     start = comma + 1;
   }
+  return out;
+}
+
+std::vector<Rational> parse_input_list(const std::string& text, const std::string& what) {
+  std::vector<Rational> out;
+  for (const auto& item : split_input_list(text, what)) out.push_back(parse_input_value(item, what));
   return out;
 }
 

@@ -105,19 +105,21 @@ TEST_CASE("fit: --output keeps an unrelated '<path>.tmp' file and leaves no temp
 
 TEST_CASE("activation tables and parameters are parsed strictly") {
   const std::string tail = " --domain -5,5 --N 4";
-  const auto junk = write_file("tab_junk.csv", "-5,0\n0,0xyz\n5,5 junk\n");
-  expect_exit2("bernstein --activation table:" + junk + tail, "row 2");
-  const auto junk3 = write_file("tab_junk3.csv", "-5,0\n0,0\n5,5 junk\n");
-  expect_exit2("bernstein --activation table:" + junk3 + tail, "row 3");
-  const auto nan = write_file("tab_nan.csv", "nan,3\n0,0\n5,5\n");
-  expect_exit2("bernstein --activation table:" + nan + tail, "row 1");
-  const auto semi = write_file("tab_semi.csv", "-5;3\n0,0\n5,5\n");
-  expect_exit2("bernstein --activation table:" + semi + tail, "row 1");
-  const auto three = write_file("tab_three.csv", "-5,0\n0,0,1\n5,5\n");
-  expect_exit2("bernstein --activation table:" + three + tail, "row 2");
-  // A BOM-prefixed first data row is data (here it makes the table decrease).
-  const auto bom = write_file("tab_bom.csv", "\xEF\xBB\xBF-5,3\n0,0\n5,5\n");
-  expect_exit2("bernstein --activation table:" + bom + tail, "nondecreasing");
+  struct BadTable {
+    const char* file;
+    const char* text;
+    const char* reason;
+  };
+  const BadTable bad[] = {
+      {"tab_junk.csv", "-5,0\n0,0xyz\n5,5 junk\n", "row 2"},
+      {"tab_junk3.csv", "-5,0\n0,0\n5,5 junk\n", "row 3"},
+      {"tab_nan.csv", "nan,3\n0,0\n5,5\n", "row 1"},
+      {"tab_semi.csv", "-5;3\n0,0\n5,5\n", "row 1"},
+      {"tab_three.csv", "-5,0\n0,0,1\n5,5\n", "row 2"},
+      // A BOM-prefixed first data row is data (here it makes the table decrease).
+      {"tab_bom.csv", "\xEF\xBB\xBF-5,3\n0,0\n5,5\n", "nondecreasing"},
+  };
+  for (const auto& b : bad) expect_exit2("bernstein --activation table:" + write_file(b.file, b.text) + tail, b.reason);
   const auto bom_ok = write_file("tab_bom_ok.csv", "\xEF\xBB\xBFx,phi\r\n-5,0\r\n0,0\r\n5,5\r\n");
   CHECK(run_cli("bernstein --activation table:" + bom_ok + tail).status == 0);
   // A domain beyond the table's rows was checked or fitted against the

@@ -143,3 +143,12 @@ TEST_CASE("correct_bits / correct_digits: a NaN error has no correct bit; result
   CHECK(correct_bits(inf, 53) == 0);
   CHECK(correct_digits(inf, 17) == 0);
 }
+
+TEST_CASE("split_input_list / parse_input_list: empty lists and items are errors naming the input") {
+  CHECK(split_input_list("256,128", "--hidden") == std::vector<std::string>{"256", "128"});
+  CHECK(parse_input_list("0,1/3,-2e-3", "--H") == std::vector<Rational>{Rational(0), Rational(1, 3), Rational(-2, 1000)});
+  CHECK_THROWS_WITH_AS(split_input_list("", "--clip"), "--clip: empty list", ctmc::InputError);
+  CHECK_THROWS_WITH_AS(split_input_list("a.json,", "--neurons"), "--neurons: empty item in 'a.json,'", ctmc::InputError);
+  CHECK_THROWS_WITH_AS(parse_input_list("0,,1", "--H"), "--H: empty item in '0,,1'", ctmc::InputError);
+  CHECK_THROWS_WITH_AS(parse_input_list("0,x", "--H"), "--H: 'x' is not a finite number", ctmc::InputError);
+}
