@@ -61,9 +61,9 @@ void bench_single() {
   }
 }
 
+FitOptions row_options();
 void bench_table() {
-  FitOptions o;
-  o.threads = 2;
+  FitOptions o = row_options();
   const auto t0 = std::chrono::steady_clock::now();
   const auto rows = run_fit_table(fit_table_targets(), fit_table_families(), o);
   const double total = seconds_since(t0);
@@ -114,6 +114,7 @@ FitOptions row_options() {
   FitOptions o;
   o.threads = 2;
   if (const char* e = std::getenv("BENCH_FIT_POLISH")) o.polish = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_EXPLORE")) o.explore_points = std::strtoul(e, nullptr, 10);
   if (const char* e = std::getenv("BENCH_FIT_STARTS")) o.starts = std::atoi(e);
   if (const char* e = std::getenv("BENCH_FIT_SEED")) o.seed = std::strtoull(e, nullptr, 10);
   if (const char* e = std::getenv("BENCH_FIT_ITERATIONS")) o.max_iterations = std::atoi(e);
@@ -126,6 +127,7 @@ FitOptions row_options() {
   if (const char* e = std::getenv("BENCH_FIT_LOCAL_SIGMA")) o.local_sigma = std::atof(e);
   if (std::getenv("BENCH_FIT_DOGLEG")) o.method = TrustRegion::Dogleg;
   if (std::getenv("BENCH_FIT_NO_WIDEN")) o.widen_on_bound = false;
+  if (std::getenv("BENCH_FIT_NO_KINK")) o.kink_hops = false;
   return o;
 }
 

@@ -141,6 +141,9 @@ void run_fit(const FitCliOptions& o) {
   else
     fmt::print("starts      {} (seed {}), {} within 1% of the best MSE (best: start {})\n", o.starts, o.seed,
                r.within_1pct, r.best_start);
+  if (r.explore_points < p.data.h.size())
+    fmt::print("exploration starts and basin hopping on {} of the {} points, then the best minima on all\n",
+               r.explore_points, p.data.h.size());
   fmt::print("hops        {} kink hops, {} basin hops, {} local moves accepted\n", r.kink_hops, r.basin_hops,
              r.local_hops);
   fmt::print("parameters\n");

@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
 #ifdef _OPENMP
@@ -51,6 +52,29 @@ Targets make_targets(const FitProblem& p) {
   if (ymax > 0) t.ymax = ymax;
   return t;
 }
+
+// One problem the fit works on (the full one, or its exploration subsample)
+// with its targets, sorted distinct points (kink hops) and rounding floor:
+// an MSE below kRoundingFloor * mean (alpha phi)^2 is an exact fit up to
+// double rounding of the parameters (max error ~1e-10 of the target's size);
+// nothing can lower it by a meaningful amount. Not copyable: the cost
+// functions point at problem and targets.
+struct Stage {
+  explicit Stage(const FitProblem& p) : problem(&p), own(make_targets(p)), targets(&own), points(p.data.h) {
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    double mean_y2 = 0;
+    for (std::size_t m = 0; m < own.y.size(); ++m) mean_y2 += own.scale[m] * own.scale[m] * own.y[m] * own.y[m];
+    floor_mse = kRoundingFloor * mean_y2;
+  }
+  Stage(const Stage&) = delete;
+  Stage& operator=(const Stage&) = delete;
+  const FitProblem* problem;
+  Targets own;
+  const Targets* targets;
+  std::vector<double> points;
+  double floor_mse = 0;
+};
 
 template <class T>
 bool finite(const T& x) {
@@ -254,6 +278,14 @@ std::vector<double> draw_start(const FitProblem& p, const Targets& t, const std:
   return theta;
 }
 
+// The families whose chain is every transition between n states (spikes on
+// those into state 0): full-three-state (B, G, R = 0, 1, 2) and general-n.
+// 0 otherwise.
+std::size_t relabelable_states(const FamilySpec& f) {
+  if (f.family == FitFamily::FullThreeState) return 3;
+  return 0;
+}
+
 std::vector<std::string> parameters_on_bound(const std::vector<ParamInfo>& params, const std::vector<double>& theta,
                                              const FitBounds& b) {
   std::vector<std::string> out;
@@ -270,6 +302,22 @@ std::vector<std::string> parameters_on_bound(const std::vector<ParamInfo>& param
 }
 
 }  // namespace
+
+std::vector<double> exchange_states(const std::vector<double>& theta, std::size_t n, std::size_t k) {
+  if (n < 2 || k == 0 || k >= n || theta.size() != 2 * n * (n - 1))
+    throw InputError(fmt::format("exchange_states: bad arguments (n = {}, k = {}, {} parameters)", n, k, theta.size()));
+  auto sigma = [&](std::size_t i) { return i == 0 ? k : i == k ? 0 : i; };
+  auto idx = [&](std::size_t i, std::size_t j) { return i * (n - 1) + (j < i ? j : j - 1); };
+  std::vector<double> out(theta.size());
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const std::size_t from = idx(i, j), to = idx(sigma(i), sigma(j));
+      out[2 * to] = theta[2 * from];
+      out[2 * to + 1] = theta[2 * from + 1];
+    }
+  return out;
+}
 
 double mse_double(const FitProblem& problem, const std::vector<double>& theta) {
   return weighted_mse(problem, make_targets(problem), theta);
@@ -295,17 +343,26 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   if (auto why = table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
                                           solvers::to_double(problem.data.hi)))
     throw InputError(*why);
-  const Targets targets = make_targets(problem);
+  const Stage full(problem);
+  const Targets& targets = *full.targets;
   for (std::size_t m = 0; m < targets.y.size(); ++m)
     if (!std::isfinite(targets.y[m]))
       throw InputError(fmt::format("--activation: {} is not finite at H = {}", problem.activation.name, problem.data.h[m]));
 
-  // Rounding floor: an MSE below kRoundingFloor * mean (alpha phi)^2 is an
-  // exact fit up to double rounding of the parameters (max error ~1e-10 of
-  // the target's size); nothing can lower it by a meaningful amount.
-  double mean_y2 = 0;
-  for (std::size_t m = 0; m < targets.y.size(); ++m) mean_y2 += targets.scale[m] * targets.scale[m] * targets.y[m] * targets.y[m];
-  const double floor_mse = kRoundingFloor * mean_y2;
+  // Two stages. Exploration (starts, polishing, basin-hopping chains) runs on
+  // a subsample of at most options.explore_points points (see
+  // exploration_data): its solves cost a quarter of the full problem's on the
+  // report's 401-point grids, so the chains can be long. Then the chain ends
+  // are solved on the full problem, and kink hops and the local phase run
+  // there: the reported fit is a local minimum of the full problem.
+  FitProblem explore_problem = problem;
+  explore_problem.data =
+      exploration_data(problem.data, problem.family.family == FitFamily::General ? 0 : options.explore_points);
+  const bool coarse = explore_problem.data.h.size() < problem.data.h.size();
+  std::optional<Stage> coarse_stage;
+  if (coarse) coarse_stage.emplace(explore_problem);
+  const Stage& ex = coarse ? *coarse_stage : full;
+  const double floor_mse = full.floor_mse;
   // A warm start that is already exact (e.g. a nested smaller family's exact
   // optimum) is the answer: the random starts are skipped (and the result
   // says so: starts_run = 1, exact_warm_start).
@@ -321,28 +378,60 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   const int threads = 1;
 #endif
   (void)threads;
+  // The best distinct local minima seen in the exploration (kExplorationPool
+  // of them; two minima are distinct if their MSEs differ by more than 1e-7
+  // relative). They all go on to the full problem: on the exploration's
+  // subsample the order of near-equal minima can differ from the full
+  // problem's (softplus x 1/14 full-three-state: the minimum that is best on
+  // 101 points is 3.241e-8 on 401, where another is 3.157e-8).
+  std::vector<StartOutcome> pool;
+  auto remember = [&](const std::vector<StartOutcome>& found) {
+    for (const auto& o : found)
+      if (std::isfinite(o.mse)) pool.push_back(o);
+    std::stable_sort(pool.begin(), pool.end(), [](const StartOutcome& a, const StartOutcome& b) { return a.mse < b.mse; });
+    std::vector<StartOutcome> kept;
+    for (auto& o : pool) {
+      if (kept.size() == kExplorationPool) break;
+      if (!kept.empty() && !(o.mse > kept.back().mse * (1 + 1e-7))) continue;
+      kept.push_back(std::move(o));
+    }
+    pool = std::move(kept);
+  };
+  // Solves every theta of `thetas` on stage st (in parallel; results in order).
+  auto solve_all = [&](const Stage& st, const std::vector<std::vector<double>>& thetas, const FitOptions& so) {
+    const int nc = static_cast<int>(thetas.size());
+    std::vector<StartOutcome> solved(thetas.size());
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
-  for (int k = 0; k < n; ++k) {
-    // Exceptions must not leave an OpenMP region: a failed start scores +inf.
-    try {
+    for (int c = 0; c < nc; ++c) {
+      // Exceptions must not leave an OpenMP region: a failed solve scores +inf.
+      try {
+        solved[static_cast<std::size_t>(c)] = solve_start(*st.problem, *st.targets, params, thetas[static_cast<std::size_t>(c)], so);
+      } catch (...) {
+        solved[static_cast<std::size_t>(c)] = StartOutcome{};
+      }
+    }
+    for (const auto& o : solved) total_iterations += o.iterations;
+    if (coarse && &st == &ex) remember(solved);
+    return solved;
+  };
+  {
+    std::vector<std::vector<double>> thetas(static_cast<std::size_t>(n));
+    for (int k = 0; k < n; ++k) {
       std::mt19937_64 rng(start_seed(options.seed, static_cast<std::uint64_t>(k)));
-      std::vector<double> theta;
       // Redraw (from the same stream) until the start has a finite objective:
       // the general family can start reducible at some H.
       if (k == 0 && !warm.empty()) {
-        theta = warm;
+        thetas[0] = warm;
       } else {
         for (int attempt = 0; attempt < 100; ++attempt) {
-          theta = draw_start(problem, targets, params, rng);
-          if (std::isfinite(weighted_mse(problem, targets, theta))) break;
+          thetas[k] = draw_start(problem, targets, params, rng);
+          if (std::isfinite(weighted_mse(*ex.problem, *ex.targets, thetas[k]))) break;
         }
       }
-      outcomes[k] = solve_start(problem, targets, params, std::move(theta), options);
-    } catch (...) {
-      outcomes[k] = StartOutcome{};
     }
+    outcomes = solve_all(ex, thetas, options);
   }
 
   // Polish: the best few starts often stop while still crawling along a
@@ -350,30 +439,21 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // them with 10x the iterations and tighter tolerances. Deterministic: the
   // set is chosen by (MSE, start index) and each polish is a pure function of
   // its start.
-  std::vector<long> polish_iterations;
-  for (const auto& o : outcomes) total_iterations += o.iterations;
-  // Polish settings: 10x the iterations of a start, the polish tolerance.
   FitOptions polish_options = options;
   polish_options.max_iterations = 10 * options.max_iterations;
   polish_options.function_tolerance = options.polish_tolerance;
   if (options.polish > 0) {
     const auto order = order_by_mse(outcomes);
-    const int np = std::min(options.polish, n);
-    polish_iterations.assign(np, 0);
-    const FitOptions& po = polish_options;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-#endif
-    for (int i = 0; i < np; ++i) {
-      const int k = order[i];
-      if (!std::isfinite(outcomes[k].mse)) continue;
-      try {
-        auto polished = solve_start(problem, targets, params, outcomes[k].theta, po);
-        polish_iterations[i] = polished.iterations;
-        if (polished.mse < outcomes[k].mse) outcomes[k] = std::move(polished);
-      } catch (...) {
+    std::vector<std::vector<double>> thetas;
+    std::vector<int> which;
+    for (int i = 0; i < std::min(options.polish, n); ++i)
+      if (std::isfinite(outcomes[order[i]].mse)) {
+        thetas.push_back(outcomes[order[i]].theta);
+        which.push_back(order[i]);
       }
-    }
+    auto polished = solve_all(ex, thetas, polish_options);
+    for (std::size_t i = 0; i < which.size(); ++i)
+      if (polished[i].mse < outcomes[which[i]].mse) outcomes[which[i]] = std::move(polished[i]);
   }
 
   // Deterministic reduction: smallest (MSE, start index).
@@ -382,38 +462,17 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   r.params = params;
   r.bounds = problem.bounds;
   int best = -1;
-  for (int k = 0; k < n; ++k) {
-    r.start_mse.push_back(outcomes[k].mse);
+  for (int k = 0; k < n; ++k)
     if (std::isfinite(outcomes[k].mse) && (best < 0 || outcomes[k].mse < outcomes[best].mse)) best = k;
-  }
   if (best < 0) throw InputError(fmt::format("fit: every start failed for the {} family", family_name(problem.family)));
   r.best_start = best;
-  for (long it : polish_iterations) total_iterations += it;
-  r.theta = outcomes[best].theta;
-  r.mse_double = outcomes[best].mse;
 
-  // Solves every candidate (in parallel, results in candidate order) and
-  // returns the index of the best one that lowers `current` by more than
-  // rounding noise of the same minimum, or -1.
-  auto best_improvement = [&](const std::vector<std::vector<double>>& cands, const FitOptions& so, double current,
-                              std::vector<StartOutcome>& solved) {
-    const int nc = static_cast<int>(cands.size());
-    solved.assign(cands.size(), StartOutcome{});
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-#endif
-    for (int c = 0; c < nc; ++c) {
-      try {
-        solved[static_cast<std::size_t>(c)] = solve_start(problem, targets, params, cands[static_cast<std::size_t>(c)], so);
-      } catch (...) {
-        solved[static_cast<std::size_t>(c)] = StartOutcome{};
-      }
-    }
+  // Index of the best of `solved` that lowers `current` by more than rounding
+  // noise of the same minimum, or -1.
+  auto best_improvement = [&](const std::vector<StartOutcome>& solved, double current) {
     int bc = -1;
-    for (int c = 0; c < nc; ++c) {
-      total_iterations += solved[static_cast<std::size_t>(c)].iterations;
+    for (int c = 0; c < static_cast<int>(solved.size()); ++c)
       if (solved[static_cast<std::size_t>(c)].mse < (bc < 0 ? current : solved[static_cast<std::size_t>(bc)].mse)) bc = c;
-    }
     if (bc >= 0 && !(solved[static_cast<std::size_t>(bc)].mse < current * (1 - 1e-9))) bc = -1;
     return bc;
   };
@@ -424,18 +483,17 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // with its own local minimum. A trust-region method stops at the minimum of
   // the piece it ends in, even when the neighbouring piece (kink one data
   // interval over) is better. So, for the families with closed forms (at most
-  // 6 rectified rates: cheap), move each kink of the best fit into the
-  // neighbouring intervals (slope kept), re-solve with the polish tolerance
-  // (but a start's iteration cap: a hop that needs more is not a
-  // neighbouring piece's minimum), and keep an improvement; repeat while one
-  // is found (at most 4 rounds).
-  std::vector<double> pts = problem.data.h;
-  std::sort(pts.begin(), pts.end());
-  pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
+  // 6 rectified rates: cheap), move each kink of the fit into the
+  // neighbouring intervals of the full problem's points (slope kept),
+  // re-solve with the polish tolerance (but a start's iteration cap: a hop
+  // that needs more is not a neighbouring piece's minimum), and keep an
+  // improvement; repeat while one is found (at most 4 rounds). Run on the
+  // full problem only: the exploration's pieces are not the full problem's.
   const bool hop_kinks = options.kink_hops && problem.family.family != FitFamily::General && options.polish > 0;
   auto kink_hop = [&](std::vector<double>& theta, double& mse) {
     FitOptions po = options;
     po.function_tolerance = polish_options.function_tolerance;
+    const auto& pts = full.points;
     for (int round = 0; round < 4; ++round) {
       std::vector<std::vector<double>> cands;
       for (std::size_t i = 0; i + 1 < params.size(); ++i) {
@@ -454,141 +512,230 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
         }
       }
       if (cands.empty()) break;
-      std::vector<StartOutcome> hop;
-      const int bc = best_improvement(cands, po, mse, hop);
+      const auto hop = solve_all(full, cands, po);
+      const int bc = best_improvement(hop, mse);
       if (bc < 0) break;
       theta = hop[static_cast<std::size_t>(bc)].theta;
       mse = hop[static_cast<std::size_t>(bc)].mse;
       ++r.kink_hops;
     }
   };
-  if (hop_kinks) kink_hop(r.theta, r.mse_double);
 
-  // Basin hopping (monotonic: Leary 2000). The larger families have many
-  // local minima (different sets of active rates and kink placements), and
-  // independent starts rarely land in the same one. Each round perturbs the
-  // best fit `basin_candidates` times (every rectified rate's values at the
-  // domain ends, and every constant rate's logarithm, by sigma times their
-  // size), solves the candidates like starts, polishes the best and keeps it
-  // if it improves. Candidate c of round k of chain h draws from
+  // Basin hopping (monotonic: Leary 2000) on the exploration problem. The
+  // larger families have many local minima (different sets of active rates
+  // and kink placements), and independent starts rarely land in the same
+  // one. Each round perturbs the chain's point `basin_candidates` times
+  // (every rectified rate's values at the domain ends, and every constant
+  // rate's logarithm, by sigma times their size; or some rates redrawn),
+  // solves the candidates like starts, polishes the best and moves there if
+  // it improves. Candidate c of round k of chain h draws from
   // start_seed(seed, starts + (h * rounds + k) * candidates + c):
   // deterministic for any thread count, and disjoint from the starts' streams.
   // Skipped when the fit is exact up to double rounding (see kRoundingFloor).
-  // The closed-form families get 5x the rounds: their solves cost about a
-  // fifth of a general family's, and their local minima are as many.
-  const int basin_rounds = options.basin_rounds * (problem.family.family == FitFamily::General ? 1 : kClosedFormBasinFactor);
-  if (basin_rounds > 0 && options.polish > 0 && !(r.mse_double < floor_mse)) {
-    const double ymax = targets.ymax;
-    const double lo = solvers::to_double(problem.data.lo), hi = solvers::to_double(problem.data.hi);
-    const double width = hi - lo;
-    // Candidate c: every rectified rate's values at the domain ends and every
-    // constant rate's logarithm moved by sigma times their size (even c), or
-    // some rates redrawn from the start distribution (odd c).
-    auto perturb = [&](const std::vector<double>& theta0, int c, std::mt19937_64& rng, double sigma, bool redraws) {
-      std::normal_distribution<double> z(0.0, sigma);
-      auto th = theta0;
-      if (redraws && c % 2 == 1) {
-        // Redraw some rates from the start distribution, keep the rest:
-        // one or two, or (every fourth candidate) half of them, or (every
-        // eighth) all: a fresh random start.
-        const auto fresh = draw_start(problem, targets, params, rng);
-        std::vector<std::size_t> rates;
-        for (std::size_t i = 0; i < params.size(); ++i)
-          if (params[i].kind != ParamKind::Slope) rates.push_back(i);
-        const int redraw = c % 8 == 7   ? static_cast<int>(rates.size())
-                           : c % 4 == 3 ? static_cast<int>((rates.size() + 1) / 2)
-                                        : 1 + static_cast<int>(rng() % 2);
-        for (int k = 0; k < redraw; ++k) {
-          const std::size_t i = rates[rng() % rates.size()];
-          th[i] = fresh[i];
-          if (params[i].kind == ParamKind::Offset) th[i + 1] = fresh[i + 1];
-        }
-      } else {
-        for (std::size_t i = 0; i < params.size(); ++i) {
-          if (params[i].kind == ParamKind::ConstRate) {
-            th[i] *= std::exp(z(rng));
-          } else if (params[i].kind == ParamKind::Offset) {
-            double r_lo = th[i] + th[i + 1] * lo, r_hi = th[i] + th[i + 1] * hi;
-            r_lo += z(rng) * std::max(std::abs(r_lo), ymax);
-            r_hi += z(rng) * std::max(std::abs(r_hi), ymax);
-            th[i + 1] = (r_hi - r_lo) / width;
-            th[i] = r_lo - th[i + 1] * lo;
-          }
-        }
+  // The closed-form families get kClosedFormBasinFactor x the rounds: their
+  // solves cost about a fifth of a general family's, and their local minima
+  // are as many. Measured on softplus x 1/14 full-three-state on the
+  // 101-point exploration grid (one chain, seeds 1-20): the chance that a
+  // chain reaches the row's best funnel grows with its length (10, 30, 60,
+  // 200 rounds: 2, 4, 6, 14 of 20 seeds) and with the number of chains (3
+  // chains of 200 rounds: 16 of 16); kink hops after each accepted hop took
+  // most of a chain's time, so the chains do not hop kinks (the full problem
+  // does, below).
+  const double ymax = targets.ymax;
+  const double lo = solvers::to_double(problem.data.lo), hi = solvers::to_double(problem.data.hi);
+  const double width = hi - lo;
+  // Candidate c: every rectified rate's values at the domain ends and every
+  // constant rate's logarithm moved by sigma times their size (even c), or
+  // some rates redrawn from the start distribution (odd c).
+  auto perturb = [&](const std::vector<double>& theta0, int c, std::mt19937_64& rng, double sigma, bool redraws) {
+    std::normal_distribution<double> z(0.0, sigma);
+    auto th = theta0;
+    if (redraws && c % 2 == 1) {
+      // Redraw some rates from the start distribution, keep the rest:
+      // one or two, or (every fourth candidate) half of them, or (every
+      // eighth) all: a fresh random start.
+      const auto fresh = draw_start(problem, targets, params, rng);
+      std::vector<std::size_t> rates;
+      for (std::size_t i = 0; i < params.size(); ++i)
+        if (params[i].kind != ParamKind::Slope) rates.push_back(i);
+      const int redraw = c % 8 == 7   ? static_cast<int>(rates.size())
+                         : c % 4 == 3 ? static_cast<int>((rates.size() + 1) / 2)
+                                      : 1 + static_cast<int>(rng() % 2);
+      for (int k = 0; k < redraw; ++k) {
+        const std::size_t i = rates[rng() % rates.size()];
+        th[i] = fresh[i];
+        if (params[i].kind == ParamKind::Offset) th[i + 1] = fresh[i + 1];
       }
-      clamp_to_bounds(problem.bounds, params, th);
-      return th;
-    };
-    // One hop: solve the candidates like starts; if the best improves on
-    // (theta, mse), polish it, move there and hop its kinks. True if moved.
-    auto hop_to_best = [&](const std::vector<std::vector<double>>& cands, std::vector<double>& theta, double& mse) {
-      std::vector<StartOutcome> solved;
-      const int bc = best_improvement(cands, options, mse, solved);
-      if (bc < 0) return false;
-      auto& best_cand = solved[static_cast<std::size_t>(bc)];
-      auto polished = solve_start(problem, targets, params, best_cand.theta, polish_options);
-      total_iterations += polished.iterations;
-      auto& accepted = polished.mse < best_cand.mse ? polished : best_cand;
-      theta = accepted.theta;
-      mse = accepted.mse;
-      if (hop_kinks) kink_hop(theta, mse);
-      return true;
-    };
-    // Chains: from the best `basin_chains` starts (the outcomes' order after
-    // polishing and hopping), each with its own candidate streams; the best
-    // chain end wins (ties: lower chain index).
-    const auto order = order_by_mse(outcomes);
-    const int chains = std::min(options.basin_chains, n);
-    for (int chain = 0; chain < chains; ++chain) {
-      std::vector<double> theta = chain == 0 ? r.theta : outcomes[order[chain]].theta;
-      double mse = chain == 0 ? r.mse_double : outcomes[order[chain]].mse;
-      if (!std::isfinite(mse)) continue;
-      int hops = 0;
-      for (int round = 0; round < basin_rounds; ++round) {
-        std::vector<std::vector<double>> cands;
-        for (int c = 0; c < options.basin_candidates; ++c) {
-          const auto stream = static_cast<std::uint64_t>(n + (chain * basin_rounds + round) * options.basin_candidates + c);
-          std::mt19937_64 rng(start_seed(options.seed, stream));
-          cands.push_back(perturb(theta, c, rng, options.basin_sigma, true));
+    } else {
+      for (std::size_t i = 0; i < params.size(); ++i) {
+        if (params[i].kind == ParamKind::ConstRate) {
+          th[i] *= std::exp(z(rng));
+        } else if (params[i].kind == ParamKind::Offset) {
+          double r_lo = th[i] + th[i + 1] * lo, r_hi = th[i] + th[i + 1] * hi;
+          r_lo += z(rng) * std::max(std::abs(r_lo), ymax);
+          r_hi += z(rng) * std::max(std::abs(r_hi), ymax);
+          th[i + 1] = (r_hi - r_lo) / width;
+          th[i] = r_lo - th[i + 1] * lo;
         }
-        if (hop_to_best(cands, theta, mse)) ++hops;
-      }
-      if (mse < r.mse_double) {
-        r.theta = theta;
-        r.mse_double = mse;
-        r.basin_hops = hops;
       }
     }
-    // Local phase: the chains' big moves (sigma 0.3, redraws) find funnels
-    // but rarely the best of the near-equal minima inside one (different
-    // kink cells of the same rates: softplus x 1/14 full-three-state ends
-    // at 3.22e-8 or 3.18e-8 where 3.157e-8 is a small step away). Rounds of
-    // small Gaussian moves (local_sigma) of the best fit, accepted like hops.
-    if (options.local_rounds > 0 && problem.family.family != FitFamily::General) {
-      const int chains_streams = chains * basin_rounds * options.basin_candidates;
-      std::vector<double> theta = r.theta;
-      double mse = r.mse_double;
-      for (int round = 0; round < options.local_rounds; ++round) {
-        std::vector<std::vector<double>> cands;
-        for (int c = 0; c < options.basin_candidates; ++c) {
-          const auto stream = static_cast<std::uint64_t>(n + chains_streams + round * options.basin_candidates + c);
-          std::mt19937_64 rng(start_seed(options.seed, stream));
-          cands.push_back(perturb(theta, c, rng, options.local_sigma, false));
-        }
-        if (hop_to_best(cands, theta, mse)) ++r.local_hops;
+    clamp_to_bounds(problem.bounds, params, th);
+    return th;
+  };
+  // One hop on stage st: solve the candidates like starts; if the best
+  // improves on (theta, mse), polish it and move there (and hop its kinks if
+  // `kinks`). True if moved.
+  auto hop_to_best = [&](const Stage& st, const std::vector<std::vector<double>>& cands, std::vector<double>& theta,
+                         double& mse, bool kinks) {
+    const auto solved = solve_all(st, cands, options);
+    const int bc = best_improvement(solved, mse);
+    if (bc < 0) return false;
+    const auto& best_cand = solved[static_cast<std::size_t>(bc)];
+    auto polished = solve_start(*st.problem, *st.targets, params, best_cand.theta, polish_options);
+    total_iterations += polished.iterations;
+    if (coarse && &st == &ex) remember({polished});
+    const auto& accepted = polished.mse < best_cand.mse ? polished : best_cand;
+    theta = accepted.theta;
+    mse = accepted.mse;
+    if (kinks) kink_hop(theta, mse);
+    return true;
+  };
+  const std::size_t relabel_states = relabelable_states(problem.family);
+  // The state exchanges of (theta, mse) on stage st (exchange_states), each
+  // polished (an exchanged point is far from any minimum); moves to the best
+  // if it improves, after hopping its kinks if `kinks`.
+  auto try_exchanges = [&](const Stage& st, std::vector<double>& theta, double& mse, bool kinks) {
+    std::vector<std::vector<double>> cands;
+    for (std::size_t k = 1; k < relabel_states; ++k) cands.push_back(exchange_states(theta, relabel_states, k));
+    const auto solved = solve_all(st, cands, polish_options);
+    const int bc = best_improvement(solved, kInf);
+    if (bc < 0) return false;
+    auto th = solved[static_cast<std::size_t>(bc)].theta;
+    double m = solved[static_cast<std::size_t>(bc)].mse;
+    if (kinks) kink_hop(th, m);
+    if (!(m < mse * (1 - 1e-9))) return false;
+    theta = std::move(th);
+    mse = m;
+    return true;
+  };
+  const int basin_rounds = options.basin_rounds * (problem.family.family == FitFamily::General ? 1 : kClosedFormBasinFactor);
+  const bool hopping = basin_rounds > 0 && options.polish > 0 && !(outcomes[best].mse < ex.floor_mse);
+  // Chains: from the best `basin_chains` starts, each with its own candidate
+  // streams. Their ends (or, without chains, the best start) go on to the
+  // full problem.
+  std::vector<StartOutcome> ends;
+  std::vector<int> end_hops;
+  const auto order = order_by_mse(outcomes);
+  // Several chains only where they pay: one general-family solve costs about
+  // five closed-form ones, and where the starts agree (at least an eighth of
+  // them within 1% of the best) the landscape is benign; one chain then.
+  int agreeing = 0;
+  for (const auto& o : outcomes) agreeing += o.mse <= 1.01 * outcomes[best].mse;
+  const bool one_chain = problem.family.family == FitFamily::General || 8 * agreeing >= n;
+  const int chains = hopping ? std::min(one_chain ? 1 : options.basin_chains, n) : 0;
+  for (int chain = 0; chain < chains; ++chain) {
+    StartOutcome at = outcomes[order[chain]];
+    if (!std::isfinite(at.mse)) continue;
+    int hops = 0;
+    bool relabel = relabel_states > 0;  // the point is new: try its state exchanges
+    for (int round = 0; round < basin_rounds; ++round) {
+      std::vector<std::vector<double>> cands;
+      for (int c = 0; c < options.basin_candidates; ++c) {
+        const auto stream = static_cast<std::uint64_t>(n + (chain * basin_rounds + round) * options.basin_candidates + c);
+        std::mt19937_64 rng(start_seed(options.seed, stream));
+        cands.push_back(perturb(at.theta, c, rng, options.basin_sigma, true));
       }
-      r.theta = theta;
-      r.mse_double = mse;
+      const double before = at.mse;
+      if (relabel && try_exchanges(ex, at.theta, at.mse, false)) ++hops;
+      if (hop_to_best(ex, cands, at.theta, at.mse, false)) ++hops;
+      relabel = relabel_states > 0 && at.mse < before;
+    }
+    ends.push_back(std::move(at));
+    end_hops.push_back(hops);
+  }
+  if (ends.empty()) {
+    ends.push_back(outcomes[best]);
+    end_hops.push_back(0);
+  }
+  // The chain that started from the best start continues it (like
+  // polishing): its end replaces that start's outcome in the within-1% count
+  // (compared on the exploration problem) if it is the best end.
+  int best_end = 0;
+  for (int e = 1; e < static_cast<int>(ends.size()); ++e)
+    if (ends[static_cast<std::size_t>(e)].mse < ends[static_cast<std::size_t>(best_end)].mse) best_end = e;
+  const double explore_best = std::min(outcomes[best].mse, ends[static_cast<std::size_t>(best_end)].mse);
+
+  // Onto the full problem: every chain end, plus the warm start as given (so
+  // that a warm-started fit never ends above its warm start's full MSE),
+  // polished there; the best (lowest MSE, then first) wins.
+  {
+    std::vector<std::vector<double>> thetas;
+    for (const auto& e : ends) thetas.push_back(e.theta);
+    if (!warm.empty()) thetas.push_back(warm);
+    if (coarse)
+      for (const auto& o : pool) thetas.push_back(o.theta);
+    std::vector<StartOutcome> on_full;
+    if (coarse) {
+      on_full = solve_all(full, thetas, polish_options);
+    } else {
+      for (const auto& e : ends) on_full.push_back(e);  // already polished on this problem
+      if (!warm.empty()) on_full.push_back(StartOutcome{warm, weighted_mse(problem, targets, warm), 0});
+    }
+    int bf = -1;
+    for (int e = 0; e < static_cast<int>(on_full.size()); ++e)
+      if (std::isfinite(on_full[static_cast<std::size_t>(e)].mse) &&
+          (bf < 0 || on_full[static_cast<std::size_t>(e)].mse < on_full[static_cast<std::size_t>(bf)].mse))
+        bf = e;
+    if (bf < 0) {
+      // No end is feasible on the full problem: the exploration's points
+      // miss an H where its fit leaves no closed class (an exact ReLU fit
+      // with every rate 0 between two exploration points). Explore on the
+      // full problem instead.
+      if (coarse) {
+        FitOptions o = options;
+        o.explore_points = 0;
+        return fit(problem, o);
+      }
+      throw InputError(fmt::format("fit: every start failed for the {} family", family_name(problem.family)));
+    }
+    r.theta = on_full[static_cast<std::size_t>(bf)].theta;
+    r.mse_double = on_full[static_cast<std::size_t>(bf)].mse;
+    for (int h : end_hops) r.basin_hops += h;
+  }
+  if (hop_kinks) kink_hop(r.theta, r.mse_double);
+
+  // Local phase (full problem): the chains' big moves (sigma 0.3, redraws)
+  // find funnels but rarely the best of the near-equal minima inside one
+  // (different kink cells of the same rates: softplus x 1/14
+  // full-three-state ends at 3.22e-8 or 3.18e-8 where 3.157e-8 is a small
+  // step away). Rounds of small Gaussian moves (local_sigma) of the best fit,
+  // accepted like hops, with kink hops after each.
+  if (hopping && options.local_rounds > 0 && problem.family.family != FitFamily::General &&
+      !(r.mse_double < floor_mse)) {
+    // The state exchanges once, on the full problem, from the transferred
+    // fit (the chains tried them on the exploration problem).
+    if (relabel_states > 0 && try_exchanges(full, r.theta, r.mse_double, hop_kinks)) ++r.local_hops;
+    const int chains_streams = std::max(chains, 1) * basin_rounds * options.basin_candidates;
+    for (int round = 0; round < options.local_rounds; ++round) {
+      std::vector<std::vector<double>> cands;
+      for (int c = 0; c < options.basin_candidates; ++c) {
+        const auto stream = static_cast<std::uint64_t>(n + chains_streams + round * options.basin_candidates + c);
+        std::mt19937_64 rng(start_seed(options.seed, stream));
+        cands.push_back(perturb(r.theta, c, rng, options.local_sigma, false));
+      }
+      if (hop_to_best(full, cands, r.theta, r.mse_double, hop_kinks)) ++r.local_hops;
     }
   }
-  // Hops continue the best start (like polishing): they replace that
-  // start's outcome, also in the within-1% count.
-  outcomes[best].theta = r.theta;
-  outcomes[best].mse = r.mse_double;
-  r.start_mse[best] = r.mse_double;
+  // Starts' MSEs and the within-1% count are on the exploration problem,
+  // where the starts ran; without a subsample (the exploration problem is
+  // the full one) the final fit continues the best start.
+  for (int k = 0; k < n; ++k) r.start_mse.push_back(outcomes[k].mse);
+  const double reference = coarse ? explore_best : r.mse_double;
+  r.start_mse[static_cast<std::size_t>(best)] = reference;
   r.iterations = total_iterations;
   for (int k = 0; k < n; ++k)
-    if (outcomes[k].mse <= 1.01 * r.mse_double) ++r.within_1pct;
+    if (r.start_mse[static_cast<std::size_t>(k)] <= 1.01 * reference) ++r.within_1pct;
+  r.explore_points = ex.problem->data.h.size();
 
   r.model = model_of(problem.family, r.theta);
   const auto exact = evaluate_exactly(r.model, problem, options.mpfr_bits);
@@ -635,6 +782,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   meta["starts"] = n;
   if (exact_warm_start) meta["random_starts_skipped"] = "the warm start is exact up to double rounding";
   meta["starts_within_1pct"] = r.within_1pct;
+  meta["exploration_points"] = r.explore_points;
   meta["kink_hops"] = r.kink_hops;
   meta["basin_hops"] = r.basin_hops;
   meta["local_hops"] = r.local_hops;

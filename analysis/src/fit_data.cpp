@@ -228,6 +228,47 @@ void read_weights(FitData& data, const std::string& path) {
   data.description += fmt::format(", weighted by {}", path);
 }
 
+FitData exploration_data(const FitData& data, std::size_t max_points) {
+  const std::size_t n = data.h.size();
+  if (max_points == 0 || n <= max_points) return data;
+  if (max_points < 2) throw InputError("fit: the exploration needs at least 2 points");
+  std::vector<std::size_t> sorted(n);
+  for (std::size_t i = 0; i < n; ++i) sorted[i] = i;
+  std::stable_sort(sorted.begin(), sorted.end(), [&](std::size_t a, std::size_t b) { return data.h[a] < data.h[b]; });
+  const std::size_t k = (n - 1 + max_points - 2) / (max_points - 1);  // ceil((n - 1) / (max_points - 1))
+  std::vector<std::size_t> reps;  // positions in `sorted`
+  for (std::size_t i = 0; i < n; i += k) reps.push_back(i);
+  if (reps.back() != n - 1) reps.push_back(n - 1);
+  FitData out;
+  out.lo = data.lo;
+  out.hi = data.hi;
+  out.description = data.description;
+  out.w.assign(reps.size(), 0.0);
+  for (std::size_t r : reps) {
+    out.h.push_back(data.h[sorted[r]]);
+    out.h_exact.push_back(data.h_exact[sorted[r]]);
+  }
+  // Position i lies between reps[j - 1] and reps[j]: its weight goes to the
+  // nearer one (by position), half to each on a tie.
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    while (reps[j] < i) ++j;  // reps[j] >= i
+    const double w = data.w.empty() ? 1.0 : data.w[sorted[i]];
+    if (reps[j] == i || j == 0) {
+      out.w[j] += w;
+      continue;
+    }
+    const std::size_t left = i - reps[j - 1], right = reps[j] - i;
+    if (left < right) out.w[j - 1] += w;
+    else if (right < left) out.w[j] += w;
+    else {
+      out.w[j - 1] += 0.5 * w;
+      out.w[j] += 0.5 * w;
+    }
+  }
+  return out;
+}
+
 solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta) {
   // Every finite double is a dyadic rational: Rational(double) is exact
   // (mpq_set_d); a non-finite one has no rational value (mpq_set_d traps).

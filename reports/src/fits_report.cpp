@@ -93,13 +93,21 @@ int run(const ReportContext& ctx) {
       "(hand-derived derivatives of the two-, three- and full-three-state closed forms; for the general family the "
       "adjoint of the stationary equations with pi from GTH; both tested against automatic differentiation on "
       "ceres::Jet and finite differences). {2} seeded starts per row (seed {3}), the best {4} polished with 10x "
-      "the iterations; for the two-, three- and full-three-state families the kinks H0 = -p/s of the best fit's "
-      "rectified rates are then moved one grid interval left and right and the fit re-solved, repeatedly while "
+      "the iterations. For the two-, three- and full-three-state families the starts and the basin hopping below "
+      "run on an exploration grid of {13} of the 401 points (every 4th, carrying its neighbours' weights: a "
+      "quarter of the cost per solve), and the best {14} distinct minima found there, with the chains' ends, are "
+      "then solved on the full grid; the general family explores on the full grid (the exploration grid lost its "
+      "fits 2-100x). Monotonic basin hopping from the best starts: {7} rounds ({8} for the closed-form "
+      "families, whose solves are about 5x cheaper) of {9} seeded perturbations (rates moved by {10} of their "
+      "size, or some or all rates redrawn from the start distribution), each solved like a start, the best "
+      "polished and kept if it improves the fit; {15} chains from the best {15} starts where fewer than an "
+      "eighth of the starts agree within 1% (closed-form families), else one. For full-three-state, each new "
+      "point of a chain is also tried with states exchanged (B with G, B with R; re-solved): not a symmetry, "
+      "since spikes count on the transitions into B, but it maps a minimum where G or R paces the spikes onto "
+      "one where B does (sigmoid: 2.82e-6 onto 1.896e-6). On the full grid, the kinks H0 = -p/s of the fit's "
+      "rectified rates are moved one grid interval left and right and the fit re-solved, repeatedly while "
       "that improves it (the objective is smooth only between kink placements, and a trust-region method stops "
-      "at the best point of the piece it ends in). Then monotonic basin hopping from the best fit: {7} rounds "
-      "({8} for the closed-form families, whose solves are about 5x cheaper) of {9} seeded perturbations (rates "
-      "moved by {10} of their size, or some or all rates redrawn from the start distribution), each solved like a "
-      "start, the best polished and kept if it improves the fit; for the closed-form families then {11} rounds of "
+      "at the best point of the piece it ends in); for the closed-form families then {11} rounds of "
       "{9} small moves (rates moved by {12} of their size) of the best fit, accepted the same way (the chains "
       "find a funnel, but not always the best of its near-equal minima). MSE and max |error| re-evaluated in "
       "MPFR ({5} bits) on the exact rational parameters of the written model. "
@@ -112,7 +120,7 @@ int run(const ReportContext& ctx) {
       "the random starts are skipped (the 'within 1%' column says so).",
       bounds.rate_bound, bounds.min_const_rate, kStarts, ctx.seed, opt.polish, opt.mpfr_bits,
       analysis::kRoundingFloor, opt.basin_rounds, analysis::kClosedFormBasinFactor * opt.basin_rounds, opt.basin_candidates, opt.basin_sigma,
-      opt.local_rounds, opt.local_sigma));
+      opt.local_rounds, opt.local_sigma, opt.explore_points, analysis::kExplorationPool, opt.basin_chains));
 
   const auto t0 = std::chrono::steady_clock::now();
   const auto rows = analysis::run_fit_table(targets, families, opt);

@@ -93,6 +93,14 @@ FitData read_samples(const std::string& path, const solvers::Rational* lo = null
 // one per value of the samples file, in its order, before the --domain filter
 // (the weights of dropped samples are dropped with them).
 void read_weights(FitData& data, const std::string& path);
+// The exploration subsample of a fit (see fit.cpp): `data` itself if it has
+// at most max_points points (or max_points is 0); otherwise every k-th point
+// in increasing H, k = ceil((n - 1) / (max_points - 1)), always with the
+// largest, each carrying the weights of the points nearest to it in that
+// order (a tie is shared): on a uniform grid of 401 points and max_points
+// 101, the 101-point grid with weights 2.5, 4, ..., 4, 2.5 (the ends' and
+// midpoints' shares). Samples keep their empirical distribution (quantiles).
+FitData exploration_data(const FitData& data, std::size_t max_points);
 
 struct FitBounds {
   double rate_bound = 1000;     // R before widening
@@ -120,6 +128,12 @@ struct FitOptions {
   std::uint64_t seed = 1;
   int threads = 0;            // 0: OpenMP default
   int max_iterations = 200;   // per start
+  // Closed-form families: starts, polishing and basin hopping run on
+  // exploration_data(data, explore_points); the best distinct minima found
+  // there are then solved on the full problem, where kink hops and the local
+  // phase run. 0 (and the general family, whose fits it loses 2-100x on the
+  // report's rows): explore on the full problem.
+  std::size_t explore_points = 101;
   // The `polish` best starts are continued with 10x the iterations and
   // polish_tolerance (counted in within_1pct after polishing).
   int polish = 4;
@@ -144,9 +158,10 @@ struct FitOptions {
   // Then monotonic basin hopping (see fit.cpp): `basin_rounds` rounds
   // (x kClosedFormBasinFactor for the closed-form families) of
   // `basin_candidates` perturbations of relative size `basin_sigma`, in
-  // `basin_chains` chains from the best starts; the best chain end is kept.
+  // `basin_chains` chains from the best starts (one chain for the general
+  // family, and where an eighth of the starts agree within 1%).
   int basin_rounds = 6;
-  int basin_chains = 1;
+  int basin_chains = 3;
   int basin_candidates = 8;
   double basin_sigma = 0.3;
   // Then (closed-form families) `local_rounds` rounds of small Gaussian moves
@@ -169,14 +184,16 @@ struct FitResult {
   FamilySpec family;
   std::vector<ParamInfo> params;
   std::vector<double> theta;                  // best parameters (exactly the model's)
-  std::vector<double> start_mse;              // double MSE of every start, in start order
+  std::vector<double> start_mse;              // double MSE of every start, in start order, on the
+                                              // exploration points (the best start: its chain's end)
+  std::size_t explore_points = 0;             // points of the exploration problem
   int best_start = 0;
   long iterations = 0;                        // Levenberg-Marquardt iterations, all starts + polish
   int starts_run = 0;                         // options.starts, or 1 (exact_warm_start)
   bool exact_warm_start = false;              // warm start at the rounding floor: random starts skipped
-  int within_1pct = 0;                        // starts with MSE <= 1.01 * best
+  int within_1pct = 0;                        // starts with MSE <= 1.01 * best (exploration points)
   int kink_hops = 0;                          // accepted kink hops (0: best start as polished)
-  int basin_hops = 0;                         // accepted basin hops
+  int basin_hops = 0;                         // accepted basin hops (all chains)
   int local_hops = 0;                         // accepted local-phase moves
   double mse_double = 0;                      // the best start's MSE in double
   double mse = 0;                             // MPFR re-evaluation
@@ -194,6 +211,25 @@ struct FitResult {
 // Basin-hopping rounds of the closed-form families per options.basin_rounds
 // (their solves cost about a fifth of a general family's).
 inline constexpr int kClosedFormBasinFactor = 5;
+
+// theta of a chain of every transition between n states (full-three-state:
+// n = 3, B, G, R = 0, 1, 2; general-n), parameters (offset, slope) per
+// transition i -> j in the family's order (by i, then j != i), with states 0
+// and k exchanged: transition i -> j becomes sigma(i) -> sigma(j). Not a
+// symmetry (the spikes stay on the transitions into state 0), but it maps a
+// local minimum in which state k paces the spikes onto one in which state 0
+// does: on the 101-point exploration grid, full-three-state sigmoid's
+// 2.692e-6 minimum (G slow, B and R fast) with B and R exchanged and
+// re-solved is the 1.853e-6 minimum, which perturbations and redraws did not
+// reach from it in 400 rounds. The relabellings that fix state 0 are
+// symmetries, so these n - 1 are all the others up to symmetry. The fit's
+// chains try them (full-three-state). InputError for k = 0, k >= n or a
+// parameter count other than 2 n (n - 1).
+std::vector<double> exchange_states(const std::vector<double>& theta, std::size_t n, std::size_t k);
+
+// How many of the best distinct minima of the exploration problem are solved
+// on the full problem (fit.cpp).
+inline constexpr std::size_t kExplorationPool = 8;
 
 // Relative MSE below which a fit is exact up to double rounding (see
 // FitResult::mse_at_rounding_floor).

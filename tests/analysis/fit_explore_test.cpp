@@ -1,0 +1,151 @@
+// The exploration subsample of a fit, the state exchanges of its chains, and
+// the two-stage fit (exploration problem, then the full problem).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "ctmc/analysis/fit.hpp"
+#include "ctmc/analysis/fit_flux.hpp"
+#include "ctmc/analysis/fit_tables.hpp"
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/gth.hpp"
+
+using namespace ctmc::analysis;
+using ctmc::solvers::Rational;
+
+TEST_CASE("exploration_data: every 4th point of a 401-point grid, carrying its neighbours' weights") {
+  const auto g = make_grid(Rational(-6), Rational(6), 401);
+  const auto e = exploration_data(g, 101);
+  REQUIRE(e.h.size() == 101);
+  REQUIRE(e.w.size() == 101);
+  double total = 0;
+  for (std::size_t j = 0; j < 101; ++j) {
+    CHECK(e.h[j] == g.h[4 * j]);
+    CHECK(e.h_exact[j] == g.h_exact[4 * j]);
+    // Points 4j +- 1 are nearest to 4j; 4j +- 2 lie halfway and are shared.
+    CHECK(e.w[j] == (j == 0 || j == 100 ? 2.5 : 4.0));
+    total += e.w[j];
+  }
+  CHECK(total == 401.0);
+  CHECK(e.lo == g.lo);
+  CHECK(e.hi == g.hi);
+  // At most max_points points, or max_points = 0: the data itself.
+  CHECK(exploration_data(g, 401).h.size() == 401);
+  CHECK(exploration_data(g, 0).h.size() == 401);
+  CHECK(exploration_data(g, 401).w.empty());
+  CHECK_THROWS_AS(exploration_data(g, 1), ctmc::InputError);
+}
+
+TEST_CASE("exploration_data: unsorted weighted samples keep their quantiles and total weight") {
+  // Values 0..6 in shuffled order, weight v + 1. max_points 3: k = ceil(6 / 2)
+  // = 3, representatives at sorted positions 0, 3, 6 (values 0, 3, 6);
+  // position 1 is nearer 0, positions 2 and 4 nearer 3, position 5 nearer 6:
+  // weights 1 + 2, 3 + 4 + 5, 6 + 7.
+  FitData d;
+  for (int v : {5, 1, 3, 0, 6, 2, 4}) {
+    d.h.push_back(v);
+    d.h_exact.push_back(Rational(v));
+    d.w.push_back(v + 1.0);
+  }
+  d.lo = Rational(0);
+  d.hi = Rational(6);
+  const auto e = exploration_data(d, 3);
+  REQUIRE(e.h.size() == 3);
+  CHECK(e.h == std::vector<double>{0, 3, 6});
+  CHECK(e.w == std::vector<double>{3, 12, 13});
+}
+
+namespace {
+// Flux into state k of the chain theta (every transition between n states,
+// rectified affine, the family's parameter order) at H: pi from GTH on the
+// generator, independent of the family's closed form and of exchange_states.
+double flux_into(const std::vector<double>& theta, std::size_t n, std::size_t k, double h) {
+  ctmc::solvers::DenseMatrix<double> q(n);
+  std::size_t t = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      if (i != j) {
+        q(i, j) = std::max(0.0, theta[2 * t] + theta[2 * t + 1] * h);
+        ++t;
+      }
+  const auto pi = ctmc::solvers::gth_dense(q);
+  double f = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != k) f += pi[i] * q(i, k);
+  return f;
+}
+}  // namespace
+
+TEST_CASE("exchange_states: the exchanged chain's spike flux is the original's flux into state k") {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.1, 2.0), s(-0.2, 0.2);
+  for (std::size_t n : {3, 4, 5}) {
+    const FamilySpec f = n == 3 ? FamilySpec{FitFamily::FullThreeState, 3} : FamilySpec{FitFamily::General, n};
+    std::vector<double> theta(2 * n * (n - 1));
+    for (std::size_t i = 0; i < theta.size(); i += 2) {
+      theta[i] = u(rng);
+      theta[i + 1] = s(rng);
+    }
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto x = exchange_states(theta, n, k);
+      CHECK(exchange_states(x, n, k) == theta);  // an involution
+      for (double h : {-1.5, 0.0, 0.7, 2.0}) {
+        const double ours = family_flux<double>(f, x.data(), h);
+        const double ref = flux_into(theta, n, k, h);
+        CHECK(std::abs(ours - ref) <= 1e-13 * std::abs(ref));
+      }
+    }
+  }
+  CHECK_THROWS_AS(exchange_states(std::vector<double>(12), 3, 0), ctmc::InputError);
+  CHECK_THROWS_AS(exchange_states(std::vector<double>(12), 3, 3), ctmc::InputError);
+  CHECK_THROWS_AS(exchange_states(std::vector<double>(10), 3, 1), ctmc::InputError);
+}
+
+TEST_CASE("two-stage fit: the result is a minimum of the full problem, never worse than its warm start") {
+  const auto targets = fit_table_targets();
+  auto target = [&](const std::string& slug) {
+    for (const auto& t : targets)
+      if (t.slug == slug) return t;
+    throw std::runtime_error(slug);
+  };
+  FitOptions o;
+  o.threads = 2;
+  o.starts = 16;
+  o.widen_on_bound = false;
+  // Three-state sigmoid: explored on 101 points, reported on 401.
+  const auto p = make_fit_problem(target("sigmoid"), {FitFamily::ThreeState, 3});
+  const auto r = fit(p, o);
+  CHECK(r.explore_points == 101);
+  CHECK(r.model.meta.at("exploration_points") == 101);
+  CHECK(r.mse == doctest::Approx(mse_double(p, r.theta)).epsilon(1e-10));
+  // Polishing the reported fit on the full problem does not lower it: it is
+  // a minimum there, not the exploration grid's.
+  FitOptions again = o;
+  again.starts = 1;
+  again.basin_rounds = 0;
+  again.explore_points = 0;
+  again.warm_start = r.theta;
+  const auto polished = fit(p, again);
+  CHECK(polished.mse >= r.mse * (1 - 1e-6));
+  // A warm start is a candidate on the full problem as given: the fit from
+  // it is never worse, even when the exploration's minima are.
+  FitOptions warm = o;
+  warm.basin_rounds = 0;
+  warm.starts = 2;
+  warm.warm_start = r.theta;
+  CHECK(fit(p, warm).mse <= r.mse * (1 + 1e-12));
+  // ReLU full-three-state (the report's row): exact on the full grid,
+  // although exact fits on 101 points can leave every rate 0 at full-grid
+  // points between them (no closed class: the flux is undefined there).
+  FitOptions relu_options = o;
+  relu_options.starts = 64;
+  const auto relu = fit(make_fit_problem(target("relu"), {FitFamily::FullThreeState, 3}), relu_options);
+  CHECK(relu.mse < 1e-25);
+  // The general family explores on the full problem.
+  FitOptions g = o;
+  g.starts = 4;
+  g.basin_rounds = 1;
+  const auto gen = fit(make_fit_problem(target("sigmoid"), {FitFamily::General, 4}), g);
+  CHECK(gen.explore_points == 401);
+}
