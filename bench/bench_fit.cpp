@@ -7,7 +7,8 @@
 //            64 starts per row, incl. widened refits) with 2 threads; target < 60 s.
 //   states   the states-needed table (general 2..6 states, 32 starts, plus the
 //            Bernstein estimate); target < 600 s.
-//   row      one row: bench_fit row SLUG FAMILY-INDEX (0..4), for profiling.
+//   row      one row: bench_fit row SLUG FAMILY-INDEX (0..4), for profiling
+//            (the 16 best start MSEs; all of them with BENCH_FIT_ALL set).
 //   seeds    one row with seeds 1..N beside the report's second check: how
 //            reliably the fitter reaches the row's best MSE.
 // Usage: bench_fit [single|table|states|check|all|row SLUG K|seeds SLUG K [N]]
@@ -153,7 +154,7 @@ void bench_row(const std::string& slug, int family) {
   fmt::print("\n  sorted start MSEs:");
   auto sorted = r.start_mse;
   std::sort(sorted.begin(), sorted.end());
-  for (std::size_t k = 0; k < std::min<std::size_t>(sorted.size(), 16); ++k) fmt::print(" {:.4e}", sorted[k]);
+  for (std::size_t k = 0; k < std::min<std::size_t>(sorted.size(), std::getenv("BENCH_FIT_ALL") ? 100000 : 16); ++k) fmt::print(" {:.4e}", sorted[k]);
   fmt::print("\n");
 }
 

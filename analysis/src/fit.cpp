@@ -538,9 +538,9 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // one. Each round perturbs the chain's point `basin_candidates` times
   // (every rectified rate's values at the domain ends, and every constant
   // rate's logarithm, by sigma times their size; or some rates redrawn),
-  // solves the candidates like starts, polishes the best and moves there if
-  // it improves. Candidate c of round k of chain h draws from
-  // start_seed(seed, starts + (h * rounds + k) * candidates + c):
+  // solves the candidates like starts and moves to the best if it improves
+  // (on a subsample unpolished, see hop_to_best). Candidate c of round k of
+  // chain h draws from start_seed(seed, starts + (h * rounds + k) * candidates + c):
   // deterministic for any thread count, and disjoint from the starts' streams.
   // Skipped when the fit is exact up to double rounding (see kRoundingFloor).
   // The closed-form families get kClosedFormBasinFactor x the rounds: their
@@ -594,15 +594,20 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
     return th;
   };
   // One hop on stage st: solve the candidates like starts; if the best
-  // improves on (theta, mse), polish it and move there (and hop its kinks if
-  // `kinks`). True if moved.
+  // improves on (theta, mse), move there, polished if `polish`, and hop its
+  // kinks if `kinks`. True if moved. Chains on a subsample do not polish:
+  // a polish is one solve with 10x the iterations, so it ran on one thread
+  // while the other idled, and took 0.6 s of the 0.9 s that the chains of
+  // softplus x 1/14 full-three-state cost; its extra digits rarely change
+  // which later candidate improves on the point. Chain ends and the pool are
+  // polished on the full problem.
   auto hop_to_best = [&](const Stage& st, const std::vector<std::vector<double>>& cands, std::vector<double>& theta,
-                         double& mse, bool kinks) {
+                         double& mse, bool polish, bool kinks) {
     const auto solved = solve_all(st, cands, options);
     const int bc = best_improvement(solved, mse);
     if (bc < 0) return false;
     const auto& best_cand = solved[static_cast<std::size_t>(bc)];
-    const auto polished = solve_all(st, {best_cand.theta}, polish_options);
+    const auto polished = polish ? solve_all(st, {best_cand.theta}, polish_options) : std::vector<StartOutcome>(1);
     const auto& accepted = polished[0].mse < best_cand.mse ? polished[0] : best_cand;
     theta = accepted.theta;
     mse = accepted.mse;
@@ -656,7 +661,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       }
       const double before = at.mse;
       if (relabel && try_exchanges(ex, at.theta, at.mse, false)) ++hops;
-      if (hop_to_best(ex, cands, at.theta, at.mse, false)) ++hops;
+      if (hop_to_best(ex, cands, at.theta, at.mse, !coarse, false)) ++hops;
       relabel = relabel_states > 0 && at.mse < before;
     }
     ends.push_back(std::move(at));
@@ -725,7 +730,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
         std::mt19937_64 rng(start_seed(options.seed, stream));
         cands.push_back(perturb(r.theta, c, rng, options.local_sigma, false));
       }
-      if (hop_to_best(full, cands, r.theta, r.mse_double, hop_kinks)) ++r.local_hops;
+      if (hop_to_best(full, cands, r.theta, r.mse_double, true, hop_kinks)) ++r.local_hops;
     }
   }
   // Starts' MSEs and the within-1% count are on the exploration problem,

@@ -210,8 +210,13 @@ struct FitResult {
 };
 
 // Basin-hopping rounds of the closed-form families per options.basin_rounds
-// (their solves cost about a fifth of a general family's).
-inline constexpr int kClosedFormBasinFactor = 5;
+// (their solves cost about a fifth of a general family's, and a twentieth on
+// the exploration grid). 8, not 5, since the chains stopped polishing (the
+// time saved bought the extra rounds). Seeds 1-10, factor 5 -> 8: softplus
+// full-three-state at its best 1.1205e-5 in 3 -> 6 of 10; sigmoid_shift_2
+// within 0.4% of 1.8956e-6 in 8 -> 9; softplus x 1/14 at or below 3.157e-8
+// in 3 -> 4 (one at 3.127e-8); bench_fit table 53-56 s -> 54-56 s.
+inline constexpr int kClosedFormBasinFactor = 8;
 
 // theta of a chain of every transition between n states (full-three-state:
 // n = 3, B, G, R = 0, 1, 2; general-n), parameters (offset, slope) per
