@@ -606,10 +606,12 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
     const auto solved = solve_all(st, cands, options);
     const int bc = best_improvement(solved, mse);
     if (bc < 0) return false;
-    const auto& best_cand = solved[static_cast<std::size_t>(bc)];
-    const auto polished = polish ? solve_all(st, {best_cand.theta}, polish_options) : std::vector<StartOutcome>(1);
-    const auto& accepted = polished[0].mse < best_cand.mse ? polished[0] : best_cand;
-    theta = accepted.theta;
+    StartOutcome accepted = solved[static_cast<std::size_t>(bc)];
+    if (polish) {
+      auto polished = solve_all(st, {accepted.theta}, polish_options);
+      if (polished[0].mse < accepted.mse) accepted = std::move(polished[0]);
+    }
+    theta = std::move(accepted.theta);
     mse = accepted.mse;
     if (kinks) kink_hop(theta, mse);
     return true;
