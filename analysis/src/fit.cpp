@@ -299,6 +299,25 @@ std::size_t relabelable_states(const FamilySpec& f) {
   return 0;
 }
 
+// params[i], params[i + 1] are a rectified-affine rate max(0, p + s H).
+bool is_rectified_rate(const std::vector<ParamInfo>& params, std::size_t i) {
+  return i + 1 < params.size() && params[i].kind == ParamKind::Offset && params[i + 1].kind == ParamKind::Slope;
+}
+
+// The larger value at the domain ends of the rate whose offset is theta[i]
+// (affine, so its largest on [lo, hi]).
+double peak_rate(const std::vector<double>& theta, std::size_t i, double lo, double hi) {
+  return std::max(theta[i] + theta[i + 1] * lo, theta[i] + theta[i + 1] * hi);
+}
+
+// The largest peak_rate of the rectified rates (0 if none).
+double fastest_rate(const std::vector<ParamInfo>& params, const std::vector<double>& theta, double lo, double hi) {
+  double m = 0;
+  for (std::size_t i = 0; i + 1 < params.size(); ++i)
+    if (is_rectified_rate(params, i)) m = std::max(m, peak_rate(theta, i, lo, hi));
+  return m;
+}
+
 std::vector<std::string> parameters_on_bound(const std::vector<ParamInfo>& params, const std::vector<double>& theta,
                                              const FitBounds& b) {
   std::vector<std::string> out;
@@ -329,6 +348,25 @@ std::vector<double> exchange_states(const std::vector<double>& theta, std::size_
       out[2 * to] = theta[2 * from];
       out[2 * to + 1] = theta[2 * from + 1];
     }
+  return out;
+}
+
+std::vector<double> slow_fast_rates(const std::vector<ParamInfo>& params, const std::vector<double>& theta, double lo,
+                                    double hi, double fast, double target) {
+  if (theta.size() != params.size() || !(fast > 0) || !std::isfinite(fast) || !(target > 0) || !std::isfinite(target) ||
+      !(lo <= hi))
+    throw InputError(fmt::format("slow_fast_rates: bad arguments ({} parameters for {}, fast = {}, target = {}, "
+                                 "domain [{}, {}])",
+                                 theta.size(), params.size(), fast, target, lo, hi));
+  std::vector<std::size_t> fast_rates;
+  for (std::size_t i = 0; i + 1 < params.size(); ++i)
+    if (is_rectified_rate(params, i) && peak_rate(theta, i, lo, hi) > fast) fast_rates.push_back(i);
+  const double fastest = fastest_rate(params, theta, lo, hi);
+  auto out = theta;
+  for (std::size_t i : fast_rates) {
+    out[i] *= target / fastest;
+    out[i + 1] *= target / fastest;
+  }
   return out;
 }
 
@@ -634,6 +672,37 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
     mse = m;
     return true;
   };
+  // Fast relays (full-three-state). Some minima use one state as a fast
+  // relay: its exits, and the rates into it from one other state, ~1000x the
+  // others' (softplus x 1/14: the 3.2408e-8 and 3.2417e-8 minima, rates up to
+  // 7000-26000 x max |alpha phi|). The 3.1574e-8 minimum has the same rates
+  // and kinks with those fast ones ~1000x slower, and no perturbation,
+  // redraw or exchange of the chains and the local phase reached it from
+  // the relay minima. Slowing every fast rate by one common factor (so the
+  // fastest becomes c x max |alpha phi|, c in kSlowedRateTargets) does,
+  // after a polish and kink hops (the slowed rates' kinks land in the wrong
+  // cells: the candidates polish to 1.1x-1.5x the relay's MSE first).
+  // Measured on seeds 1-9: the bridge works from both relay minima for c =
+  // 2.0-2.5 and 4.5, and from one for 6.3; between them lie
+  // candidates that polish to 1e4x-1e5x worse. Kink hops, the cost, are run
+  // only for candidates that polish to below kFastRate (one with a fast rate
+  // is back in the relay's funnel) and to less than 2x the fit's MSE (the
+  // sigmoid rows' slowed candidates polish to 4x-12x theirs: their fits
+  // need the fast rates). Moves to the best if it improves.
+  auto slow_fast_relays = [&](std::vector<double>& theta, double& mse) {
+    const double fast = kFastRate * ymax;
+    if (!(fastest_rate(params, theta, lo, hi) > fast)) return false;
+    std::vector<std::vector<double>> cands;
+    for (double c : kSlowedRateTargets) cands.push_back(slow_fast_rates(params, theta, lo, hi, fast, c * ymax));
+    auto solved = solve_all(full, cands, polish_options);
+    for (auto& o : solved)
+      if (o.mse < 2 * mse && !(fastest_rate(params, o.theta, lo, hi) > fast)) kink_hop(o.theta, o.mse);
+    const int bc = best_improvement(solved, mse);
+    if (bc < 0) return false;
+    theta = std::move(solved[static_cast<std::size_t>(bc)].theta);
+    mse = solved[static_cast<std::size_t>(bc)].mse;
+    return true;
+  };
   const int basin_rounds = options.basin_rounds * (problem.family.family == FitFamily::General ? 1 : kClosedFormBasinFactor);
   const bool hopping = basin_rounds > 0 && options.polish > 0 && !(outcomes[best].mse < ex.floor_mse);
   // Chains: from the best `basin_chains` starts, each with its own candidate
@@ -735,6 +804,9 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       if (hop_to_best(full, cands, r.theta, r.mse_double, true, hop_kinks)) ++r.local_hops;
     }
   }
+  if (options.slow_relays && relabel_states > 0 && hop_kinks && !(r.mse_double < floor_mse) &&
+      slow_fast_relays(r.theta, r.mse_double))
+    ++r.relay_slowdowns;
   // Starts' MSEs and the within-1% count are on the exploration problem,
   // where the starts ran; without a subsample (the exploration problem is
   // the full one) the final fit continues the best start.
@@ -795,6 +867,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   meta["kink_hops"] = r.kink_hops;
   meta["basin_hops"] = r.basin_hops;
   meta["local_hops"] = r.local_hops;
+  meta["relay_slowdowns"] = r.relay_slowdowns;
   meta["best_start"] = best;
   meta["seed"] = options.seed;
   meta["bounds"] = {{"offset", {problem.bounds.lower(ParamKind::Offset), problem.bounds.upper(ParamKind::Offset)}},

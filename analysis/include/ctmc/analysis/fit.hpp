@@ -156,6 +156,10 @@ struct FitOptions {
   // data interval left/right and re-solve (families with closed forms only;
   // see fit.cpp): escapes minima of one smooth piece of the objective.
   bool kink_hops = true;
+  // After the local phase (full-three-state, with kink_hops), a fit with a
+  // rate above kFastRate x max |alpha phi| tries slowing its fast rates
+  // (slow_fast_rates; see fit.cpp): a bridge out of "fast relay" minima.
+  bool slow_relays = true;
   // Then monotonic basin hopping (see fit.cpp): `basin_rounds` rounds
   // (x kClosedFormBasinFactor for the closed-form families) of
   // `basin_candidates` perturbations of relative size `basin_sigma`, in
@@ -196,6 +200,7 @@ struct FitResult {
   int kink_hops = 0;                          // accepted kink hops (0: best start as polished)
   int basin_hops = 0;                         // accepted basin hops (all chains)
   int local_hops = 0;                         // accepted local-phase moves
+  int relay_slowdowns = 0;                    // accepted slowdowns of fast rates (0 or 1)
   double mse_double = 0;                      // the best start's MSE in double
   double mse = 0;                             // MPFR re-evaluation
   double max_abs_error = 0;                   // MPFR re-evaluation, over the points of weight > 0
@@ -232,6 +237,24 @@ inline constexpr int kClosedFormBasinFactor = 8;
 // chains try them (full-three-state). InputError for k = 0, k >= n or a
 // parameter count other than 2 n (n - 1).
 std::vector<double> exchange_states(const std::vector<double>& theta, std::size_t n, std::size_t k);
+
+// theta with every rectified-affine rate (an Offset parameter and the Slope
+// after it in `params`) whose larger value at the domain ends lo, hi exceeds
+// `fast` scaled (offset and slope) by one common factor, chosen so that the
+// largest of them becomes `target`; its kinks stay where they are. The other
+// parameters are unchanged, and theta is returned unchanged if no rate
+// exceeds `fast`. A move out of a "fast relay" minimum (fit.cpp, kFastRate).
+// InputError for a size mismatch or target, fast not > 0 and finite, or
+// hi < lo.
+std::vector<double> slow_fast_rates(const std::vector<ParamInfo>& params, const std::vector<double>& theta, double lo,
+                                    double hi, double fast, double target);
+
+// Fast relays (full-three-state; fit.cpp): a fit with a rate above
+// kFastRate x max |alpha phi| on the domain is offered the bridges
+// slow_fast_rates(..., target = c x max |alpha phi|) for c in
+// kSlowedRateTargets.
+inline constexpr double kFastRate = 100;
+inline constexpr double kSlowedRateTargets[] = {2.0, 2.5, 3.2, 4.0, 5.0, 6.3};
 
 // How many of the best distinct minima of the exploration problem are solved
 // on the full problem (fit.cpp).
