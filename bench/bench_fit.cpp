@@ -114,6 +114,7 @@ void bench_states() {
 FitOptions row_options() {
   FitOptions o;
   o.threads = 2;
+  if (const char* e = std::getenv("BENCH_FIT_THREADS")) o.threads = std::atoi(e);
   if (const char* e = std::getenv("BENCH_FIT_POLISH")) o.polish = std::atoi(e);
   if (const char* e = std::getenv("BENCH_FIT_EXPLORE")) o.explore_points = std::strtoul(e, nullptr, 10);
   if (const char* e = std::getenv("BENCH_FIT_STARTS")) o.starts = std::atoi(e);
