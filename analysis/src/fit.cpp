@@ -825,6 +825,10 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
     if (r.start_mse[static_cast<std::size_t>(k)] <= 1.01 * reference) ++r.within_1pct;
   r.explore_points = ex.problem->data.h.size();
 
+  // The written model is the chain the optimizer saw, also where a kink sits
+  // on a data point to the last bit (nudge_kinks_off_points).
+  r.theta = nudge_kinks_off_points(params, r.theta, problem.data, problem.bounds);
+  r.mse_double = weighted_mse(problem, targets, r.theta);
   r.model = model_of(problem.family, r.theta);
   const auto exact = evaluate_exactly(r.model, problem, options.mpfr_bits);
   r.mse = exact.mse;

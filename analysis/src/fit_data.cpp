@@ -321,6 +321,28 @@ solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta) {
   return {};
 }
 
+std::vector<double> nudge_kinks_off_points(const std::vector<ParamInfo>& params, std::vector<double> theta,
+                                           const FitData& data, const FitBounds& bounds) {
+  if (theta.size() != params.size() || data.h.size() != data.h_exact.size())
+    throw InputError(fmt::format("nudge_kinks_off_points: {} parameters for {}, {} points with {} exact values",
+                                 theta.size(), params.size(), data.h.size(), data.h_exact.size()));
+  const double upper = bounds.upper(ParamKind::Offset);
+  for (std::size_t i = 0; i + 1 < params.size(); ++i) {
+    if (params[i].kind != ParamKind::Offset || params[i + 1].kind != ParamKind::Slope) continue;
+    for (std::size_t m = 0; m < data.h.size(); ++m) {
+      // The rate as the objective computes it (fit_flux.hpp: p + s H).
+      const double v = theta[i] + theta[i + 1] * data.h[m];
+      if (!(v > 0) || v > 1e-12 * (std::abs(theta[i]) + std::abs(theta[i + 1] * data.h[m]))) continue;
+      // 64 ulps of p are far more than the rounding of s H_m (|p| ~ |s H_m|).
+      for (int step = 0; step < 64 && theta[i] < upper &&
+                         !(Rational(theta[i]) + Rational(theta[i + 1]) * data.h_exact[m] > 0);
+           ++step)
+        theta[i] = std::min(std::nextafter(theta[i], upper), upper);
+    }
+  }
+  return theta;
+}
+
 ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& problem, unsigned bits) {
   // Restores the caller's working precision on the way out.
   struct PrecisionGuard {

@@ -203,3 +203,38 @@ TEST_CASE("fit: slowing the fast rates bridges softplus x 1/14's fast-relay mini
   CHECK(bridged.model.meta.at("relay_slowdowns") == 1);
   MESSAGE("relay minimum ", stays.mse, " -> ", bridged.mse);
 }
+
+TEST_CASE("nudge_kinks_off_points: a kink on a data point to the last bit leaves the exact chain as the optimizer saw it") {
+  // A fit of softplus x 1/14 (full-three-state, the report's grid) from a
+  // perturbed warm start ended here: BG = 14.697... + 10.498... H has its
+  // kink at H = -1.4 to the last bit, positive there by rounding in double
+  // (G reachable) but 0 at the exact H = -7/5, where G has no exits and R
+  // no rate into G: the exact chain has closed classes {B, R} and {G}.
+  const auto targets = fit_table_targets();
+  const auto t = std::find_if(targets.begin(), targets.end(), [](const auto& x) { return x.slug == "softplus_x_1_14"; });
+  REQUIRE(t != targets.end());
+  const auto p = make_fit_problem(*t, {FitFamily::FullThreeState, 3});
+  const std::vector<double> theta = {14.697412403342655,    10.498151716673325,    4.3429123687965854,
+                                     -0.37131703885105899,  0.068757901792380213,  0.066891699444538502,
+                                     -0.02458006987893091,  -0.0011905502498965603, 0.026434922914716691,
+                                     0.012080767508690689,  -0.0065063889605878437, -0.0045306984636760972};
+  const auto params = family_parameters(p.family);
+  const std::size_t at = 246;  // H = -26 + 0.1 * 246 = -1.4
+  REQUIRE(p.data.h_exact[at] == Rational(-7, 5));
+  REQUIRE(theta[0] + theta[1] * p.data.h[at] > 0);
+  REQUIRE(!(Rational(theta[0]) + Rational(theta[1]) * p.data.h_exact[at] > 0));
+  CHECK_THROWS_AS(evaluate_exactly(model_of(p.family, theta), p, 128), ctmc::InputError);
+
+  const auto nudged = nudge_kinks_off_points(params, theta, p.data, p.bounds);
+  CHECK(nudged[0] > theta[0]);
+  CHECK(nudged[0] - theta[0] <= 64 * (std::nextafter(theta[0], 1e300) - theta[0]));  // a few ulps
+  for (std::size_t i = 1; i < theta.size(); ++i) CHECK(nudged[i] == theta[i]);
+  CHECK(Rational(nudged[0]) + Rational(nudged[1]) * p.data.h_exact[at] > 0);
+  // The exact model now evaluates, to the double MSE of the same chain.
+  const auto exact = evaluate_exactly(model_of(p.family, nudged), p, 128);
+  CHECK(exact.mse == doctest::Approx(mse_double(p, theta)).epsilon(1e-9));
+  // A theta with no such kink is returned unchanged.
+  auto away = theta;
+  away[0] += 0.05;
+  CHECK(nudge_kinks_off_points(params, away, p.data, p.bounds) == away);
+}

@@ -274,6 +274,17 @@ double mse_double(const FitProblem& problem, const std::vector<double>& theta);
 // The fitted model with exact rational parameters (no meta beyond the family's).
 // InputError when a parameter is not finite (it has no rational value).
 solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta);
+// theta with the offset of every rectified-affine rate that is positive at a
+// data point only by rounding (its double value p + s H_m, computed as the
+// objective computes it, positive but below 1e-12 x (|p| + |s H_m|), while
+// p + s H_m is <= 0 at the exact H_m) raised by a few ulps, up to the upper
+// offset bound, until it is positive at the exact H_m too. The objective
+// evaluates rates at the double H_m, the written model at the exact one; a
+// kink on a data point to the last bit can leave the exact chain without a
+// rate the optimizer saw, and reducible there (the exact re-evaluation then
+// fails). Other parameters unchanged.
+std::vector<double> nudge_kinks_off_points(const std::vector<ParamInfo>& params, std::vector<double> theta,
+                                           const FitData& data, const FitBounds& bounds);
 // MPFR re-evaluation of MSE and max |error| of a model against alpha phi on data.
 struct ExactErrors {
   double mse = 0, max_abs_error = 0, max_abs_error_at = 0;
