@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <mutex>
 
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -344,6 +345,10 @@ std::vector<double> nudge_kinks_off_points(const std::vector<ParamInfo>& params,
 }
 
 ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& problem, unsigned bits) {
+  // The working precision is process-wide (set_precision_bits): fits that
+  // run at once (run_fit_table runs targets concurrently) take turns here.
+  static std::mutex precision_mutex;
+  const std::lock_guard<std::mutex> lock(precision_mutex);
   // Restores the caller's working precision on the way out.
   struct PrecisionGuard {
     unsigned saved = solvers::precision_bits();

@@ -5,6 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
@@ -85,17 +90,54 @@ std::vector<double> warm_start_from(const FitRow* prev, const FamilySpec& f) {
 
 std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const std::vector<FamilySpec>& families,
                                   const FitOptions& options) {
-  std::vector<FitRow> rows;
-  for (const auto& t : targets)
+  // One target's rows in family order: a general-n row warm-starts from the
+  // same target's previous row.
+  auto run_target = [&](const FitTarget& t, int threads) {
+    std::vector<FitRow> rows;
     for (const auto& f : families) {
       const auto start = std::chrono::steady_clock::now();
       FitOptions o = options;
-      const FitRow* prev = (!rows.empty() && rows.back().target.slug == t.slug) ? &rows.back() : nullptr;
-      if (options.warm_start.empty()) o.warm_start = warm_start_from(prev, f);
+      o.threads = threads;
+      if (options.warm_start.empty()) o.warm_start = warm_start_from(rows.empty() ? nullptr : &rows.back(), f);
       FitRow r{t, f, fit(make_fit_problem(t, f), o), 0};
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       rows.push_back(std::move(r));
     }
+    return rows;
+  };
+#ifdef _OPENMP
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+#else
+  const int threads = 1;
+#endif
+  std::vector<std::vector<FitRow>> per_target(targets.size());
+  if (threads > 1 && targets.size() > 1) {
+    // Targets are independent, so with several threads they run at once, one
+    // thread per fit: a fit's own parallel batches (2-64 solves, and single
+    // polishes) leave threads idle part of the time. A fit's result does not
+    // depend on its thread count, so neither does the table.
+    std::vector<std::exception_ptr> failed(targets.size());
+    const int nt = static_cast<int>(targets.size());
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int i = 0; i < nt; ++i) {
+      // Exceptions must not leave an OpenMP region: rethrown below, the
+      // first target's first.
+      try {
+        per_target[static_cast<std::size_t>(i)] = run_target(targets[static_cast<std::size_t>(i)], 1);
+      } catch (...) {
+        failed[static_cast<std::size_t>(i)] = std::current_exception();
+      }
+    }
+    for (const auto& e : failed)
+      if (e) std::rethrow_exception(e);
+  } else {
+    for (std::size_t i = 0; i < targets.size(); ++i) per_target[i] = run_target(targets[i], options.threads);
+  }
+  std::vector<FitRow> rows;
+  for (auto& target_rows : per_target)
+    for (auto& r : target_rows) rows.push_back(std::move(r));
   return rows;
 }
 

@@ -43,11 +43,14 @@ std::vector<double> embed_general(const std::vector<double>& theta, std::size_t 
 // One fit per (target, family), in target-major order, each with `options`.
 // A general-n row that follows a general-(n-1) (or full-three-state, n = 4)
 // row of the same target gets that row's optimum, embedded, as start 0.
+// With options.threads != 1 (0: all cores) the targets run concurrently,
+// each fit on one thread; the rows are the same for any thread count.
 struct FitRow {
   FitTarget target;
   FamilySpec family;
   FitResult result;
-  double seconds = 0;  // wall time of this fit (incl. widened refits)
+  double seconds = 0;  // wall time of this fit (incl. widened refits; one thread
+                       // where targets run concurrently)
 };
 std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const std::vector<FamilySpec>& families,
                                   const FitOptions& options);
