@@ -63,7 +63,31 @@ void bench_single() {
   }
 }
 
-FitOptions row_options();
+// Fit options of the table, with BENCH_FIT_* environment overrides (for
+// trying fitter settings on one row).
+FitOptions row_options() {
+  FitOptions o;
+  o.threads = 2;
+  if (const char* e = std::getenv("BENCH_FIT_THREADS")) o.threads = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_POLISH")) o.polish = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_EXPLORE")) o.explore_points = std::strtoul(e, nullptr, 10);
+  if (const char* e = std::getenv("BENCH_FIT_STARTS")) o.starts = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_SEED")) o.seed = std::strtoull(e, nullptr, 10);
+  if (const char* e = std::getenv("BENCH_FIT_ITERATIONS")) o.max_iterations = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_TOL")) o.function_tolerance = std::atof(e);
+  if (const char* e = std::getenv("BENCH_FIT_BASIN")) o.basin_rounds = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_BASIN_CANDIDATES")) o.basin_candidates = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_BASIN_SIGMA")) o.basin_sigma = std::atof(e);
+  if (const char* e = std::getenv("BENCH_FIT_CHAINS")) o.basin_chains = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_LOCAL")) o.local_rounds = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_FIT_LOCAL_SIGMA")) o.local_sigma = std::atof(e);
+  if (std::getenv("BENCH_FIT_DOGLEG")) o.method = TrustRegion::Dogleg;
+  if (std::getenv("BENCH_FIT_NO_WIDEN")) o.widen_on_bound = false;
+  if (std::getenv("BENCH_FIT_NO_KINK")) o.kink_hops = false;
+  if (std::getenv("BENCH_FIT_NO_SLOW")) o.slow_relays = false;
+  return o;
+}
+
 void bench_table() {
   FitOptions o = row_options();
   const auto t0 = std::chrono::steady_clock::now();
@@ -112,30 +136,6 @@ void bench_states() {
              rows.size(), seconds_since(t0));
 }
 
-// Fit options of the table, with BENCH_FIT_* environment overrides (for
-// trying fitter settings on one row).
-FitOptions row_options() {
-  FitOptions o;
-  o.threads = 2;
-  if (const char* e = std::getenv("BENCH_FIT_THREADS")) o.threads = std::atoi(e);
-  if (const char* e = std::getenv("BENCH_FIT_POLISH")) o.polish = std::atoi(e);
-  if (const char* e = std::getenv("BENCH_FIT_EXPLORE")) o.explore_points = std::strtoul(e, nullptr, 10);
-  if (const char* e = std::getenv("BENCH_FIT_STARTS")) o.starts = std::atoi(e);
-  if (const char* e = std::getenv("BENCH_FIT_SEED")) o.seed = std::strtoull(e, nullptr, 10);
-  if (const char* e = std::getenv("BENCH_FIT_ITERATIONS")) o.max_iterations = std::atoi(e);
-  if (const char* e = std::getenv("BENCH_FIT_TOL")) o.function_tolerance = std::atof(e);
-  if (const char* e = std::getenv("BENCH_FIT_BASIN")) o.basin_rounds = std::atoi(e);
-  if (const char* e = std::getenv("BENCH_FIT_BASIN_CANDIDATES")) o.basin_candidates = std::atoi(e);
-  if (const char* e = std::getenv("BENCH_FIT_BASIN_SIGMA")) o.basin_sigma = std::atof(e);
-  if (const char* e = std::getenv("BENCH_FIT_CHAINS")) o.basin_chains = std::atoi(e);
-  if (const char* e = std::getenv("BENCH_FIT_LOCAL")) o.local_rounds = std::atoi(e);
-  if (const char* e = std::getenv("BENCH_FIT_LOCAL_SIGMA")) o.local_sigma = std::atof(e);
-  if (std::getenv("BENCH_FIT_DOGLEG")) o.method = TrustRegion::Dogleg;
-  if (std::getenv("BENCH_FIT_NO_WIDEN")) o.widen_on_bound = false;
-  if (std::getenv("BENCH_FIT_NO_KINK")) o.kink_hops = false;
-  if (std::getenv("BENCH_FIT_NO_SLOW")) o.slow_relays = false;
-  return o;
-}
 
 const FitTarget& table_target(const std::string& slug) {
   static const auto targets = fit_table_targets();

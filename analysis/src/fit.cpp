@@ -299,11 +299,6 @@ std::size_t relabelable_states(const FamilySpec& f) {
   return 0;
 }
 
-// params[i], params[i + 1] are a rectified-affine rate max(0, p + s H).
-bool is_rectified_rate(const std::vector<ParamInfo>& params, std::size_t i) {
-  return i + 1 < params.size() && params[i].kind == ParamKind::Offset && params[i + 1].kind == ParamKind::Slope;
-}
-
 // The larger value at the domain ends of the rate whose offset is theta[i]
 // (affine, so its largest on [lo, hi]).
 double peak_rate(const std::vector<double>& theta, std::size_t i, double lo, double hi) {
@@ -358,16 +353,22 @@ std::vector<double> slow_fast_rates(const std::vector<ParamInfo>& params, const 
     throw InputError(fmt::format("slow_fast_rates: bad arguments ({} parameters for {}, fast = {}, target = {}, "
                                  "domain [{}, {}])",
                                  theta.size(), params.size(), fast, target, lo, hi));
-  std::vector<std::size_t> fast_rates;
-  for (std::size_t i = 0; i + 1 < params.size(); ++i)
-    if (is_rectified_rate(params, i) && peak_rate(theta, i, lo, hi) > fast) fast_rates.push_back(i);
-  const double fastest = fastest_rate(params, theta, lo, hi);
+  const double factor = target / fastest_rate(params, theta, lo, hi);
   auto out = theta;
-  for (std::size_t i : fast_rates) {
-    out[i] *= target / fastest;
-    out[i + 1] *= target / fastest;
-  }
+  for (std::size_t i = 0; i + 1 < params.size(); ++i)
+    if (is_rectified_rate(params, i) && peak_rate(theta, i, lo, hi) > fast) {
+      out[i] *= factor;
+      out[i + 1] *= factor;
+    }
   return out;
+}
+
+int fit_threads(const FitOptions& options) {
+#ifdef _OPENMP
+  return options.threads > 0 ? options.threads : omp_get_max_threads();
+#else
+  return 1;
+#endif
 }
 
 double mse_double(const FitProblem& problem, const std::vector<double>& theta) {
@@ -423,12 +424,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   const int n = exact_warm_start ? 1 : options.starts;
   std::vector<StartOutcome> outcomes(n);
   long total_iterations = 0;
-#ifdef _OPENMP
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-#else
-  const int threads = 1;
-#endif
-  (void)threads;
+  const int threads = fit_threads(options);
   // The best distinct local minima seen in the exploration (kExplorationPool
   // of them; two minima are distinct if their MSEs differ by more than 1e-7
   // relative). They all go on to the full problem: on the exploration's
@@ -811,8 +807,8 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       if (hop_to_best(full, cands, r.theta, r.mse_double, true, hop_kinks)) ++r.local_hops;
     }
   }
-  if (options.slow_relays && relabel_states > 0 && hop_kinks && !(r.mse_double < floor_mse) &&
-      slow_fast_relays(r.theta, r.mse_double))
+  if (options.slow_relays && problem.family.family == FitFamily::FullThreeState && hop_kinks &&
+      !(r.mse_double < floor_mse) && slow_fast_relays(r.theta, r.mse_double))
     ++r.relay_slowdowns;
   // Starts' MSEs and the within-1% count are on the exploration problem,
   // where the starts ran; without a subsample (the exploration problem is

@@ -329,7 +329,7 @@ std::vector<double> nudge_kinks_off_points(const std::vector<ParamInfo>& params,
                                  theta.size(), params.size(), data.h.size(), data.h_exact.size()));
   const double upper = bounds.upper(ParamKind::Offset);
   for (std::size_t i = 0; i + 1 < params.size(); ++i) {
-    if (params[i].kind != ParamKind::Offset || params[i + 1].kind != ParamKind::Slope) continue;
+    if (!is_rectified_rate(params, i)) continue;
     for (std::size_t m = 0; m < data.h.size(); ++m) {
       // The rate as the objective computes it (fit_flux.hpp: p + s H).
       const double v = theta[i] + theta[i + 1] * data.h[m];

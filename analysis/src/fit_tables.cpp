@@ -7,10 +7,6 @@
 #include <cmath>
 #include <exception>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 
@@ -105,11 +101,7 @@ std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const s
     }
     return rows;
   };
-#ifdef _OPENMP
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-#else
-  const int threads = 1;
-#endif
+  const int threads = fit_threads(options);
   std::vector<std::vector<FitRow>> per_target(targets.size());
   if (threads > 1 && targets.size() > 1) {
     // Targets are independent, so with several threads they run at once, one

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_flux.hpp"
@@ -58,6 +60,13 @@ TEST_CASE("exploration_data: unsorted weighted samples keep their quantiles and 
 }
 
 namespace {
+// The report table's target with this slug.
+FitTarget table_target(const std::string& slug) {
+  for (const auto& t : fit_table_targets())
+    if (t.slug == slug) return t;
+  throw std::runtime_error("no table target " + slug);
+}
+
 // Flux into state k of the chain theta (every transition between n states,
 // rectified affine, the family's parameter order) at H: pi from GTH on the
 // generator, independent of the family's closed form and of exchange_states.
@@ -104,18 +113,12 @@ TEST_CASE("exchange_states: the exchanged chain's spike flux is the original's f
 }
 
 TEST_CASE("two-stage fit: the result is a minimum of the full problem, never worse than its warm start") {
-  const auto targets = fit_table_targets();
-  auto target = [&](const std::string& slug) {
-    for (const auto& t : targets)
-      if (t.slug == slug) return t;
-    throw std::runtime_error(slug);
-  };
   FitOptions o;
   o.threads = 2;
   o.starts = 16;
   o.widen_on_bound = false;
   // Three-state sigmoid: explored on 101 points, reported on 401.
-  const auto p = make_fit_problem(target("sigmoid"), {FitFamily::ThreeState, 3});
+  const auto p = make_fit_problem(table_target("sigmoid"), {FitFamily::ThreeState, 3});
   const auto r = fit(p, o);
   CHECK(r.explore_points == 101);
   CHECK(r.model.meta.at("exploration_points") == 101);
@@ -141,13 +144,13 @@ TEST_CASE("two-stage fit: the result is a minimum of the full problem, never wor
   // points between them (no closed class: the flux is undefined there).
   FitOptions relu_options = o;
   relu_options.starts = 64;
-  const auto relu = fit(make_fit_problem(target("relu"), {FitFamily::FullThreeState, 3}), relu_options);
+  const auto relu = fit(make_fit_problem(table_target("relu"), {FitFamily::FullThreeState, 3}), relu_options);
   CHECK(relu.mse < 1e-25);
   // The general family explores on the full problem.
   FitOptions g = o;
   g.starts = 4;
   g.basin_rounds = 1;
-  const auto gen = fit(make_fit_problem(target("sigmoid"), {FitFamily::General, 4}), g);
+  const auto gen = fit(make_fit_problem(table_target("sigmoid"), {FitFamily::General, 4}), g);
   CHECK(gen.explore_points == 401);
 }
 
@@ -175,10 +178,7 @@ TEST_CASE("slow_fast_rates: the fast rates share one factor that brings the fast
 }
 
 TEST_CASE("fit: slowing the fast rates bridges softplus x 1/14's fast-relay minimum to the slow one") {
-  const auto targets = fit_table_targets();
-  const auto t = std::find_if(targets.begin(), targets.end(), [](const auto& x) { return x.slug == "softplus_x_1_14"; });
-  REQUIRE(t != targets.end());
-  const auto p = make_fit_problem(*t, {FitFamily::FullThreeState, 3});
+  const auto p = make_fit_problem(table_target("softplus_x_1_14"), {FitFamily::FullThreeState, 3});
   // The report row's minimum at seed 1 without the bridge (stop 11 of the
   // fits issue: 3.2417e-8): state G a fast relay (GB 1012, GR 345 and RG
   // 6929 at their peaks, x 1000 the slow minimum's).
@@ -210,10 +210,7 @@ TEST_CASE("nudge_kinks_off_points: a kink on a data point to the last bit leaves
   // kink at H = -1.4 to the last bit, positive there by rounding in double
   // (G reachable) but 0 at the exact H = -7/5, where G has no exits and R
   // no rate into G: the exact chain has closed classes {B, R} and {G}.
-  const auto targets = fit_table_targets();
-  const auto t = std::find_if(targets.begin(), targets.end(), [](const auto& x) { return x.slug == "softplus_x_1_14"; });
-  REQUIRE(t != targets.end());
-  const auto p = make_fit_problem(*t, {FitFamily::FullThreeState, 3});
+  const auto p = make_fit_problem(table_target("softplus_x_1_14"), {FitFamily::FullThreeState, 3});
   const std::vector<double> theta = {14.697412403342655,    10.498151716673325,    4.3429123687965854,
                                      -0.37131703885105899,  0.068757901792380213,  0.066891699444538502,
                                      -0.02458006987893091,  -0.0011905502498965603, 0.026434922914716691,

@@ -156,9 +156,10 @@ struct FitOptions {
   // data interval left/right and re-solve (families with closed forms only;
   // see fit.cpp): escapes minima of one smooth piece of the objective.
   bool kink_hops = true;
-  // After the local phase (full-three-state, with kink_hops), a fit with a
-  // rate above kFastRate x max |alpha phi| tries slowing its fast rates
-  // (slow_fast_rates; see fit.cpp): a bridge out of "fast relay" minima.
+  // Last (full-three-state, with kink_hops; after the local phase where it
+  // runs), a fit with a rate above kFastRate x max |alpha phi| tries slowing
+  // its fast rates (slow_fast_rates; see fit.cpp): a bridge out of "fast
+  // relay" minima.
   bool slow_relays = true;
   // Then monotonic basin hopping (see fit.cpp): `basin_rounds` rounds
   // (x kClosedFormBasinFactor for the closed-form families) of
@@ -268,6 +269,9 @@ inline constexpr double kRoundingFloor = 1e-20;
 FitResult fit(const FitProblem& problem, const FitOptions& options);
 
 // Lower-level pieces, exposed for tests and the report.
+// Threads a fit with these options uses: options.threads, or for 0 the
+// OpenMP default (1 without OpenMP).
+int fit_threads(const FitOptions& options);
 // Double MSE of theta on the problem's data (weighted); +inf when the flux is
 // not finite at some point.
 double mse_double(const FitProblem& problem, const std::vector<double>& theta);

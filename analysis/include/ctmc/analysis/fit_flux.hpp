@@ -62,6 +62,11 @@ struct ParamInfo {
   ParamKind kind;
 };
 
+// params[i], params[i + 1] are a rectified-affine rate max(0, p + s H).
+inline bool is_rectified_rate(const std::vector<ParamInfo>& params, std::size_t i) {
+  return i + 1 < params.size() && params[i].kind == ParamKind::Offset && params[i + 1].kind == ParamKind::Slope;
+}
+
 // "two-state", "three-state", "full-three-state", "general"; `states` is used
 // only for "general" (2..kMaxGeneralStates). Throws InputError naming
 // --family / --states otherwise.
