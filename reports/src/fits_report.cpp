@@ -63,9 +63,14 @@ void plot_target(ReportWriter& w, const std::vector<const FitRow*>& rows) {
   plot.series.push_back(target);
   for (const auto* row : rows) {
     const auto f = flux_curve(row->result.model, p.data);
-    Series nu{fmt::format("nu, {}", analysis::family_name(row->family)), p.data.h, f};
+    Series nu;
+    nu.title = fmt::format("nu, {}", analysis::family_name(row->family));
+    nu.x = p.data.h;
+    nu.y = f;
     nu.extra = "dt 2 lw 2";
-    Series res{fmt::format("residual, {}", analysis::family_name(row->family)), p.data.h, {}};
+    Series res;
+    res.title = fmt::format("residual, {}", analysis::family_name(row->family));
+    res.x = p.data.h;
     for (std::size_t m = 0; m < f.size(); ++m) res.y.push_back(f[m] - target.y[m]);
     res.axis = 2;
     res.extra = "lw 1";

@@ -9,6 +9,7 @@
 
 #include "ctmc/analysis/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
+#include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "../test_temp_files.hpp"
@@ -125,4 +126,27 @@ TEST_CASE("activation parameters: plain finite decimals in a sane range") {
   CHECK(analysis::parse_activation("cliprelu_1e1").param == 10);
   CHECK(analysis::parse_activation("sigmoid_shift_-1.5").param == -1.5);
   CHECK(analysis::parse_activation("sigmoid_shift_0").param == 0);
+}
+
+TEST_CASE("fit rejects options it cannot honour before any solve") {
+  analysis::FitTarget sigmoid;
+  for (const auto& t : analysis::fit_table_targets())
+    if (t.slug == "sigmoid") sigmoid = t;
+  const auto p = analysis::make_fit_problem(sigmoid, {analysis::FitFamily::TwoState, 2}, 41);
+  analysis::FitOptions o;
+  o.starts = 2;
+  o.basin_rounds = 0;
+  o.widen_on_bound = false;
+  o.mpfr_bits = 52;  // less than the double fit it re-evaluates
+  CHECK_THROWS_WITH_AS(analysis::fit(p, o), "--precision: the MSE re-evaluation needs at least 53 MPFR bits, got 52",
+                       InputError);
+  o.mpfr_bits = 0;
+  CHECK_THROWS_AS(analysis::fit(p, o), InputError);
+  o.mpfr_bits = 53;
+  CHECK(analysis::fit(p, o).mse > 0);  // the smallest precision allowed works
+  o.starts = 0;
+  CHECK_THROWS_WITH_AS(analysis::fit(p, o), "--starts: need at least 1 start, got 0", InputError);
+  o.starts = 2;
+  o.warm_start = {1.0, 0.5};  // two-state has 3 parameters
+  CHECK_THROWS_WITH_AS(analysis::fit(p, o), "fit: warm start has the wrong number of parameters", InputError);
 }
