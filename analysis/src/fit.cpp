@@ -139,11 +139,9 @@ class AnalyticCost : public ceres::CostFunction {
     for (std::size_t m = 0; m < h.size(); ++m) {
       double f = 0;
       double* g = (jacobians && jacobians[0]) ? jacobians[0] + m * np_ : nullptr;
-      if (!family_flux_gradient(p_->family, x[0], h[m], f, g) || !std::isfinite(f)) return false;
       const double sc = t_->scale[m];
+      if (!family_flux_gradient(p_->family, x[0], h[m], f, g, sc) || !std::isfinite(f)) return false;
       residuals[m] = sc * (f - t_->y[m]);
-      if (g)
-        for (int k = 0; k < np_; ++k) g[k] *= sc;
     }
     return true;
   }

@@ -24,11 +24,12 @@ namespace {
 // closed_class and solvers::gth_dense, in the same order (same results to
 // the last bit).
 template <std::size_t n>
-bool adjoint(const double* theta, double H, double& flux, double* grad) {
+bool adjoint(const double* theta, double H, double& flux, double* grad, double scale) {
   constexpr std::size_t N = kMaxGeneralStates;  // array size; loops run to n
   // Diagonals of q, g and unused entries are never read: no zero fill.
   double q[N][N];
   bool active[N][N];
+  std::size_t inactive = 0;
   {
     std::size_t k = 0;
     for (std::size_t i = 0; i < n; ++i)
@@ -36,33 +37,39 @@ bool adjoint(const double* theta, double H, double& flux, double* grad) {
         if (i == j) continue;
         const double r = theta[k] + theta[k + 1] * H;  // rectified_affine
         active[i][j] = r > 0;
+        inactive += !(r > 0);
         q[i][j] = r > 0 ? r : 0.0;
         k += 2;
       }
   }
   // Closed class (closed_class in fit_flux.hpp) with bit masks: reach[i] has
-  // bit j when j is reachable from i.
-  unsigned reach[N];
-  for (std::size_t i = 0; i < n; ++i) {
-    reach[i] = 1u << i;
-    for (std::size_t j = 0; j < n; ++j)
-      if (i != j && q[i][j] > 0) reach[i] |= 1u << j;
-  }
-  for (std::size_t k = 0; k < n; ++k)
-    for (std::size_t i = 0; i < n; ++i)
-      if (reach[i] >> k & 1u) reach[i] |= reach[k];
+  // bit j when j is reachable from i. Every rate positive: all states, in
+  // order (what the search below finds then).
   std::size_t c[N];
   std::size_t nc = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    bool recurrent = true;
-    for (std::size_t j = 0; j < n && recurrent; ++j)
-      if ((reach[i] >> j & 1u) && !(reach[j] >> i & 1u)) recurrent = false;
-    if (recurrent) c[nc++] = i;
+  if (inactive == 0) {
+    for (std::size_t i = 0; i < n; ++i) c[nc++] = i;
+  } else {
+    unsigned reach[N];
+    for (std::size_t i = 0; i < n; ++i) {
+      reach[i] = 1u << i;
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j && q[i][j] > 0) reach[i] |= 1u << j;
+    }
+    for (std::size_t k = 0; k < n; ++k)
+      for (std::size_t i = 0; i < n; ++i)
+        if (reach[i] >> k & 1u) reach[i] |= reach[k];
+    for (std::size_t i = 0; i < n; ++i) {
+      bool recurrent = true;
+      for (std::size_t j = 0; j < n && recurrent; ++j)
+        if ((reach[i] >> j & 1u) && !(reach[j] >> i & 1u)) recurrent = false;
+      if (recurrent) c[nc++] = i;
+    }
+    for (std::size_t a = 0; a < nc; ++a)
+      for (std::size_t b = 0; b < nc; ++b)
+        if (!(reach[c[a]] >> c[b] & 1u)) return false;  // several closed classes
+    if (nc == 0) return false;
   }
-  for (std::size_t a = 0; a < nc; ++a)
-    for (std::size_t b = 0; b < nc; ++b)
-      if (!(reach[c[a]] >> c[b] & 1u)) return false;  // several closed classes
-  if (nc == 0) return false;
   if (grad)
     for (std::size_t k = 0; k < 2 * n * (n - 1); ++k) grad[k] = 0.0;
   if (c[0] != 0) {  // state 0 transient: no spikes, and none for small changes
@@ -155,10 +162,12 @@ bool adjoint(const double* theta, double H, double& flux, double* grad) {
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;
       if (in_c[i] && in_c[j]) {
-        const double dr = pi[i] * (z[i] - z[j] + (j == 0 ? 1.0 : 0.0));
-        grad[k] = active[i][j] ? dr : 0.0;
-        grad[k + 1] = active[i][j] ? dr * H : 0.0;
-        if (!std::isfinite(grad[k]) || !std::isfinite(grad[k + 1])) return false;
+        if (active[i][j]) {
+          const double dr = pi[i] * (z[i] - z[j] + (j == 0 ? 1.0 : 0.0));
+          if (!std::isfinite(dr) || !std::isfinite(dr * H)) return false;
+          grad[k] = dr * scale;
+          grad[k + 1] = dr * H * scale;
+        }
       }
       k += 2;
     }
@@ -167,14 +176,14 @@ bool adjoint(const double* theta, double H, double& flux, double* grad) {
 
 }  // namespace
 
-bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& flux, double* grad) {
+bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& flux, double* grad, double scale) {
   static_assert(kMaxGeneralStates == 6, "instantiate adjoint<n> for every n up to kMaxGeneralStates");
   switch (n) {
-    case 2: return adjoint<2>(theta, H, flux, grad);
-    case 3: return adjoint<3>(theta, H, flux, grad);
-    case 4: return adjoint<4>(theta, H, flux, grad);
-    case 5: return adjoint<5>(theta, H, flux, grad);
-    case 6: return adjoint<6>(theta, H, flux, grad);
+    case 2: return adjoint<2>(theta, H, flux, grad, scale);
+    case 3: return adjoint<3>(theta, H, flux, grad, scale);
+    case 4: return adjoint<4>(theta, H, flux, grad, scale);
+    case 5: return adjoint<5>(theta, H, flux, grad, scale);
+    case 6: return adjoint<6>(theta, H, flux, grad, scale);
     default: return false;
   }
 }
@@ -183,82 +192,72 @@ bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& 
 // respect to the rates (quotient rule dF = (dN - F dD) / D), then
 // dr/dp = [r > 0], dr/ds = H [r > 0] as in rectified_affine. Same value as
 // family_flux<double> up to rounding (same formulas, same order for N and D);
-// tests compare the gradient with the Jet path.
-bool family_flux_gradient(const FamilySpec& f, const double* theta, double H, double& flux, double* grad) {
-  // slope[j] = [r_j > 0]: dr_j / d(p + s H) of the rectifier.
-  double slope[6] = {1, 1, 1, 1, 1, 1};
-  auto rect = [&](std::size_t k, std::size_t j) {
+// tests compare the gradient with the Jet path. The flux comes first and the
+// derivatives only when asked for: Ceres evaluates every trial step without
+// a Jacobian, and accepted ones again with it. Each gradient entry is
+// multiplied by `scale` (the residual's weight, applied here rather than in a
+// second pass over the Jacobian row).
+bool family_flux_gradient(const FamilySpec& f, const double* theta, double H, double& flux, double* grad,
+                          double scale) {
+  auto rect = [&](std::size_t k) {
     const double x = theta[k] + theta[k + 1] * H;
-    slope[j] = x > 0 ? 1.0 : 0.0;
     return x > 0 ? x : 0.0;
   };
-  // dF/dr for each rate; `pair[k]` says whether rate k is rectified affine
-  // (offset, slope at theta[2k'..]) or a constant (one parameter).
-  double num = 0, den = 0;
-  double dn[6] = {0}, dd[6] = {0};
-  std::size_t nr = 0;
+  // grad entries of a rectified rate (offset at theta[k]) and of a constant:
+  // g = dF/dr = (dN/dr - F dD/dr) / D.
+  auto rectified = [&](std::size_t k, double g) {
+    const double gs = theta[k] + theta[k + 1] * H > 0 ? g : 0.0;
+    grad[k] = gs * scale;
+    grad[k + 1] = gs * H * scale;
+  };
+  auto quotient = [&](double dn, double dd, double den) { return (dn - flux * dd) / den; };
   switch (f.family) {
     case FitFamily::TwoState: {  // [a.p, a.s, d]: F = a d / (a + d)
-      const double a = rect(0, 0), d = theta[2];
-      num = a * d;
-      den = a + d;
-      dn[0] = d, dn[1] = a;
-      dd[0] = 1, dd[1] = 1;
-      nr = 2;
-      break;
+      const double a = rect(0), d = theta[2];
+      const double num = a * d, den = a + d;
+      if (!(den > 0) || !std::isfinite(den) || !std::isfinite(num)) return false;
+      flux = num / den;
+      if (!grad) return true;
+      rectified(0, quotient(d, 1, den));
+      grad[2] = quotient(a, 1, den) * scale;
+      return true;
     }
     case FitFamily::ThreeState: {  // [a.p, a.s, b, c.p, c.s, d]: F = a c d / (d (a+b+c) + a c)
-      const double a = rect(0, 0), b = theta[2], c = rect(3, 2), d = theta[5];
-      num = a * c * d;
-      den = d * (a + b + c) + a * c;
-      dn[0] = c * d, dn[1] = 0, dn[2] = a * d, dn[3] = a * c;
-      dd[0] = d + c, dd[1] = d, dd[2] = d + a, dd[3] = a + b + c;
-      nr = 4;
-      break;
+      const double a = rect(0), b = theta[2], c = rect(3), d = theta[5];
+      const double num = a * c * d, den = d * (a + b + c) + a * c;
+      if (!(den > 0) || !std::isfinite(den) || !std::isfinite(num)) return false;
+      flux = num / den;
+      if (!grad) return true;
+      rectified(0, quotient(c * d, d + c, den));
+      grad[2] = quotient(0, d, den) * scale;
+      rectified(3, quotient(a * d, d + a, den));
+      grad[5] = quotient(a * c, a + b + c, den) * scale;
+      return true;
     }
     case FitFamily::FullThreeState: {  // rates BG, BR, GB, GR, RB, RG (tree theorem)
-      double r[6];
-      for (std::size_t k = 0; k < 6; ++k) r[k] = rect(2 * k, k);
-      const double bg = r[0], br = r[1], gb = r[2], gr = r[3], rb = r[4], rg = r[5];
+      const double bg = rect(0), br = rect(2), gb = rect(4), gr = rect(6), rb = rect(8), rg = rect(10);
       const double w_b = gb * rb + gb * rg + gr * rb;
       const double w_g = bg * rg + bg * rb + br * rg;
       const double w_r = br * gr + br * gb + bg * gr;
-      num = w_g * gb + w_r * rb;
-      den = w_b + w_g + w_r;
-      // d w_x / d r_k, rows b, g, r; columns BG, BR, GB, GR, RB, RG.
-      const double dwb[6] = {0, 0, rb + rg, rb, gb + gr, gb};
-      const double dwg[6] = {rg + rb, rg, 0, 0, bg, bg + br};
-      const double dwr[6] = {gr, gr + gb, br, br + bg, 0, 0};
-      for (std::size_t k = 0; k < 6; ++k) {
-        dn[k] = dwg[k] * gb + dwr[k] * rb;
-        dd[k] = dwb[k] + dwg[k] + dwr[k];
-      }
-      dn[2] += w_g;
-      dn[4] += w_r;
-      nr = 6;
-      break;
+      const double num = w_g * gb + w_r * rb, den = w_b + w_g + w_r;
+      if (!(den > 0) || !std::isfinite(den) || !std::isfinite(num)) return false;
+      flux = num / den;
+      if (!grad) return true;
+      // d w_x / d r: w_b depends on GB, GR, RB, RG; w_g on BG, BR, RB, RG;
+      // w_r on BG, BR, GB, GR. dN = dw_g gb + dw_r rb (+ w_g for GB,
+      // + w_r for RB); dD = dw_b + dw_g + dw_r.
+      rectified(0, quotient((rg + rb) * gb + gr * rb, (rg + rb) + gr, den));       // BG
+      rectified(2, quotient(rg * gb + (gr + gb) * rb, rg + (gr + gb), den));       // BR
+      rectified(4, quotient(br * rb + w_g, (rb + rg) + br, den));                  // GB
+      rectified(6, quotient((br + bg) * rb, rb + (br + bg), den));      // GR
+      rectified(8, quotient(bg * gb + w_r, (gb + gr) + bg, den));       // RB
+      rectified(10, quotient((bg + br) * gb, gb + (bg + br), den));     // RG
+      return true;
     }
     case FitFamily::General:
-      return general_flux_adjoint(f.states, theta, H, flux, grad);
+      return general_flux_adjoint(f.states, theta, H, flux, grad, scale);
   }
-  if (!(den > 0) || !std::isfinite(den) || !std::isfinite(num)) return false;
-  flux = num / den;
-  if (!grad) return true;
-  // Parameter layout per rate (fit_flux.hpp): pairs for rectified rates,
-  // one entry for constants (two-state d; three-state b, d).
-  std::size_t k = 0;
-  for (std::size_t j = 0; j < nr; ++j) {
-    const double g = (dn[j] - flux * dd[j]) / den;
-    const bool constant = (f.family == FitFamily::TwoState && j == 1) ||
-                          (f.family == FitFamily::ThreeState && (j == 1 || j == 3));
-    if (constant) {
-      grad[k++] = g;
-    } else {
-      grad[k++] = g * slope[j];
-      grad[k++] = g * slope[j] * H;
-    }
-  }
-  return true;
+  return false;
 }
 
 }  // namespace ctmc::analysis

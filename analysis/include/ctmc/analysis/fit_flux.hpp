@@ -167,16 +167,20 @@ T general_flux(std::size_t n, const T* theta, const T& H) {
 // z from an LU solve of the (n-1) x (n-1) block of Q without state 0
 // (nonsingular on the closed class). Reducible chains are handled as in
 // general_flux (pi on the closed class C; 0 in C or F = 0 and grad = 0).
-// grad may be null. Returns false when there are several closed classes.
-bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& flux, double* grad);
+// grad may be null; it receives scale x the gradient. Returns false when
+// there are several closed classes.
+bool general_flux_adjoint(std::size_t n, const double* theta, double H, double& flux, double* grad,
+                          double scale = 1.0);
 
 // Value and gradient in double of any family's flux: the closed forms'
 // derivatives written out by hand (two-, three-, full-three-state: quotient
 // rule on the tree-theorem numerator and denominator), the adjoint above for
 // the general family. The fit's default Jacobian (about 5x cheaper than Jets
 // through the closed forms at -O2); tests check it against the Jets. Returns
-// false where the flux is undefined (denominator 0: no closed class).
-bool family_flux_gradient(const FamilySpec& f, const double* theta, double H, double& flux, double* grad);
+// false where the flux is undefined (denominator 0: no closed class). With
+// `scale`, grad holds scale x the gradient (a weighted residual's row).
+bool family_flux_gradient(const FamilySpec& f, const double* theta, double H, double& flux, double* grad,
+                          double scale = 1.0);
 
 template <class T>
 T family_flux(const FamilySpec& f, const T* theta, const T& H) {
