@@ -84,7 +84,7 @@ FitOptions row_options() {
   if (std::getenv("BENCH_FIT_DOGLEG")) o.method = TrustRegion::Dogleg;
   if (std::getenv("BENCH_FIT_NO_WIDEN")) o.widen_on_bound = false;
   if (std::getenv("BENCH_FIT_NO_KINK")) o.kink_hops = false;
-  if (std::getenv("BENCH_FIT_NO_SLOW")) o.slow_relays = false;
+  if (std::getenv("BENCH_FIT_NO_RESCALE")) o.rescale_relays = false;
   return o;
 }
 

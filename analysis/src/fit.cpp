@@ -361,6 +361,21 @@ std::vector<double> slow_fast_rates(const std::vector<ParamInfo>& params, const 
   return out;
 }
 
+double fast_rate_headroom(const std::vector<ParamInfo>& params, const std::vector<double>& theta, double lo, double hi,
+                          double fast, const FitBounds& bounds) {
+  if (theta.size() != params.size())
+    throw InputError(fmt::format("fast_rate_headroom: {} parameters for {}", theta.size(), params.size()));
+  double f = kInf;
+  for (std::size_t i = 0; i + 1 < params.size(); ++i)
+    if (is_rectified_rate(params, i) && peak_rate(theta, i, lo, hi) > fast)
+      for (std::size_t k : {i, i + 1}) {
+        const double x = theta[k];
+        if (x > 0) f = std::min(f, bounds.upper(params[k].kind) / x);
+        if (x < 0) f = std::min(f, bounds.lower(params[k].kind) / x);
+      }
+  return std::isfinite(f) ? std::max(f, 1.0) : 1.0;
+}
+
 int fit_threads(const FitOptions& options) {
 #ifdef _OPENMP
   return options.threads > 0 ? options.threads : omp_get_max_threads();
@@ -693,20 +708,39 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // are run only for candidates that polish to below kFastRate (one with a
   // fast rate is back in the relay's funnel) and to less than 2x the fit's
   // MSE (the sigmoid rows' slowed candidates polish to 4x-12x theirs: their
-  // fits need the fast rates). Moves to the best if it improves.
-  auto slow_fast_relays = [&](std::vector<double>& theta, double& mse) {
+  // fits need the fast rates). The slowdowns need the kink hops, so they run
+  // only with them (not in the widened refits).
+  // The other way: the loop relays' optimum lies at infinite relay speed
+  // (the relay state's occupation is wasted time), and Levenberg-Marquardt
+  // stalls in that flat valley short of the bound (seed 18: 3.1105e-8 with
+  // the relay's rates at 400-22000; sped up by the common factor that puts
+  // one of its parameters on its bound, 1.2, and polished: 3.1037e-8). One
+  // more candidate: the fast rates sped up by fast_rate_headroom, its kinks
+  // hopped if it improves on the fit. Moves to the best candidate if it
+  // improves; returns what it did.
+  enum class Rescaled { None, Slowed, SpedUp };
+  auto rescale_fast_relays = [&](std::vector<double>& theta, double& mse) {
     const double fast = kFastRate * ymax;
-    if (!(fastest_rate(params, theta, lo, hi) > fast)) return false;
+    const double fastest = fastest_rate(params, theta, lo, hi);
+    if (!(fastest > fast)) return Rescaled::None;
     std::vector<std::vector<double>> cands;
-    for (double c : kSlowedRateTargets) cands.push_back(slow_fast_rates(params, theta, lo, hi, fast, c * ymax));
+    if (hop_kinks)
+      for (double c : kSlowedRateTargets) cands.push_back(slow_fast_rates(params, theta, lo, hi, fast, c * ymax));
+    const std::size_t slowed = cands.size();
+    const double up = fast_rate_headroom(params, theta, lo, hi, fast, problem.bounds);
+    if (up > 1 + 1e-6) cands.push_back(slow_fast_rates(params, theta, lo, hi, fast, fastest * up));
+    if (cands.empty()) return Rescaled::None;
     auto solved = solve_all(full, cands, polish_options);
-    for (auto& o : solved)
-      if (o.mse < 2 * mse && !(fastest_rate(params, o.theta, lo, hi) > fast)) kink_hop(o.theta, o.mse);
+    for (std::size_t k = 0; k < solved.size() && hop_kinks; ++k) {
+      auto& o = solved[k];
+      if (k < slowed ? o.mse < 2 * mse && !(fastest_rate(params, o.theta, lo, hi) > fast) : o.mse < mse)
+        kink_hop(o.theta, o.mse);
+    }
     const int bc = best_improvement(solved, mse);
-    if (bc < 0) return false;
+    if (bc < 0) return Rescaled::None;
     theta = std::move(solved[static_cast<std::size_t>(bc)].theta);
     mse = solved[static_cast<std::size_t>(bc)].mse;
-    return true;
+    return static_cast<std::size_t>(bc) < slowed ? Rescaled::Slowed : Rescaled::SpedUp;
   };
   const int basin_rounds = options.basin_rounds * (problem.family.family == FitFamily::General ? 1 : kClosedFormBasinFactor);
   const bool hopping = basin_rounds > 0 && options.polish > 0 && !(outcomes[best].mse < ex.floor_mse);
@@ -809,9 +843,12 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       if (hop_to_best(full, cands, r.theta, r.mse_double, true, hop_kinks)) ++r.local_hops;
     }
   }
-  if (options.slow_relays && problem.family.family == FitFamily::FullThreeState && hop_kinks &&
-      !(r.mse_double < floor_mse) && slow_fast_relays(r.theta, r.mse_double))
-    ++r.relay_slowdowns;
+  if (options.rescale_relays && problem.family.family == FitFamily::FullThreeState && options.polish > 0 &&
+      !(r.mse_double < floor_mse)) {
+    const auto done = rescale_fast_relays(r.theta, r.mse_double);
+    r.relay_slowdowns += done == Rescaled::Slowed;
+    r.relay_speedups += done == Rescaled::SpedUp;
+  }
   // Starts' MSEs and the within-1% count are on the exploration problem,
   // where the starts ran; without a subsample (the exploration problem is
   // the full one) the final fit continues the best start.
@@ -877,6 +914,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   meta["basin_hops"] = r.basin_hops;
   meta["local_hops"] = r.local_hops;
   meta["relay_slowdowns"] = r.relay_slowdowns;
+  meta["relay_speedups"] = r.relay_speedups;
   meta["best_start"] = best;
   meta["seed"] = options.seed;
   meta["bounds"] = {{"offset", {problem.bounds.lower(ParamKind::Offset), problem.bounds.upper(ParamKind::Offset)}},

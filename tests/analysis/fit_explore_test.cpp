@@ -177,6 +177,53 @@ TEST_CASE("slow_fast_rates: the fast rates share one factor that brings the fast
   CHECK_THROWS_AS(slow_fast_rates(params, theta, hi, lo, 100.0, 4.0), ctmc::InputError);
 }
 
+TEST_CASE("fast_rate_headroom: the common speed-up of the fast rates that keeps their parameters within bounds") {
+  const FamilySpec f{FitFamily::FullThreeState, 3};
+  const auto params = family_parameters(f);
+  const double lo = -2, hi = 3;
+  // As above: GB = -400 + 800 H and RG = 100 - 200 H are the fast rates.
+  std::vector<double> theta = {0.5, 0.1, 1.0, -0.2, -400.0, 800.0, 3.0, 1.0, 0.2, 0.0, 100.0, -200.0};
+  FitBounds b;  // offsets and slopes in [-1000, 1000]
+  // Limits 1000/800 (GB.s), -1000/-400 (GB.p), 1000/100, -1000/-200: the
+  // smallest, 1.25, is the headroom; the slow rates (BR.p = 1) do not count.
+  CHECK(fast_rate_headroom(params, theta, lo, hi, 100.0, b) == 1.25);
+  b.widen = 10;
+  CHECK(fast_rate_headroom(params, theta, lo, hi, 100.0, b) == 12.5);
+  CHECK(fast_rate_headroom(params, theta, lo, hi, 5000.0, b) == 1.0);  // no fast rate
+  theta[5] = 1000;  // GB.s on its bound
+  CHECK(fast_rate_headroom(params, theta, lo, hi, 100.0, FitBounds{}) == 1.0);
+  CHECK_THROWS_AS(fast_rate_headroom(params, std::vector<double>(10), lo, hi, 100.0, b), ctmc::InputError);
+}
+
+TEST_CASE("fit: speeding up a loop relay's fast rates to the bound, where Levenberg-Marquardt stalls") {
+  const auto p = make_fit_problem(table_target("softplus_x_1_14"), {FitFamily::FullThreeState, 3});
+  // The fitter's end at seed 18 without the speed-up: G relays B -> G -> B
+  // spikes (BG = H/14 for H > 0) with GB and GR fast, and their speed is a
+  // nearly flat direction that still descends to the bound (GR.s -> -1000).
+  const std::vector<double> loop = {0.000520696585, 0.0714283743, 0.0811566883, -0.0175835261,
+                                    403.060965,     74.3231147,   -38.7655646,  -834.265168,
+                                    -0.0412969041,  0.0327281704, 0.120209211,  0.0223336233};
+  FitOptions o;
+  o.threads = 2;
+  o.starts = 1;
+  o.basin_rounds = 0;
+  o.widen_on_bound = false;
+  o.warm_start = loop;
+  o.rescale_relays = false;
+  const auto stalls = fit(p, o);
+  CHECK(stalls.mse > 3.11e-8);  // 3.1105e-8: the polish stays short of the bound
+  CHECK(stalls.on_bound.empty());
+  o.rescale_relays = true;
+  const auto sped = fit(p, o);
+  CHECK(sped.relay_speedups == 1);
+  CHECK(sped.relay_slowdowns == 0);
+  CHECK(sped.mse < 3.104e-8);  // 3.1037e-8
+  REQUIRE(sped.on_bound.size() == 1);
+  CHECK(sped.on_bound[0] == "GR.s=-1000 (lower bound)");
+  CHECK(sped.model.meta.at("relay_speedups") == 1);
+  MESSAGE("loop relay ", stalls.mse, " -> ", sped.mse);
+}
+
 TEST_CASE("fit: slowing the fast rates bridges softplus x 1/14's fast-relay minimum to the slow one") {
   const auto p = make_fit_problem(table_target("softplus_x_1_14"), {FitFamily::FullThreeState, 3});
   // The report row's minimum at seed 1 without the bridge (stop 11 of the
@@ -192,11 +239,11 @@ TEST_CASE("fit: slowing the fast rates bridges softplus x 1/14's fast-relay mini
   o.basin_rounds = 0;
   o.widen_on_bound = false;
   o.warm_start = relay;
-  o.slow_relays = false;
+  o.rescale_relays = false;
   const auto stays = fit(p, o);
   CHECK(stays.mse > 3.24e-8);
   CHECK(stays.relay_slowdowns == 0);
-  o.slow_relays = true;
+  o.rescale_relays = true;
   const auto bridged = fit(p, o);
   CHECK(bridged.relay_slowdowns == 1);
   CHECK(bridged.mse < 3.158e-8);  // the slow minimum, 3.1574e-8

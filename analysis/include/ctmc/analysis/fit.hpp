@@ -156,11 +156,12 @@ struct FitOptions {
   // data interval left/right and re-solve (families with closed forms only;
   // see fit.cpp): escapes minima of one smooth piece of the objective.
   bool kink_hops = true;
-  // Last (full-three-state, with kink_hops; after the local phase where it
-  // runs), a fit with a rate above kFastRate x max |alpha phi| tries slowing
-  // its fast rates (slow_fast_rates; see fit.cpp): a bridge out of "fast
-  // relay" minima.
-  bool slow_relays = true;
+  // Last (full-three-state; after the local phase where it runs), a fit with
+  // a rate above kFastRate x max |alpha phi| tries its fast rates slowed (a
+  // bridge out of "fast relay" minima; with kink_hops) and sped up to the
+  // bounds (relays whose optimum lies at infinite speed, where Levenberg-
+  // Marquardt stalls): slow_fast_rates, fast_rate_headroom; see fit.cpp.
+  bool rescale_relays = true;
   // Then monotonic basin hopping (see fit.cpp): `basin_rounds` rounds
   // (x kClosedFormBasinFactor for the closed-form families) of
   // `basin_candidates` perturbations of relative size `basin_sigma`, in
@@ -201,7 +202,8 @@ struct FitResult {
   int kink_hops = 0;                          // accepted kink hops (0: best start as polished)
   int basin_hops = 0;                         // accepted basin hops (all chains)
   int local_hops = 0;                         // accepted local-phase moves
-  int relay_slowdowns = 0;                    // accepted slowdowns of fast rates (0 or 1)
+  int relay_slowdowns = 0;                    // accepted slowdown of the fast rates (0 or 1)
+  int relay_speedups = 0;                     // accepted speed-up of the fast rates (0 or 1)
   double mse_double = 0;                      // the best start's MSE in double
   double mse = 0;                             // MPFR re-evaluation
   double max_abs_error = 0;                   // MPFR re-evaluation, over the points of weight > 0
@@ -250,10 +252,17 @@ std::vector<double> exchange_states(const std::vector<double>& theta, std::size_
 std::vector<double> slow_fast_rates(const std::vector<ParamInfo>& params, const std::vector<double>& theta, double lo,
                                     double hi, double fast, double target);
 
+// The largest factor f >= 1 by which the rates that slow_fast_rates(params,
+// theta, lo, hi, fast, .) scales can be sped up (offsets and slopes x f)
+// while staying within `bounds`; 1 if none exceeds `fast` or one is already
+// on its bound.
+double fast_rate_headroom(const std::vector<ParamInfo>& params, const std::vector<double>& theta, double lo, double hi,
+                          double fast, const FitBounds& bounds);
+
 // Fast relays (full-three-state; fit.cpp): a fit with a rate above
 // kFastRate x max |alpha phi| on the domain is offered the bridges
 // slow_fast_rates(..., target = c x max |alpha phi|) for c in
-// kSlowedRateTargets.
+// kSlowedRateTargets, and its fast rates sped up by fast_rate_headroom.
 inline constexpr double kFastRate = 100;
 inline constexpr double kSlowedRateTargets[] = {2.0, 2.5, 3.2, 4.0, 5.0, 6.3};
 
