@@ -1,6 +1,7 @@
 // `ctmc-snn report fits`: least-squares fits of CTMC families to activations
 // (paper section 3.2, eq. 3; Figure 2; Appendix B's fully connected
-// three-state example), a second-optimizer check of every row, the "states
+// three-state example), a second-optimizer check of every row, a seed sweep
+// (the whole table from other seeds), the "states
 // needed" table against the Bernstein construction, and Figure-2-style plots.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -23,6 +24,7 @@ using analysis::FitRow;
 
 constexpr int kStarts = 64;          // main table, per row (issue 4)
 constexpr int kStatesStarts = 32;    // states-needed fits (general 2..6 states)
+constexpr int kSweepSeeds = 4;       // seed sweep: the whole table again from seeds s+1..s+4
 using analysis::kBeatFloor;
 using analysis::kBeatTolerance;
 
@@ -36,6 +38,10 @@ std::string params_text(const analysis::FitResult& r) {
 
 std::string model_file(const FitRow& row) {
   return fmt::format("model_{}_{}.json", row.target.slug, analysis::family_name(row.family));
+}
+
+std::string seed_model_file(const FitRow& row, std::uint64_t seed) {
+  return fmt::format("model_{}_{}_seed{}.json", row.target.slug, analysis::family_name(row.family), seed);
 }
 
 // Flux of a fitted model on the fit grid (double GTH on the exact model).
@@ -151,6 +157,20 @@ int run(const ReportContext& ctx) {
   const auto checks = analysis::run_fit_table(targets, families, check);
   const double check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
 
+  // Seed sweep: the same fitter (same options, so also the general rows'
+  // warm starts from their (n-1)-state rows) from other seeds. Where the
+  // fit depends on the seed, the row is not its family's optimum.
+  std::vector<std::vector<FitRow>> sweep;
+  std::vector<std::uint64_t> sweep_seeds;
+  const auto t_sweep = std::chrono::steady_clock::now();
+  for (int k = 1; k <= kSweepSeeds; ++k) {
+    analysis::FitOptions o = opt;
+    o.seed = ctx.seed + static_cast<std::uint64_t>(k);
+    sweep_seeds.push_back(o.seed);
+    sweep.push_back(analysis::run_fit_table(targets, families, o));
+  }
+  const double sweep_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_sweep).count();
+
   Table main;
   main.columns = {"target", "family", "domain", "MSE", "max |err|", "within 1% of best", "on bound",
                   "MSE bounds x10", "MSE bounds x100", "MSE, second check", kPaperColumn, "parameters",
@@ -254,6 +274,61 @@ int run(const ReportContext& ctx) {
       "on both rows. MSE sigmoid vs sigmoid_shift_2 per family: {}. Where the two differ, the lower value is an upper "
       "bound for both rows and the higher row is not at its family's optimum.",
       shift_pairs.empty() ? std::string("(rows missing)") : fmt::format("{}", fmt::join(shift_pairs, "; "))));
+  {
+    Table sw;
+    sw.columns = {"target", "family", fmt::format("MSE, seed {} (table)", ctx.seed)};
+    for (auto s : sweep_seeds) sw.columns.push_back(fmt::format("MSE, seed {}", s));
+    sw.columns.insert(sw.columns.end(), {"best", "table / best", "best model"});
+    auto sweep_json = nlohmann::ordered_json::array();
+    std::vector<std::string> lower;
+    int inexact = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& row = rows[i];
+      if (row.result.mse < kBeatFloor) continue;  // exact up to rounding: every seed agrees
+      ++inexact;
+      std::vector<std::string> cells = {row.target.label, analysis::family_name(row.family), fmt_sci(row.result.mse)};
+      auto seeds_json = nlohmann::ordered_json::array({{{"seed", ctx.seed}, {"mse", row.result.mse}}});
+      double best = row.result.mse;
+      int best_k = -1;
+      for (std::size_t k = 0; k < sweep.size(); ++k) {
+        const double m = sweep[k][i].result.mse;
+        cells.push_back(fmt_sci(m));
+        seeds_json.push_back({{"seed", sweep_seeds[k]}, {"mse", m}});
+        if (m < best) {
+          best = m;
+          best_k = static_cast<int>(k);
+        }
+      }
+      const bool beaten_by_seed = best_k >= 0 && analysis::check_beats(best, row.result.mse);
+      std::string file = "—";
+      if (beaten_by_seed) {
+        const auto& b = sweep[static_cast<std::size_t>(best_k)][i];
+        file = seed_model_file(row, sweep_seeds[static_cast<std::size_t>(best_k)]);
+        w.write_json(file, solvers::model_to_json(b.result.model));
+        lower.push_back(fmt::format("{} / {} ({} at seed {}, x{})", row.target.label, analysis::family_name(row.family),
+                                    fmt_sci(best), sweep_seeds[static_cast<std::size_t>(best_k)],
+                                    fmt_g(row.result.mse / best, 3)));
+      }
+      cells.insert(cells.end(), {fmt_sci(best), fmt_g(row.result.mse / best, 4), file});
+      sw.rows.push_back(cells);
+      sweep_json.push_back({{"target", row.target.label},
+                            {"family", analysis::family_name(row.family)},
+                            {"seeds", seeds_json},
+                            {"best_mse", best},
+                            {"best_model", beaten_by_seed ? nlohmann::ordered_json(file) : nlohmann::ordered_json(nullptr)}});
+    }
+    w.heading("Seed sweep: the same fitter from other seeds", 3);
+    w.paragraph(fmt::format(
+        "Every row again with seeds {} (same options; {} starts each), for the {} rows not fitted exactly. A "
+        "row that another seed lowers by more than {:g} relative is not its family's optimum: the multistart "
+        "with basin hopping ends in different funnels from different seeds. This is a diagnostic, not a "
+        "check: the table stays the documented fit at seed {} (`report fits --seed` reproduces any column), and "
+        "the lower fits are written as model files beside it. Rows lowered by another seed ({} of {}): {}.",
+        fmt::join(sweep_seeds, ", "), kStarts, inexact, kBeatTolerance, ctx.seed, lower.size(), inexact,
+        lower.empty() ? std::string("none") : fmt::format("{}", fmt::join(lower, "; "))));
+    w.table(sw, "seed_sweep.csv");
+    w.write_json("seed_sweep.json", sweep_json);
+  }
   for (const auto& row : rows)
     w.check(fmt::format("{} / {}: every parameter within its bounds, constant rates > 0", row.target.label,
                         analysis::family_name(row.family)),
@@ -272,9 +347,10 @@ int run(const ReportContext& ctx) {
   for (std::size_t i = 0; i < rows.size(); ++i)
     if (rows[i].target.slug == "softplus_x_1_14" && rows[i].family.family == FitFamily::FullThreeState) {
       fc = &rows[i];
-      // The lowest MSE known for the row: the second check's where it beat the
-      // multistart (the check above reports that as a failure of the fitter).
+      // The lowest MSE known for the row: the second check's or a swept
+      // seed's where one beat the multistart (reported above).
       fc_best = std::min(rows[i].result.mse, checks[i].result.mse);
+      for (const auto& s : sweep) fc_best = std::min(fc_best, s[i].result.mse);
     }
   std::string scale_note;
   if (fc) {
@@ -288,7 +364,7 @@ int run(const ReportContext& ctx) {
         "alpha^2: the lowest MSE we know at alpha = 1/14, {}{}, would equal the paper's 2.39e-4 at alpha = {}, i.e. "
         "max target {}. The paper's text does not say which alpha it used, so this only shows that its value is "
         "within the family's reach at some scale; at the same alpha our fit is better whenever alpha < {}.",
-        fmt_sci(fc_best), fc_best < fc->result.mse ? " (found by the second check; the table's row has " +
+        fmt_sci(fc_best), fc_best < fc->result.mse ? " (found by the second check or the seed sweep; the table's row has " +
                                                          fmt_sci(fc->result.mse) + ")"
                                                    : std::string(""),
         fmt_g(a_eq, 4), fmt_g(a_eq * 14.0, 4), fmt_g(a_eq, 4));
@@ -353,8 +429,8 @@ int run(const ReportContext& ctx) {
   w.heading("Timing");
   w.paragraph(fmt::format(
       "Main table ({} rows x {} starts, incl. widened refits): {:.1f} s; second check (dogleg, {} starts per row): {:.1f} s; "
-      "states-needed table: {:.1f} s (threads: {}).",
-      rows.size(), kStarts, main_seconds, check.starts, check_seconds, states_seconds,
+      "seed sweep ({} more tables): {:.1f} s; states-needed table: {:.1f} s (threads: {}).",
+      rows.size(), kStarts, main_seconds, check.starts, check_seconds, kSweepSeeds, sweep_seconds, states_seconds,
       ctx.threads == 0 ? std::string("all cores") : std::to_string(ctx.threads)));
   w.finish();
   return w.exit_status();
