@@ -188,8 +188,9 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--max-iterations", o->max_iterations, "Levenberg-Marquardt iterations per start")
       ->capture_default_str();
   cmd->add_option("--basin-rounds", o->basin_rounds,
-                  fmt::format("Basin-hopping rounds after the multistart (x{} for the closed-form families; 0: none)",
-                              analysis::kClosedFormBasinFactor))
+                  fmt::format("Basin-hopping rounds after the multistart (x{} for the closed-form families, x{} for "
+                              "general on a subsample of the points; 0: none)",
+                              analysis::kClosedFormBasinFactor, analysis::kGeneralBasinFactor))
       ->capture_default_str();
   cmd->add_option("--gradient", o->gradient, "Jacobian: analytic, or jet (automatic differentiation, slower)")
       ->capture_default_str();

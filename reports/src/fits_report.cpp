@@ -105,13 +105,14 @@ int run(const ReportContext& ctx) {
       "(hand-derived derivatives of the two-, three- and full-three-state closed forms; for the general family the "
       "adjoint of the stationary equations with pi from GTH; both tested against automatic differentiation on "
       "ceres::Jet and finite differences). {2} seeded starts per row (seed {3}), the best {4} polished with 10x "
-      "the iterations. For the two-, three- and full-three-state families the starts and the basin hopping below "
+      "the iterations. The starts and the basin hopping below "
       "run on an exploration grid of {13} of the 401 points (every 4th, carrying its neighbours' weights: a "
       "quarter of the cost per solve), and the best {14} distinct minima found there, with the chains' ends, are "
       "then solved on the full grid (the 'within 1%' column compares the starts there, on the exploration "
-      "grid); the general family explores on the full grid (its rows ended 1.1x to 140x worse on the "
-      "exploration grid). Monotonic basin hopping from the best starts: {7} rounds ({8} for the closed-form "
-      "families, whose solves are about 5x cheaper, 20x on the exploration grid) of {9} seeded perturbations "
+      "grid); a general-family fit is polished there again while that improves it (at most {19} times: the "
+      "transferred fit can still be crawling along a valley). Monotonic basin hopping from the best starts: {18} rounds for the general family (its chains of {7} "
+      "rounds on the full grid were far too short, and the exploration grid's solves cost a quarter), {8} for "
+      "the closed-form families, of {9} seeded perturbations "
       "(rates moved by {10} of their size, or some or all rates redrawn from the start distribution), each "
       "solved like a start, the best kept if it improves the fit (and polished, except on the exploration "
       "grid, where only the chains' ends are, on the full grid); {15} chains from the best {15} starts where "
@@ -144,7 +145,8 @@ int run(const ReportContext& ctx) {
       bounds.rate_bound, bounds.min_const_rate, kStarts, ctx.seed, opt.polish, opt.mpfr_bits,
       analysis::kRoundingFloor, opt.basin_rounds, analysis::kClosedFormBasinFactor * opt.basin_rounds, opt.basin_candidates, opt.basin_sigma,
       opt.local_rounds, opt.local_sigma, opt.explore_points, analysis::kExplorationPool, opt.basin_chains,
-      analysis::kFastRate, fmt::join(analysis::kSlowedRateTargets, ", ")));
+      analysis::kFastRate, fmt::join(analysis::kSlowedRateTargets, ", "),
+      analysis::kGeneralBasinFactor * opt.basin_rounds, analysis::kGeneralRepolish));
 
   const auto t0 = std::chrono::steady_clock::now();
   const auto rows = analysis::run_fit_table(targets, families, opt);

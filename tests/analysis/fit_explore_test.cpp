@@ -146,12 +146,20 @@ TEST_CASE("two-stage fit: the result is a minimum of the full problem, never wor
   relu_options.starts = 64;
   const auto relu = fit(make_fit_problem(table_target("relu"), {FitFamily::FullThreeState, 3}), relu_options);
   CHECK(relu.mse < 1e-25);
-  // The general family explores on the full problem.
+  // The general family explores on the subsample too, and ends within 0.1%
+  // of a minimum of the full problem: repolished there while that improves
+  // (from these 4 starts and 4 rounds the transferred fit crawls along a
+  // valley: 5.7955e-7 without the repolishes, 1% above where a further
+  // polish goes; 5.6834e-7 with them, 0.03% above).
   FitOptions g = o;
   g.starts = 4;
   g.basin_rounds = 1;
-  const auto gen = fit(make_fit_problem(table_target("sigmoid"), {FitFamily::General, 4}), g);
-  CHECK(gen.explore_points == 401);
+  const auto pg = make_fit_problem(table_target("sigmoid"), {FitFamily::General, 4});
+  const auto gen = fit(pg, g);
+  CHECK(gen.explore_points == 101);
+  FitOptions gen_again = again;
+  gen_again.warm_start = gen.theta;
+  CHECK(fit(pg, gen_again).mse >= gen.mse * (1 - 1e-3));
 }
 
 TEST_CASE("slow_fast_rates: the fast rates share one factor that brings the fastest to the target, kinks kept") {

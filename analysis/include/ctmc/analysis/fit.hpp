@@ -128,12 +128,10 @@ struct FitOptions {
   std::uint64_t seed = 1;
   int threads = 0;            // 0: OpenMP default
   int max_iterations = 200;   // per start
-  // Closed-form families: starts, polishing and basin hopping run on
-  // exploration_data(data, explore_points); the best distinct minima found
-  // there are then solved on the full problem, where kink hops and the local
-  // phase run. 0 (and the general family: its report rows ended 1.1x to
-  // 140x worse that way, with no kink hops on the full problem to repair
-  // them): explore on the full problem.
+  // Starts, polishing and basin hopping run on exploration_data(data,
+  // explore_points); the best distinct minima found there are then solved on
+  // the full problem, where (closed-form families) kink hops and the local
+  // phase run. 0: explore on the full problem.
   std::size_t explore_points = 101;
   // The `polish` best starts are continued with 10x the iterations and
   // polish_tolerance (counted in within_1pct after polishing).
@@ -163,7 +161,8 @@ struct FitOptions {
   // Marquardt stalls): slow_fast_rates, fast_rate_headroom; see fit.cpp.
   bool rescale_relays = true;
   // Then monotonic basin hopping (see fit.cpp): `basin_rounds` rounds
-  // (x kClosedFormBasinFactor for the closed-form families) of
+  // (x kClosedFormBasinFactor for the closed-form families, x
+  // kGeneralBasinFactor for the general family on a subsample) of
   // `basin_candidates` perturbations of relative size `basin_sigma`, in
   // `basin_chains` chains from the best starts (one chain for the general
   // family, and where an eighth of the starts agree within 1%).
@@ -225,6 +224,20 @@ struct FitResult {
 // within 0.4% of 1.8956e-6 in 8 -> 9; softplus x 1/14 at or below 3.157e-8
 // in 3 -> 4 (one at 3.127e-8); bench_fit table 53-56 s -> 54-56 s.
 inline constexpr int kClosedFormBasinFactor = 8;
+// The general family's rounds per options.basin_rounds when it explores on a
+// subsample (it explored on the full grid with 6 rounds before): its solves
+// cost about a quarter there, and its chains were far too short to settle.
+// Geometric mean of the MSE over seeds 1-4 of the report's eight inexact
+// general rows (bench_fit seeds, no warm start), full grid / 101 points with
+// 24 rounds / with 48: sigmoid general-4 3.4e-8 / 2.0e-8 / 1.5e-8, general-5
+// 9.1e-10 / 1.1e-10 / 8.0e-11; softplus 2.2e-7 / 8.4e-8 / 2.6e-8 and 8.4e-9
+// / 5.8e-9 / 5.5e-9; sigmoid_shift_2 3.9e-8 / 1.9e-8 / 1.2e-8 and 1.2e-9 /
+// 3.5e-9 / 1.7e-9; softplus x 1/14 1.9e-9 / 1.1e-9 / 7.8e-10 and 4.8e-10 /
+// 2.8e-10 / 3.9e-10; at 1.4-4.5 s, 1.7-5.8 s and 1.6-4.3 s per fit.
+inline constexpr int kGeneralBasinFactor = 8;
+// At most this many extra polishes of a general fit on the full problem
+// after the transfer from the subsample, while they improve it (fit.cpp).
+inline constexpr int kGeneralRepolish = 8;
 
 // theta of a chain of every transition between n states (full-three-state:
 // n = 3, B, G, R = 0, 1, 2; general-n), parameters (offset, slope) per
