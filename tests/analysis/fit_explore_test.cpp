@@ -203,6 +203,20 @@ TEST_CASE("fast_rate_headroom: the common speed-up of the fast rates that keeps 
   CHECK_THROWS_AS(fast_rate_headroom(params, std::vector<double>(10), lo, hi, 100.0, b), ctmc::InputError);
 }
 
+namespace {
+// One start at `warm`, no chains (the full-problem stages still run), no
+// widened refits: what the fit does from a known point.
+FitOptions from_warm_start(const std::vector<double>& warm) {
+  FitOptions o;
+  o.threads = 2;
+  o.starts = 1;
+  o.basin_rounds = 0;
+  o.widen_on_bound = false;
+  o.warm_start = warm;
+  return o;
+}
+}  // namespace
+
 TEST_CASE("fit: speeding up a loop relay's fast rates to the bound, where Levenberg-Marquardt stalls") {
   const auto p = make_fit_problem(table_target("softplus_x_1_14"), {FitFamily::FullThreeState, 3});
   // The fitter's end at seed 18 without the speed-up: G relays B -> G -> B
@@ -211,12 +225,7 @@ TEST_CASE("fit: speeding up a loop relay's fast rates to the bound, where Levenb
   const std::vector<double> loop = {0.000520696585, 0.0714283743, 0.0811566883, -0.0175835261,
                                     403.060965,     74.3231147,   -38.7655646,  -834.265168,
                                     -0.0412969041,  0.0327281704, 0.120209211,  0.0223336233};
-  FitOptions o;
-  o.threads = 2;
-  o.starts = 1;
-  o.basin_rounds = 0;
-  o.widen_on_bound = false;
-  o.warm_start = loop;
+  FitOptions o = from_warm_start(loop);
   o.rescale_relays = false;
   const auto stalls = fit(p, o);
   CHECK(stalls.mse > 3.11e-8);  // 3.1105e-8: the polish stays short of the bound
@@ -241,12 +250,7 @@ TEST_CASE("fit: slowing the fast rates bridges softplus x 1/14's fast-relay mini
                                      -0.022160254705922831, -56.376062267769484, 76.298285417428801,
                                      100.89844722142175,    17.448458599788751, 0.1567117714497587,
                                      0.030783684385679744,  22.61098247036287,  -265.649121547172};
-  FitOptions o;
-  o.threads = 2;
-  o.starts = 1;
-  o.basin_rounds = 0;
-  o.widen_on_bound = false;
-  o.warm_start = relay;
+  FitOptions o = from_warm_start(relay);
   o.rescale_relays = false;
   const auto stays = fit(p, o);
   CHECK(stays.mse > 3.24e-8);
