@@ -217,8 +217,9 @@ struct FitResult {
 };
 
 // Basin-hopping rounds of the closed-form families per options.basin_rounds
-// (their solves cost about a fifth of a general family's, and a twentieth on
-// the exploration grid). 8, not 5, since the chains stopped polishing (the
+// (their solves cost about a fifth of a general family's on the same grid,
+// and a twentieth of one on the full grid, where the general family explored
+// when this was measured). 8, not 5, since the chains stopped polishing (the
 // time saved bought the extra rounds). Seeds 1-10, factor 5 -> 8: softplus
 // full-three-state at its best 1.1205e-5 in 3 -> 6 of 10; sigmoid_shift_2
 // within 0.4% of 1.8956e-6 in 8 -> 9; softplus x 1/14 at or below 3.157e-8
