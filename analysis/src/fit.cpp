@@ -403,7 +403,8 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // The re-evaluation is the reported MSE: below double precision it would be
   // less accurate than the fit it checks (the CLI's --precision starts at 53).
   if (options.mpfr_bits < 53)
-    throw InputError(fmt::format("--precision: the MSE re-evaluation needs at least 53 MPFR bits, got {}", options.mpfr_bits));
+    throw InputError(
+        fmt::format("--precision: the MSE re-evaluation needs at least 53 MPFR bits, got {}", options.mpfr_bits));
   if (!(problem.alpha > 0)) throw InputError("--alpha: alpha_fit must be > 0");
   const auto params = family_parameters(problem.family);
   if (problem.data.h.size() < params.size())

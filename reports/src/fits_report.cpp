@@ -110,9 +110,9 @@ int run(const ReportContext& ctx) {
       "quarter of the cost per solve), and the best {14} distinct minima found there, with the chains' ends, are "
       "then solved on the full grid (the 'within 1%' column compares the starts there, on the exploration "
       "grid); a general-family fit is polished there again while that improves it (at most {19} times: the "
-      "transferred fit can still be crawling along a valley). Monotonic basin hopping from the best starts: {18} rounds for the general family (its chains of {7} "
-      "rounds on the full grid were far too short, and the exploration grid's solves cost a quarter), {8} for "
-      "the closed-form families, of {9} seeded perturbations "
+      "transferred fit can still be crawling along a valley). Monotonic basin hopping from the best starts: "
+      "{18} rounds for the general family (its chains of {7} rounds on the full grid were far too short, and the "
+      "exploration grid's solves cost a quarter), {8} for the closed-form families, of {9} seeded perturbations "
       "(rates moved by {10} of their size, or some or all rates redrawn from the start distribution), each "
       "solved like a start, the best kept if it improves the fit (and polished, except on the exploration "
       "grid, where only the chains' ends are, on the full grid); {15} chains from the best {15} starts where "
@@ -317,7 +317,8 @@ int run(const ReportContext& ctx) {
                             {"family", analysis::family_name(row.family)},
                             {"seeds", seeds_json},
                             {"best_mse", best},
-                            {"best_model", beaten_by_seed ? nlohmann::ordered_json(file) : nlohmann::ordered_json(nullptr)}});
+                            {"best_model",
+                             beaten_by_seed ? nlohmann::ordered_json(file) : nlohmann::ordered_json(nullptr)}});
     }
     w.heading("Seed sweep: the same fitter from other seeds", 3);
     w.paragraph(fmt::format(
@@ -366,9 +367,10 @@ int run(const ReportContext& ctx) {
         "alpha^2: the lowest MSE we know at alpha = 1/14, {}{}, would equal the paper's 2.39e-4 at alpha = {}, i.e. "
         "max target {}. The paper's text does not say which alpha it used, so this only shows that its value is "
         "within the family's reach at some scale; at the same alpha our fit is better whenever alpha < {}.",
-        fmt_sci(fc_best), fc_best < fc->result.mse ? " (found by the second check or the seed sweep; the table's row has " +
-                                                         fmt_sci(fc->result.mse) + ")"
-                                                   : std::string(""),
+        fmt_sci(fc_best),
+        fc_best < fc->result.mse
+            ? " (found by the second check or the seed sweep; the table's row has " + fmt_sci(fc->result.mse) + ")"
+            : std::string(""),
         fmt_g(a_eq, 4), fmt_g(a_eq * 14.0, 4), fmt_g(a_eq, 4));
   }
   w.heading("Comparison with the paper");
@@ -430,8 +432,8 @@ int run(const ReportContext& ctx) {
 
   w.heading("Timing");
   w.paragraph(fmt::format(
-      "Main table ({} rows x {} starts, incl. widened refits): {:.1f} s; second check (dogleg, {} starts per row): {:.1f} s; "
-      "seed sweep ({} more tables): {:.1f} s; states-needed table: {:.1f} s (threads: {}).",
+      "Main table ({} rows x {} starts, incl. widened refits): {:.1f} s; second check (dogleg, {} starts per "
+      "row): {:.1f} s; seed sweep ({} more tables): {:.1f} s; states-needed table: {:.1f} s (threads: {}).",
       rows.size(), kStarts, main_seconds, check.starts, check_seconds, kSweepSeeds, sweep_seconds, states_seconds,
       ctx.threads == 0 ? std::string("all cores") : std::to_string(ctx.threads)));
   w.finish();
