@@ -23,6 +23,12 @@ namespace {
 // faster than a run-time n). The arithmetic is that of general_rates,
 // closed_class and solvers::gth_dense, in the same order (same results to
 // the last bit).
+// At -O3 (analysis/CMakeLists.txt) GCC 12 cannot follow the closed-class
+// bookkeeping and warns that g and pic may be read uninitialized; every
+// entry read (g[a][b], a != b < nc; pic[i], i < k) is written first, and
+// zero-filling them would cost a store per entry on every call.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 template <std::size_t n>
 bool adjoint(const double* theta, double H, double& flux, double* grad, double scale) {
   constexpr std::size_t N = kMaxGeneralStates;  // array size; loops run to n
@@ -173,6 +179,7 @@ bool adjoint(const double* theta, double H, double& flux, double* grad, double s
     }
   return true;
 }
+#pragma GCC diagnostic pop
 
 }  // namespace
 
@@ -211,12 +218,17 @@ bool family_flux_gradient(const FamilySpec& f, const double* theta, double H, do
     grad[k + 1] = gs * H * scale;
   };
   auto quotient = [&](double dn, double dd, double den) { return (dn - flux * dd) / den; };
+  // F = num / den where it is defined (den > 0, both finite).
+  auto set_flux = [&](double num, double den) {
+    if (!(den > 0) || !std::isfinite(den) || !std::isfinite(num)) return false;
+    flux = num / den;
+    return true;
+  };
   switch (f.family) {
     case FitFamily::TwoState: {  // [a.p, a.s, d]: F = a d / (a + d)
       const double a = rect(0), d = theta[2];
-      const double num = a * d, den = a + d;
-      if (!(den > 0) || !std::isfinite(den) || !std::isfinite(num)) return false;
-      flux = num / den;
+      const double den = a + d;
+      if (!set_flux(a * d, den)) return false;
       if (!grad) return true;
       rectified(0, quotient(d, 1, den));
       grad[2] = quotient(a, 1, den) * scale;
@@ -224,9 +236,8 @@ bool family_flux_gradient(const FamilySpec& f, const double* theta, double H, do
     }
     case FitFamily::ThreeState: {  // [a.p, a.s, b, c.p, c.s, d]: F = a c d / (d (a+b+c) + a c)
       const double a = rect(0), b = theta[2], c = rect(3), d = theta[5];
-      const double num = a * c * d, den = d * (a + b + c) + a * c;
-      if (!(den > 0) || !std::isfinite(den) || !std::isfinite(num)) return false;
-      flux = num / den;
+      const double den = d * (a + b + c) + a * c;
+      if (!set_flux(a * c * d, den)) return false;
       if (!grad) return true;
       rectified(0, quotient(c * d, d + c, den));
       grad[2] = quotient(0, d, den) * scale;
@@ -239,19 +250,18 @@ bool family_flux_gradient(const FamilySpec& f, const double* theta, double H, do
       const double w_b = gb * rb + gb * rg + gr * rb;
       const double w_g = bg * rg + bg * rb + br * rg;
       const double w_r = br * gr + br * gb + bg * gr;
-      const double num = w_g * gb + w_r * rb, den = w_b + w_g + w_r;
-      if (!(den > 0) || !std::isfinite(den) || !std::isfinite(num)) return false;
-      flux = num / den;
+      const double den = w_b + w_g + w_r;
+      if (!set_flux(w_g * gb + w_r * rb, den)) return false;
       if (!grad) return true;
       // d w_x / d r: w_b depends on GB, GR, RB, RG; w_g on BG, BR, RB, RG;
       // w_r on BG, BR, GB, GR. dN = dw_g gb + dw_r rb (+ w_g for GB,
       // + w_r for RB); dD = dw_b + dw_g + dw_r.
-      rectified(0, quotient((rg + rb) * gb + gr * rb, (rg + rb) + gr, den));       // BG
-      rectified(2, quotient(rg * gb + (gr + gb) * rb, rg + (gr + gb), den));       // BR
-      rectified(4, quotient(br * rb + w_g, (rb + rg) + br, den));                  // GB
-      rectified(6, quotient((br + bg) * rb, rb + (br + bg), den));      // GR
-      rectified(8, quotient(bg * gb + w_r, (gb + gr) + bg, den));       // RB
-      rectified(10, quotient((bg + br) * gb, gb + (bg + br), den));     // RG
+      rectified(0, quotient((rg + rb) * gb + gr * rb, (rg + rb) + gr, den));  // BG
+      rectified(2, quotient(rg * gb + (gr + gb) * rb, rg + (gr + gb), den));  // BR
+      rectified(4, quotient(br * rb + w_g, (rb + rg) + br, den));             // GB
+      rectified(6, quotient((br + bg) * rb, rb + (br + bg), den));            // GR
+      rectified(8, quotient(bg * gb + w_r, (gb + gr) + bg, den));             // RB
+      rectified(10, quotient((bg + br) * gb, gb + (bg + br), den));           // RG
       return true;
     }
     case FitFamily::General:
