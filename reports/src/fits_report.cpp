@@ -36,12 +36,15 @@ std::string params_text(const analysis::FitResult& r) {
   return s;
 }
 
-std::string model_file(const FitRow& row) {
-  return fmt::format("model_{}_{}.json", row.target.slug, analysis::family_name(row.family));
+std::string model_stem(const FitRow& row) {
+  return fmt::format("model_{}_{}", row.target.slug, analysis::family_name(row.family));
 }
 
+std::string model_file(const FitRow& row) { return model_stem(row) + ".json"; }
+
+// The model of a row's fit from another seed (the seed sweep).
 std::string seed_model_file(const FitRow& row, std::uint64_t seed) {
-  return fmt::format("model_{}_{}_seed{}.json", row.target.slug, analysis::family_name(row.family), seed);
+  return fmt::format("{}_seed{}.json", model_stem(row), seed);
 }
 
 // Flux of a fitted model on the fit grid (double GTH on the exact model).
