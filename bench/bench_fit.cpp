@@ -86,6 +86,7 @@ FitOptions row_options() {
   if (std::getenv("BENCH_FIT_NO_WIDEN")) o.widen_on_bound = false;
   if (std::getenv("BENCH_FIT_NO_KINK")) o.kink_hops = false;
   if (std::getenv("BENCH_FIT_NO_RESCALE")) o.rescale_relays = false;
+  if (std::getenv("BENCH_FIT_NO_TIME_SCALE")) o.time_scale_moves = false;
   return o;
 }
 

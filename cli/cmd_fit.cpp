@@ -144,8 +144,9 @@ void run_fit(const FitCliOptions& o) {
   if (r.explore_points < p.data.h.size())
     fmt::print("exploration starts and basin hopping on {} of the {} points, then the best minima on all\n",
                r.explore_points, p.data.h.size());
-  fmt::print("hops        {} kink hops, {} basin hops, {} local moves, {} relay slowdowns and {} speed-ups accepted\n",
-             r.kink_hops, r.basin_hops, r.local_hops, r.relay_slowdowns, r.relay_speedups);
+  fmt::print("hops        {} kink hops, {} basin hops, {} local moves, {} time-scale moves, {} relay slowdowns and {} "
+             "speed-ups accepted\n",
+             r.kink_hops, r.basin_hops, r.local_hops, r.time_scale_moves, r.relay_slowdowns, r.relay_speedups);
   fmt::print("parameters\n");
   for (std::size_t i = 0; i < r.params.size(); ++i)
     fmt::print("  {:<8} {:.17g}\n", r.params[i].name, r.theta[i]);

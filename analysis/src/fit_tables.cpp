@@ -140,6 +140,7 @@ FitOptions second_check_options(const FitOptions& main) {
   check.seed = main.seed + 1000003;
   check.widen_on_bound = false;
   check.basin_rounds = 0;
+  check.time_scale_moves = false;  // independent starts only, no moves of the main fit's
   check.explore_points = 0;  // every start on the full problem
   return check;
 }

@@ -231,6 +231,7 @@ int run(const ReportContext& ctx) {
                     {"local_hops", r.local_hops},
                     {"relay_slowdowns", r.relay_slowdowns},
                     {"relay_speedups", r.relay_speedups},
+                    {"time_scale_moves", r.time_scale_moves},
                     {"on_bound", r.on_bound},
                     {"mse_widened", [&] {
                        auto a = nlohmann::ordered_json::array();

@@ -112,6 +112,46 @@ TEST_CASE("exchange_states: the exchanged chain's spike flux is the original's f
   CHECK_THROWS_AS(exchange_states(std::vector<double>(10), 3, 1), ctmc::InputError);
 }
 
+TEST_CASE("scale_state_exits: only the scaled state's occupation changes, F' = F / (1 + pi_k (1/f - 1))") {
+  // Reference: pi from GTH on the unscaled generator (flux_into), the
+  // scaled chain's flux from the family's own formula (closed form for
+  // n = 3, GTH adjoint path for general-n).
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0.1, 2.0), s(-0.2, 0.2);
+  for (std::size_t n : {3, 4, 5}) {
+    const FamilySpec f = n == 3 ? FamilySpec{FitFamily::FullThreeState, 3} : FamilySpec{FitFamily::General, n};
+    std::vector<double> theta(2 * n * (n - 1));
+    for (std::size_t i = 0; i < theta.size(); i += 2) {
+      theta[i] = u(rng);
+      theta[i + 1] = s(rng);
+    }
+    for (double h : {-1.5, 0.0, 0.7, 2.0}) {
+      ctmc::solvers::DenseMatrix<double> q(n);
+      std::size_t t = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+          if (i != j) q(i, j) = std::max(0.0, theta[2 * t] + theta[2 * t + 1] * h), ++t;
+      const auto pi = ctmc::solvers::gth_dense(q);
+      const double flux = flux_into(theta, n, 0, h);
+      for (std::size_t k = 0; k < n; ++k)
+        for (double factor : {0.1, 3.0, 1000.0}) {
+          const auto x = scale_state_exits(theta, n, k, factor);
+          const double ours = family_flux<double>(f, x.data(), h);
+          const double ref = flux / (1 + pi[k] * (1 / factor - 1));
+          CHECK(std::abs(ours - ref) <= 1e-13 * std::abs(ref));
+        }
+      // Every state's exits x f: time runs f times faster, F' = f F.
+      auto all = theta;
+      for (std::size_t k = 0; k < n; ++k) all = scale_state_exits(all, n, k, 2.5);
+      CHECK(std::abs(family_flux<double>(f, all.data(), h) - 2.5 * flux) <= 1e-13 * flux);
+    }
+  }
+  CHECK_THROWS_AS(scale_state_exits(std::vector<double>(12), 3, 3, 2.0), ctmc::InputError);
+  CHECK_THROWS_AS(scale_state_exits(std::vector<double>(12), 3, 1, 0.0), ctmc::InputError);
+  CHECK_THROWS_AS(scale_state_exits(std::vector<double>(12), 3, 1, std::nan("")), ctmc::InputError);
+  CHECK_THROWS_AS(scale_state_exits(std::vector<double>(10), 3, 1, 2.0), ctmc::InputError);
+}
+
 TEST_CASE("two-stage fit: the result is a minimum of the full problem, never worse than its warm start") {
   FitOptions o;
   o.threads = 2;
@@ -204,14 +244,15 @@ TEST_CASE("fast_rate_headroom: the common speed-up of the fast rates that keeps 
 }
 
 namespace {
-// One start at `warm`, no chains (the full-problem stages still run), no
-// widened refits: what the fit does from a known point.
+// One start at `warm`, no chains or time-scale moves (the full-problem
+// stages still run), no widened refits: what the fit does from a known point.
 FitOptions from_warm_start(const std::vector<double>& warm) {
   FitOptions o;
   o.threads = 2;
   o.starts = 1;
   o.basin_rounds = 0;
   o.widen_on_bound = false;
+  o.time_scale_moves = false;
   o.warm_start = warm;
   return o;
 }
@@ -261,6 +302,35 @@ TEST_CASE("fit: slowing the fast rates bridges softplus x 1/14's fast-relay mini
   CHECK(bridged.mse < 3.158e-8);  // the slow minimum, 3.1574e-8
   CHECK(bridged.model.meta.at("relay_slowdowns") == 1);
   MESSAGE("relay minimum ", stays.mse, " -> ", bridged.mse);
+}
+
+TEST_CASE("fit: time-scale moves carry the report's softplus full-three-state row from 1.1205e-5 to 1.0007e-5") {
+  // The report's row (seed 1, the table's options) ends in the 1.1205e-5
+  // minimum before the time-scale moves (no rate above 70; no basin hop,
+  // local move or the second check found lower). Scaling G's exits crosses
+  // to the 1.0007e-5 minimum, where they are 30-70x faster. Which candidate
+  // polishes into the better funnel depends on the exact point: from the
+  // same minimum re-polished by a warm-started fit (1.120538e-5 instead of
+  // 1.120539e-5) no move improves, so this runs the row as the report does.
+  const auto p = make_fit_problem(table_target("softplus"), {FitFamily::FullThreeState, 3});
+  FitOptions o;
+  o.threads = 2;
+  o.widen_on_bound = false;
+  o.time_scale_moves = false;
+  const auto before = fit(p, o);
+  CHECK(before.mse > 1.1205e-5);
+  CHECK(before.mse < 1.1206e-5);
+  CHECK(before.time_scale_moves == 0);
+  o.time_scale_moves = true;
+  const auto moved = fit(p, o);
+  CHECK(moved.time_scale_moves >= 2);
+  CHECK(moved.mse < 1.0008e-5);
+  CHECK(moved.model.meta.at("time_scale_moves") == moved.time_scale_moves);
+  // G (state 1) leaves >= 10x faster: GR (parameters 6, 7) at its peak.
+  auto peak_gr = [](const std::vector<double>& th) { return std::max(th[6] - 6 * th[7], th[6] + 6 * th[7]); };
+  CHECK(peak_gr(moved.theta) > 10 * peak_gr(before.theta));
+  MESSAGE("time-scale moves: ", before.mse, " -> ", moved.mse, " in ", moved.time_scale_moves, " moves; GR peak ",
+          peak_gr(before.theta), " -> ", peak_gr(moved.theta));
 }
 
 TEST_CASE("nudge_kinks_off_points: a kink on a data point to the last bit leaves the exact chain as the optimizer saw it") {

@@ -33,9 +33,10 @@
 // (MSE, start index), so the result is identical for any thread count. The
 // count of starts within 1% of the best MSE measures how reliably the optimum
 // is found. Then, from the best start: polishing, kink hopping (closed-form
-// families), monotonic basin hopping and (closed-form families) a local phase
-// of small moves (fit.cpp), all seeded and reduced in
-// a fixed order, so still thread-independent. A warm start that is already
+// families), monotonic basin hopping, (closed-form families) a local phase
+// of small moves, and (full-three-state and general) time-scale moves
+// (fit.cpp), all seeded or deterministic and reduced in a fixed order, so
+// still thread-independent. A warm start that is already
 // at the rounding floor is the answer: the random starts are skipped.
 //
 // Exactness: the best parameters are converted to exact rationals (every
@@ -154,6 +155,11 @@ struct FitOptions {
   // data interval left/right and re-solve (families with closed forms only;
   // see fit.cpp): escapes minima of one smooth piece of the objective.
   bool kink_hops = true;
+  // After the local phase (full-three-state and general; not in the widened
+  // refits), rounds of time-scale moves: every state's exit rates scaled by
+  // each of kTimeScaleFactors (scale_state_exits), re-solved, the best kept
+  // if it improves; see fit.cpp.
+  bool time_scale_moves = true;
   // Last (full-three-state; after the local phase where it runs), a fit with
   // a rate above kFastRate x max |alpha phi| tries its fast rates slowed (a
   // bridge out of "fast relay" minima; with kink_hops) and sped up to the
@@ -203,6 +209,7 @@ struct FitResult {
   int local_hops = 0;                         // accepted local-phase moves
   int relay_slowdowns = 0;                    // accepted slowdown of the fast rates (0 or 1)
   int relay_speedups = 0;                     // accepted speed-up of the fast rates (0 or 1)
+  int time_scale_moves = 0;                   // accepted time-scale moves (scale_state_exits)
   double mse_double = 0;                      // the best start's MSE in double
   double mse = 0;                             // MPFR re-evaluation
   double max_abs_error = 0;                   // MPFR re-evaluation, over the points of weight > 0
@@ -266,6 +273,19 @@ std::vector<double> exchange_states(const std::vector<double>& theta, std::size_
 std::vector<double> slow_fast_rates(const std::vector<ParamInfo>& params, const std::vector<double>& theta, double lo,
                                     double hi, double fast, double target);
 
+// The chain theta (every transition between n states, rectified affine, in
+// the family's parameter order: full-three-state with n = 3, or general-n)
+// with every exit rate of state k multiplied by `factor` (offset and slope,
+// so its kinks stay). Row k of the generator times f: pi' (i != k) = pi_i / Z
+// and pi'_k = pi_k / (f Z) with Z = 1 + pi_k (1/f - 1) solve pi' Q' = 0, so
+// only the time spent in k changes (its jump chain is the same), and the
+// spike flux becomes F / Z. A move between minima that differ in one state's
+// speed (fit.cpp): softplus full-three-state's 1.1205e-5 minimum reaches
+// 1.0007e-5 (G left faster: GR's peak 69 -> 4170) in three such moves. InputError for
+// k >= n, a factor not > 0 and finite, or a parameter count other than
+// 2 n (n - 1).
+std::vector<double> scale_state_exits(const std::vector<double>& theta, std::size_t n, std::size_t k, double factor);
+
 // The largest factor f >= 1 by which the rates that slow_fast_rates(params,
 // theta, lo, hi, fast, .) scales can be sped up (offsets and slopes x f)
 // while staying within `bounds`; 1 if none exceeds `fast` or one is already
@@ -279,6 +299,16 @@ double fast_rate_headroom(const std::vector<ParamInfo>& params, const std::vecto
 // kSlowedRateTargets, and its fast rates sped up by fast_rate_headroom.
 inline constexpr double kFastRate = 100;
 inline constexpr double kSlowedRateTargets[] = {2.0, 2.5, 3.2, 4.0, 5.0, 6.3};
+
+// Time-scale moves (fit.cpp): the factors a state's exit rates are scaled
+// by, at most this many rounds (each accepting the best improvement of at
+// least kTimeScaleMinGain relative), and for the general family how many of
+// the candidates (ranked on the exploration problem) are polished on the
+// full problem.
+inline constexpr double kTimeScaleFactors[] = {0.1, 0.3, 3.0, 10.0};
+inline constexpr int kTimeScaleRounds = 4;
+inline constexpr double kTimeScaleMinGain = 1e-4;
+inline constexpr int kTimeScalePolished = 2;
 
 // How many of the best distinct minima of the exploration problem are solved
 // on the full problem (fit.cpp).

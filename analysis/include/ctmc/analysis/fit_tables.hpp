@@ -58,7 +58,7 @@ std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const s
 // The second, independent optimizer of the report's check: Powell's dogleg
 // (non-monotonic steps) instead of Levenberg-Marquardt, 2x the starts drawn
 // from another seed (main seed + 1000003), plain multistart (polish and kink
-// hops as in the main fit, no basin hopping, no widened refits).
+// hops as in the main fit, no basin hopping or time-scale moves, no widened refits).
 FitOptions second_check_options(const FitOptions& main);
 // A check result `check_mse` beats a row `mse` when it is lower by more than
 // kBeatTolerance relative (below that: convergence noise of the same minimum)
