@@ -57,9 +57,9 @@ struct Neuron {
 std::vector<Neuron> neurons() {
   return {
       {"sigmoid", "three-state sigmoid neuron", "sigmoid", "three-state", "model_sigmoid_three-state.json",
-       "sigmoid_three_state.json", {"-1", "0", "2", "5"}, -6, 6, 1.1e-3},
+       "sigmoid_three_state.json", {"-1", "0", "2", "5"}, -6, 6, 1.1e-3, {}, {}, {}},
       {"relu", "two-state ReLU neuron", "relu", "two-state", "model_relu_two-state.json", "relu_two_state.json",
-       {"0.5", "1", "2", "4"}, -1, 5, 2.4e-3},
+       {"0.5", "1", "2", "4"}, -1, 5, 2.4e-3, {}, {}, {}},
   };
 }
 
