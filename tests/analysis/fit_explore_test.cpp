@@ -67,10 +67,9 @@ FitTarget table_target(const std::string& slug) {
   throw std::runtime_error("no table target " + slug);
 }
 
-// Flux into state k of the chain theta (every transition between n states,
-// rectified affine, the family's parameter order) at H: pi from GTH on the
-// generator, independent of the family's closed form and of exchange_states.
-double flux_into(const std::vector<double>& theta, std::size_t n, std::size_t k, double h) {
+// The generator of the chain theta (every transition between n states,
+// rectified affine, the family's parameter order) at H.
+ctmc::solvers::DenseMatrix<double> generator(const std::vector<double>& theta, std::size_t n, double h) {
   ctmc::solvers::DenseMatrix<double> q(n);
   std::size_t t = 0;
   for (std::size_t i = 0; i < n; ++i)
@@ -79,24 +78,45 @@ double flux_into(const std::vector<double>& theta, std::size_t n, std::size_t k,
         q(i, j) = std::max(0.0, theta[2 * t] + theta[2 * t + 1] * h);
         ++t;
       }
+  return q;
+}
+
+// Flux into state k of the chain theta at H: pi from GTH on the generator,
+// independent of the family's closed form, of exchange_states and of
+// scale_state_exits.
+double flux_into(const std::vector<double>& theta, std::size_t n, std::size_t k, double h) {
+  const auto q = generator(theta, n, h);
   const auto pi = ctmc::solvers::gth_dense(q);
   double f = 0;
   for (std::size_t i = 0; i < n; ++i)
     if (i != k) f += pi[i] * q(i, k);
   return f;
 }
+
+// The family with n states whose parameters are every transition's
+// (offset, slope): full-three-state for n = 3, else general-n.
+FamilySpec complete_graph_family(std::size_t n) {
+  return n == 3 ? FamilySpec{FitFamily::FullThreeState, 3} : FamilySpec{FitFamily::General, n};
+}
+
+// A chain with every rate positive near H in [-1.5, 2]: offsets in
+// [0.1, 2], slopes in [-0.2, 0.2].
+std::vector<double> random_chain(std::size_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0.1, 2.0), s(-0.2, 0.2);
+  std::vector<double> theta(2 * n * (n - 1));
+  for (std::size_t i = 0; i < theta.size(); i += 2) {
+    theta[i] = u(rng);
+    theta[i + 1] = s(rng);
+  }
+  return theta;
+}
 }  // namespace
 
 TEST_CASE("exchange_states: the exchanged chain's spike flux is the original's flux into state k") {
   std::mt19937_64 rng(7);
-  std::uniform_real_distribution<double> u(0.1, 2.0), s(-0.2, 0.2);
   for (std::size_t n : {3, 4, 5}) {
-    const FamilySpec f = n == 3 ? FamilySpec{FitFamily::FullThreeState, 3} : FamilySpec{FitFamily::General, n};
-    std::vector<double> theta(2 * n * (n - 1));
-    for (std::size_t i = 0; i < theta.size(); i += 2) {
-      theta[i] = u(rng);
-      theta[i + 1] = s(rng);
-    }
+    const FamilySpec f = complete_graph_family(n);
+    const auto theta = random_chain(n, rng);
     for (std::size_t k = 1; k < n; ++k) {
       const auto x = exchange_states(theta, n, k);
       CHECK(exchange_states(x, n, k) == theta);  // an involution
@@ -117,21 +137,11 @@ TEST_CASE("scale_state_exits: only the scaled state's occupation changes, F' = F
   // scaled chain's flux from the family's own formula (closed form for
   // n = 3, GTH adjoint path for general-n).
   std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> u(0.1, 2.0), s(-0.2, 0.2);
   for (std::size_t n : {3, 4, 5}) {
-    const FamilySpec f = n == 3 ? FamilySpec{FitFamily::FullThreeState, 3} : FamilySpec{FitFamily::General, n};
-    std::vector<double> theta(2 * n * (n - 1));
-    for (std::size_t i = 0; i < theta.size(); i += 2) {
-      theta[i] = u(rng);
-      theta[i + 1] = s(rng);
-    }
+    const FamilySpec f = complete_graph_family(n);
+    const auto theta = random_chain(n, rng);
     for (double h : {-1.5, 0.0, 0.7, 2.0}) {
-      ctmc::solvers::DenseMatrix<double> q(n);
-      std::size_t t = 0;
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = 0; j < n; ++j)
-          if (i != j) q(i, j) = std::max(0.0, theta[2 * t] + theta[2 * t + 1] * h), ++t;
-      const auto pi = ctmc::solvers::gth_dense(q);
+      const auto pi = ctmc::solvers::gth_dense(generator(theta, n, h));
       const double flux = flux_into(theta, n, 0, h);
       for (std::size_t k = 0; k < n; ++k)
         for (double factor : {0.1, 3.0, 1000.0}) {
