@@ -36,8 +36,8 @@
 // families), monotonic basin hopping, (closed-form families) a local phase
 // of small moves, and (full-three-state and general) time-scale moves
 // (fit.cpp), all seeded or deterministic and reduced in a fixed order, so
-// still thread-independent. A warm start that is already
-// at the rounding floor is the answer: the random starts are skipped.
+// still thread-independent. A warm start that is already at the rounding
+// floor is the answer: the random starts are skipped.
 //
 // Exactness: the best parameters are converted to exact rationals (every
 // double is a dyadic rational), so the written model is exactly the fitted
@@ -281,9 +281,9 @@ std::vector<double> slow_fast_rates(const std::vector<ParamInfo>& params, const 
 // only the time spent in k changes (its jump chain is the same), and the
 // spike flux becomes F / Z. A move between minima that differ in one state's
 // speed (fit.cpp): softplus full-three-state's 1.1205e-5 minimum reaches
-// 1.0007e-5 (G left faster: GR's peak 69 -> 4170) in three such moves. InputError for
-// k >= n, a factor not > 0 and finite, or a parameter count other than
-// 2 n (n - 1).
+// 1.0007e-5 (G left faster: GR's peak 69 -> 4170) in three such moves.
+// InputError for k >= n, a factor not > 0 and finite, or a parameter count
+// other than 2 n (n - 1).
 std::vector<double> scale_state_exits(const std::vector<double>& theta, std::size_t n, std::size_t k, double factor);
 
 // The largest factor f >= 1 by which the rates that slow_fast_rates(params,
