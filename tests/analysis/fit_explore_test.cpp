@@ -318,10 +318,11 @@ TEST_CASE("fit: time-scale moves carry the report's softplus full-three-state ro
   // The report's row (seed 1, the table's options) ends in the 1.1205e-5
   // minimum before the time-scale moves (no rate above 70; no basin hop,
   // local move or the second check found lower). Scaling G's exits crosses
-  // to the 1.0007e-5 minimum, where they are 30-70x faster. Which candidate
-  // polishes into the better funnel depends on the exact point: from the
-  // same minimum re-polished by a warm-started fit (1.120538e-5 instead of
-  // 1.120539e-5) no move improves, so this runs the row as the report does.
+  // to the 1.0007e-5 minimum, where they are faster (at their peaks GB 28x,
+  // GR 60x). Which candidate polishes into the better funnel depends on the
+  // exact point: from the same minimum re-polished by a warm-started fit
+  // (1.120538e-5 instead of 1.120539e-5) no move improves, so this runs the
+  // row as the report does.
   const auto p = make_fit_problem(table_target("softplus"), {FitFamily::FullThreeState, 3});
   FitOptions o;
   o.threads = 2;
