@@ -719,11 +719,11 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // lowest minima seen (3.1105e-8, seed 18; 3.1273e-8, seed 5) relay
   // through a state with two fast exits and nothing fast into it (a spiking
   // loop through it: B -> G -> B at rate ~H/14 for H > 0 at seed 18);
-  // slowing them does not improve them, and only an improvement is accepted. Kink hops, the cost,
-  // are run only for candidates that polish to below kFastRate (one with a
-  // fast rate is back in the relay's funnel) and to less than 2x the fit's
-  // MSE (the sigmoid rows' slowed candidates polish to 4x-12x theirs: their
-  // fits need the fast rates). The slowdowns need the kink hops, so they run
+  // slowing them does not improve them, and only an improvement is
+  // accepted. Kink hops, the cost, are run only for candidates that polish
+  // to below kFastRate (one with a fast rate is back in the relay's funnel)
+  // and to less than 2x the fit's MSE (the sigmoid rows' slowed candidates
+  // polish to 4x-12x theirs: their fits need the fast rates). The slowdowns need the kink hops, so they run
   // only with them (not in the widened refits).
   // The other way: the loop relays' optimum lies at infinite relay speed
   // (the relay state's occupation is wasted time), and Levenberg-Marquardt

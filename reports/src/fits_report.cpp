@@ -1,8 +1,8 @@
 // `ctmc-snn report fits`: least-squares fits of CTMC families to activations
 // (paper section 3.2, eq. 3; Figure 2; Appendix B's fully connected
 // three-state example), a second-optimizer check of every row, a seed sweep
-// (the whole table from other seeds), the "states
-// needed" table against the Bernstein construction, and Figure-2-style plots.
+// (the whole table from other seeds), the "states needed" table against the
+// Bernstein construction, and Figure-2-style plots.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
