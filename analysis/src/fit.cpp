@@ -358,6 +358,36 @@ std::vector<double> scale_state_exits(const std::vector<double>& theta, std::siz
   return out;
 }
 
+std::vector<double> split_state(const std::vector<double>& theta, std::size_t n, std::size_t k, double share,
+                                double internal) {
+  if (n < 2 || k == 0 || k >= n || !(share > 0 && share < 1) || !(internal > 0) || !std::isfinite(internal) ||
+      theta.size() != 2 * n * (n - 1))
+    throw InputError(fmt::format("split_state: bad arguments (n = {}, k = {}, share = {}, internal = {}, {} parameters)",
+                                 n, k, share, internal, theta.size()));
+  const std::size_t m = n + 1;
+  auto idx = [](std::size_t size, std::size_t i, std::size_t j) { return i * (size - 1) + (j < i ? j : j - 1); };
+  std::vector<double> out(2 * m * (m - 1));
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < m; ++j) {
+      if (i == j) continue;
+      const std::size_t to = idx(m, i, j);
+      double p = 0, s = 0;
+      if ((i == k && j == n) || (i == n && j == k)) {
+        p = internal;
+      } else {
+        // The old transition this one copies (exits of n are k's), and the
+        // part of it (rates into k are shared between k and n).
+        const std::size_t from = idx(n, i == n ? k : i, j == n ? k : j);
+        const double part = j == k ? share : j == n ? 1 - share : 1;
+        p = part * theta[2 * from];
+        s = part * theta[2 * from + 1];
+      }
+      out[2 * to] = p;
+      out[2 * to + 1] = s;
+    }
+  return out;
+}
+
 std::vector<double> slow_fast_rates(const std::vector<ParamInfo>& params, const std::vector<double>& theta, double lo,
                                     double hi, double fast, double target) {
   if (theta.size() != params.size() || !(fast > 0) || !std::isfinite(fast) || !(target > 0) || !std::isfinite(target) ||
@@ -413,6 +443,9 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   (void)quiet;
   if (!options.warm_start.empty() && options.warm_start.size() != family_parameters(problem.family).size())
     throw InputError("fit: warm start has the wrong number of parameters");
+  for (const auto& s : options.seeded_starts)
+    if (s.size() != family_parameters(problem.family).size())
+      throw InputError("fit: a seeded start has the wrong number of parameters");
   if (options.starts < 1) throw InputError(fmt::format("--starts: need at least 1 start, got {}", options.starts));
   // The re-evaluation is the reported MSE: below double precision it would be
   // less accurate than the fit it checks (the CLI's --precision starts at 53).
@@ -499,11 +532,16 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
     std::vector<std::vector<double>> thetas(static_cast<std::size_t>(n));
     for (int k = 0; k < n; ++k) {
       std::mt19937_64 rng(start_seed(options.seed, static_cast<std::uint64_t>(k)));
-      // Redraw (from the same stream) until the start has a finite objective:
-      // the general family can start reducible at some H.
+      // Seeded starts (options.seeded_starts) come after the warm start.
+      const std::size_t seeded = static_cast<std::size_t>(k) - (warm.empty() ? 0 : 1);
       if (k == 0 && !warm.empty()) {
         thetas[0] = warm;
+      } else if (seeded < options.seeded_starts.size()) {
+        thetas[k] = options.seeded_starts[seeded];
+        clamp_to_bounds(problem.bounds, params, thetas[k]);
       } else {
+        // Redraw (from the same stream) until the start has a finite
+        // objective: the general family can start reducible at some H.
         for (int attempt = 0; attempt < 100; ++attempt) {
           thetas[k] = draw_start(problem, targets, params, rng);
           if (std::isfinite(weighted_mse(*ex.problem, *ex.targets, thetas[k]))) break;
@@ -973,6 +1011,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       o.basin_rounds = 0;   // likewise
       o.time_scale_moves = false;
       o.warm_start = r.theta;
+      o.seeded_starts.clear();
       o.starts = std::max(8, options.starts / 8);
       const auto w = fit(wider, o);
       r.widened.push_back({factor, w.mse, w.max_abs_error, w.on_bound});

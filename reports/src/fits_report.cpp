@@ -150,13 +150,18 @@ int run(const ReportContext& ctx) {
       "improve; the table says so). The general-n families are nested (a state with no rate into it is "
       "transient), so a general-n row also starts once from the (n-1)-state optimum (full-three-state for n = 4) "
       "embedded into n states; where that start is already exact (at the rounding floor) it is the answer and "
-      "the random starts are skipped (the 'within 1%' column says so).",
+      "the random starts are skipped (the 'within 1%' column says so). A general-5 row also starts from the "
+      "splits of the general-4 optimum: a state k other than S0 (into which spikes go) split in two, the new "
+      "state leaving as k does and receiving {24} of every rate into k (k keeps the rest), the two exchanging "
+      "at k's total exit rate at mid-domain. The two states lump exactly, so each split has the general-4 "
+      "flux, but unlike the transient state every rate has a gradient there.",
       bounds.rate_bound, bounds.min_const_rate, kStarts, ctx.seed, opt.polish, opt.mpfr_bits,
       analysis::kRoundingFloor, opt.basin_rounds, analysis::kClosedFormBasinFactor * opt.basin_rounds, opt.basin_candidates, opt.basin_sigma,
       opt.local_rounds, opt.local_sigma, opt.explore_points, analysis::kExplorationPool, opt.basin_chains,
       analysis::kFastRate, fmt::join(analysis::kSlowedRateTargets, ", "),
       analysis::kGeneralBasinFactor * opt.basin_rounds, analysis::kGeneralRepolish, analysis::kTimeScaleRounds,
-      fmt::join(analysis::kTimeScaleFactors, ", "), analysis::kTimeScalePolished, analysis::kTimeScaleMinGain));
+      fmt::join(analysis::kTimeScaleFactors, ", "), analysis::kTimeScalePolished, analysis::kTimeScaleMinGain,
+      1 - analysis::kSplitShare));
 
   const auto t0 = std::chrono::steady_clock::now();
   const auto rows = analysis::run_fit_table(targets, families, opt);

@@ -162,6 +162,38 @@ TEST_CASE("scale_state_exits: only the scaled state's occupation changes, F' = F
   CHECK_THROWS_AS(scale_state_exits(std::vector<double>(10), 3, 1, 2.0), ctmc::InputError);
 }
 
+TEST_CASE("split_state: the split chain lumps to the original; pi_k is shared and the spike flux kept") {
+  // Reference: GTH on the unsplit generator. The split chain's flux and pi
+  // from its own generator (and its family's formula, closed form for
+  // n + 1 = 3).
+  std::mt19937_64 rng(13);
+  for (std::size_t n : {2, 3, 4}) {
+    const auto theta = random_chain(n, rng);
+    for (std::size_t k = 1; k < n; ++k)
+      for (double share : {0.5, 0.2}) {
+        const auto x = split_state(theta, n, k, share, 0.7);
+        REQUIRE(x.size() == 2 * (n + 1) * n);
+        for (double h : {-1.5, 0.0, 0.7, 2.0}) {
+          const auto pi = ctmc::solvers::gth_dense(generator(theta, n, h));
+          const auto pis = ctmc::solvers::gth_dense(generator(x, n + 1, h));
+          for (std::size_t i = 0; i < n; ++i)
+            if (i != k) CHECK(std::abs(pis[i] - pi[i]) <= 1e-14);
+          CHECK(std::abs(pis[k] + pis[n] - pi[k]) <= 1e-14);
+          const double ref = flux_into(theta, n, 0, h);
+          CHECK(std::abs(flux_into(x, n + 1, 0, h) - ref) <= 1e-13 * ref);
+          if (n + 1 >= 3)
+            CHECK(std::abs(family_flux<double>(complete_graph_family(n + 1), x.data(), h) - ref) <= 1e-13 * ref);
+        }
+      }
+  }
+  CHECK_THROWS_AS(split_state(std::vector<double>(12), 3, 0, 0.5, 1.0), ctmc::InputError);
+  CHECK_THROWS_AS(split_state(std::vector<double>(12), 3, 3, 0.5, 1.0), ctmc::InputError);
+  CHECK_THROWS_AS(split_state(std::vector<double>(12), 3, 1, 1.0, 1.0), ctmc::InputError);
+  CHECK_THROWS_AS(split_state(std::vector<double>(12), 3, 1, 0.5, 0.0), ctmc::InputError);
+  CHECK_THROWS_AS(split_state(std::vector<double>(12), 3, 1, 0.5, std::nan("")), ctmc::InputError);
+  CHECK_THROWS_AS(split_state(std::vector<double>(10), 3, 1, 0.5, 1.0), ctmc::InputError);
+}
+
 TEST_CASE("two-stage fit: the result is a minimum of the full problem, never worse than its warm start") {
   FitOptions o;
   o.threads = 2;

@@ -169,6 +169,29 @@ TEST_CASE("general-family fit: constraints and an independent MSE check") {
   CHECK(r.mse < mean_sq);
 }
 
+TEST_CASE("seeded starts: the split of a general-3 chain is start 1 of a general-4 fit of its curve") {
+  // The target is a general-3 chain's flux; split_state embeds the chain in
+  // four states exactly, so from that seeded start the fit is exact (to
+  // double rounding), while the warm start (start 0) is a poor chain.
+  const std::vector<double> truth{1.0, 0.5, 0.2, 0.0, 2.0, -0.3, 0.4, 0.1, 3.0, 0.2, 0.5, 0.0};
+  FitProblem p;
+  p.family = {FitFamily::General, 4};
+  p.data = make_grid(Rational(-1), Rational(2), 61);
+  p.activation = tabulate(model_of({FitFamily::FullThreeState, 3}, truth), p.data);
+  FitOptions o;
+  o.starts = 2;
+  o.basin_rounds = 0;
+  o.time_scale_moves = false;
+  o.warm_start.assign(24, 0.5);
+  o.seeded_starts = {split_state(truth, 3, 2, kSplitShare, 1.5)};
+  const auto r = fit(p, o);
+  check_constraints(p, r);
+  CHECK(r.best_start == 1);
+  CHECK(r.mse < 1e-26);
+  o.seeded_starts.push_back(std::vector<double>(23, 1.0));
+  CHECK_THROWS_AS(fit(p, o), InputError);
+}
+
 TEST_CASE("MPFR re-evaluation equals the exact rational MSE") {
   // Target relu is rational at rational H; the flux of a rational model is
   // rational: the exact weighted MSE is a rational number.

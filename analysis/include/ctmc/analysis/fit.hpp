@@ -183,6 +183,11 @@ struct FitOptions {
   // If not empty: start 0 starts here (clamped into the bounds) instead of at a
   // random point. The widened refits start from the bounded optimum.
   std::vector<double> warm_start;
+  // Deterministic starts that take the places of starts 1, 2, ... (start 0
+  // too without a warm start; clamped into the bounds); the rest stay
+  // random. The tables put the splits of the (n-1)-state optimum here
+  // (split_state). InputError if one has the wrong number of parameters.
+  std::vector<std::vector<double>> seeded_starts;
 };
 
 // A result of the same problem with widened bounds.
@@ -285,6 +290,18 @@ std::vector<double> slow_fast_rates(const std::vector<ParamInfo>& params, const 
 // InputError for k >= n, a factor not > 0 and finite, or a parameter count
 // other than 2 n (n - 1).
 std::vector<double> scale_state_exits(const std::vector<double>& theta, std::size_t n, std::size_t k, double factor);
+
+// The chain theta on n states (parameter order as in scale_state_exits) as a
+// chain on n + 1 states in which state k (1 <= k < n) is split in two: the
+// new state n leaves to every other state as k does, every rate into k is
+// shared, `share` of it into k and 1 - share into n, and k and n exchange at
+// the constant rate `internal`. The two states lump exactly (same exit rates
+// to every other state), so pi, with pi_k split, and the spike flux into
+// state 0 are those of theta. InputError for k = 0, k >= n, share not in
+// (0, 1), internal not > 0 and finite, or a parameter count other than
+// 2 n (n - 1).
+std::vector<double> split_state(const std::vector<double>& theta, std::size_t n, std::size_t k, double share,
+                                double internal);
 
 // The largest factor f >= 1 by which the rates that slow_fast_rates(params,
 // theta, lo, hi, fast, .) scales can be sped up (offsets and slopes x f)

@@ -40,6 +40,11 @@ FitProblem make_fit_problem(const FitTarget& t, const FamilySpec& f, std::size_t
 // general-3 parameters: same order.)
 std::vector<double> embed_general(const std::vector<double>& theta, std::size_t n);
 
+// A general-n row after a general-(n-1) row (tables, states-needed table)
+// also gets the splits of that row's optimum as starts 1, 2, ... (split_state,
+// FitOptions::seeded_starts): state k keeps kSplitShare of the rates into it.
+inline constexpr double kSplitShare = 0.25;
+
 // One fit per (target, family), in target-major order, each with `options`.
 // A general-n row that follows a general-(n-1) (or full-three-state, n = 4)
 // row of the same target gets that row's optimum, embedded, as start 0.
