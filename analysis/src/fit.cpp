@@ -849,7 +849,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
     std::vector<std::vector<double>> thetas;
     for (const auto& e : ends) thetas.push_back(e.theta);
     if (!warm.empty()) thetas.push_back(warm);
-    if (coarse)
+    if (coarse && options.pool_to_full)
       for (const auto& o : pool) thetas.push_back(o.theta);
     std::vector<StartOutcome> on_full;
     if (coarse) {
@@ -880,10 +880,11 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // and a transferred fit can still be crawling along a valley when the
   // polish's iteration cap ends it (sigmoid general-4 from 4 starts and 4
   // rounds: 5.7955e-7, then 5.7408e-7 and 5.7200e-7 after two more
-  // polishes). Polish again while that improves (at most kGeneralRepolish
-  // times; a converged fit stops after one short solve).
+  // polishes). Polish again while that improves (at most
+  // options.general_repolish times; a converged fit stops after one short
+  // solve).
   if (coarse && problem.family.family == FitFamily::General)
-    for (int k = 0; k < kGeneralRepolish; ++k) {
+    for (int k = 0; k < options.general_repolish; ++k) {
       const auto again = solve_all(full, {r.theta}, polish_options);
       if (best_improvement(again, r.mse_double) < 0) break;
       r.theta = again[0].theta;
@@ -1004,7 +1005,9 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       FitProblem wider = problem;
       wider.bounds.widen = problem.bounds.widen * factor;
       // Warm start from the bounded optimum (so the widened MSE can only be
-      // lower), plus an eighth of the random starts.
+      // lower), plus an eighth of the random starts; no moves, and only the
+      // chain end and the warm start go on to the full problem (see
+      // pool_to_full, general_repolish).
       FitOptions o = options;
       o.widen_on_bound = false;
       o.kink_hops = false;  // warm-started from the hopped optimum already
@@ -1012,6 +1015,8 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       o.time_scale_moves = false;
       o.warm_start = r.theta;
       o.seeded_starts.clear();
+      o.pool_to_full = false;
+      o.general_repolish = 1;
       o.starts = std::max(8, options.starts / 8);
       const auto w = fit(wider, o);
       r.widened.push_back({factor, w.mse, w.max_abs_error, w.on_bound});

@@ -145,7 +145,9 @@ int run(const ReportContext& ctx) {
       "at seed 18: 3.1105e-8, sped up and re-solved 3.1037e-8 on the bound). MSE and max |error| re-evaluated in "
       "MPFR ({5} bits) on the exact rational parameters of the written model. "
       "Where the best fit has a parameter on a bound the row is refitted with bounds x10 and x100 "
-      "(warm-started from the bounded optimum), except where its MSE is already at the rounding floor "
+      "(warm-started from the bounded optimum, with an eighth of the starts (at least 8) and no hopping or "
+      "moves; a general row's refit is polished once on the full grid, so its MSE is an upper bound on the "
+      "wider bounds' optimum), except where its MSE is already at the rounding floor "
       "(below {6:g} x mean((alpha phi)^2): an exact fit up to double rounding, which wider bounds cannot "
       "improve; the table says so). The general-n families are nested (a state with no rate into it is "
       "transient), so a general-n row also starts once from the (n-1)-state optimum (full-three-state for n = 4) "
@@ -159,7 +161,7 @@ int run(const ReportContext& ctx) {
       analysis::kRoundingFloor, opt.basin_rounds, analysis::kClosedFormBasinFactor * opt.basin_rounds, opt.basin_candidates, opt.basin_sigma,
       opt.local_rounds, opt.local_sigma, opt.explore_points, analysis::kExplorationPool, opt.basin_chains,
       analysis::kFastRate, fmt::join(analysis::kSlowedRateTargets, ", "),
-      analysis::kGeneralBasinFactor * opt.basin_rounds, analysis::kGeneralRepolish, analysis::kTimeScaleRounds,
+      analysis::kGeneralBasinFactor * opt.basin_rounds, opt.general_repolish, analysis::kTimeScaleRounds,
       fmt::join(analysis::kTimeScaleFactors, ", "), analysis::kTimeScalePolished, analysis::kTimeScaleMinGain,
       1 - analysis::kSplitShare));
 

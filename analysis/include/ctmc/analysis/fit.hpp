@@ -134,6 +134,18 @@ struct FitOptions {
   // the full problem, where (closed-form families) kink hops and the local
   // phase run. 0: explore on the full problem.
   std::size_t explore_points = 101;
+  // Whether the best distinct minima of the exploration (kExplorationPool)
+  // go on to the full problem beside the chain ends and the warm start. Off in
+  // the widened refits, which are warm-started from the bounded optimum: there
+  // the pool's polishes on the full problem were the refit's cost (a general-5
+  // refit ~5 s instead of ~1 s).
+  bool pool_to_full = true;
+  // At most this many extra polishes of a general fit on the full problem
+  // after the transfer from the subsample, while they improve it (fit.cpp).
+  // 1 in the widened refits: a fit on a bound crawls towards the wider bound,
+  // so each of 8 polishes improved it, and they were ~5 s of a general-4
+  // refit.
+  int general_repolish = 8;
   // The `polish` best starts are continued with 10x the iterations and
   // polish_tolerance (counted in within_1pct after polishing).
   int polish = 4;
@@ -248,9 +260,6 @@ inline constexpr int kClosedFormBasinFactor = 8;
 // 3.5e-9 / 1.7e-9; softplus x 1/14 1.9e-9 / 1.1e-9 / 7.8e-10 and 4.8e-10 /
 // 2.8e-10 / 3.9e-10; at 1.4-4.5 s, 1.7-5.8 s and 1.6-4.3 s per fit.
 inline constexpr int kGeneralBasinFactor = 8;
-// At most this many extra polishes of a general fit on the full problem
-// after the transfer from the subsample, while they improve it (fit.cpp).
-inline constexpr int kGeneralRepolish = 8;
 
 // theta of a chain of every transition between n states (full-three-state:
 // n = 3, B, G, R = 0, 1, 2; general-n), parameters (offset, slope) per
