@@ -1005,8 +1005,8 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
       FitProblem wider = problem;
       wider.bounds.widen = problem.bounds.widen * factor;
       // Warm start from the bounded optimum (so the widened MSE can only be
-      // lower), plus an eighth of the random starts; no moves, and only the
-      // chain end and the warm start go on to the full problem (see
+      // lower), plus an eighth of the random starts; no hopping or moves, and
+      // only the best start and the warm start go on to the full problem (see
       // pool_to_full, general_repolish).
       FitOptions o = options;
       o.widen_on_bound = false;

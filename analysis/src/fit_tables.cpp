@@ -82,6 +82,7 @@ std::vector<double> warm_start_from(const FitRow* prev, const FamilySpec& f) {
                                                   prev->family.family == FitFamily::FullThreeState);
   return nested ? embed_general(prev->result.theta, prev_n) : std::vector<double>{};
 }
+
 // The splits of every non-spiking state k of an n-state optimum theta
 // (split_state; share kSplitShare, internal rate k's total exit rate at the
 // domain's middle, at least 1): exact (n+1)-state embeddings of it that,
@@ -200,6 +201,7 @@ std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& tar
       o.widen_on_bound = false;  // the table is about state counts at the stated bounds
       // Start 0 is the (n-1)-state optimum embedded: the general families are
       // nested, so the n-state fit is never worse than the (n-1)-state one.
+      // Its splits are the next starts, as in run_fit_table.
       const auto problem = make_fit_problem(t, {FitFamily::General, n});
       if (!previous.empty()) {
         o.warm_start = embed_general(previous, n - 1);
