@@ -204,7 +204,7 @@ int run(const ReportContext& ctx) {
     const bool beat = analysis::check_beats(c.mse, r.mse);
     beaten += beat;
     if (beat) {
-      // The check's lower fit is the best known one: written beside the row's.
+      // The check's lower fit, written beside the row's (as the seed sweep's are).
       const std::string file = model_stem(row) + "_check.json";
       w.write_json(file, solvers::model_to_json(c.model));
       beaten_rows.push_back(fmt::format("{} / {} ({} -> {}, {})", row.target.label, analysis::family_name(row.family),
