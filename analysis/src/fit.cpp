@@ -326,18 +326,24 @@ std::vector<std::string> parameters_on_bound(const std::vector<ParamInfo>& param
   return out;
 }
 
+// Index of the (offset, slope) pair of transition i -> j (i != j) in a chain
+// of every transition between n states, in the families' order: row-major,
+// the diagonal skipped. State i's exits are the n - 1 pairs from i (n - 1).
+std::size_t transition_pair(std::size_t n, std::size_t i, std::size_t j) {
+  return i * (n - 1) + (j < i ? j : j - 1);
+}
+
 }  // namespace
 
 std::vector<double> exchange_states(const std::vector<double>& theta, std::size_t n, std::size_t k) {
   if (n < 2 || k == 0 || k >= n || theta.size() != 2 * n * (n - 1))
     throw InputError(fmt::format("exchange_states: bad arguments (n = {}, k = {}, {} parameters)", n, k, theta.size()));
   auto sigma = [&](std::size_t i) { return i == 0 ? k : i == k ? 0 : i; };
-  auto idx = [&](std::size_t i, std::size_t j) { return i * (n - 1) + (j < i ? j : j - 1); };
   std::vector<double> out(theta.size());
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;
-      const std::size_t from = idx(i, j), to = idx(sigma(i), sigma(j));
+      const std::size_t from = transition_pair(n, i, j), to = transition_pair(n, sigma(i), sigma(j));
       out[2 * to] = theta[2 * from];
       out[2 * to + 1] = theta[2 * from + 1];
     }
@@ -349,8 +355,8 @@ std::vector<double> scale_state_exits(const std::vector<double>& theta, std::siz
     throw InputError(fmt::format("scale_state_exits: bad arguments (n = {}, k = {}, factor = {}, {} parameters)", n, k,
                                  factor, theta.size()));
   auto out = theta;
-  // Transition k -> j is pair k (n - 1) + (j < k ? j : j - 1): state k's
-  // exits are the n - 1 consecutive pairs from k (n - 1).
+  // State k's exits are the n - 1 consecutive pairs from k (n - 1)
+  // (transition_pair).
   for (std::size_t t = k * (n - 1); t < (k + 1) * (n - 1); ++t) {
     out[2 * t] *= factor;
     out[2 * t + 1] *= factor;
@@ -365,19 +371,18 @@ std::vector<double> split_state(const std::vector<double>& theta, std::size_t n,
     throw InputError(fmt::format("split_state: bad arguments (n = {}, k = {}, share = {}, internal = {}, {} parameters)",
                                  n, k, share, internal, theta.size()));
   const std::size_t m = n + 1;
-  auto idx = [](std::size_t size, std::size_t i, std::size_t j) { return i * (size - 1) + (j < i ? j : j - 1); };
   std::vector<double> out(2 * m * (m - 1));
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t j = 0; j < m; ++j) {
       if (i == j) continue;
-      const std::size_t to = idx(m, i, j);
+      const std::size_t to = transition_pair(m, i, j);
       double p = 0, s = 0;
       if ((i == k && j == n) || (i == n && j == k)) {
         p = internal;
       } else {
         // The old transition this one copies (exits of n are k's), and the
         // part of it (rates into k are shared between k and n).
-        const std::size_t from = idx(n, i == n ? k : i, j == n ? k : j);
+        const std::size_t from = transition_pair(n, i == n ? k : i, j == n ? k : j);
         const double part = j == k ? share : j == n ? 1 - share : 1;
         p = part * theta[2 * from];
         s = part * theta[2 * from + 1];
@@ -761,8 +766,9 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // accepted. Kink hops, the cost, are run only for candidates that polish
   // to below kFastRate (one with a fast rate is back in the relay's funnel)
   // and to less than 2x the fit's MSE (the sigmoid rows' slowed candidates
-  // polish to 4x-12x theirs: their fits need the fast rates). The slowdowns need the kink hops, so they run
-  // only with them (not in the widened refits).
+  // polish to 4x-12x theirs: their fits need the fast rates). The slowdowns
+  // need the kink hops, so they run only with them (not in the widened
+  // refits).
   // The other way: the loop relays' optimum lies at infinite relay speed
   // (the relay state's occupation is wasted time), and Levenberg-Marquardt
   // stalls in that flat valley short of the bound (seed 18: 3.1105e-8 with
