@@ -72,15 +72,13 @@ std::vector<double> embed_general(const std::vector<double>& theta, std::size_t 
 }
 
 namespace {
-// The general (n-1)-state optimum (full-three-state for n = 4, whose
-// parameter order is that of general-3) embedded into n states, if `prev` is
-// that family; else empty.
-std::vector<double> warm_start_from(const FitRow* prev, const FamilySpec& f) {
-  if (!prev || f.family != FitFamily::General) return {};
-  const std::size_t prev_n = state_count(prev->family);
-  const bool nested = prev_n + 1 == f.states && (prev->family.family == FitFamily::General ||
-                                                  prev->family.family == FitFamily::FullThreeState);
-  return nested ? embed_general(prev->result.theta, prev_n) : std::vector<double>{};
+// Whether the row `prev` is the general (n-1)-state family nested in the
+// general-n family f (full-three-state for n = 4: its parameter order is that
+// of general-3).
+bool nested_in(const FitRow* prev, const FamilySpec& f) {
+  if (!prev || f.family != FitFamily::General) return false;
+  return state_count(prev->family) + 1 == f.states &&
+         (prev->family.family == FitFamily::General || prev->family.family == FitFamily::FullThreeState);
 }
 
 // The splits of every non-spiking state k of an n-state optimum theta
@@ -103,6 +101,17 @@ std::vector<std::vector<double>> split_starts(const std::vector<double>& theta, 
   }
   return out;
 }
+
+// Starts of a general-n fit of `problem` from the (n-1)-state optimum
+// `previous` (general, or full-three-state for n = 4): start 0 is it embedded
+// (so the n-state fit is never worse), and, if `split`, its splits follow.
+void start_from_smaller(FitOptions& o, const std::vector<double>& previous, std::size_t n, const FitProblem& problem,
+                        bool split) {
+  o.warm_start = embed_general(previous, n - 1);
+  if (split)
+    o.seeded_starts = split_starts(previous, n - 1, solvers::to_double(problem.data.lo),
+                                   solvers::to_double(problem.data.hi));
+}
 }  // namespace
 
 std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const std::vector<FamilySpec>& families,
@@ -116,12 +125,9 @@ std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const s
       FitOptions o = options;
       o.threads = threads;
       const auto problem = make_fit_problem(t, f);
-      if (options.warm_start.empty()) {
-        o.warm_start = warm_start_from(rows.empty() ? nullptr : &rows.back(), f);
-        if (!o.warm_start.empty() && options.seeded_starts.empty() && rows.back().family.family == FitFamily::General)
-          o.seeded_starts = split_starts(rows.back().result.theta, state_count(rows.back().family),
-                                         solvers::to_double(problem.data.lo), solvers::to_double(problem.data.hi));
-      }
+      if (options.warm_start.empty() && nested_in(rows.empty() ? nullptr : &rows.back(), f))
+        start_from_smaller(o, rows.back().result.theta, f.states, problem,
+                           options.seeded_starts.empty() && rows.back().family.family == FitFamily::General);
       FitRow r{t, f, fit(problem, o), 0};
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       rows.push_back(std::move(r));
@@ -199,15 +205,8 @@ std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& tar
     for (std::size_t n = n_min; n <= n_max; ++n) {
       FitOptions o = options;
       o.widen_on_bound = false;  // the table is about state counts at the stated bounds
-      // Start 0 is the (n-1)-state optimum embedded: the general families are
-      // nested, so the n-state fit is never worse than the (n-1)-state one.
-      // Its splits are the next starts, as in run_fit_table.
       const auto problem = make_fit_problem(t, {FitFamily::General, n});
-      if (!previous.empty()) {
-        o.warm_start = embed_general(previous, n - 1);
-        o.seeded_starts = split_starts(previous, n - 1, solvers::to_double(problem.data.lo),
-                                       solvers::to_double(problem.data.hi));
-      }
+      if (!previous.empty()) start_from_smaller(o, previous, n, problem, true);
       const auto r = fit(problem, o);
       previous = r.theta;
       row.states.push_back(n);
