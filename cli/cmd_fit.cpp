@@ -1,17 +1,20 @@
 // ctmc-snn fit --activation NAME --domain LO,HI --family F [--states n]
 //   [--points M] [--samples FILE] [--weights FILE] [--starts S] [--seed S]
 //   [--threads T] [--alpha A] [--rate-bound R] [--basin-rounds K]
-//   [--gradient analytic|jet] [--output model.json] [--json]
+//   [--gradient analytic|jet] [--warm-start model.json] [--output model.json]
+//   [--json]
 //
 // Least-squares fit of a CTMC family's stationary flux to alpha * phi (paper
 // eq. 3); see analysis/include/ctmc/analysis/fit.hpp for the method, bounds and
 // the meaning of every reported figure.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "command.hpp"
 #include "ctmc/analysis/fit.hpp"
@@ -22,7 +25,7 @@ namespace ctmc::cli {
 namespace {
 
 struct FitCliOptions {
-  std::string activation, domain, family = "three-state", samples, weights, output, alpha = "1";
+  std::string activation, domain, family = "three-state", samples, weights, output, alpha = "1", warm_start;
   std::size_t states = 0, points = 401;
   int starts = 64, threads = 0, max_iterations = 200, basin_rounds = analysis::FitOptions{}.basin_rounds;
   std::string gradient = "analytic";
@@ -121,7 +124,28 @@ void run_fit(const FitCliOptions& o) {
     fo.gradient = analysis::GradientMethod::Jet;
   else if (o.gradient != "analytic")
     throw InputError(fmt::format("--gradient: unknown method '{}' (analytic or jet)", o.gradient));
-  const auto r = analysis::fit(p, fo);
+  // A warm start from a model file (e.g. a chain trained elsewhere): start 0
+  // of the multistart, so the fit ends no higher than its MSE once clamped
+  // into the bounds (up to rounding).
+  // Its own MSE, as given, goes into the output and the meta.
+  std::optional<double> warm_mse;
+  if (!o.warm_start.empty()) {
+    const std::string source = "--warm-start " + o.warm_start;
+    const auto given = solvers::read_model_file(o.warm_start);
+    fo.warm_start = analysis::theta_of(p.family, given, source);
+    try {
+      warm_mse = analysis::evaluate_exactly(given, p, o.precision).mse;
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", source, e.what()));
+    }
+  }
+  auto r = analysis::fit(p, fo);
+  if (warm_mse) {
+    auto& w = r.model.meta["warm_start"];
+    w["file"] = o.warm_start;
+    w["mse"] = *warm_mse;
+    w["clamped_into_bounds"] = r.warm_start_clamped;
+  }
 
   if (!o.output.empty()) solvers::write_model_file(r.model, o.output);
   if (o.json) {
@@ -136,6 +160,11 @@ void run_fit(const FitCliOptions& o) {
              p.bounds.lower(analysis::ParamKind::ConstRate), p.bounds.upper(analysis::ParamKind::ConstRate));
   fmt::print("MSE         {:.6e}   (MPFR {} bits)\n", r.mse, o.precision);
   fmt::print("max |err|   {:.6e} at H = {:.6g}\n", r.max_abs_error, r.max_abs_error_at);
+  if (warm_mse) {
+    fmt::print("warm start  {}: MSE {:.6e} as given\n", o.warm_start, *warm_mse);
+    if (!r.warm_start_clamped.empty())
+      fmt::print("  clamped into the bounds: {}\n", fmt::join(r.warm_start_clamped, ", "));
+  }
   if (r.exact_warm_start)
     fmt::print("starts      1 (the warm start is exact up to rounding; random starts skipped)\n");
   else
@@ -199,6 +228,9 @@ Register reg([](CLI::App& root) {
       ->capture_default_str()
       ->check(CLI::Range(53u, 100000u));
   cmd->add_flag("--no-widen", o->no_widen, "Skip the refits with bounds x10 and x100 when the best fit is on a bound");
+  cmd->add_option("--warm-start", o->warm_start,
+                  "Model JSON to start from (start 0; e.g. a chain trained elsewhere), of the --family's shape: states "
+                  "matched by name if it uses the family's (B, R / B, G, R / S0..S(n-1)), else by position");
   cmd->add_option("--output", o->output, "Write the fitted model JSON here");
   cmd->add_flag("--json", o->json, "Print the model JSON (with the fit's meta) to stdout");
   cmd->callback([o] { run_fit(*o); });

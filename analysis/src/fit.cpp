@@ -489,6 +489,10 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // optimum) is the answer: the random starts are skipped (and the result
   // says so: starts_run = 1, exact_warm_start).
   std::vector<double> warm = options.warm_start;  // clamped into the bounds
+  std::vector<std::string> warm_clamped;
+  for (std::size_t i = 0; i < warm.size(); ++i)
+    if (!(warm[i] >= problem.bounds.lower(params[i].kind) && warm[i] <= problem.bounds.upper(params[i].kind)))
+      warm_clamped.push_back(fmt::format("{}={}", params[i].name, warm[i]));
   if (!warm.empty()) clamp_to_bounds(problem.bounds, params, warm);
   const bool exact_warm_start = !warm.empty() && weighted_mse(problem, targets, warm) < floor_mse;
   const int n = exact_warm_start ? 1 : options.starts;
@@ -1006,6 +1010,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   r.mse_at_rounding_floor = r.mse < floor_mse;
   r.starts_run = n;
   r.exact_warm_start = exact_warm_start;
+  r.warm_start_clamped = std::move(warm_clamped);
   if (!r.on_bound.empty() && options.widen_on_bound && !r.mse_at_rounding_floor) {
     for (double factor : {10.0, 100.0}) {
       FitProblem wider = problem;

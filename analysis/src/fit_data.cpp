@@ -2,7 +2,9 @@
 // fitted model and its MPFR re-evaluation (fit.hpp). No Ceres here: the
 // optimizer lives in fit.cpp.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <mutex>
@@ -320,6 +322,62 @@ solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta) {
     }
   }
   return {};
+}
+
+std::vector<double> theta_of(const FamilySpec& f, const solvers::Model& m, const std::string& source) {
+  const auto params = family_parameters(f);
+  // Which parameters each transition of the family carries: model_of on a
+  // probe whose parameter k is k + 1 (a small integer, so exact) writes
+  // offset k + 1 into the transition whose offset (or constant rate) is
+  // parameter k.
+  std::vector<double> probe(params.size());
+  for (std::size_t k = 0; k < probe.size(); ++k) probe[k] = static_cast<double>(k + 1);
+  const auto shape = model_of(f, probe);
+  const std::string family = family_name(f);
+  if (m.size() != shape.size())
+    throw InputError(fmt::format("{}: {} states, but the {} family has {} ({})", source, m.size(), family,
+                                 shape.size(), fmt::join(shape.states, ", ")));
+  // States by name when the file uses the family's names (in any order), else
+  // by position.
+  std::vector<std::size_t> to_family(m.size());
+  bool by_name = true;
+  for (std::size_t i = 0; i < m.size() && by_name; ++i) {
+    const auto it = std::find(shape.states.begin(), shape.states.end(), m.states[i]);
+    if (it == shape.states.end()) by_name = false;
+    else to_family[i] = static_cast<std::size_t>(it - shape.states.begin());
+  }
+  if (!by_name)
+    for (std::size_t i = 0; i < m.size(); ++i) to_family[i] = i;
+  auto value = [&](const solvers::ExactValue& v, const solvers::Transition& t, const char* what) {
+    const double d = solvers::to_double(v.value);
+    if (!std::isfinite(d))
+      throw InputError(fmt::format("{}: the {} of {} -> {} ({}) is outside the range of a double", source, what,
+                                   m.states[t.from], m.states[t.to], v.text));
+    return d;
+  };
+  std::vector<double> theta(params.size(), 0.0);  // a transition the file omits has rate 0
+  for (const auto& t : m.transitions) {
+    const std::size_t from = to_family[t.from], to = to_family[t.to];
+    const auto s = std::find_if(shape.transitions.begin(), shape.transitions.end(),
+                                [&](const solvers::Transition& x) { return x.from == from && x.to == to; });
+    const std::string name = fmt::format("{} -> {}", m.states[t.from], m.states[t.to]);
+    if (s == shape.transitions.end())
+      throw InputError(fmt::format("{}: transition {} is not in the {} family (states {}{})", source, name, family,
+                                   fmt::join(shape.states, ", "), by_name ? "" : ", matched by position"));
+    if (s->spike != t.spike)
+      throw InputError(fmt::format("{}: transition {} {} a spike transition in the {} family", source, name,
+                                   s->spike ? "is" : "is not", family));
+    const auto k = static_cast<std::size_t>(solvers::to_double(s->offset.value)) - 1;
+    theta[k] = value(t.offset, t, "offset");
+    if (params[k].kind == ParamKind::ConstRate) {
+      if (t.slope.value != 0)
+        throw InputError(fmt::format("{}: transition {} has slope {}, but its rate {} is constant in the {} family",
+                                     source, name, t.slope.text, params[k].name, family));
+    } else {
+      theta[k + 1] = value(t.slope, t, "slope");
+    }
+  }
+  return theta;
 }
 
 std::vector<double> nudge_kinks_off_points(const std::vector<ParamInfo>& params, std::vector<double> theta,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "ctmc/analysis/activation.hpp"
@@ -12,6 +13,7 @@
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
+#include "ctmc/solvers/model.hpp"
 #include "../test_temp_files.hpp"
 
 using namespace ctmc;
@@ -84,6 +86,92 @@ TEST_CASE("model_of throws InputError on a non-finite parameter instead of trapp
   CHECK_THROWS_AS(analysis::model_of(f, {std::numeric_limits<double>::infinity(), 0.5, 2.0}), InputError);
   CHECK_THROWS_AS(analysis::model_of(f, {1.0, std::nan(""), 2.0}), InputError);
   CHECK_THROWS_AS(analysis::model_of(f, {1.0, 0.5}), InputError);
+}
+
+namespace {
+// A three-state chain written by hand, transitions in no particular order:
+// B->G a(H) = 1/2 + H/4, G->B b = 3, G->R c(H) = -1 + 2H (spike), R->B d = 5/4.
+std::string three_state_json(const std::string& states, const std::string& b, const std::string& g,
+                             const std::string& r, const std::string& extra = "") {
+  return "{\"states\": [" + states + "], \"transitions\": [" +
+         "{\"from\": \"" + r + "\", \"to\": \"" + b + "\", \"offset\": \"5/4\", \"slope\": \"0\", \"spike\": false}," +
+         "{\"from\": \"" + g + "\", \"to\": \"" + r + "\", \"offset\": -1, \"slope\": 2, \"spike\": true}," +
+         "{\"from\": \"" + b + "\", \"to\": \"" + g + "\", \"offset\": 0.5, \"slope\": 0.25, \"spike\": false}," +
+         "{\"from\": \"" + g + "\", \"to\": \"" + b + "\", \"offset\": 3, \"slope\": 0, \"spike\": false}" + extra +
+         "]}";
+}
+}  // namespace
+
+TEST_CASE("theta_of: the parameters of a model file, by the family's names or by position") {
+  const auto f = analysis::parse_family("three-state", 3);
+  const auto params = analysis::family_parameters(f);
+  // Expected by parameter name, independently of model_of's layout.
+  auto expect = [&](const std::vector<double>& theta) {
+    REQUIRE(theta.size() == params.size());
+    const std::map<std::string, double> want = {{"a.p", 0.5}, {"a.s", 0.25}, {"b", 3.0},
+                                                {"c.p", -1.0}, {"c.s", 2.0}, {"d", 1.25}};
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      INFO(params[i].name);
+      CHECK(theta[i] == want.at(params[i].name));
+    }
+  };
+  const auto named = solvers::model_from_json_text(three_state_json("\"B\", \"G\", \"R\"", "B", "G", "R"), "named");
+  expect(analysis::theta_of(f, named, "named"));
+  // The family's names in another order: matched by name.
+  const auto shuffled =
+      solvers::model_from_json_text(three_state_json("\"R\", \"B\", \"G\"", "B", "G", "R"), "shuffled");
+  expect(analysis::theta_of(f, shuffled, "shuffled"));
+  // Other names: by position (X, Y, Z = B, G, R).
+  const auto positional =
+      solvers::model_from_json_text(three_state_json("\"X\", \"Y\", \"Z\"", "X", "Y", "Z"), "positional");
+  expect(analysis::theta_of(f, positional, "positional"));
+
+  auto rejects = [&](const analysis::FamilySpec& fam, const std::string& text, const std::string& needle) {
+    const auto m = solvers::model_from_json_text(text, "bad.json");
+    CHECK_THROWS_WITH_AS(analysis::theta_of(fam, m, "bad.json"), doctest::Contains(needle.c_str()), InputError);
+    CHECK_THROWS_WITH_AS(analysis::theta_of(fam, m, "bad.json"), doctest::Contains("bad.json"), InputError);
+  };
+  const std::string bgr = "\"B\", \"G\", \"R\"";
+  rejects(analysis::parse_family("two-state", 2), three_state_json(bgr, "B", "G", "R"), "the two-state family has 2");
+  // Same states, other spikes: full-three-state spikes on G->B and R->B.
+  rejects(analysis::parse_family("full-three-state", 3), three_state_json(bgr, "B", "G", "R"),
+          "transition R -> B is a spike transition");
+  rejects(f, three_state_json(bgr, "B", "G", "R",
+                              ", {\"from\": \"R\", \"to\": \"G\", \"offset\": 1, \"slope\": 0, \"spike\": false}"),
+          "transition R -> G is not in the three-state family");
+  auto with_b_slope = three_state_json(bgr, "B", "G", "R");
+  const std::string b_rate = "\"offset\": 3, \"slope\": 0";
+  with_b_slope.replace(with_b_slope.find(b_rate), b_rate.size(), "\"offset\": 3, \"slope\": 1");
+  rejects(f, with_b_slope, "its rate b is constant");
+  // The reader refuses values beyond double range; a model built in code
+  // can still hold one.
+  auto huge = named;
+  huge.transitions[2].offset = solvers::ExactValue(*solvers::parse_exact("1" + std::string(400, '0')));
+  CHECK_THROWS_WITH_AS(analysis::theta_of(f, huge, "huge"), doctest::Contains("outside the range of a double"),
+                       InputError);
+}
+
+TEST_CASE("theta_of inverts model_of for the general family; omitted transitions have rate 0") {
+  const analysis::FamilySpec f{analysis::FitFamily::General, 4};
+  std::vector<double> theta;
+  for (std::size_t k = 0; k < analysis::parameter_count(f); ++k)
+    theta.push_back(std::ldexp(static_cast<double>((k * 7919) % 1001) - 500.0, -7) + 1e-3 * static_cast<double>(k));
+  const auto text = solvers::model_to_json(analysis::model_of(f, theta)).dump();
+  const auto back = analysis::theta_of(f, solvers::model_from_json_text(text, "g4.json"), "g4.json");
+  CHECK(back == theta);  // exact: each double is written as its exact rational
+  // Only 1 -> 0 (spike) and 0 -> 1 given: every other rate 0.
+  const std::string sparse =
+      "{\"states\": [\"S0\", \"S1\", \"S2\", \"S3\"], \"transitions\": ["
+      "{\"from\": \"S1\", \"to\": \"S0\", \"offset\": 2, \"slope\": 0, \"spike\": true},"
+      "{\"from\": \"S0\", \"to\": \"S1\", \"offset\": 1, \"slope\": 0.5, \"spike\": false}]}";
+  const auto t = analysis::theta_of(f, solvers::model_from_json_text(sparse, "sparse.json"), "sparse.json");
+  const auto params = analysis::family_parameters(f);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    INFO(params[i].name);
+    const double want = params[i].name == "0->1.p" ? 1.0 : params[i].name == "0->1.s" ? 0.5
+                        : params[i].name == "1->0.p" ? 2.0 : 0.0;
+    CHECK(t[i] == want);
+  }
 }
 
 TEST_CASE("activation tables: strict rows, BOM, header only without digits") {

@@ -3,6 +3,9 @@
 // leaves no file behind.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_helpers.hpp"
@@ -101,6 +104,44 @@ TEST_CASE("fit: --output keeps an unrelated '<path>.tmp' file and leaves no temp
   std::size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir)) (void)e, ++files;
   CHECK(files == 2);  // m.json and the user's m.json.tmp
+}
+
+TEST_CASE("fit --warm-start: the file's MSE as given is in the meta, and the fit ends no higher") {
+  // B->G a(H) = 1/2 + H/4, G->B b = 3, G->R c(H) = -1 + 2H (spike), R->B d = 5/4.
+  const auto start = write_file(
+      "fit_warm_three_state.json",
+      R"({"states": ["B", "G", "R"], "transitions": [
+          {"from": "B", "to": "G", "offset": "1/2", "slope": "1/4", "spike": false},
+          {"from": "G", "to": "B", "offset": 3, "slope": 0, "spike": false},
+          {"from": "G", "to": "R", "offset": -1, "slope": 2, "spike": true},
+          {"from": "R", "to": "B", "offset": "5/4", "slope": 0, "spike": false}]})");
+  const auto r = run_cli("fit --activation sigmoid --domain -6,6 --family three-state --starts 2 --basin-rounds 0 "
+                         "--no-widen --json --warm-start \"" + start + "\"");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto meta = nlohmann::json::parse(r.output).at("meta");
+  // The start's MSE by the paper's closed form (eq. 1's chain: F = a c d /
+  // (d (a + b + c) + a c)), in long double, on the 401-point grid.
+  long double sum = 0;
+  for (int m = 0; m <= 400; ++m) {
+    const long double h = -6 + 12.0L * m / 400;
+    const long double a = std::max(0.0L, 0.5L + h / 4), b = 3, c = std::max(0.0L, -1 + 2 * h), d = 1.25L;
+    const long double e = a * c * d / (d * (a + b + c) + a * c) - 1 / (1 + std::exp(-h));
+    sum += e * e;
+  }
+  const double expected = static_cast<double>(sum / 401);
+  const double given = meta.at("warm_start").at("mse").get<double>();
+  CHECK(std::abs(given - expected) <= 1e-12 * expected);
+  CHECK(meta.at("warm_start").at("clamped_into_bounds").empty());
+  CHECK(meta.at("mse").get<double>() <= given);
+  // Of another family's shape, or missing: exit 2 naming the file.
+  expect_exit2("fit --activation sigmoid --domain -6,6 --family two-state --starts 1 --warm-start \"" + start + "\"",
+               "the two-state family has 2");
+  expect_exit2("fit --activation sigmoid --domain -6,6 --family full-three-state --starts 1 --warm-start \"" + start +
+                   "\"",
+               "fit_warm_three_state.json");
+  expect_exit2(kGrid + " --warm-start \"" + (temp_dir() / "no_such_model.json").string() + "\"",
+               "no_such_model.json");
 }
 
 TEST_CASE("activation tables and parameters are parsed strictly") {

@@ -220,6 +220,7 @@ struct FitResult {
   long iterations = 0;                        // Levenberg-Marquardt iterations, all starts + polish
   int starts_run = 0;                         // options.starts, or 1 (exact_warm_start)
   bool exact_warm_start = false;              // warm start at the rounding floor: random starts skipped
+  std::vector<std::string> warm_start_clamped;  // "name=value" of warm-start parameters outside the bounds
   int within_1pct = 0;                        // starts with MSE <= 1.01 * best (exploration points)
   int kink_hops = 0;                          // accepted kink hops (0: best start as polished)
   int basin_hops = 0;                         // accepted basin hops (all chains)
@@ -357,6 +358,15 @@ double mse_double(const FitProblem& problem, const std::vector<double>& theta);
 // The fitted model with exact rational parameters (no meta beyond the family's).
 // InputError when a parameter is not finite (it has no rational value).
 solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta);
+// The parameters of family f whose model (model_of) is `m`: its inverse, for
+// a warm start from a model file (`fit --warm-start`). States are matched by
+// name when `m` uses the family's names (model_of's: B, R / B, G, R / S0 ..
+// S(n-1)) in any order, else by position. A transition that `m` omits has
+// rate 0 (parameters 0). Each exact value is rounded to the nearest double.
+// InputError naming `source` for another state count, a transition the
+// family lacks, a spike flag that differs from the family's, a slope on a
+// rate that the family keeps constant, or a value beyond double range.
+std::vector<double> theta_of(const FamilySpec& f, const solvers::Model& m, const std::string& source);
 // theta with the offset of every rectified-affine rate that is positive at a
 // data point only by rounding (its double value p + s H_m, computed as the
 // objective computes it, positive but below 1e-12 x (|p| + |s H_m|), while
