@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "ctmc/sim/atomic_write.hpp"
@@ -18,10 +20,36 @@ static_assert(std::endian::native == std::endian::little, "safetensors I/O assum
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) { throw InputError(path + ": " + what); }
 
-std::size_t dtype_size(const std::string& path, const std::string& name, const std::string& dtype) {
+// Bytes per element of the dtypes read: F64, F32, and the half-precision
+// F16 (IEEE binary16) and BF16 (bfloat16) that PyTorch writes for .half()
+// and bfloat16 models. Writing supports F32 and F64 only (writable).
+std::size_t dtype_size(const std::string& path, const std::string& name, const std::string& dtype,
+                       bool writable = false) {
   if (dtype == "F32") return 4;
   if (dtype == "F64") return 8;
-  fail(path, "tensor '" + name + "' has dtype " + dtype + " (only F32 and F64 are supported)");
+  if (!writable && (dtype == "F16" || dtype == "BF16")) return 2;
+  fail(path, "tensor '" + name + "' has dtype " + dtype +
+                 (writable ? " (only F32 and F64 are written)" : " (only F64, F32, F16 and BF16 are supported)"));
+}
+
+// IEEE binary16 -> double, exactly: sign, 5 exponent bits (bias 15), 10
+// fraction bits; exponent 0 is subnormal (fraction x 2^-24), 31 is inf/NaN.
+double half_to_double(std::uint16_t h) {
+  const int exponent = (h >> 10) & 0x1f;
+  const int fraction = h & 0x3ff;
+  double v;
+  if (exponent == 0) v = std::ldexp(fraction, -24);
+  else if (exponent == 31) v = fraction == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+  else v = std::ldexp(fraction + 1024, exponent - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+// bfloat16 is the upper half of an IEEE binary32: exact as a float.
+double bfloat16_to_double(std::uint16_t h) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+  float v;
+  std::memcpy(&v, &bits, 4);
+  return v;
 }
 
 }  // namespace
@@ -97,7 +125,10 @@ SafetensorsFile read_safetensors(const std::string& path) {
     t.values.resize(static_cast<std::size_t>(elems));
     const std::uint8_t* p = buffer + b;
     for (std::size_t i = 0; i < t.values.size(); ++i, p += esize) {
-      if (esize == 4) {
+      if (esize == 2) {
+        const std::uint16_t h = static_cast<std::uint16_t>(p[0] | (p[1] << 8));
+        t.values[i] = t.dtype == "F16" ? half_to_double(h) : bfloat16_to_double(h);
+      } else if (esize == 4) {
         float v;
         std::memcpy(&v, p, 4);
         t.values[i] = v;
@@ -125,7 +156,7 @@ std::vector<std::uint8_t> encode_safetensors(const std::string& path, const Safe
   nlohmann::json header = nlohmann::json::object();
   std::vector<std::uint8_t> data;
   for (const auto& [name, t] : f.tensors) {  // std::map: name order
-    const std::size_t esize = dtype_size(path, name, t.dtype);
+    const std::size_t esize = dtype_size(path, name, t.dtype, true);
     if (static_cast<std::int64_t>(t.values.size()) != t.numel()) fail(path, "tensor '" + name + "' values do not match its shape");
     const std::uint64_t b = data.size();
     data.resize(data.size() + t.values.size() * esize);

@@ -4,6 +4,7 @@
 // round trip, and every malformed case raising InputError.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -58,6 +59,45 @@ TEST_CASE("independent-writer fixture: tensors, dtypes, metadata") {
   const auto& b2 = f.tensors.at("fc2.bias");
   CHECK(b2.dtype == "F64");
   CHECK(b2.values == std::vector<double>{0.25, -0.125});
+}
+
+TEST_CASE("independent-writer half fixture: F16 and BF16 values are read exactly") {
+  const auto f = read_safetensors(std::string(CTMC_FIXTURES_DIR) + "/tiny_mlp_half.safetensors");
+  const auto& w1 = f.tensors.at("fc1.weight");
+  CHECK(w1.dtype == "F16");
+  CHECK(w1.values == std::vector<double>{1.0, -2.0, 0.5, 0.25, -1.0, 1.0});
+  const auto& b2 = f.tensors.at("fc2.bias");
+  CHECK(b2.dtype == "BF16");
+  CHECK(b2.values == std::vector<double>{0.25, -0.125});
+  // Edges: F16 largest finite, smallest subnormal, the binary16 nearest -1/3
+  // and -0; BF16 smallest normal and subnormal (those of binary32 and 2^-133)
+  // and largest finite.
+  const auto& p16 = f.tensors.at("probe.f16").values;
+  REQUIRE(p16.size() == 4);
+  CHECK(p16[0] == 65504.0);
+  CHECK(p16[1] == std::ldexp(1.0, -24));
+  CHECK(p16[2] == -0.333251953125);
+  CHECK(p16[3] == 0.0);
+  CHECK(std::signbit(p16[3]));
+  const auto& pb = f.tensors.at("probe.bf16").values;
+  REQUIRE(pb.size() == 3);
+  CHECK(pb[0] == std::ldexp(1.0, -126));
+  CHECK(pb[1] == std::ldexp(1.0, -133));
+  CHECK(pb[2] == -std::ldexp(255.0, 120));  // -(2 - 2^-7) 2^127
+  // Half tensors are read, not written.
+  SafetensorsFile out;
+  out.tensors["x"] = f.tensors.at("probe.f16");
+  CHECK_THROWS_WITH_AS(encode_safetensors("half_out.safetensors", out), doctest::Contains("only F32 and F64 are written"),
+                       InputError);
+}
+
+TEST_CASE("a network saved in F16 and BF16 computes what its F32/F64 twin does") {
+  const Mlp full = load_network(kManifest);
+  const Mlp half = load_network(std::string(CTMC_FIXTURES_DIR) + "/tiny_mlp_half.json");
+  Eigen::MatrixXf x(2, 3);
+  x << 1, -1, 0.75, 2, 0.5, -3;
+  const Eigen::MatrixXf a = full.forward(x), b = half.forward(x);
+  CHECK(a == b);
 }
 
 TEST_CASE("manifest + fixture: the network computes the hand-derived logits") {

@@ -4,7 +4,9 @@
 //   {"<name>": {"dtype": "F32", "shape": [out, in], "data_offsets": [b, e]},
 //    ..., "__metadata__": {"key": "value"}}
 // then the data buffer; tensor bytes are [b, e) of the buffer, little-endian,
-// row-major (C order). Only F32 and F64 tensors are supported.
+// row-major (C order). F64, F32, F16 (IEEE half) and BF16 (bfloat16) tensors
+// are read, each value exactly (the half formats are what PyTorch writes for
+// .half() and bfloat16 models); F32 and F64 are written.
 //
 // Errors (ctmc::InputError naming the file): file shorter than 8 bytes, a
 // header length beyond the file, malformed header JSON, an entry without
@@ -20,9 +22,9 @@
 namespace ctmc::sim {
 
 struct Tensor {
-  std::string dtype = "F32";        // "F32" or "F64": how it is (or will be) stored
+  std::string dtype = "F32";        // how it is (or will be) stored: F64, F32 (read and written), F16, BF16 (read)
   std::vector<std::int64_t> shape;  // row-major
-  std::vector<double> values;       // product(shape) values (F32 values are exact in double)
+  std::vector<double> values;       // product(shape) values (every read dtype is exact in double)
 
   std::int64_t numel() const;      // product(shape); -1 for a negative dimension or a product past int64
 };
