@@ -11,6 +11,8 @@
 // integrate-and-fire baseline on the same network (if_baseline.hpp).
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -74,12 +76,24 @@ void run(SimNetOptions o) {
   j["trials"] = o.opt.trials;
   j["seed"] = o.opt.seed;
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
-  for (std::size_t l = 0; l < r.alpha.size(); ++l)
+  for (std::size_t l = 0; l < r.alpha.size(); ++l) {
     layers.push_back({{"layer", l + 1},
                       {"neuron", neurons.size() == 1 ? neurons[0].source : neurons[l].source},
                       {"alpha_fit", r.alpha_fit[l]},
                       {"q99", r.q99[l]},
                       {"alpha", r.alpha[l]}});
+    const auto [lo, hi] = r.fit_domain[l];
+    if (std::isnan(lo)) continue;
+    layers.back()["fit_domain"] = {lo, hi};
+    layers.back()["mean_field_inputs_outside_fit_domain"] = r.outside_fit_domain[l];
+    // On stderr in both output modes: the flux there is the chain's
+    // extrapolation, not a fit of the activation.
+    if (r.outside_fit_domain[l] > 0)
+      fmt::print(stderr,
+                 "warning: layer {}: {:.3g}% of the mean-field inputs H lie outside the neuron model's fit domain "
+                 "[{}, {}] (meta.domain); its flux there is extrapolated, not fitted\n",
+                 l + 1, pp * r.outside_fit_domain[l], lo, hi);
+  }
   j["layers"] = layers;
   // train/evaluate --json give fractions; here the unit is said explicitly.
   j["units"] = "accuracies in percent, gaps in percentage points";
@@ -115,10 +129,15 @@ void run(SimNetOptions o) {
              r.samples, o.data, o.opt.snn.T, o.opt.snn.dt, r.steps, o.opt.snn.tau, o.opt.rate, o.scale);
   fmt::print("sampler {}: {}\nreadout {}; {} trial(s), seed {}\n", o.sampler, sim::sampler_rule(o.opt.snn.sampler),
              o.readout, o.opt.trials, o.opt.seed);
-  for (const auto& l : layers)
-    fmt::print("  layer {}: {} (alpha_fit {:.6g}), q99 = {:.6g}, alpha = {:.6g}\n", l["layer"].get<int>(),
+  for (const auto& l : layers) {
+    fmt::print("  layer {}: {} (alpha_fit {:.6g}), q99 = {:.6g}, alpha = {:.6g}", l["layer"].get<int>(),
                l["neuron"].get<std::string>(), l["alpha_fit"].get<double>(), l["q99"].get<double>(),
                l["alpha"].get<double>());
+    if (l.contains("fit_domain"))
+      fmt::print(", fit domain [{}, {}] ({:.3g}% of mean-field inputs outside)", l["fit_domain"][0].get<double>(),
+                 l["fit_domain"][1].get<double>(), pp * l["mean_field_inputs_outside_fit_domain"].get<double>());
+    fmt::print("\n");
+  }
   if (o.opt.trials > 1)
     fmt::print("A_ANN = {:.2f}%\nA_MF  = {:.2f}%\nA_SNN = {:.2f}% (sd {:.2f} over {} trials)\n", pp * r.acc_ann,
                pp * r.acc_mf, pp * r.acc_snn_mean, pp * r.acc_snn_sd, o.opt.trials);

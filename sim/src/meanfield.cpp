@@ -27,6 +27,7 @@ MeanFieldResult mean_field_forward(const Mlp& net, const float* x, const std::ve
         for (Eigen::Index r = 0; r < layer.W.rows(); ++r) h[r] += a[i] * layer.W(r, i);
     if (l + 1 == L) out.output_input = h;
     if (l < S) {
+      out.inputs.push_back(h);
       for (Eigen::Index r = 0; r < h.size(); ++r) h[r] = rate[l](h[r]);
       out.activations.push_back(h);
     }

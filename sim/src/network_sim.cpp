@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ctmc/sim/meanfield.hpp"
 #include "ctmc/sim/neuron_kernel.hpp"
@@ -95,6 +96,8 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
     res.q99.push_back(q);
     res.alpha.push_back(alpha);
     res.alpha_fit.push_back(afit);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    res.fit_domain.push_back(fit_domain_of(nm.model, nm.source).value_or(std::make_pair(nan, nan)));
     layers.push_back({NeuronKernel(nm.model, alpha / afit, nm.source), alpha});
     rates.push_back(ctmc_rate_function(NeuronKernel(nm.model, 1.0, nm.source), afit));
   }
@@ -105,16 +108,32 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   // A_MF.
   const int n = test.size();
   std::vector<int> mf_pred(n);
+  // Inputs outside each layer's fit domain, per sample (summed after the loop).
+  std::vector<std::vector<std::int64_t>> outside(S, std::vector<std::int64_t>(static_cast<std::size_t>(n), 0));
   // The rate functions solve each neuron's chain and throw InputError for an
   // input where it has no unique stationary law (two closed classes).
   detail::LoopErrors mf_errors;
 #pragma omp parallel for schedule(dynamic, 8)
   for (int s = 0; s < n; ++s)
-    mf_errors.run(s, [&] { mf_pred[s] = mean_field_forward(net, test.images.col(s).data(), rates, opt.snn.readout).prediction; });
+    mf_errors.run(s, [&] {
+      const auto mf = mean_field_forward(net, test.images.col(s).data(), rates, opt.snn.readout);
+      mf_pred[s] = mf.prediction;
+      for (std::size_t l = 0; l < S; ++l) {
+        const auto [lo, hi] = res.fit_domain[l];
+        if (std::isnan(lo)) continue;
+        for (double h : mf.inputs[l]) outside[l][static_cast<std::size_t>(s)] += h < lo || h > hi;
+      }
+    });
   mf_errors.rethrow();
   int mf_correct = 0;
   for (int s = 0; s < n; ++s) mf_correct += mf_pred[s] == test.labels[s];
   res.acc_mf = static_cast<double>(mf_correct) / n;
+  for (std::size_t l = 0; l < S; ++l) {
+    std::int64_t count = 0;
+    for (auto c : outside[l]) count += c;
+    const double inputs = static_cast<double>(n) * static_cast<double>(net.layers[l].out_size());
+    res.outside_fit_domain.push_back(static_cast<double>(count) / inputs);
+  }
 
   // A_SNN, trial by trial.
   const SpikingNetwork snn(net, std::move(layers), opt.snn);

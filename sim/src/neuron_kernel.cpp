@@ -25,6 +25,25 @@ double alpha_fit_of(const solvers::Model& m, const std::string& source) {
   return a;
 }
 
+std::optional<std::pair<double, double>> fit_domain_of(const solvers::Model& m, const std::string& source) {
+  if (!m.meta.is_object() || !m.meta.contains("domain")) return std::nullopt;
+  const auto& d = m.meta["domain"];
+  const std::string what = source + ": meta.domain";
+  if (!d.is_array() || d.size() != 2) throw InputError(what + ": expected [lo, hi]");
+  double ends[2];
+  for (std::size_t k = 0; k < 2; ++k) {
+    if (d[k].is_number())
+      ends[k] = d[k].get<double>();
+    else if (d[k].is_string())
+      ends[k] = solvers::to_double(solvers::parse_input_value(d[k].get<std::string>(), what));
+    else
+      throw InputError(what + ": expected [lo, hi] as numbers or exact strings");
+    if (!std::isfinite(ends[k])) throw InputError(what + ": the ends must be finite");
+  }
+  if (!(ends[0] < ends[1])) throw InputError(what + ": need lo < hi");
+  return std::make_pair(ends[0], ends[1]);
+}
+
 NeuronKernel::NeuronKernel(const solvers::Model& model, double scale, std::string source)
     : model_(model), source_(std::move(source)), scale_(scale), n_(model.size()) {
   if (!(scale > 0) || !std::isfinite(scale))

@@ -206,6 +206,47 @@ TEST_CASE("simulate_network: identical results for any thread count; bad inputs"
   CHECK_THROWS_AS(simulate_network(net, train, test, neurons, opt), ctmc::InputError);
 }
 
+TEST_CASE("simulate_network: the share of mean-field inputs outside a model's fit domain (meta.domain)") {
+  const Mlp net = dyadic_mlp({8, 6, 3}, 31);
+  Dataset train, test;
+  std::mt19937 g(37);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (Dataset* d : {&train, &test}) {
+    d->images = Eigen::MatrixXf(8, 40);
+    for (int i = 0; i < d->images.size(); ++i) d->images.data()[i] = u(g);
+    d->labels.assign(40, 0);
+  }
+  NetworkSimOptions opt;
+  opt.snn.T = 0.05;
+  opt.snn.dt = 0.01;
+  opt.scale = ScaleMode::Const;
+  auto fitted = three_state();
+  fitted.meta["domain"] = {"-1/2", "1/2"};
+  // Layer 1 fitted on [-1/2, 1/2]; the output layer's model has no domain.
+  const std::vector<NeuronModel> neurons{{fitted, "fitted.json"}, {three_state(), "plain.json"}};
+  const NetworkSimResult r = simulate_network(net, train, test, neurons, opt);
+  REQUIRE(r.fit_domain.size() == 2);
+  CHECK(r.fit_domain[0] == std::make_pair(-0.5, 0.5));
+  CHECK(std::isnan(r.fit_domain[1].first));
+  CHECK(r.outside_fit_domain[1] == 0);
+  // H^1 = W^1 x + b^1 directly (no value lies within rounding of +-1/2 here).
+  const Eigen::MatrixXd h1 =
+      (net.layers[0].W.cast<double>() * test.images.cast<double>()).colwise() + net.layers[0].b.cast<double>();
+  int outside = 0;
+  for (int i = 0; i < h1.size(); ++i) outside += std::abs(h1.data()[i]) > 0.5;
+  CHECK(outside > 0);
+  CHECK(outside < h1.size());
+  CHECK(r.outside_fit_domain[0] == doctest::Approx(static_cast<double>(outside) / static_cast<double>(h1.size())).epsilon(1e-15));
+
+  for (const char* bad : {R"(["1", "0"])", R"(["a", "1"])", R"([0])", R"({"lo": 0})"}) {
+    auto m = three_state();
+    m.meta["domain"] = nlohmann::ordered_json::parse(bad);
+    const std::vector<NeuronModel> one{{m, "bad_domain.json"}};
+    CHECK_THROWS_WITH_AS(simulate_network(net, train, test, one, opt), doctest::Contains("bad_domain.json: meta.domain"),
+                         ctmc::InputError);
+  }
+}
+
 namespace {
 
 // Two closed classes ({B} and {D}) whenever H <= 0: no unique stationary law,

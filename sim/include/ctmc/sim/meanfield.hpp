@@ -29,6 +29,7 @@ RateFunction ctmc_rate_function(const NeuronKernel& unscaled, double alpha_fit);
 struct MeanFieldResult {
   int prediction = -1;
   std::vector<Eigen::VectorXd> activations;  // a^1 .. a^S (S = rate.size())
+  std::vector<Eigen::VectorXd> inputs;       // H^1 .. H^S, the spiking layers' inputs
   Eigen::VectorXd output_input;              // H^L
 };
 

@@ -55,6 +55,12 @@ struct NetworkSimOptions {
 struct NetworkSimResult {
   int samples = 0;
   std::vector<double> q99, alpha, alpha_fit;  // per spiking layer
+  // Per spiking layer: the neuron model's meta.domain (fit_domain_of; NaN, NaN
+  // when it has none) and the fraction of the mean-field inputs H^l (all
+  // units, all test samples) outside it, where the model's flux is
+  // extrapolated rather than fitted (0 without a domain).
+  std::vector<std::pair<double, double>> fit_domain;
+  std::vector<double> outside_fit_domain;
   double acc_ann = 0, acc_mf = 0;             // in [0, 1]
   std::vector<double> acc_snn;                // per trial
   double acc_snn_mean = 0, acc_snn_sd = 0;

@@ -21,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+#include <utility>
+
 #include "ctmc/solvers/model.hpp"
 
 namespace ctmc::sim {
@@ -28,6 +31,13 @@ namespace ctmc::sim {
 // meta.alpha_fit of a fitted model (number or exact string), 1 when absent:
 // the fitted chain approximates alpha_fit * phi (DESIGN section 7).
 double alpha_fit_of(const solvers::Model& m, const std::string& source);
+
+// meta.domain [lo, hi] of a fitted model (`ctmc-snn fit` writes the exact
+// ends as strings; numbers are accepted too), or nullopt when absent: the
+// inputs H the chain was fitted on. Outside it the flux is the chain's, not a
+// fit of phi. InputError naming the source when present but not two finite
+// numbers with lo < hi.
+std::optional<std::pair<double, double>> fit_domain_of(const solvers::Model& m, const std::string& source);
 
 class NeuronKernel {
  public:
