@@ -18,17 +18,21 @@ using nlohmann::json;
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) { throw InputError(path + ": " + what); }
 
+// Layers are numbered from 1 as everywhere else in the tool (simulate's
+// "layer 1" is the first); the manifest's array index is given beside it.
+std::string layer_label(std::size_t l) { return "layer " + std::to_string(l + 1) + " (layers[" + std::to_string(l) + "])"; }
+
 int positive_int(const std::string& path, const json& layer, const char* key, std::size_t l) {
   // Read as uint64 and bounded before narrowing: get<int>() would wrap
   // 4294967298 to 2 and get<int64_t>() turns 2^63 and above negative.
   if (!layer.contains(key) || !layer[key].is_number_unsigned() || layer[key].get<std::uint64_t>() == 0 ||
       layer[key].get<std::uint64_t>() > std::uint64_t(INT_MAX))
-    fail(path, "layer " + std::to_string(l) + " needs \"" + key + "\" (a positive integer at most " + std::to_string(INT_MAX) + ")");
+    fail(path, layer_label(l) + " needs \"" + key + "\" (a positive integer at most " + std::to_string(INT_MAX) + ")");
   return static_cast<int>(layer[key].get<std::uint64_t>());
 }
 
 std::string string_field(const std::string& path, const json& layer, const char* key, std::size_t l) {
-  if (!layer.contains(key) || !layer[key].is_string()) fail(path, "layer " + std::to_string(l) + " needs \"" + key + "\" (a string)");
+  if (!layer.contains(key) || !layer[key].is_string()) fail(path, layer_label(l) + " needs \"" + key + "\" (a string)");
   return layer[key].get<std::string>();
 }
 
@@ -86,10 +90,10 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
   const auto& layers = m["layers"];
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const json& L = layers[l];
-    if (!L.is_object()) fail(manifest_path, "layer " + std::to_string(l) + " is not an object");
-    only_keys(manifest_path, L, {"type", "weight", "bias", "in", "out", "activation"}, "layer " + std::to_string(l) + ": ");
+    if (!L.is_object()) fail(manifest_path, layer_label(l) + " is not an object");
+    only_keys(manifest_path, L, {"type", "weight", "bias", "in", "out", "activation"}, layer_label(l) + ": ");
     const std::string type = L.value("type", std::string("dense"));
-    if (type != "dense") fail(manifest_path, "layer " + std::to_string(l) + " has type '" + type + "' (only \"dense\" is supported)");
+    if (type != "dense") fail(manifest_path, layer_label(l) + " has type '" + type + "' (only \"dense\" is supported)");
     const int n_in = positive_int(manifest_path, L, "in", l), n_out = positive_int(manifest_path, L, "out", l);
     DenseLayer d;
     d.activation = string_field(manifest_path, L, "activation", l);

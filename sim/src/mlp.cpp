@@ -186,12 +186,12 @@ void Mlp::validate(const std::string& what) const {
   if (layers.empty()) throw InputError(what + ": network has no layers");
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const auto& L = layers[l];
-    const std::string at = what + ": layer " + std::to_string(l);
+    const std::string at = what + ": layer " + std::to_string(l + 1);  // numbered from 1, as simulate prints
     if (L.W.rows() == 0 || L.W.cols() == 0) throw InputError(at + " has an empty weight matrix");
     if (L.b.size() != L.W.rows())
       throw InputError(at + " bias has " + std::to_string(L.b.size()) + " entries, weight has " + std::to_string(L.W.rows()) + " rows");
     if (l > 0 && L.W.cols() != layers[l - 1].W.rows())
-      throw InputError(at + " takes " + std::to_string(L.W.cols()) + " inputs but layer " + std::to_string(l - 1) + " gives " +
+      throw InputError(at + " takes " + std::to_string(L.W.cols()) + " inputs but layer " + std::to_string(l) + " gives " +
                        std::to_string(layers[l - 1].W.rows()));
     if (!L.W.allFinite() || !L.b.allFinite()) throw InputError(at + " has a non-finite weight or bias");
     if (l + 1 == layers.size()) {

@@ -86,7 +86,7 @@ TEST_CASE("validate rejects inconsistent networks") {
   Mlp net = tiny("relu");
   net.layers[1].W.resize(2, 3);
   net.layers[1].W.setOnes();
-  CHECK_THROWS_WITH_AS(net.validate("n"), doctest::Contains("takes 3 inputs but layer 0 gives 2"), ctmc::InputError);
+  CHECK_THROWS_WITH_AS(net.validate("n"), doctest::Contains("layer 2 takes 3 inputs but layer 1 gives 2"), ctmc::InputError);
   net = tiny("relu");
   net.layers[0].b.resize(3);
   net.layers[0].b.setZero();

@@ -192,8 +192,7 @@ TEST_CASE("malformed safetensors and manifests are InputErrors naming the file")
   try_manifest(m, "no tensor named 'fc9.bias'");
   m = manifest;
   m["layers"][0]["activation"] = "nosuch";
-  try_manifest(m, "layer 0");
-  try_manifest(m, "activation: unknown activation 'nosuch'");
+  try_manifest(m, "layer 1: activation: unknown activation 'nosuch'");  // numbered from 1
   try {  // a field of the manifest, not the --activation option
     load_network(mpath);
     FAIL("no error for activation 'nosuch'");
@@ -208,7 +207,7 @@ TEST_CASE("malformed safetensors and manifests are InputErrors naming the file")
   m = manifest;
   m["layers"][0]["bais"] = m["layers"][0]["bias"];
   m["layers"][0].erase("bias");
-  try_manifest(m, "layer 0: unknown key 'bais' (expected type, weight, bias, in, out, activation)");
+  try_manifest(m, "layer 1 (layers[0]): unknown key 'bais' (expected type, weight, bias, in, out, activation)");
   m = manifest;
   m["wieghts"] = "x.safetensors";
   try_manifest(m, "unknown key 'wieghts'");
