@@ -112,6 +112,55 @@ void start_from_smaller(FitOptions& o, const std::vector<double>& previous, std:
     o.seeded_starts = split_starts(previous, n - 1, solvers::to_double(problem.data.lo),
                                    solvers::to_double(problem.data.hi));
 }
+
+// Runs run(target, threads) for every target; result i is target i's. With
+// several threads the targets run at once, one thread per fit: a fit's own
+// parallel batches (2-64 solves, and single polishes) leave threads idle part
+// of the time. A fit's result does not depend on its thread count, so
+// neither do the results. Otherwise the targets run in order, each fit with
+// options.threads.
+// Longest first, so that short targets fill the other threads' gaps at the
+// end: ReLU and ClipReLU are fitted exactly by the rectified families (their
+// rows stop at the rounding floor, 1-7 s per target in the main table), the
+// smooth targets take 13-31 s (bench_fit table, seeds 1-8). In the table's
+// order the last smooth target started after the ClipReLUs, and at seed 4 the
+// table took 62 s where its rows summed to 112 s on 2 threads.
+template <class Run>
+auto run_targets(const std::vector<FitTarget>& targets, const FitOptions& options, Run run) {
+  using Result = decltype(run(targets.front(), 1));
+  const int threads = fit_threads(options);
+  std::vector<Result> per_target(targets.size());
+  if (threads > 1 && targets.size() > 1) {
+    std::vector<int> order;
+    for (int pass = 0; pass < 2; ++pass)
+      for (std::size_t i = 0; i < targets.size(); ++i) {
+        const auto kind = parse_activation(targets[i].activation).kind;
+        const bool exact = kind == ActivationKind::Relu || kind == ActivationKind::ClipRelu;
+        if (exact == (pass == 1)) order.push_back(static_cast<int>(i));
+      }
+    std::vector<std::exception_ptr> failed(targets.size());
+    const int nt = static_cast<int>(targets.size());
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (int k = 0; k < nt; ++k) {
+      const int i = order[static_cast<std::size_t>(k)];
+      // Exceptions must not leave an OpenMP region: rethrown below, the
+      // first target's first.
+      try {
+        per_target[static_cast<std::size_t>(i)] = run(targets[static_cast<std::size_t>(i)], 1);
+      } catch (...) {
+        failed[static_cast<std::size_t>(i)] = std::current_exception();
+      }
+    }
+    for (const auto& e : failed)
+      if (e) std::rethrow_exception(e);
+  } else {
+    for (std::size_t i = 0; i < targets.size(); ++i) per_target[i] = run(targets[i], options.threads);
+  }
+  return per_target;
+}
+
 }  // namespace
 
 std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const std::vector<FamilySpec>& families,
@@ -134,48 +183,8 @@ std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const s
     }
     return rows;
   };
-  const int threads = fit_threads(options);
-  std::vector<std::vector<FitRow>> per_target(targets.size());
-  if (threads > 1 && targets.size() > 1) {
-    // Targets are independent, so with several threads they run at once, one
-    // thread per fit: a fit's own parallel batches (2-64 solves, and single
-    // polishes) leave threads idle part of the time. A fit's result does not
-    // depend on its thread count, so neither does the table.
-    // Longest first, so that short targets fill the other threads' gaps at
-    // the end: ReLU and ClipReLU are fitted exactly by the rectified families
-    // (their rows stop at the rounding floor, 1-7 s per target), the smooth
-    // targets take 13-31 s (bench_fit table, seeds 1-8). In the table's order
-    // the last smooth target started after the ClipReLUs, and at seed 4 the
-    // table took 62 s where its rows summed to 112 s on 2 threads.
-    std::vector<int> order;
-    for (int pass = 0; pass < 2; ++pass)
-      for (std::size_t i = 0; i < targets.size(); ++i) {
-        const auto kind = parse_activation(targets[i].activation).kind;
-        const bool exact = kind == ActivationKind::Relu || kind == ActivationKind::ClipRelu;
-        if (exact == (pass == 1)) order.push_back(static_cast<int>(i));
-      }
-    std::vector<std::exception_ptr> failed(targets.size());
-    const int nt = static_cast<int>(targets.size());
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-#endif
-    for (int k = 0; k < nt; ++k) {
-      const int i = order[static_cast<std::size_t>(k)];
-      // Exceptions must not leave an OpenMP region: rethrown below, the
-      // first target's first.
-      try {
-        per_target[static_cast<std::size_t>(i)] = run_target(targets[static_cast<std::size_t>(i)], 1);
-      } catch (...) {
-        failed[static_cast<std::size_t>(i)] = std::current_exception();
-      }
-    }
-    for (const auto& e : failed)
-      if (e) std::rethrow_exception(e);
-  } else {
-    for (std::size_t i = 0; i < targets.size(); ++i) per_target[i] = run_target(targets[i], options.threads);
-  }
   std::vector<FitRow> rows;
-  for (auto& target_rows : per_target)
+  for (auto& target_rows : run_targets(targets, options, run_target))
     for (auto& r : target_rows) rows.push_back(std::move(r));
   return rows;
 }
@@ -195,8 +204,9 @@ FitOptions second_check_options(const FitOptions& main) {
 std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& targets, std::size_t n_min,
                                                std::size_t n_max, const std::vector<double>& tolerances,
                                                const FitOptions& options) {
-  std::vector<StatesNeededRow> rows;
-  for (const auto& t : targets) {
+  // One target's row: general-n fits for n = n_min..n_max, each started from
+  // the (n-1)-state optimum and its splits; the targets run at once.
+  auto run_target = [&](const FitTarget& t, int threads) {
     StatesNeededRow row;
     row.target = t;
     row.tolerances = tolerances;
@@ -204,6 +214,7 @@ std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& tar
     std::vector<double> previous;
     for (std::size_t n = n_min; n <= n_max; ++n) {
       FitOptions o = options;
+      o.threads = threads;
       o.widen_on_bound = false;  // the table is about state counts at the stated bounds
       const auto problem = make_fit_problem(t, {FitFamily::General, n});
       if (!previous.empty()) start_from_smaller(o, previous, n, problem, true);
@@ -219,9 +230,9 @@ std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& tar
     BernsteinTarget b{p.activation, solvers::to_double(p.alpha), solvers::to_double(p.data.lo),
                       solvers::to_double(p.data.hi)};
     for (double tol : tolerances) row.bernstein_degree.push_back(bernstein_min_degree(b, tol));
-    rows.push_back(std::move(row));
-  }
-  return rows;
+    return row;
+  };
+  return run_targets(targets, options, run_target);
 }
 
 namespace {

@@ -160,6 +160,35 @@ TEST_CASE("run_fit_table: targets run at once give the rows of a sequential run,
   CHECK_THROWS_AS(run_fit_table(bad, {{FitFamily::TwoState, 2}}, o), ctmc::InputError);
 }
 
+TEST_CASE("run_states_needed: targets run at once give the rows of a sequential run, in order") {
+  std::vector<FitTarget> targets;
+  for (const char* slug : {"cliprelu_1", "sigmoid"})
+    for (const auto& t : fit_table_targets())
+      if (t.slug == slug) targets.push_back(t);
+  REQUIRE(targets.size() == 2);
+  FitOptions o;
+  o.starts = 3;
+  o.basin_rounds = 0;
+  o.time_scale_moves = false;
+  o.threads = 1;
+  const std::vector<double> tolerances = {1e-1, 1e-2};
+  const auto sequential = run_states_needed(targets, 2, 3, tolerances, o);
+  o.threads = 2;
+  const auto concurrent = run_states_needed(targets, 2, 3, tolerances, o);
+  REQUIRE(sequential.size() == 2);
+  REQUIRE(concurrent.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(concurrent[i].target.slug == targets[i].slug);
+    CHECK(concurrent[i].states == std::vector<std::size_t>{2, 3});
+    CHECK(concurrent[i].mse == sequential[i].mse);
+    CHECK(concurrent[i].max_abs_error == sequential[i].max_abs_error);
+    CHECK(concurrent[i].min_states == sequential[i].min_states);
+    CHECK(concurrent[i].bernstein_degree == sequential[i].bernstein_degree);
+  }
+  // A general-3 fit starts from the general-2 optimum, so it is no worse.
+  for (const auto& row : concurrent) CHECK(row.mse[1] <= row.mse[0] * (1 + 1e-9));
+}
+
 TEST_CASE("general-family fit: constraints and an independent MSE check") {
   auto p = make_fit_problem(fit_table_targets()[0], {FitFamily::General, 3}, 41);
   FitOptions o;

@@ -77,6 +77,9 @@ inline bool check_beats(double check_mse, double mse) {
 
 // "States needed": best general-n fits for n = n_min..n_max, judged by max
 // |error| against each tolerance (fit in least squares as everywhere else).
+// Each general-n fit starts from the target's (n-1)-state optimum and its
+// splits; with several threads the targets run at once, as in run_fit_table
+// (the rows do not depend on the thread count).
 struct StatesNeededRow {
   FitTarget target;
   std::vector<std::size_t> states;        // n_min..n_max
