@@ -1,16 +1,27 @@
 // All-or-nothing multi-file writer (atomic_write.hpp).
 #include "ctmc/sim/atomic_write.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/unique_file.hpp"
 
 namespace ctmc::sim {
 namespace {
 
 namespace fs = std::filesystem;
+
+detail::FailureHook g_failure_hook = nullptr;
+
+bool injected_failure(const char* step, const std::string& path) {
+  return g_failure_hook != nullptr && g_failure_hook(step, path);
+}
+
+const std::error_code kInjected(EIO, std::generic_category());
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, const std::error_code& ec = {}) {
   throw InputError(path + ": " + what + (ec ? " (" + ec.message() + ")" : std::string()));
@@ -51,8 +62,6 @@ void write_files_atomically(const std::vector<PendingFile>& files) {
   for (const auto& f : files) {
     Staging::Entry e;
     e.path = f.path;
-    e.tmp = f.path + ".tmp";
-    e.backup = f.path + ".bak.tmp";
     st.entries.push_back(e);
   }
   std::error_code ec;
@@ -64,23 +73,34 @@ void write_files_atomically(const std::vector<PendingFile>& files) {
       if (ec) fail(e.path, "cannot create folder " + target.parent_path().string(), ec);
     }
     if (fs::is_directory(target, ec)) fail(e.path, "is a directory");
-    std::ofstream out(e.tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(e.path, "cannot open " + e.tmp + " for writing");
+    // A fresh temporary (solvers/unique_file.hpp): a file of the user's
+    // named "<path>.tmp" is never overwritten or removed.
+    if (injected_failure("temporary", e.path)) fail(e.path, "cannot create a temporary file", kInjected);
+    const auto tmp = solvers::create_unique_file(e.path, "tmp");
+    e.tmp = tmp.name;
     e.tmp_made = true;
-    out.write(reinterpret_cast<const char*>(files[i].bytes.data()), static_cast<std::streamsize>(files[i].bytes.size()));
-    // Buffered bytes reach the file only here: check after flush and close.
-    out.flush();
-    out.close();
-    if (out.fail()) fail(e.path, "write failed (disk full?)");
+    // Every byte written and the file closed, or the error (a full disk often
+    // shows only at close on network file systems).
+    if (!solvers::write_and_close(tmp.fd, files[i].bytes.data(), files[i].bytes.size()))
+      fail(e.path, "write failed (disk full?)", std::error_code(errno, std::generic_category()));
   }
   for (auto& e : st.entries) {
     if (fs::exists(fs::symlink_status(e.path, ec))) {
       // A hard link keeps the old file in place, so each rename below still
       // replaces its target atomically; a copy where links are not supported.
-      fs::remove(e.backup, ec);  // a stale one from an interrupted run
-      fs::create_hard_link(e.path, e.backup, ec);
-      if (ec) fs::copy_file(e.path, e.backup, fs::copy_options::overwrite_existing, ec);
-      if (ec) fail(e.path, "cannot keep a copy of the existing file as " + e.backup, ec);
+      if (injected_failure("copy", e.path)) fail(e.path, "cannot keep a copy of the existing file", kInjected);
+      e.backup = solvers::link_unique(e.path, "bak");
+      if (e.backup.empty()) {
+        const auto copy = solvers::create_unique_file(e.path, "bak");
+        ::close(copy.fd);
+        e.backup = copy.name;
+        fs::copy_file(e.path, e.backup, fs::copy_options::overwrite_existing, ec);
+        if (ec) {
+          const auto why = ec;
+          fs::remove(e.backup, ec);
+          fail(e.path, "cannot keep a copy of the existing file as " + e.backup, why);
+        }
+      }
       e.backed_up = true;
     }
     fs::rename(e.tmp, e.path, ec);
@@ -91,5 +111,9 @@ void write_files_atomically(const std::vector<PendingFile>& files) {
   for (auto& e : st.entries)
     if (e.backed_up) fs::remove(e.backup, ec);  // best effort: the new files are in place
 }
+
+namespace detail {
+void set_failure_hook(FailureHook hook) { g_failure_hook = hook; }
+}  // namespace detail
 
 }  // namespace ctmc::sim

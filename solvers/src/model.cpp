@@ -2,22 +2,19 @@
 
 #include <fmt/format.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
-#include <random>
 #include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
+#include "ctmc/solvers/unique_file.hpp"
 
 namespace ctmc::solvers {
 
@@ -320,32 +317,13 @@ void write_model_file(const Model& m, const std::string& path) {
   // Written to a fresh temporary in the same folder (created exclusively, so an
   // existing file of the user is never clobbered), then renamed over `path`:
   // a failure leaves neither a half-written model nor the temporary.
-  std::random_device rd;
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    tmp = fmt::format("{}.tmp.{}.{:08x}", path, static_cast<long>(::getpid()), rd());
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0)
-    throw InputError(fmt::format("{}: cannot write model file: {}", path, std::generic_category().message(errno)));
+  const auto tmp_file = create_unique_file(path, "tmp");
+  const std::string& tmp = tmp_file.name;
   auto fail = [&](const std::string& why) {
     fs::remove(tmp, ec);
     throw InputError(fmt::format("{}: cannot write model file: {}", path, why));
   };
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const auto n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      fail(std::generic_category().message(err));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) fail(std::generic_category().message(errno));
+  if (!write_and_close(tmp_file.fd, text.data(), text.size())) fail(std::generic_category().message(errno));
   fs::rename(tmp, path, ec);
   if (ec) fail(ec.message());
 }

@@ -6,7 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include "input_error_check.hpp"
 #include "ctmc/sim/atomic_write.hpp"
@@ -36,13 +40,45 @@ std::string slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-// Names in dir ending in ".tmp" (left-over temporary or moved-aside files).
-int tmp_files(const fs::path& dir, const fs::path& except = {}) {
+// The writer's temporaries and kept copies left in dir: "<name>.tmp.<pid>.<hex>"
+// and "<name>.bak.<pid>.<hex>".
+int tmp_files(const fs::path& dir) {
+  static const std::regex ours(R"(.*\.(tmp|bak)\.[0-9]+\.[0-9a-f]{8})");
   int n = 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.path().extension() == ".tmp" && e.path() != except) ++n;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) n += std::regex_match(e.path().filename().string(), ours);
   return n;
 }
+
+// Files may grow to at most `bytes` while it lives (a write beyond fails with
+// EFBIG, SIGXFSZ ignored): a real write failure without a full disk.
+struct FileSizeLimit {
+  rlimit saved{};
+  void (*saved_handler)(int);
+  explicit FileSizeLimit(rlim_t bytes) {
+    saved_handler = std::signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &saved);
+    rlimit r = saved;
+    r.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &r);
+  }
+  ~FileSizeLimit() {
+    setrlimit(RLIMIT_FSIZE, &saved);
+    std::signal(SIGXFSZ, saved_handler);
+  }
+};
+
+// Fails the writer's step `Step` for targets whose name ends in `Suffix`.
+struct Injected {
+  static inline std::string step, suffix;
+  Injected(std::string st, std::string su) {
+    step = std::move(st);
+    suffix = std::move(su);
+    detail::set_failure_hook([](const std::string& s, const std::string& path) {
+      return s == step && path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+    });
+  }
+  ~Injected() { detail::set_failure_hook(nullptr); }
+};
 
 
 Mlp tiny_net() {
@@ -66,31 +102,40 @@ Dataset tiny_data() {
 
 }  // namespace
 
-TEST_CASE("a write error seen only when the stream is flushed is an InputError, nothing installed") {
-  // /dev/full accepts open() and buffered writes and fails at flush: the
-  // temporary file is a link to it, so only the flush/close check sees the error.
-  if (!fs::exists("/dev/full")) return;
+TEST_CASE("a failed write is an InputError, nothing installed, no temporary left") {
   TempDir t;
+  // Files may not grow past 64 bytes: every file below is longer.
+  FileSizeLimit limit(64);
   const std::string out = (t.path / "w.safetensors").string();
-  fs::create_symlink("/dev/full", out + ".tmp");
   SafetensorsFile f;
-  f.tensors["x"] = Tensor{"F32", {2}, {1.0, 2.0}};
+  f.tensors["x"] = Tensor{"F32", {32}, std::vector<double>(32, 1.0)};
   check_input_error([&] { write_safetensors(out, f); }, out, "write failed");
   CHECK(!fs::exists(fs::symlink_status(out)));
-  CHECK(!fs::exists(fs::symlink_status(out + ".tmp")));
 
   const std::string idx = (t.path / "a.idx").string();
-  fs::create_symlink("/dev/full", idx + ".tmp");
   IdxArray a;
-  a.dims = {2};
-  a.data = {1, 2};
+  a.dims = {100};
+  a.data.assign(100, 1);
   check_input_error([&] { write_idx(idx, a); }, idx, "write failed");
   CHECK(!fs::exists(fs::symlink_status(idx)));
 
   const std::string m = (t.path / "n.json").string();
-  fs::create_symlink("/dev/full", m + ".tmp");
-  check_input_error([&] { save_network(m, tiny_net()); }, m, "write failed");
-  CHECK(!fs::exists(t.path / "n.safetensors"));  // the weights were not installed either
+  check_input_error([&] { save_network(m, tiny_net()); }, (t.path / "n.safetensors").string(), "write failed");
+  CHECK(!fs::exists(t.path / "n.safetensors"));  // neither file was installed
+  CHECK(!fs::exists(m));
+  CHECK(tmp_files(t.path) == 0);
+}
+
+TEST_CASE("files of the user's named like the old temporaries are left alone") {
+  TempDir t;
+  const fs::path m = t.path / "n.json";
+  std::ofstream(t.path / "n.json.tmp") << "user's file";
+  std::ofstream(t.path / "n.json.bak.tmp") << "another";
+  std::ofstream(m) << "old manifest";
+  save_network(m.string(), tiny_net());
+  CHECK(slurp(t.path / "n.json.tmp") == "user's file");
+  CHECK(slurp(t.path / "n.json.bak.tmp") == "another");
+  CHECK(load_network(m.string()).layers[0].W == tiny_net().layers[0].W);
   CHECK(tmp_files(t.path) == 0);
 }
 
@@ -100,16 +145,15 @@ TEST_CASE("save_network: weights and manifest together or not at all") {
   std::ofstream(m) << "old manifest";
   std::ofstream(w) << "old weights";
 
-  SUBCASE("the manifest's temporary file cannot be opened") {
-    fs::create_directories(t.path / "n.json.tmp" / "x");
-    check_input_error([&] { save_network(m.string(), tiny_net()); }, m.string(), "cannot open");
-    CHECK(fs::is_directory(t.path / "n.json.tmp"));  // not ours: left alone
-    CHECK(tmp_files(t.path, t.path / "n.json.tmp") == 0);
+  SUBCASE("the manifest's temporary file cannot be created") {
+    Injected fail("temporary", "n.json");
+    check_input_error([&] { save_network(m.string(), tiny_net()); }, m.string(), "cannot create a temporary file");
+    CHECK(tmp_files(t.path) == 0);
   }
   SUBCASE("no copy of the old manifest can be kept after the weights were installed: rolled back") {
-    fs::create_directories(t.path / "n.json.bak.tmp" / "x");
+    Injected fail("copy", "n.json");
     check_input_error([&] { save_network(m.string(), tiny_net()); }, m.string(), "cannot keep a copy of the existing file");
-    CHECK(tmp_files(t.path, t.path / "n.json.bak.tmp") == 0);
+    CHECK(tmp_files(t.path) == 0);
   }
   CHECK(slurp(m) == "old manifest");
   CHECK(slurp(w) == "old weights");

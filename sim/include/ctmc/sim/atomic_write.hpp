@@ -3,12 +3,13 @@
 //
 // write_files_atomically(files):
 //   1. creates each file's folder;
-//   2. writes every file to "<path>.tmp", flushes and closes it and checks the
-//      stream (a full disk often shows only when the buffer is flushed);
+//   2. writes every file to a fresh temporary "<path>.tmp.<pid>.<hex>"
+//      (created exclusively: solvers/unique_file.hpp, so no file of the
+//      user's is overwritten), and checks every write and the close;
 //   3. only when every temporary file is complete, renames them into place in
 //      the order given (each rename replaces its target atomically), keeping
-//      a hard link (or copy) of an existing target as "<path>.bak.tmp" first,
-//      and deletes those at the end.
+//      a hard link (or copy) of an existing target as "<path>.bak.<pid>.<hex>"
+//      first, and deletes those at the end.
 // On any failure the temporary files are removed, targets already replaced are
 // restored from their kept copies, and ctmc::InputError
 // ("<path>: what failed (system message)") is thrown, so a failed run never
@@ -28,5 +29,15 @@ struct PendingFile {
 };
 
 void write_files_atomically(const std::vector<PendingFile>& files);
+
+namespace detail {
+// Test seam for the failure paths, whose files now have unpredictable names:
+// when set, write_files_atomically calls it before creating a file's
+// temporary (step "temporary") and before keeping a copy of an existing
+// target (step "copy"); true makes that step fail as if the system call had
+// (EIO). Tests only (not thread-safe); nullptr turns it off.
+using FailureHook = bool (*)(const std::string& step, const std::string& path);
+void set_failure_hook(FailureHook hook);
+}  // namespace detail
 
 }  // namespace ctmc::sim
