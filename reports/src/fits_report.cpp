@@ -274,7 +274,8 @@ int run(const ReportContext& ctx) {
       "The second check is plain multistart (no basin hopping or time-scale moves) with Powell's dogleg instead "
       "of Levenberg-Marquardt, from twice the starts drawn from another seed; its general rows, like the main "
       "table's, also start from its own (n-1)-state row's optimum and (general-5) that optimum's splits. Where it "
-      "beats a row, its model is written beside the row's (model_..._check.json). "
+      "beats a row, its model is written beside the row's (model_..._check.json; `ctmc-snn fit ... "
+      "--warm-start FILE` continues from it). "
       "Rows whose best MSE the second check improved on (the multistart optimum is not the global one there): "
       "{}. Rows fitted exactly up to double rounding of the parameters (MSE < {:g}, confirmed by the MPFR "
       "re-evaluation of the exact model): {}. Agreement of independent starts is the 'within 1%' column; the "
@@ -352,7 +353,8 @@ int run(const ReportContext& ctx) {
         "row that another seed lowers by more than {:g} relative is not its family's optimum: the multistart "
         "with basin hopping ends in different funnels from different seeds. This is a diagnostic, not a "
         "check: the table stays the documented fit at seed {} (`report fits --seed` reproduces any column), and "
-        "the lower fits are written as model files beside it. Rows lowered by another seed ({} of {}): {}.",
+        "the lower fits are written as model files beside it (`ctmc-snn fit ... --warm-start FILE` continues from "
+        "one). Rows lowered by another seed ({} of {}): {}.",
         fmt::join(sweep_seeds, ", "), kStarts, inexact, kBeatTolerance, ctx.seed, lower.size(), inexact,
         lower.empty() ? std::string("none") : fmt::format("{}", fmt::join(lower, "; "))));
     w.table(sw, "seed_sweep.csv");
