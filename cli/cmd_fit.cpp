@@ -18,6 +18,7 @@
 
 #include "command.hpp"
 #include "ctmc/analysis/fit.hpp"
+#include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 
@@ -128,11 +129,22 @@ void run_fit(const FitCliOptions& o) {
   // of the multistart, so the fit ends no higher than its MSE once clamped
   // into the bounds (up to rounding).
   // Its own MSE, as given, goes into the output and the meta.
+  // A general chain with fewer states than --states grows as the tables'
+  // rows do: embedded (same flux), with the splits of its (n-1)-state form
+  // as starts 1, 2, ...
   std::optional<double> warm_mse;
+  std::size_t warm_states = 0;
   if (!o.warm_start.empty()) {
     const std::string source = "--warm-start " + o.warm_start;
     const auto given = solvers::read_model_file(o.warm_start);
-    fo.warm_start = analysis::theta_of(p.family, given, source);
+    warm_states = given.size();
+    const std::size_t n = analysis::state_count(p.family);
+    if (p.family.family == analysis::FitFamily::General && warm_states >= 2 && warm_states < n) {
+      const analysis::FamilySpec smaller{analysis::FitFamily::General, warm_states};
+      analysis::start_from_smaller(fo, analysis::theta_of(smaller, given, source), warm_states, n, p, true);
+    } else {
+      fo.warm_start = analysis::theta_of(p.family, given, source);
+    }
     try {
       warm_mse = analysis::evaluate_exactly(given, p, o.precision).mse;
     } catch (const InputError& e) {
@@ -144,6 +156,8 @@ void run_fit(const FitCliOptions& o) {
     auto& w = r.model.meta["warm_start"];
     w["file"] = o.warm_start;
     w["mse"] = *warm_mse;
+    w["states"] = warm_states;
+    w["split_starts"] = fo.seeded_starts.size();
     w["clamped_into_bounds"] = r.warm_start_clamped;
   }
 
@@ -162,6 +176,9 @@ void run_fit(const FitCliOptions& o) {
   fmt::print("max |err|   {:.6e} at H = {:.6g}\n", r.max_abs_error, r.max_abs_error_at);
   if (warm_mse) {
     fmt::print("warm start  {}: MSE {:.6e} as given\n", o.warm_start, *warm_mse);
+    if (!fo.seeded_starts.empty())
+      fmt::print("  a {}-state chain, embedded in {} states; its splits are starts 1-{}\n", warm_states,
+                 analysis::state_count(p.family), fo.seeded_starts.size());
     if (!r.warm_start_clamped.empty())
       fmt::print("  clamped into the bounds: {}\n", fmt::join(r.warm_start_clamped, ", "));
   }
@@ -230,7 +247,8 @@ Register reg([](CLI::App& root) {
   cmd->add_flag("--no-widen", o->no_widen, "Skip the refits with bounds x10 and x100 when the best fit is on a bound");
   cmd->add_option("--warm-start", o->warm_start,
                   "Model JSON to start from (start 0; e.g. a chain trained elsewhere), of the --family's shape: states "
-                  "matched by name if it uses the family's (B, R / B, G, R / S0..S(n-1)), else by position");
+                  "matched by name if it uses the family's (B, R / B, G, R / S0..S(n-1)), else by position. For "
+                  "general, a chain of fewer states is embedded, and its splits are further starts");
   cmd->add_option("--output", o->output, "Write the fitted model JSON here");
   cmd->add_flag("--json", o->json, "Print the model JSON (with the fit's meta) to stdout");
   cmd->callback([o] { run_fit(*o); });

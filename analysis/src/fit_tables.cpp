@@ -102,16 +102,22 @@ std::vector<std::vector<double>> split_starts(const std::vector<double>& theta, 
   return out;
 }
 
-// Starts of a general-n fit of `problem` from the (n-1)-state optimum
-// `previous` (general, or full-three-state for n = 4): start 0 is it embedded
-// (so the n-state fit is never worse), and, if `split`, its splits follow.
-void start_from_smaller(FitOptions& o, const std::vector<double>& previous, std::size_t n, const FitProblem& problem,
-                        bool split) {
+}  // namespace
+
+void start_from_smaller(FitOptions& o, const std::vector<double>& smaller, std::size_t m, std::size_t n,
+                        const FitProblem& problem, bool split) {
+  if (m < 2 || m >= n || smaller.size() != 2 * m * (m - 1))
+    throw InputError(fmt::format("start_from_smaller: {} parameters of a {}-state chain for a {}-state fit",
+                                 smaller.size(), m, n));
+  std::vector<double> previous = smaller;  // grown to n - 1 states
+  for (std::size_t k = m; k + 1 < n; ++k) previous = embed_general(previous, k);
   o.warm_start = embed_general(previous, n - 1);
   if (split)
     o.seeded_starts = split_starts(previous, n - 1, solvers::to_double(problem.data.lo),
                                    solvers::to_double(problem.data.hi));
 }
+
+namespace {
 
 // Runs run(target, threads) for every target; result i is target i's. With
 // several threads the targets run at once, one thread per fit: a fit's own
@@ -175,7 +181,7 @@ std::vector<FitRow> run_fit_table(const std::vector<FitTarget>& targets, const s
       o.threads = threads;
       const auto problem = make_fit_problem(t, f);
       if (options.warm_start.empty() && nested_in(rows.empty() ? nullptr : &rows.back(), f))
-        start_from_smaller(o, rows.back().result.theta, f.states, problem,
+        start_from_smaller(o, rows.back().result.theta, f.states - 1, f.states, problem,
                            options.seeded_starts.empty() && rows.back().family.family == FitFamily::General);
       FitRow r{t, f, fit(problem, o), 0};
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -217,7 +223,7 @@ std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& tar
       o.threads = threads;
       o.widen_on_bound = false;  // the table is about state counts at the stated bounds
       const auto problem = make_fit_problem(t, {FitFamily::General, n});
-      if (!previous.empty()) start_from_smaller(o, previous, n, problem, true);
+      if (!previous.empty()) start_from_smaller(o, previous, n - 1, n, problem, true);
       const auto r = fit(problem, o);
       previous = r.theta;
       row.states.push_back(n);

@@ -189,6 +189,24 @@ TEST_CASE("run_states_needed: targets run at once give the rows of a sequential 
   for (const auto& row : concurrent) CHECK(row.mse[1] <= row.mse[0] * (1 + 1e-9));
 }
 
+TEST_CASE("start_from_smaller: a 2-state chain grown to 4 states keeps its flux a b / (a + b)") {
+  // S0 -> S1 at a(H) = 1/2 + H/4, S1 -> S0 (spike) at b(H) = 3 - H/2.
+  const std::vector<double> two = {0.5, 0.25, 3.0, -0.5};
+  const auto problem = make_fit_problem(fit_table_targets()[0], {FitFamily::General, 4});
+  FitOptions o;
+  start_from_smaller(o, two, 2, 4, problem, true);
+  REQUIRE(o.warm_start.size() == parameter_count({FitFamily::General, 4}));
+  REQUIRE(o.seeded_starts.size() == 2);  // splits of states 1 and 2 of the 3-state form
+  for (double h : {-1.0, 0.0, 1.5, 4.0}) {
+    const double a = std::max(0.0, 0.5 + 0.25 * h), b = std::max(0.0, 3.0 - 0.5 * h);
+    const double want = a * b / (a + b);
+    CHECK(general_flux(4, o.warm_start.data(), h) == doctest::Approx(want).epsilon(1e-14));
+    for (const auto& s : o.seeded_starts) CHECK(general_flux(4, s.data(), h) == doctest::Approx(want).epsilon(1e-13));
+  }
+  CHECK_THROWS_AS(start_from_smaller(o, two, 2, 2, problem, true), InputError);
+  CHECK_THROWS_AS(start_from_smaller(o, {1.0, 0.0}, 2, 4, problem, true), InputError);
+}
+
 TEST_CASE("general-family fit: constraints and an independent MSE check") {
   auto p = make_fit_problem(fit_table_targets()[0], {FitFamily::General, 3}, 41);
   FitOptions o;

@@ -144,6 +144,32 @@ TEST_CASE("fit --warm-start: the file's MSE as given is in the meta, and the fit
                "no_such_model.json");
 }
 
+TEST_CASE("fit --warm-start: a general chain of fewer states is embedded, and its splits are starts") {
+  const auto start = write_file(
+      "fit_warm_general2.json",
+      R"({"states": ["S0", "S1"], "transitions": [
+          {"from": "S0", "to": "S1", "offset": "1/2", "slope": "1/4", "spike": false},
+          {"from": "S1", "to": "S0", "offset": 3, "slope": "-1/2", "spike": true}]})");
+  const auto r = run_cli("fit --activation sigmoid --domain -6,6 --family general --states 3 --starts 2 "
+                         "--basin-rounds 0 --no-widen --json --warm-start \"" + start + "\"");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto meta = nlohmann::json::parse(r.output).at("meta");
+  CHECK(meta.at("warm_start").at("states") == 2);
+  CHECK(meta.at("warm_start").at("split_starts") == 1);
+  CHECK(meta.at("mse").get<double>() <= meta.at("warm_start").at("mse").get<double>());
+  // More states than the fit's: exit 2.
+  const auto bigger = write_file(
+      "fit_warm_general3.json",
+      R"({"states": ["S0", "S1", "S2"], "transitions": [
+          {"from": "S0", "to": "S1", "offset": 1, "slope": 0, "spike": false},
+          {"from": "S1", "to": "S2", "offset": 1, "slope": 0, "spike": false},
+          {"from": "S2", "to": "S0", "offset": 1, "slope": 0, "spike": true}]})");
+  expect_exit2("fit --activation sigmoid --domain -6,6 --family general --states 2 --starts 1 --warm-start \"" +
+                   bigger + "\"",
+               "the general-2 family has 2");
+}
+
 TEST_CASE("activation tables and parameters are parsed strictly") {
   const std::string tail = " --domain -5,5 --N 4";
   struct BadTable {

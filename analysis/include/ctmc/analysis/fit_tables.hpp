@@ -45,6 +45,15 @@ std::vector<double> embed_general(const std::vector<double>& theta, std::size_t 
 // FitOptions::seeded_starts): state k keeps kSplitShare of the rates into it.
 inline constexpr double kSplitShare = 0.25;
 
+// Starts of a general-n fit of `problem` from a general-m chain `smaller`
+// (m < n; general-m parameter order): start 0 is it embedded up to n states
+// (embed_general, repeatedly: the same flux), and, if `split`, the splits of
+// its (n-1)-state form are starts 1, 2, ... How the tables grow a row, and
+// what `fit --warm-start` does with a smaller chain. InputError for m >= n
+// or a parameter count other than 2 m (m - 1).
+void start_from_smaller(FitOptions& o, const std::vector<double>& smaller, std::size_t m, std::size_t n,
+                        const FitProblem& problem, bool split);
+
 // One fit per (target, family), in target-major order, each with `options`.
 // A general-n row that follows a general-(n-1) (or full-three-state, n = 4)
 // row of the same target gets that row's optimum, embedded, as start 0.
