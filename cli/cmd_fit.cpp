@@ -127,11 +127,10 @@ void run_fit(const FitCliOptions& o) {
     throw InputError(fmt::format("--gradient: unknown method '{}' (analytic or jet)", o.gradient));
   // A warm start from a model file (e.g. a chain trained elsewhere): start 0
   // of the multistart, so the fit ends no higher than its MSE once clamped
-  // into the bounds (up to rounding).
-  // Its own MSE, as given, goes into the output and the meta.
-  // A general chain with fewer states than --states grows as the tables'
-  // rows do: embedded (same flux), with the splits of its (n-1)-state form
-  // as starts 1, 2, ...
+  // into the bounds (up to rounding); its own MSE, as given, goes into the
+  // output and the meta. A general chain with fewer states than --states
+  // grows as the tables' rows do: embedded (same flux), with the splits of
+  // its (n-1)-state form as starts 1, 2, ...
   std::optional<double> warm_mse;
   std::size_t warm_states = 0;
   if (!o.warm_start.empty()) {

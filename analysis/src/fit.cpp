@@ -326,6 +326,19 @@ std::vector<std::string> parameters_on_bound(const std::vector<ParamInfo>& param
   return out;
 }
 
+}  // namespace
+
+std::vector<std::string> parameters_outside_bounds(const std::vector<ParamInfo>& params,
+                                                   const std::vector<double>& theta, const FitBounds& b) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < params.size(); ++i)
+    if (!(theta[i] >= b.lower(params[i].kind) && theta[i] <= b.upper(params[i].kind)))
+      out.push_back(fmt::format("{}={}", params[i].name, theta[i]));
+  return out;
+}
+
+namespace {
+
 // Index of the (offset, slope) pair of transition i -> j (i != j) in a chain
 // of every transition between n states, in the families' order: row-major,
 // the diagonal skipped. State i's exits are the n - 1 pairs from i (n - 1).
@@ -490,10 +503,10 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   // says so: starts_run = 1, exact_warm_start).
   std::vector<double> warm = options.warm_start;  // clamped into the bounds
   std::vector<std::string> warm_clamped;
-  for (std::size_t i = 0; i < warm.size(); ++i)
-    if (!(warm[i] >= problem.bounds.lower(params[i].kind) && warm[i] <= problem.bounds.upper(params[i].kind)))
-      warm_clamped.push_back(fmt::format("{}={}", params[i].name, warm[i]));
-  if (!warm.empty()) clamp_to_bounds(problem.bounds, params, warm);
+  if (!warm.empty()) {
+    warm_clamped = parameters_outside_bounds(params, warm, problem.bounds);
+    clamp_to_bounds(problem.bounds, params, warm);
+  }
   const bool exact_warm_start = !warm.empty() && weighted_mse(problem, targets, warm) < floor_mse;
   const int n = exact_warm_start ? 1 : options.starts;
   std::vector<StartOutcome> outcomes(n);

@@ -363,14 +363,7 @@ int run(const ReportContext& ctx) {
   for (const auto& row : rows)
     w.check(fmt::format("{} / {}: every parameter within its bounds, constant rates > 0", row.target.label,
                         analysis::family_name(row.family)),
-            [&] {
-              for (std::size_t k = 0; k < row.result.theta.size(); ++k) {
-                const auto kind = row.result.params[k].kind;
-                if (!(row.result.theta[k] >= bounds.lower(kind) && row.result.theta[k] <= bounds.upper(kind)))
-                  return false;
-              }
-              return true;
-            }());
+            analysis::parameters_outside_bounds(row.result.params, row.result.theta, bounds).empty());
 
   // Comparison with the paper.
   const FitRow* fc = nullptr;

@@ -355,6 +355,11 @@ int fit_threads(const FitOptions& options);
 // Double MSE of theta on the problem's data (weighted); +inf when the flux is
 // not finite at some point.
 double mse_double(const FitProblem& problem, const std::vector<double>& theta);
+// "name=value" of every parameter outside its bounds [lower, upper] (NaN
+// included): what fit() clamps of a warm start, and what a fit's result must
+// not have.
+std::vector<std::string> parameters_outside_bounds(const std::vector<ParamInfo>& params,
+                                                   const std::vector<double>& theta, const FitBounds& bounds);
 // The fitted model with exact rational parameters (no meta beyond the family's).
 // InputError when a parameter is not finite (it has no rational value).
 solvers::Model model_of(const FamilySpec& f, const std::vector<double>& theta);
