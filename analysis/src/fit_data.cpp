@@ -104,6 +104,9 @@ std::pair<Rational, Rational> parse_domain(const std::string& text) {
     throw InputError(fmt::format("--domain: '{}' is outside the range of a double", text));
   if (!(dhi > dlo))
     throw InputError(fmt::format("--domain: the ends of '{}' are equal as doubles (domain too narrow)", text));
+  // The fit scales slopes and perturbations by the width hi - lo (a double).
+  if (!std::isfinite(dhi - dlo))
+    throw InputError(fmt::format("--domain: the width of '{}' overflows a double (domain too wide)", text));
   return {*lo, *hi};
 }
 
@@ -123,6 +126,9 @@ FitData make_grid(const Rational& lo, const Rational& hi, std::size_t points) {
   if (!std::isfinite(dlo) || !std::isfinite(dhi))
     throw InputError(fmt::format("--domain: [{}, {}] is outside the range of a double", solvers::exact_text(lo),
                                  solvers::exact_text(hi)));
+  if (!std::isfinite(dhi - dlo))
+    throw InputError(fmt::format("--domain: the width of [{}, {}] overflows a double (domain too wide)",
+                                 solvers::exact_text(lo), solvers::exact_text(hi)));
   FitData d;
   d.lo = lo;
   d.hi = hi;
@@ -189,6 +195,9 @@ FitData read_samples(const std::string& path, const Rational* lo, const Rational
   if (!(d.hi > d.lo)) throw InputError(fmt::format("{}: all samples are equal: empty domain", path));
   if (!(solvers::to_double(d.hi) > solvers::to_double(d.lo)))
     throw InputError(fmt::format("{}: all samples are equal as doubles: empty domain", path));
+  if (!std::isfinite(solvers::to_double(d.hi) - solvers::to_double(d.lo)))
+    throw InputError(fmt::format("{}: the samples' range [{}, {}] is wider than a double holds", path,
+                                 solvers::exact_text(d.lo), solvers::exact_text(d.hi)));
   d.description = fmt::format("samples from {} ({} values on [{}, {}])", path, d.h.size(),
                               solvers::exact_text(d.lo), solvers::exact_text(d.hi));
   return d;

@@ -38,6 +38,13 @@ TEST_CASE("parse_domain / make_grid reject ends outside double range or equal as
   // Exact ends that overflow a double.
   const auto huge = *solvers::parse_exact("1e400");
   CHECK_THROWS_AS(analysis::make_grid(huge, huge * 2, 3), InputError);
+  // Finite ends whose width hi - lo overflows a double (the fit scales slopes
+  // by it): rejected, where -1e300,1e300 is a usable domain.
+  CHECK_THROWS_WITH_AS(analysis::parse_domain("-1e308,1e308"), doctest::Contains("overflows a double"), InputError);
+  const auto wide = *solvers::parse_exact("1e308");
+  CHECK_THROWS_WITH_AS(analysis::make_grid(-wide, wide, 3), doctest::Contains("overflows a double"), InputError);
+  const auto [wlo, whi] = analysis::parse_domain("-1e300,1e300");
+  CHECK(analysis::make_grid(wlo, whi, 3).h[1] == 0.0);
 }
 
 TEST_CASE("read_samples / read_weights: values outside double range name the file and line") {
@@ -55,6 +62,9 @@ TEST_CASE("read_samples / read_weights: values outside double range name the fil
   CHECK_THROWS_AS(analysis::read_weights(d, write_input("wsum.txt", "1e308\n1e308\n1e308\n")), InputError);
   analysis::read_weights(d, write_input("wok.txt", "1\n2\n1\n"));
   CHECK(d.w.size() == 3);
+  // Each sample a finite double, their range not.
+  CHECK_THROWS_WITH_AS(analysis::read_samples(write_input("wide.txt", "-1e308\n0\n1e308\n")),
+                       doctest::Contains("wider than a double holds"), InputError);
 }
 
 TEST_CASE("read_weights: one weight per sample in file order, filtered with the samples by --domain") {
