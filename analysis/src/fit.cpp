@@ -28,6 +28,8 @@ namespace ctmc::analysis {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Range of max |alpha phi| on the data that the fit accepts (see fit()).
+constexpr double kMinTargetScale = 1e-100, kMaxTargetScale = 1e100;
 
 // Targets alpha phi(H_m) and residual scales sqrt(w_m / sum w) in double;
 // ymax = max |alpha phi| (1 if the target is 0), the scale of start rates
@@ -483,6 +485,15 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   for (std::size_t m = 0; m < targets.y.size(); ++m)
     if (!std::isfinite(targets.y[m]))
       throw InputError(fmt::format("--activation: {} is not finite at H = {}", problem.activation.name, problem.data.h[m]));
+  // The MSE is the square of the target's scale: outside [1e-100, 1e100] it
+  // (or the rounding floor, 1e-26 of it) leaves the normal doubles, and the
+  // fit fails ('every start failed') or reports an MSE of 0 that is not.
+  double target_max = 0;
+  for (double y : targets.y) target_max = std::max(target_max, std::abs(y));
+  if (target_max > 0 && !(target_max >= kMinTargetScale && target_max <= kMaxTargetScale))
+    throw InputError(fmt::format("--alpha: max |alpha * {}| on the data is {:g}; the fit needs it in [{:g}, {:g}] (its "
+                                 "square, the MSE's scale, must stay a normal double)",
+                                 problem.activation.name, target_max, kMinTargetScale, kMaxTargetScale));
 
   // Two stages. Exploration (starts, polishing, basin-hopping chains) runs on
   // a subsample of at most options.explore_points points (see

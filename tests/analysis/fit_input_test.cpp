@@ -247,4 +247,21 @@ TEST_CASE("fit rejects options it cannot honour before any solve") {
   o.starts = 2;
   o.warm_start = {1.0, 0.5};  // two-state has 3 parameters
   CHECK_THROWS_WITH_AS(analysis::fit(p, o), "fit: warm start has the wrong number of parameters", InputError);
+  o.warm_start.clear();
+  // A target scale whose square leaves the normal doubles: alpha = 1e300
+  // failed as 'every start failed', alpha = 1e-300 reported an MSE of 0
+  // (max |sigmoid| on [-6, 6] is 0.9975). 1e-99 and 1e99 still fit.
+  for (const char* alpha : {"1e300", "1e-300"}) {
+    auto q = p;
+    q.alpha = *solvers::parse_exact(alpha);
+    CHECK_THROWS_WITH_AS(analysis::fit(q, o), doctest::Contains("--alpha: max |alpha * sigmoid| on the data is"),
+                         InputError);
+  }
+  for (const char* alpha : {"1e99", "1e-99"}) {
+    auto q = p;
+    q.alpha = *solvers::parse_exact(alpha);
+    const auto r = analysis::fit(q, o);
+    CHECK(r.mse > 0);
+    CHECK(std::isfinite(r.mse));
+  }
 }

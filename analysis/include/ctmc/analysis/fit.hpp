@@ -47,7 +47,9 @@
 // figures do not depend on double rounding.
 //
 // Errors: InputError (one line naming the option or file) for an empty
-// domain, too few samples, non-finite samples or weights, bad alpha.
+// domain, too few samples, non-finite samples or weights, bad alpha (also
+// one that puts max |alpha phi| on the data outside [1e-100, 1e100], where
+// the MSE's scale leaves the normal doubles).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -77,11 +79,12 @@ struct FitData {
 
 // Uniform grid H_m = lo + (hi - lo) m / (points - 1), m = 0..points-1, exact.
 // Throws InputError for hi <= lo ("--domain: empty domain"), ends outside the
-// range of a double, points < 2 or > 10^7, or grid points that are not
-// distinct once rounded to doubles.
+// range of a double or a width hi - lo that overflows one, points < 2 or
+// > 10^7, or grid points that are not distinct once rounded to doubles.
 FitData make_grid(const solvers::Rational& lo, const solvers::Rational& hi, std::size_t points);
 // "LO,HI" (exact decimals or p/q) -> (lo, hi); InputError naming --domain,
-// also for ends that overflow a double or are equal as doubles.
+// also for ends that overflow a double or are equal as doubles, and for a
+// width that overflows one.
 std::pair<solvers::Rational, solvers::Rational> parse_domain(const std::string& text);
 // One value per line (blank lines and '#' comments skipped), each an exact
 // decimal or p/q; InputError naming the file and line for anything else,
