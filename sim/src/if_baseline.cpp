@@ -122,6 +122,17 @@ IfSampleRun IfNetwork::run(const float* x) const {
 IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_all, const IfOptions& opt) {
   net.validate("--net");
   const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size());
+  {
+    // A work bound like simulate_network's: --if-steps 2000000000 ran for days.
+    double neurons = 0;
+    const std::size_t S = opt.readout == Readout::Spike ? net.layers.size() : net.layers.size() - 1;
+    for (std::size_t l = 0; l < S; ++l) neurons += net.layers[l].out_size();
+    const double work = static_cast<double>(test.size()) * opt.steps * neurons;
+    if (work > kMaxIfNeuronSteps)
+      throw InputError(fmt::format("--if-steps: {:.3g} neuron-steps ({} test images x {} steps x {} spiking neurons), "
+                                   "beyond the budget of {:.0e}; lower --if-steps or --limit",
+                                   work, test.size(), opt.steps, neurons, kMaxIfNeuronSteps));
+  }
   IfResult res;
   res.samples = test.size();
   for (const auto& a : layer_activations(net, train, opt.readout))

@@ -76,6 +76,21 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   if (opt.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", opt.trials));
   if (!(opt.rate > 0) || !std::isfinite(opt.rate)) throw InputError(fmt::format("--rate: {} must be positive", opt.rate));
   const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size());
+  {
+    double neurons = 0;
+    for (std::size_t l = 0; l < S; ++l) neurons += net.layers[l].out_size();
+    const double runs = static_cast<double>(opt.trials) * test.size();
+    const double steps = std::round(opt.snn.T / opt.snn.dt);  // T and dt themselves are checked by SpikingNetwork
+    if (runs > kMaxSampleRuns)
+      throw InputError(fmt::format("--trials: {} trials x {} test images = {:.3g} sample runs, beyond the budget of "
+                                   "{:.0e}; lower --trials or --limit",
+                                   opt.trials, test.size(), runs, kMaxSampleRuns));
+    if (std::isfinite(steps) && runs * steps * neurons > kMaxNeuronSteps)
+      throw InputError(fmt::format("--T/--trials: {:.3g} neuron-steps ({} trials x {} test images x {:.3g} steps x {} "
+                                   "spiking neurons), beyond the budget of {:.0e}; lower --T, --trials or --limit, or "
+                                   "raise --dt",
+                                   runs * steps * neurons, opt.trials, test.size(), steps, neurons, kMaxNeuronSteps));
+  }
   ThreadCount threads(opt.threads);
 
   NetworkSimResult res;

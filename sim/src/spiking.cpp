@@ -162,6 +162,11 @@ SpikingNetwork::SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers,
                                  layers_.size(), readout_name(cfg.readout), want));
   if (!(cfg.T > 0) || !std::isfinite(cfg.T)) throw InputError(fmt::format("--T: {} must be positive", cfg.T));
   const double steps = std::round(cfg.T / cfg.dt);
+  // Beyond this the step count is a typo (--T 1e300): the cast below was
+  // undefined past 2^63 (reported -9223372036854775808 steps).
+  if (steps > kMaxSteps)
+    throw InputError(fmt::format("--T/--dt: T / dt = {:.3g} steps is too many (at most {:.0e})", cfg.T / cfg.dt,
+                                 kMaxSteps));
   if (steps < 1 || std::abs(steps * cfg.dt - cfg.T) > 1e-9 * cfg.T)
     throw InputError(fmt::format("--T: {} is not a positive multiple of --dt {}", cfg.T, cfg.dt));
   steps_ = static_cast<std::int64_t>(steps);

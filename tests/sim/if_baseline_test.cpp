@@ -108,6 +108,10 @@ TEST_CASE("IF predictions approach the ANN as T grows (p100 normalisation)") {
   CHECK(long_run.acc_if >= 0.95);
   CHECK(long_run.acc_if >= short_run.acc_if);
   CHECK(long_run.synops_mean > short_run.synops_mean);
+  // Beyond the work budget: refused up front naming --if-steps (2e9 steps x 60
+  // images x 16 neurons ran for days).
+  opt.steps = 2000000000;
+  CHECK_THROWS_WITH_AS(simulate_if(net, data, data, opt), doctest::Contains("--if-steps: "), ctmc::InputError);
 }
 
 TEST_CASE("IF baseline input errors") {

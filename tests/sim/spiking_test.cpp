@@ -204,6 +204,21 @@ TEST_CASE("simulate_network: identical results for any thread count; bad inputs"
   CHECK_THROWS_AS(simulate_network(net, train, test, three_models, opt), ctmc::InputError);
   opt.snn.T = 1.005;
   CHECK_THROWS_AS(simulate_network(net, train, test, neurons, opt), ctmc::InputError);
+  // Sizes beyond the work budgets are refused up front, naming the options:
+  // T / dt = 1e302 steps was cast to -9223372036854775808 and "ran" (exit 0),
+  // and 1e8 trials ran for days.
+  opt.snn.T = 1e300;
+  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--T/"), ctmc::InputError);
+  opt.snn.dt = 1e-300;
+  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--T/--dt: "),
+                       ctmc::InputError);
+  CHECK_THROWS_WITH_AS(SpikingNetwork(net, layers_of(three_state(), 2, 1.0), opt.snn), doctest::Contains("--T/--dt: "),
+                       ctmc::InputError);
+  opt.snn.T = 1;
+  opt.snn.dt = 0.01;
+  opt.trials = 100000000;
+  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--trials: "),
+                       ctmc::InputError);
 }
 
 TEST_CASE("simulate_network: the share of mean-field inputs outside a model's fit domain (meta.domain)") {

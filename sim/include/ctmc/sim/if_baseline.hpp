@@ -32,6 +32,10 @@
 
 namespace ctmc::sim {
 
+// Neuron-steps (test images x --if-steps x spiking neurons) beyond which an
+// IF run is a typo, refused up front.
+constexpr double kMaxIfNeuronSteps = 1e10;
+
 struct IfOptions {
   double percentile = 99.9;  // 99.9 ("p99.9") or 100 ("p100")
   double v0 = 0;             // initial membrane, fraction of the threshold

@@ -42,6 +42,12 @@ struct NeuronModel {
   std::string source;  // file name, for messages and output
 };
 
+// Work bounds of simulate_network: (trial, sample) runs, and neuron-steps
+// (trials x samples x steps x spiking neurons); beyond them a run is a typo
+// (--trials 1e8) that would run for days or exhaust memory, refused up front.
+constexpr double kMaxSampleRuns = 1e8;
+constexpr double kMaxNeuronSteps = 1e12;
+
 struct NetworkSimOptions {
   SpikingConfig snn;
   double rate = 3;  // r

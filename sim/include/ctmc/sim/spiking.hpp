@@ -43,6 +43,9 @@ std::string readout_name(Readout r);
 // sample) of rng.hpp, so results do not depend on which thread runs a sample.
 std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t trial, std::uint64_t sample);
 
+// Time steps per sample beyond which T / dt is a typo (--T 1e300), refused.
+constexpr double kMaxSteps = 1e9;
+
 struct SpikingConfig {
   double T = 50, dt = 0.005, tau = 0.02;
   SamplerKind sampler = SamplerKind::Exact;
