@@ -71,6 +71,8 @@ void run_train(TrainOptions& o) {
   (void)analysis::parse_activation(o.cfg.activation);  // fail fast, naming --activation
   o.cfg.progress = !o.json && isatty(STDERR_FILENO);
   const auto split = sim::load_dataset_dir(o.data);
+  // Before training: the test accuracy of no images would read as 0%.
+  if (split.test.size() == 0) throw InputError(fmt::format("--data: {} has no test images", o.data));
   const auto res = sim::train_mlp(split.train, o.cfg);
   const double train_acc = res.net.accuracy(split.train), test_acc = res.net.accuracy(split.test);
   nlohmann::json meta = {{"activation", o.cfg.activation},
@@ -109,12 +111,13 @@ void run_evaluate(const EvalOptions& o) {
   const auto clips = parse_clips(o.clips);  // bad input before any loading
   const auto net = sim::load_network(o.net);
   const auto split = sim::load_dataset_dir(o.data);
-  sim::check_network_fits(split.test, net.input_size(), net.output_size());
+  // No test images is an error (their accuracy read as 0%), as in simulate network.
+  const auto test = sim::simulation_subset(split.test, 0, net.input_size(), net.output_size());
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (float k : clips) {
-    const double acc = net.accuracy(split.test, k);
+    const double acc = net.accuracy(test, k);
     rows.push_back({{"clip", k > 0 ? nlohmann::ordered_json(k) : nlohmann::ordered_json("inf")}, {"test_accuracy", acc}});
-    if (!o.json) fmt::print("clip {:>6}  test accuracy {:.2f}%  ({} images)\n", k > 0 ? fmt::format("{:g}", k) : "inf", 100 * acc, split.test.size());
+    if (!o.json) fmt::print("clip {:>6}  test accuracy {:.2f}%  ({} images)\n", k > 0 ? fmt::format("{:g}", k) : "inf", 100 * acc, test.size());
   }
   if (o.json) fmt::print("{}\n", rows.dump(2));
 }

@@ -182,6 +182,28 @@ TEST_CASE("data info: class counts are keyed by label, so a missing top class sh
   CHECK(r.output.find("\"1\":") == std::string::npos);
 }
 
+TEST_CASE("evaluate and train: a data folder without test images exits 2, not a test accuracy of 0%") {
+  // 3 training images of 1x2 (the size tiny_mlp.json takes), labels 0, 1, 0; no test images.
+  std::string img("\x00\x00\x08\x03\x00\x00\x00\x03\x00\x00\x00\x01\x00\x00\x00\x02", 16);
+  img += std::string(6, '\x10');
+  std::string lab("\x00\x00\x08\x01\x00\x00\x00\x03", 8);
+  lab += std::string("\x00\x01\x00", 3);
+  const std::string empty_img("\x00\x00\x08\x03\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x02", 16);
+  const std::string empty_lab("\x00\x00\x08\x01\x00\x00\x00\x00", 8);
+  const auto dir = temp_dir() / "no_test_idx";
+  fs::create_directories(dir);
+  std::ofstream(dir / "train-images-idx3-ubyte", std::ios::binary) << img;
+  std::ofstream(dir / "train-labels-idx1-ubyte", std::ios::binary) << lab;
+  std::ofstream(dir / "t10k-images-idx3-ubyte", std::ios::binary) << empty_img;
+  std::ofstream(dir / "t10k-labels-idx1-ubyte", std::ios::binary) << empty_lab;
+  const std::string d = "\"" + dir.string() + "\"";
+  check_exit2("evaluate --net \"" + fixture("tiny_mlp.json") + "\" --data " + d, "no test images");
+  const auto out = temp_dir() / "no_test_net.json";
+  check_exit2("train --data " + d + " --hidden 2 --epochs 1 --threads 1 --output \"" + out.string() + "\"",
+              "no test images");
+  CHECK_FALSE(fs::exists(out));
+}
+
 TEST_CASE("report: an unknown report name exits 2") {
   const auto r = run_cli("report nosuch");
   CHECK(r.status == 2);
