@@ -67,10 +67,19 @@ BernsteinProblem make_problem(const analysis::Activation& act, const Rational& i
   if (!(imax > imin))
     throw InputError(fmt::format("--domain: empty interval [{}, {}] (need LO < HI)", solvers::exact_text(imin),
                                  solvers::exact_text(imax)));
+  // L_h, the bounds and the sup search are doubles, and they scale with the
+  // width: -1e308,1e308 printed a limit of -nan (exit 0).
+  if (!std::isfinite(solvers::to_double(imax) - solvers::to_double(imin)))
+    throw InputError(fmt::format("--domain: the width of [{}, {}] overflows a double (domain too wide)",
+                                 solvers::exact_text(imin), solvers::exact_text(imax)));
   if (auto why = analysis::admissibility_violation(act, imin, imax, prec)) throw InputError(*why);
   BernsteinProblem p{act, imin, imax, Rational(0), prec};
   Ivl mx(prec);
   p.max_psi(mx);
+  // softplus on [-1e200, 1e200] overflowed and was reported as "F x max phi = 0 ... phi is not positive".
+  if (!mpfi_bounded_p(mx) || !std::isfinite(mpfr_get_d(&mx.get()->right, MPFR_RNDU)))
+    throw InputError(fmt::format("--domain: max phi of {} on [{}, {}] is beyond the range of a double", act.name,
+                                 solvers::exact_text(imin), solvers::exact_text(imax)));
   if (rho) {
     p.rho = *rho;
   } else {
@@ -87,6 +96,12 @@ BernsteinProblem make_problem(const analysis::Activation& act, const Rational& i
     mpfr_get_q(q.backend().data(), hi);
     mpfr_clear(hi);
     p.rho = q;
+  }
+  // rho is used in double too: 1e400 became inf (sup error 0, "Proved").
+  if (!std::isfinite(solvers::to_double(p.rho))) {
+    if (rho) throw InputError(fmt::format("--rho: {} is beyond the range of a double", solvers::exact_text(*rho)));
+    throw InputError(fmt::format("--rho-factor: rho = {} x max phi ({:.10g}) is beyond the range of a double",
+                                 solvers::exact_text(rho_factor.value_or(Rational(2))), mx.mid()));
   }
   Ivl r(prec);
   analysis::set_rational(r, p.rho);

@@ -10,6 +10,7 @@
 #include "ctmc/proofs_check/bernstein.hpp"
 #include "ctmc/proofs_check/bernstein_claims.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
@@ -238,6 +239,20 @@ TEST_CASE("bad input is rejected with InputError") {
                                              std::nullopt, 128),
                   InputError);
   CHECK_THROWS_AS(proofs_check::make_problem(sig, Rational(-8), Rational(8), std::nullopt, Rational(1), 128), InputError);
+  // Beyond double's range, named by option: a domain width of 2e308 printed a
+  // NaN limit, rho = 1e400 became inf (sup error 0, "Proved"), and softplus's
+  // max on [-1e200, 1e200] overflowed to "F x max phi = 0 ... not positive".
+  const Rational e308 = *solvers::parse_exact("1e308"), e400 = *solvers::parse_exact("1e400");
+  const Rational e200 = *solvers::parse_exact("1e200");
+  CHECK_THROWS_WITH_AS(proofs_check::make_problem(sig, -e308, e308, Rational(2), std::nullopt, 128),
+                       doctest::Contains("--domain: the width"), InputError);
+  CHECK_THROWS_WITH_AS(proofs_check::make_problem(sig, Rational(-8), Rational(8), e400, std::nullopt, 128),
+                       doctest::Contains("--rho: "), InputError);
+  CHECK_THROWS_WITH_AS(proofs_check::make_problem(sig, Rational(-8), Rational(8), std::nullopt, e400, 128),
+                       doctest::Contains("--rho-factor: "), InputError);
+  CHECK_THROWS_WITH_AS(proofs_check::make_problem(analysis::parse_activation("softplus"), -e200, e200, std::nullopt,
+                                                  std::nullopt, 128),
+                       doctest::Contains("--domain: max phi"), InputError);
   // not nondecreasing / negative
   {
     std::ofstream("bernstein_bad_dec.csv") << "0,1\n1,0.5\n2,2\n";
