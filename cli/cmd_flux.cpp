@@ -69,7 +69,13 @@ void run_flux(const FluxOptions& o) {
     row["flux"] = show(r.flux, o.precision);
     auto cf = solvers::closed_form_flux<T>(model, h);
     if (cf && cf->den == 0) cf.reset();  // no spanning tree: the solver has already refused such a chain
-    if (cf) {
+    bool overflows = false;  // the closed form's products beyond double's range (inf / inf printed -nan)
+    if constexpr (std::is_same_v<T, double>) overflows = cf && !std::isfinite(cf->value());
+    if (overflows) {
+      row["family"] = family;
+      row["closed_form"] = "not evaluated: its products overflow a double at this H (use the default MPFR mode or "
+                           "--exact)";
+    } else if (cf) {
       const T value = cf->value();
       row["family"] = family;
       row["closed_form"] = solvers::closed_form_text(family);

@@ -189,3 +189,19 @@ TEST_CASE("flux --exact on the family fixtures: hand-derived values, closed form
   REQUIRE(pos != std::string::npos);
   CHECK(std::stod(r.output.substr(pos + 16)) >= 248);
 }
+
+TEST_CASE("flux --double: a closed form whose products overflow a double is not printed as -nan") {
+  // a = max(0, 1.4 + 0.75 H) = 7.5e307 at H = 1e308: GTH is fine, but the
+  // closed form's a c d and d (a + b + c) + a c overflow (inf / inf = -nan).
+  const std::string path = write_model("overflow_closed_form.json", R"({"states": ["B", "G", "R"], "transitions": [
+      {"from": "B", "to": "G", "offset": "1.4", "slope": "0.75"}, {"from": "G", "to": "B", "offset": "1.15"},
+      {"from": "G", "to": "R", "offset": "1.8", "spike": true}, {"from": "R", "to": "B", "offset": "10"}],
+      "meta": {"family": "three-state"}})");
+  for (const char* mode : {"--double", "--double --json"}) {
+    const auto r = run_cli("flux \"" + path + "\" --H 1e308 " + mode);
+    INFO(mode << ": " << r.output);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("nan") == std::string::npos);
+    CHECK(r.output.find("overflow a double") != std::string::npos);
+  }
+}
