@@ -21,7 +21,20 @@ std::vector<double> rates_at(const solvers::Model& m, const solvers::Rational& H
     throw InputError(fmt::format("rate scale: must be finite and > 0, got {}", scale));
   std::vector<double> r;
   r.reserve(m.transitions.size());
-  for (const auto& q : m.rates(H)) r.push_back(solvers::to_double(q) * scale);
+  const auto exact = m.rates(H);
+  for (std::size_t e = 0; e < exact.size(); ++e) {
+    const double rate = solvers::to_double(exact[e]);
+    r.push_back(rate * scale);
+    // --alpha 1e308 was reported as "ssa: transition 2: rate inf is not finite and >= 0".
+    if (!std::isfinite(rate))
+      throw InputError(fmt::format("--H: the rate of transitions[{}] ({} -> {}) at this H is beyond the range of a double",
+                                   e, m.states[m.transitions[e].from], m.states[m.transitions[e].to]));
+    if (!std::isfinite(r.back()))
+      throw InputError(fmt::format("--alpha: {:g} x the rate of transitions[{}] ({} -> {}) at H = {:.6g} overflows a "
+                                   "double",
+                                   scale, e, m.states[m.transitions[e].from], m.states[m.transitions[e].to],
+                                   solvers::to_double(H)));
+  }
   return r;
 }
 }  // namespace

@@ -105,6 +105,11 @@ TEST_CASE("simulate neuron: bad options exit 2") {
   check_exit2("simulate neuron " + m + " --H 0 --T -1 --trials 10", "--T");
   check_exit2("simulate neuron " + m + " --H nan --T 1 --trials 10", "--H");
   check_exit2("simulate neuron " + m + " --H 0 --T 1 --trials 10 --start Q", "Q");
+  // A rate beyond double's range names the option, not "ssa: transition 2: rate inf".
+  check_exit2("simulate neuron " + m + " --H 0 --T 1e-300 --trials 10 --alpha 1e308", "--alpha: ");
+  const auto sloped = write_file("sloped.json", R"({"states": ["A", "B"], "transitions": [
+      {"from": "A", "to": "B", "offset": 1, "slope": 1, "spike": true}, {"from": "B", "to": "A", "offset": 1}]})");
+  check_exit2("simulate neuron \"" + sloped + "\" --H 1e400 --T 1e-300 --trials 10", "--H: ");
 }
 
 TEST_CASE("unknown commands are named; negative seeds and counts and empty list items are bad input") {
