@@ -8,6 +8,7 @@
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/expm.hpp"
+#include "ctmc/solvers/gth.hpp"
 #include "ctmc/solvers/linear_solve.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
@@ -61,6 +62,53 @@ Rational max_exit_rate(const Model& m, const Rational& H) {
   Rational max_exit(0);
   for (const auto& e : exit) max_exit = std::max(max_exit, e);
   return max_exit;
+}
+
+// Solves the Poisson equation Q y = -f of a chain with y_r = 0, where q
+// holds the off-diagonal rates (diagonal ignored) and every state reaches r.
+// Row i != r reads exit_i y_i - sum_j q_ij y_j = f_i. Eliminating state k
+// (GTH order, r skipped) substitutes y_k = (f_k + sum_j q_kj y_j) / s_k into
+// the rows still present: q_ij += q_ik q_kj / s_k, f_i += q_ik f_k / s_k, and
+// the pivot s_k is the sum of k's rates to the states still present (r
+// included), as in GTH (gth.hpp), so no pivot is formed by a subtraction and
+// rates of any spread keep their relative accuracy. Measured against exact
+// rationals on 300 random chains of 2-7 states with rates 1e-12..1e12: worst
+// relative error of the variance rate 8.4e-16 in double, where the alpha
+// shift lost up to all digits. O(n^3).
+template <class T>
+std::vector<T> poisson_pinned(DenseMatrix<T> q, std::vector<T> f, std::size_t r, const std::string& what) {
+  const std::size_t n = q.n;
+  std::vector<T> pivot(n, T(0));
+  std::vector<bool> present(n, true);
+  std::vector<std::size_t> eliminated;
+  for (std::size_t k = n; k-- > 0;) {
+    if (k == r) continue;
+    present[k] = false;
+    T s(0);
+    for (std::size_t j = 0; j < n; ++j)
+      if (present[j]) s += q(k, j);
+    if (is_exact_zero(s))
+      throw InputError(fmt::format("{}: state {} cannot reach state {}", what, k, r));
+    pivot[k] = s;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!present[i] || i == r || is_exact_zero(q(i, k))) continue;
+      const T m = q(i, k) / s;
+      for (std::size_t j = 0; j < n; ++j)
+        if (present[j] && j != i) add_product(q(i, j), m, q(k, j));
+      add_product(f[i], m, f[k]);
+    }
+    eliminated.push_back(k);
+  }
+  // Back substitution, last eliminated first: the states present when k was
+  // eliminated are r (y_r = 0) and those eliminated after it.
+  std::vector<T> y(n, T(0));
+  for (auto it = eliminated.rbegin(); it != eliminated.rend(); ++it) {
+    const std::size_t k = *it;
+    T acc = f[k];
+    for (auto jt = eliminated.rbegin(); jt != it; ++jt) add_product(acc, q(k, *jt), y[*jt]);
+    y[k] = acc / pivot[k];
+  }
+  return y;
 }
 
 // log2 of a bound on ||A t||_inf for the Van Loan matrix A of the counting
@@ -205,23 +253,24 @@ AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, con
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) v[i] += g.d1(i, j);
   // The variance rate is lambda + 2 theta D1 D v with D the deviation
-  // matrix (theta D = 0, D 1 = 0, Q D = 1 theta - I). For any alpha > 0,
-  // (alpha 1 theta - Q)^{-1} = 1 theta / alpha + D (multiply out), so
-  // D v = y - (theta v / alpha) 1 with (alpha 1 theta - Q) y = v. alpha is
-  // the largest exit rate: with alpha = 1 the theta part (entries <= 1) was
-  // lost beside rates of 1e20 in double (1e200 in MPFR) and the system was
-  // singular. Using D v rather than Z v = 1 theta v + D v also keeps
+  // matrix (theta D = 0, D 1 = 0, Q D = 1 theta - I), so D v solves the
+  // Poisson equation Q y = lambda 1 - v with theta y = 0. It is solved with
+  // one state pinned (poisson_pinned: GTH-style, no subtraction in any pivot)
+  // and shifted to theta y = 0. The earlier route, (alpha 1 theta - Q) y = v
+  // with alpha the largest exit rate, added alpha theta_j to every rate: the
+  // small rates were lost beside alpha (three-state sigmoid at H = 1e10: 7
+  // digits lost in double; at H = 1e300 the 256-bit value was 1.525 for an
+  // exact 1.131). Using D v rather than Z v = 1 theta v + D v also keeps
   // lambda^2 out of the sum, which would cancel against it.
-  const Rational max_exit = max_exit_rate(m, H);
-  const T alpha = from_rational<T>(max_exit > 0 ? max_exit : Rational(1));
-  DenseMatrix<T> a(n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) a(i, j) = alpha * st.pi[j] - g.q(i, j);
-  auto dv = solve_linear(std::move(a), v, source + ": deviation matrix");
-  T theta_v(0);
-  for (std::size_t i = 0; i < n; ++i) add_product(theta_v, st.pi[i], v[i]);
-  const T shift = theta_v / alpha;
-  for (auto& x : dv) x -= shift;
+  T lambda(0);
+  for (std::size_t i = 0; i < n; ++i) add_product(lambda, st.pi[i], v[i]);
+  std::vector<T> f(n);
+  for (std::size_t i = 0; i < n; ++i) f[i] = v[i] - lambda;
+  const auto r_state = static_cast<std::size_t>(std::max_element(st.pi.begin(), st.pi.end()) - st.pi.begin());
+  auto dv = poisson_pinned(g.q, std::move(f), r_state, source + ": deviation matrix");
+  T theta_y(0);
+  for (std::size_t i = 0; i < n; ++i) add_product(theta_y, st.pi[i], dv[i]);
+  for (auto& x : dv) x -= theta_y;
   T w(0);  // theta D1 D v
   for (std::size_t i = 0; i < n; ++i) {
     if (st.pi[i] == 0) continue;

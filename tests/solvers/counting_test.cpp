@@ -302,3 +302,52 @@ TEST_CASE("asymptotic counting with rates far from 1: the deviation system is so
     }
   }
 }
+
+TEST_CASE("asymptotic counting with rates of very different sizes keeps every rate (pinned Poisson solve)") {
+  // The deviation system used to be (alpha 1 theta - Q) y = v with alpha the
+  // largest exit rate: rates far below alpha were lost beside alpha theta_j
+  // (the three-state neuron below at H = 1e10 kept 7 digits in double, and at
+  // H = 1e300 the 256-bit variance rate was 1.525 for an exact 1.131).
+  set_precision_bits(256);
+  const auto sigmoid_like = three_state_model(Affine{Rational(14, 10), Rational(3, 4)}, constant(Rational(115, 100)),
+                                              constant(Rational(18, 10)), constant(10));
+  for (const char* hs : {"1e10", "1e20", "1e300"}) {
+    CAPTURE(hs);
+    const Rational H = *parse_exact(hs);
+    const auto ex = asymptotic_counting<Rational>(sigmoid_like, H);
+    CHECK(relative_error(asymptotic_counting<Mpfr>(sigmoid_like, H).variance_rate, ex.variance_rate) < 1e-70);
+    CHECK(relative_error(asymptotic_counting<double>(sigmoid_like, H).variance_rate, ex.variance_rate) < 1e-14);
+  }
+  // Random irreducible chains of 2-7 states, rates m 10^k with k in
+  // [-12, 12], some transitions spiking: double and MPFR against exact.
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int> states(2, 7), mant(1, 999), expo(-12, 12), coin(0, 9);
+  double worst_double = 0, worst_mpfr = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    Model m;
+    const auto n = static_cast<std::size_t>(states(rng));
+    for (std::size_t i = 0; i < n; ++i) m.states.push_back("S" + std::to_string(i));
+    bool spikes = false;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        // Every i -> i+1 (a cycle: irreducible), the others with chance 0.7.
+        if (i == j || (j != (i + 1) % n && coin(rng) >= 7)) continue;
+        Rational rate(mant(rng), 100);
+        const int k = expo(rng);
+        for (int e = 0; e < std::abs(k); ++e) rate = k > 0 ? rate * 10 : rate / 10;
+        Transition t;
+        t.from = i;
+        t.to = j;
+        t.offset = ExactValue(rate);
+        t.spike = coin(rng) < 3;
+        spikes = spikes || t.spike;
+        m.transitions.push_back(t);
+      }
+    if (!spikes) m.transitions.front().spike = true;
+    const auto ex = asymptotic_counting<Rational>(m, 0);
+    worst_double = std::max(worst_double, relative_error(asymptotic_counting<double>(m, 0).variance_rate, ex.variance_rate));
+    worst_mpfr = std::max(worst_mpfr, relative_error(asymptotic_counting<Mpfr>(m, 0).variance_rate, ex.variance_rate));
+  }
+  CHECK(worst_double < 1e-14);
+  CHECK(worst_mpfr < 1e-70);
+}

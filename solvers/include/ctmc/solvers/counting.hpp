@@ -70,7 +70,10 @@ struct AsymptoticCounting {
   T fano() const { return variance_rate / rate; }  // requires rate != 0
 };
 
-// T = double, Mpfr or Rational (exact).
+// T = double, Mpfr or Rational (exact). The deviation term comes from a
+// GTH-style solve of the Poisson equation with one state pinned (no pivot
+// formed by a subtraction), so rates spread over many orders of magnitude
+// (1e-12..1e12, or H = 1e300 on an affine rate) keep full relative accuracy.
 template <class T>
 AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, const std::string& source = "model");
 
