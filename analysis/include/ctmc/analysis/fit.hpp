@@ -89,7 +89,7 @@ std::pair<solvers::Rational, solvers::Rational> parse_domain(const std::string& 
 // One value per line (blank lines and '#' comments skipped), each an exact
 // decimal or p/q; InputError naming the file and line for anything else,
 // including nan/inf and values that overflow a double; also when the samples
-// are all equal as doubles. If `restrict_to_domain`, values outside [lo, hi] are dropped.
+// are all equal as doubles or their range overflows one. If `restrict_to_domain`, values outside [lo, hi] are dropped.
 FitData read_samples(const std::string& path, const solvers::Rational* lo = nullptr,
                      const solvers::Rational* hi = nullptr);
 // Attaches weights (same format, >= 0, positive sum; each a finite double and
