@@ -60,6 +60,8 @@ Dataset Dataset::head(int n) const {
 
 DatasetSplit load_idx_dir(const std::string& dir) {
   std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw InputError(dir + ": is a file, not a data directory (a folder of IDX or CIFAR-10 binary files)");
   if (!fs::is_directory(dir, ec)) throw InputError(dir + ": data directory does not exist (run scripts/fetch-data.sh)");
   const char* stems[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
   std::string paths[4];

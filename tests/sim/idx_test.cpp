@@ -91,6 +91,9 @@ TEST_CASE("IDX .gz round trip and a directory of the four files") {
   fs::remove(dir / "t10k-labels-idx1-ubyte");
   check_input_error([&] { load_idx_dir(dir.string()); }, dir.string(), "t10k-labels-idx1-ubyte");
   check_input_error([&] { load_idx_dir((dir / "nope").string()); }, (dir / "nope").string(), "does not exist");
+  // A file given as the folder is named as one (it used to read 'does not exist').
+  const auto file = (dir / "train-images-idx3-ubyte.gz").string();
+  check_input_error([&] { load_idx_dir(file); }, file, "is a file, not a data directory");
   fs::remove_all(dir);
 }
 
