@@ -254,7 +254,8 @@ T bernstein_value(const std::vector<Rational>& kappa, const Rational& u) {
   std::vector<T> k;
   k.reserve(kappa.size());
   for (const auto& q : kappa) k.push_back(from_rational<T>(q));
-  return bernstein_polynomial(k, from_rational<T>(u));
+  // 1 - u from the exact u (see bernstein_polynomial), as bernstein_long does.
+  return bernstein_polynomial(k, from_rational<T>(u), from_rational<T>(1 - u));
 }
 
 }  // namespace

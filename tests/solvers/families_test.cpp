@@ -188,3 +188,22 @@ TEST_CASE("closed_form_flux of a long Bernstein chain (N = 3000, mode-relative w
     CHECK(std::abs(cd - to_double(p)) / to_double(p) < 1e-11);
   }
 }
+
+TEST_CASE("closed_form_flux of a Bernstein chain near u = 1 with kappa_N = 0 keeps full relative accuracy") {
+  // M_N(u) ~ N kappa_{N-1} (1 - u) there: 1 - u must come from the exact u,
+  // not from u rounded into the scalar (double lost 8 digits at
+  // u = 1 - 1e-9 and all of them at 1 - 1e-20; 256-bit MPFR lost 18).
+  set_precision_bits(256);
+  for (std::size_t n : {std::size_t{4}, std::size_t{40}}) {
+    std::vector<Rational> kappa;
+    for (std::size_t i = 0; i <= n; ++i) kappa.push_back(Rational(static_cast<long>(n - i), static_cast<long>(n)));
+    const auto m = bernstein_model(kappa, 2, 1, 0, 1);
+    for (const Rational eps : {Rational(1, 1000000000), Rational(1, 1000000) / 1000000 / 1000000 / 100}) {
+      const Rational input = 1 - eps;
+      const Rational exact = closed_form_flux<Rational>(m, input)->value();
+      REQUIRE(solve_stationary<Rational>(m, input).flux == exact);
+      CHECK(relative_error(closed_form_flux<double>(m, input)->value(), exact) < 1e-14);  // O(N eps)
+      CHECK(relative_error(closed_form_flux<Mpfr>(m, input)->value(), exact) < 1e-74);
+    }
+  }
+}

@@ -78,14 +78,23 @@ Fraction<T> full_three_state_flux(const std::array<T, 6>& r) {
 // multiplications by u and 1-u (no binomials, no division, no cancellation
 // for 0 <= u <= 1), so it works in rings and is exact in rationals. O(N^2):
 // meant for N up to a few thousand.
+//
+// v = 1 - u is passed separately where the caller can form it exactly (a
+// rational u rounded once into T): 1 - u computed in T from a rounded u near
+// 1 keeps only the absolute accuracy of u, and M_N there is of the size of
+// (1-u) kappa_{N-1} when kappa_N = 0 (u = 1 - 1e-9 in double: 8 digits lost;
+// 1 - 1e-20: none left; 256-bit MPFR lost 18 digits).
 template <class T>
-T bernstein_polynomial(const std::vector<T>& kappa, const T& u) {
+T bernstein_polynomial(const std::vector<T>& kappa, const T& u, const T& v) {
   if (kappa.empty()) return T(0);
   std::vector<T> b(kappa);
-  const T v = T(1) - u;
   for (std::size_t r = b.size() - 1; r >= 1; --r)
     for (std::size_t i = 0; i < r; ++i) b[i] = v * b[i] + u * b[i + 1];
   return b[0];
+}
+template <class T>
+T bernstein_polynomial(const std::vector<T>& kappa, const T& u) {
+  return bernstein_polynomial(kappa, u, T(T(1) - u));
 }
 
 // Bernstein chain flux F_N = rho M / (rho + M) (the theorem's construction):
