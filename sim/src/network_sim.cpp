@@ -125,6 +125,9 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   std::vector<int> mf_pred(n);
   // Inputs outside each layer's fit domain, per sample (summed after the loop).
   std::vector<std::vector<std::int64_t>> outside(S, std::vector<std::int64_t>(static_cast<std::size_t>(n), 0));
+  // Expected CTMC transitions per unit time of each sample's spiking neurons
+  // at their mean-field inputs (the work estimate for kMaxTransitions).
+  std::vector<double> jump_rates(static_cast<std::size_t>(n), 0.0);
   // The rate functions solve each neuron's chain and throw InputError for an
   // input where it has no unique stationary law (two closed classes).
   detail::LoopErrors mf_errors;
@@ -134,6 +137,7 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
       const auto mf = mean_field_forward(net, test.images.col(s).data(), rates, opt.snn.readout);
       mf_pred[s] = mf.prediction;
       for (std::size_t l = 0; l < S; ++l) {
+        for (double h : mf.inputs[l]) jump_rates[static_cast<std::size_t>(s)] += layers[l].kernel.jump_rate(h);
         const auto [lo, hi] = res.fit_domain[l];
         if (std::isnan(lo)) continue;
         for (double h : mf.inputs[l]) outside[l][static_cast<std::size_t>(s)] += h < lo || h > hi;
@@ -154,6 +158,19 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   const SpikingNetwork snn(net, std::move(layers), opt.snn);
   res.steps = snn.steps();
   res.spiking_neurons = snn.spiking_neurons();
+  {
+    // After SpikingNetwork, which refuses a bad --T/--dt first. Not for the
+    // Euler sampler: at most one move per neuron and step, whatever the rates.
+    double rate_sum = 0;
+    for (double r : jump_rates) rate_sum += r;
+    const double expected = static_cast<double>(opt.trials) * opt.snn.T * rate_sum;
+    if (opt.snn.sampler != SamplerKind::Euler && !(expected <= kMaxTransitions))
+      throw InputError(fmt::format(
+          "--rate/--T: about {:.3g} CTMC transitions expected ({} trials x T = {:g} x {:.3g} transitions per unit time "
+          "summed over the test images' spiking neurons at their mean-field inputs), beyond the budget of {:.0e}; "
+          "lower --rate (alpha_l scales every rate), --T, --trials or --limit",
+          expected, opt.trials, opt.snn.T, rate_sum, kMaxTransitions));
+  }
   const std::size_t total = static_cast<std::size_t>(opt.trials) * n;
   res.predictions.assign(total, -1);
   res.synops.assign(total, 0);

@@ -171,4 +171,12 @@ double NeuronKernel::flux(double H) const {
   return f;
 }
 
+double NeuronKernel::jump_rate(double H) const {
+  const std::vector<double> pi = stationary(H);
+  double r = 0;
+  for (std::size_t i = 0; i < n_; ++i)
+    if (pi[i] > 0) r += pi[i] * exit_rate(i, H);
+  return r;
+}
+
 }  // namespace ctmc::sim

@@ -219,6 +219,18 @@ TEST_CASE("simulate_network: identical results for any thread count; bad inputs"
   opt.trials = 100000000;
   CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--trials: "),
                        ctmc::InputError);
+  // Few neuron-steps but rates so high that the exact sampler's transitions
+  // (every one drawn) would never end: --rate 1e300 ran past any limit.
+  opt.trials = 1;
+  for (double rate : {1e12, 1e300}) {
+    opt.rate = rate;
+    CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--rate/--T: about "),
+                         ctmc::InputError);
+  }
+  // The Euler sampler moves at most once per step: not refused.
+  opt.rate = 1e12;
+  opt.snn.sampler = SamplerKind::Euler;
+  CHECK(simulate_network(net, train, test, neurons, opt).steps == 100);
 }
 
 TEST_CASE("simulate_network: the share of mean-field inputs outside a model's fit domain (meta.domain)") {

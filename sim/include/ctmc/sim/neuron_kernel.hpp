@@ -79,6 +79,9 @@ class NeuronKernel {
   // at the exact rational value of H, which restricts to the closed class.
   std::vector<double> stationary(double H) const;
   double flux(double H) const;
+  // Stationary rate of all transitions (spikes or not) at H: sum_i pi_i
+  // exit_rate(i, H), the sampler's expected work per unit time.
+  double jump_rate(double H) const;
 
   // True when state j cannot be reached from state i using only non-spike
   // transitions that are not identically zero (i != j; i == j is false):
