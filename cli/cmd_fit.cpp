@@ -3,6 +3,8 @@
 //   [--threads T] [--alpha A] [--rate-bound R] [--basin-rounds K]
 //   [--gradient analytic|jet] [--warm-start model.json] [--output model.json]
 //   [--json]
+// ctmc-snn fit --activation NAME --domain LO,HI --score model.json [--json]
+//   (the model's MSE and max error against the target, no fit)
 //
 // Least-squares fit of a CTMC family's stationary flux to alpha * phi (paper
 // eq. 3); see analysis/include/ctmc/analysis/fit.hpp for the method, bounds and
@@ -26,7 +28,7 @@ namespace ctmc::cli {
 namespace {
 
 struct FitCliOptions {
-  std::string activation, domain, family = "three-state", samples, weights, output, alpha = "1", warm_start;
+  std::string activation, domain, family = "three-state", samples, weights, output, alpha = "1", warm_start, score;
   std::size_t states = 0, points = 401;
   int starts = 64, threads = 0, max_iterations = 200, basin_rounds = analysis::FitOptions{}.basin_rounds;
   std::string gradient = "analytic";
@@ -82,6 +84,38 @@ void check_output_path(const std::string& output) {
     throw InputError(fmt::format("--output: '{}' names no file", output));
 }
 
+// --score: the MSE and max |error| of a given model (any chain, e.g. one
+// trained in PyTorch, or a model from the paper) against alpha phi on the
+// fit's data, evaluated as the fit's results are (MPFR at --precision bits on
+// the exact model), without fitting.
+void score_model(const FitCliOptions& o, const analysis::FitProblem& p) {
+  const std::string source = "--score " + o.score;
+  const auto model = solvers::read_model_file(o.score);
+  analysis::ExactErrors e;
+  try {
+    e = analysis::evaluate_exactly(model, p, o.precision);
+  } catch (const InputError& err) {
+    throw InputError(fmt::format("{}: {}", source, err.what()));
+  }
+  if (o.json) {
+    nlohmann::ordered_json j{{"model", o.score},
+                             {"states", model.size()},
+                             {"target", fmt::format("{} * {}", o.alpha, p.activation.name)},
+                             {"data", p.data.description},
+                             {"mse", e.mse},
+                             {"max_abs_error", e.max_abs_error},
+                             {"max_abs_error_at", e.max_abs_error_at},
+                             {"precision_bits", o.precision}};
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("model       {} ({} states, {} transitions)\n", o.score, model.size(), model.transitions.size());
+  fmt::print("target      {} * {}\n", o.alpha, p.activation.name);
+  fmt::print("data        {}\n", p.data.description);
+  fmt::print("MSE         {:.6e}   (MPFR {} bits)\n", e.mse, o.precision);
+  fmt::print("max |err|   {:.6e} at H = {:.6g}\n", e.max_abs_error, e.max_abs_error_at);
+}
+
 void run_fit(const FitCliOptions& o) {
   check_numeric_options(o);
   if (!o.output.empty()) check_output_path(o.output);
@@ -112,6 +146,10 @@ void run_fit(const FitCliOptions& o) {
   if (!o.weights.empty()) analysis::read_weights(p.data, o.weights);
   p.bounds.rate_bound = o.rate_bound;
   p.bounds.min_const_rate = o.min_rate;
+  if (!o.score.empty()) {
+    score_model(o, p);
+    return;
+  }
 
   analysis::FitOptions fo;
   fo.starts = o.starts;
@@ -248,7 +286,12 @@ Register reg([](CLI::App& root) {
                   "Model JSON to start from (start 0; e.g. a chain trained elsewhere), of the --family's shape: states "
                   "matched by name if it uses the family's (B, R / B, G, R / S0..S(n-1)), else by position. For "
                   "general, a chain of fewer states is embedded, and its splits are further starts");
-  cmd->add_option("--output", o->output, "Write the fitted model JSON here");
+  auto* score = cmd->add_option("--score", o->score,
+                                "Only score this model JSON (any chain, e.g. one trained elsewhere): its MSE and max "
+                                "|err| against the target on the data, in MPFR, without fitting");
+  auto* output = cmd->add_option("--output", o->output, "Write the fitted model JSON here");
+  score->excludes(output);
+  score->excludes("--warm-start");
   cmd->add_flag("--json", o->json, "Print the model JSON (with the fit's meta) to stdout");
   cmd->callback([o] { run_fit(*o); });
 });

@@ -170,6 +170,40 @@ TEST_CASE("fit --warm-start: a general chain of fewer states is embedded, and it
                "the general-2 family has 2");
 }
 
+TEST_CASE("fit --score: any chain's weighted MSE and max error against the target, without a fit") {
+  // A -> B at a(H) = max(0, 1 + H/2), B -> A at 2 (spike): F = 2 a / (a + 2)
+  // (0 where a = 0: A is then absorbing). State names of no family.
+  const auto model = write_file("fit_score_chain.json", R"({"states": ["A", "B"], "transitions": [
+          {"from": "A", "to": "B", "offset": 1, "slope": "1/2", "spike": false},
+          {"from": "B", "to": "A", "offset": 2, "slope": 0, "spike": true}]})");
+  const auto samples = write_file("fit_score_samples.txt", "-3\n-1\n0\n1.5\n4\n");
+  const auto weights = write_file("fit_score_weights.txt", "1\n2\n3\n4\n5\n");
+  const auto r = run_cli("fit --activation sigmoid --samples \"" + samples + "\" --weights \"" + weights +
+                         "\" --score \"" + model + "\" --json");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.output);
+  long double sum = 0, wsum = 0, worst = 0, worst_at = 0;
+  const long double hs[] = {-3, -1, 0, 1.5L, 4}, ws[] = {1, 2, 3, 4, 5};
+  for (int m = 0; m < 5; ++m) {
+    const long double a = std::max(0.0L, 1 + hs[m] / 2), f = 2 * a / (a + 2);
+    const long double e = f - 1 / (1 + std::exp(-hs[m]));
+    sum += ws[m] * e * e;
+    wsum += ws[m];
+    if (std::abs(e) > worst) worst = std::abs(e), worst_at = hs[m];
+  }
+  const double mse = static_cast<double>(sum / wsum);
+  CHECK(std::abs(j.at("mse").get<double>() - mse) <= 1e-15 * mse);
+  CHECK(std::abs(j.at("max_abs_error").get<double>() - static_cast<double>(worst)) <= 1e-15 * static_cast<double>(worst));
+  CHECK(j.at("max_abs_error_at").get<double>() == static_cast<double>(worst_at));
+  CHECK(j.at("states") == 2);
+  // Nothing is fitted, so there is nothing to write; a missing or malformed
+  // model exits 2 naming it.
+  expect_exit2(kGrid + " --score \"" + model + "\" --output \"" + (temp_dir() / "x.json").string() + "\"",
+               "--score excludes --output");
+  expect_exit2(kGrid + " --score \"" + (temp_dir() / "no_such_score.json").string() + "\"", "no_such_score.json");
+}
+
 TEST_CASE("activation tables and parameters are parsed strictly") {
   const std::string tail = " --domain -5,5 --N 4";
   struct BadTable {
