@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <type_traits>
 #include <tuple>
 
 #include "ctmc/solvers/errors.hpp"
@@ -258,12 +261,12 @@ T bernstein_value(const std::vector<Rational>& kappa, const Rational& u) {
   return bernstein_polynomial(k, from_rational<T>(u), from_rational<T>(1 - u));
 }
 
-}  // namespace
-
+// The closed form with every rate (kappa and rho for Bernstein) multiplied
+// exactly by `scale` before it is rounded into T.
 template <class T>
-std::optional<Fraction<T>> closed_form_flux(const Model& m, const Rational& H) {
+std::optional<Fraction<T>> closed_form_flux_scaled(const Model& m, const Rational& H, const Rational& scale) {
   const std::string family = family_name(m);
-  auto rate = [&](std::size_t k) { return k == kNone ? T(0) : from_rational<T>(m.transitions[k].rate(H)); };
+  auto rate = [&](std::size_t k) { return k == kNone ? T(0) : from_rational<T>(m.transitions[k].rate(H) * scale); };
   if (family == "two-state") {
     if (!has_states(m, {"B", "R"})) return std::nullopt;
     const auto k = match_exactly(m, {{"B", "R", true}, {"R", "B", false}});
@@ -297,11 +300,58 @@ std::optional<Fraction<T>> closed_form_flux(const Model& m, const Rational& H) {
     const auto p = bernstein_params(m);
     if (!p) return std::nullopt;
     const Rational u = (H - p->Imin) / (p->Imax - p->Imin);
-    const T mval = bernstein_value<T>(p->kappa, u);
-    const T rho = from_rational<T>(p->rho);
+    std::vector<Rational> kappa = p->kappa;
+    for (auto& k : kappa) k *= scale;
+    const T mval = bernstein_value<T>(kappa, u);
+    const T rho = from_rational<T>(p->rho * scale);
     return Fraction<T>{rho * mval, rho + mval};
   }
   return std::nullopt;
+}
+
+// Binary exponent of a positive rational (q in [2^(e-1), 2^e) up to rounding),
+// without going through double's range.
+long binary_exponent(const Rational& q) {
+  mpfr_t t;
+  mpfr_init2(t, 53);
+  mpfr_set_q(t, q.backend().data(), MPFR_RNDN);
+  const long e = mpfr_get_exp(t);
+  mpfr_clear(t);
+  return e;
+}
+
+}  // namespace
+
+// Every closed form is homogeneous of degree 1 in the rates (num of degree
+// k + 1 over den of degree k; Bernstein in kappa and rho), so in double it is
+// evaluated on the rates times 2^-e and the value multiplied by 2^e. With e
+// midway between the binary exponents of the smallest and largest positive
+// rate, products of up to three rates stay in double's range for rates
+// spread over 2^680. Unscaled, a d of the two-state chain underflowed to 0
+// at a = d = 1e-170 (closed form printed as 0, GTH's flux 5e-171 right) and
+// the three-state products overflowed from a = c = 1e155 on.
+template <class T>
+std::optional<Fraction<T>> closed_form_flux(const Model& m, const Rational& H) {
+  if constexpr (std::is_same_v<T, double>) {
+    long lo = 0, hi = 0;
+    bool any = false;
+    for (const auto& r : m.rates(H)) {
+      if (!(r > 0)) continue;
+      const long e = binary_exponent(r);
+      lo = any ? std::min(lo, e) : e;
+      hi = any ? std::max(hi, e) : e;
+      any = true;
+    }
+    const long e = any ? std::clamp((lo + hi) / 2, -1000L, 1000L) : 0;
+    Rational scale(1);
+    if (e > 0) mpq_div_2exp(scale.backend().data(), scale.backend().data(), static_cast<mp_bitcnt_t>(e));
+    if (e < 0) mpq_mul_2exp(scale.backend().data(), scale.backend().data(), static_cast<mp_bitcnt_t>(-e));
+    auto f = closed_form_flux_scaled<double>(m, H, scale);
+    if (!f || f->den == 0) return f;
+    return Fraction<double>{std::ldexp(f->num / f->den, static_cast<int>(e)), 1.0};
+  } else {
+    return closed_form_flux_scaled<T>(m, H, Rational(1));
+  }
 }
 
 template std::optional<Fraction<double>> closed_form_flux(const Model&, const Rational&);

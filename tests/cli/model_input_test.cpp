@@ -191,8 +191,10 @@ TEST_CASE("flux --exact on the family fixtures: hand-derived values, closed form
 }
 
 TEST_CASE("flux --double: a closed form whose products overflow a double is not printed as -nan") {
-  // a = max(0, 1.4 + 0.75 H) = 7.5e307 at H = 1e308: GTH is fine, but the
-  // closed form's a c d and d (a + b + c) + a c overflow (inf / inf = -nan).
+  // a = max(0, 1.4 + 0.75 H) = 7.5e307 at H = 1e308: GTH is fine, and the
+  // closed form's a c d and d (a + b + c) + a c would overflow (inf / inf =
+  // -nan); they are evaluated on rates scaled by a power of two
+  // (closed_form_flux), so the closed form is printed and agrees with GTH.
   const std::string path = write_model("overflow_closed_form.json", R"({"states": ["B", "G", "R"], "transitions": [
       {"from": "B", "to": "G", "offset": "1.4", "slope": "0.75"}, {"from": "G", "to": "B", "offset": "1.15"},
       {"from": "G", "to": "R", "offset": "1.8", "spike": true}, {"from": "R", "to": "B", "offset": "10"}],
@@ -202,6 +204,12 @@ TEST_CASE("flux --double: a closed form whose products overflow a double is not 
     INFO(mode << ": " << r.output);
     CHECK(r.status == 0);
     CHECK(r.output.find("nan") == std::string::npos);
-    CHECK(r.output.find("overflow a double") != std::string::npos);
+    CHECK(r.output.find("overflow a double") == std::string::npos);
+    // "correct_bits": 52.6 (JSON) or "(52.6 correct bits of 53)" (text).
+    const bool json = std::string(mode).find("json") != std::string::npos;
+    const auto key = r.output.find(json ? "\"correct_bits\": " : " correct bits of");
+    REQUIRE(key != std::string::npos);
+    const auto pos = json ? key + 16 : r.output.rfind('(', key) + 1;
+    CHECK(std::stod(r.output.substr(pos)) >= 50);
   }
 }

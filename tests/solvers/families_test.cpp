@@ -7,6 +7,7 @@
 #include <random>
 
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
@@ -205,5 +206,34 @@ TEST_CASE("closed_form_flux of a Bernstein chain near u = 1 with kappa_N = 0 kee
       CHECK(relative_error(closed_form_flux<double>(m, input)->value(), exact) < 1e-14);  // O(N eps)
       CHECK(relative_error(closed_form_flux<Mpfr>(m, input)->value(), exact) < 1e-74);
     }
+  }
+}
+
+TEST_CASE("closed_form_flux in double: products of tiny or huge rates neither underflow nor overflow") {
+  // Each closed form is homogeneous of degree 1 in the rates; in double it is
+  // evaluated on rates scaled by a power of two. Unscaled, the two-state a d
+  // underflowed to 0 at a = d = 1e-170 (closed form 0 for a flux of 5e-171)
+  // and three-state products overflowed (inf / inf = NaN) at H = 1e160.
+  const Rational tiny = *parse_exact("1e-170"), huge = *parse_exact("1e160");
+  const auto two = two_state_model(Affine{0, 1}, Affine{3 * tiny, 0});
+  const auto three = three_state_model(Affine{Rational(7, 5), Rational(3, 4)}, Affine{Rational(23, 20), 0},
+                                       Affine{Rational(9, 5), 1}, Affine{10, 0});
+  // a at its kink (a = 3/4 tiny) with b = d = tiny: every product of the closed form is ~1e-340 or below.
+  const auto three_kink = three_state_model(Affine{Rational(7, 5), Rational(3, 4)}, Affine{tiny, 0},
+                                            Affine{Rational(9, 5), 0}, Affine{tiny, 0});
+  std::array<Affine, 6> r;
+  for (std::size_t k = 0; k < 6; ++k) r[k] = Affine{Rational(static_cast<long>(k + 1)), k % 2 ? Rational(1) : Rational(0)};
+  const auto full = full_three_state_model(r);
+  std::vector<Rational> kappa{0, Rational(1, 3), 2};
+  for (auto& k : kappa) k *= tiny;
+  const auto bern = bernstein_model(kappa, 5 * tiny, 1, 0, 1);
+  const std::vector<std::pair<const Model*, Rational>> cases{
+      {&two, tiny}, {&three, huge}, {&three_kink, -Rational(28, 15) + tiny}, {&full, huge}, {&bern, Rational(1, 3)}};
+  for (const auto& [m, h] : cases) {
+    const Rational exact = closed_form_flux<Rational>(*m, h)->value();
+    REQUIRE(solve_stationary<Rational>(*m, h).flux == exact);
+    const double d = closed_form_flux<double>(*m, h)->value();
+    INFO(family_name(*m) << " at H = " << to_double(h) << ": " << d << " for " << to_double(exact));
+    CHECK(relative_error(d, exact) < 1e-15);
   }
 }

@@ -130,7 +130,10 @@ Model bernstein_model(const std::vector<Rational>& kappa, const Rational& rho, c
 // of the inputs. Bernstein: kappa, rho, Imin, Imax from meta, checked against
 // the transitions; u clamped to [0, 1] as the rectified rates do. Returns
 // nullopt when the family is unknown or the structure does not match.
-// T = double, Mpfr, Rational, Interval.
+// T = double, Mpfr, Rational, Interval. In double the form is evaluated on
+// the rates scaled by a power of two (exact; see families.cpp) and returned
+// as {value, 1}, so its products neither overflow nor underflow where the
+// flux itself is in range.
 template <class T>
 std::optional<Fraction<T>> closed_form_flux(const Model& m, const Rational& H);
 
