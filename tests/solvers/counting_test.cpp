@@ -133,14 +133,14 @@ TEST_CASE("finite-T counting from stationarity: E N(T) = lambda T, and Var N(T)/
   CHECK(std::abs(d.mean - 20.0) / 20.0 < 1e-12);
 }
 
-TEST_CASE("finite-T moments at small t against the exact rational Taylor series of exp(A t)") {
-  // Independent of scaling and squaring: sum_k (A t)^k / k! in exact rationals,
-  // 40 terms at t = 1/8 with ||A|| <= 2 * 12: the tail is below 3^41/41! < 1e-29.
-  set_precision_bits(256);
-  const auto m = three_state_model(constant(4), constant(3), constant(5), constant(Rational(2, 3)));
+namespace {
+// E N(t) and E N(t)(N(t)-1) from pi0 by the exact rational Taylor series
+// sum_{k <= terms} (A t)^k / k! of Van Loan's matrix A = [[Q, D1, 0], [0, Q,
+// D1], [0, 0, Q]]: independent of scaling and squaring and of centering.
+std::pair<Rational, Rational> taylor_moments(const Model& m, const std::vector<Rational>& pi0, const Rational& t,
+                                             int terms) {
   const auto g = spike_generator<Rational>(m, 0);
-  const std::size_t n = 3;
-  const Rational t(1, 8);
+  const std::size_t n = m.size();
   DenseMatrix<Rational> a(3 * n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
@@ -148,11 +148,10 @@ TEST_CASE("finite-T moments at small t against the exact rational Taylor series 
       a(i, n + j) = g.d1(i, j) * t;
       a(n + i, 2 * n + j) = g.d1(i, j) * t;
     }
-  const std::vector<Rational> pi0{Rational(1, 2), Rational(1, 3), Rational(1, 6)};
   // Row vector x_k = [pi0, 0, 0] (A t)^k / k!, accumulated.
   std::vector<Rational> x(3 * n, Rational(0)), sum(3 * n, Rational(0));
   for (std::size_t i = 0; i < n; ++i) x[i] = pi0[i];
-  for (int k = 0; k <= 40; ++k) {
+  for (int k = 0; k <= terms; ++k) {
     for (std::size_t j = 0; j < 3 * n; ++j) sum[j] += x[j];
     std::vector<Rational> y(3 * n, Rational(0));
     for (std::size_t i = 0; i < 3 * n; ++i)
@@ -166,12 +165,53 @@ TEST_CASE("finite-T moments at small t against the exact rational Taylor series 
     mean += sum[n + j];
     fm2 += 2 * sum[2 * n + j];
   }
+  return {mean, fm2};
+}
+}  // namespace
+
+TEST_CASE("finite-T moments at small t against the exact rational Taylor series of exp(A t)") {
+  // 40 terms at t = 1/8 with ||A|| <= 2 * 12: the tail is below 3^41/41! < 1e-29.
+  set_precision_bits(256);
+  const auto m = three_state_model(constant(4), constant(3), constant(5), constant(Rational(2, 3)));
+  const Rational t(1, 8);
+  const std::vector<Rational> pi0{Rational(1, 2), Rational(1, 3), Rational(1, 6)};
+  const auto [mean, fm2] = taylor_moments(m, pi0, t, 40);
   std::vector<Mpfr> pim;
   for (const auto& p : pi0) pim.push_back(mp(p));
   const auto r = counting_moments<Mpfr>(m, 0, pim, mp(t));
   CHECK(relative_error(r.mean, mean) < 1e-27);
   CHECK(relative_error(r.factorial_moment2, fm2) < 1e-27);
   CHECK(relative_error(r.variance, fm2 + mean - mean * mean) < 1e-27);
+}
+
+TEST_CASE("finite-T moments with rates x t far below 1, from a state away from the spikes") {
+  // From B the first spike needs B -> G -> R: E N(t) ~ a c t^2 / 2, and the
+  // second moment's entries start at t^4. The Taylor degree chosen from ||A t||
+  // alone (1 at ||A t|| ~ 1e-11) returned them as 0, and centering at c t
+  // cancelled the mean: E N(1) = 0 and Var N(1) = -1.1e-25 in double with
+  // rates ~1e-12, 61 of 77 digits at 256 bits with rates ~1 and t = 1e-30.
+  // References: the exact series to 40 terms (tail below 1e-180 with these norms).
+  set_precision_bits(256);
+  struct Case {
+    Model model;
+    Rational t;
+  };
+  const Case cases[] = {
+      {three_state(*parse_exact("2e-12"), *parse_exact("1e-12"), *parse_exact("3e-12"), *parse_exact("5e-13")), 1},
+      {three_state(*parse_exact("2e-6"), *parse_exact("1e-6"), *parse_exact("3e-6"), *parse_exact("5e-7")), 1},
+      {three_state(4, 3, 5, Rational(2, 3)), *parse_exact("1e-30")}};
+  for (const auto& [m, t] : cases) {
+    CAPTURE(to_double(t));
+    const std::vector<Rational> from_b{1, 0, 0};
+    const auto [mean, fm2] = taylor_moments(m, from_b, t, 40);
+    const Rational var = fm2 + mean - mean * mean;
+    const auto r = counting_moments<Mpfr>(m, 0, std::vector<Mpfr>{mp(1), mp(0), mp(0)}, mp(t));
+    CHECK(relative_error(r.mean, mean) < 1e-70);
+    CHECK(relative_error(r.variance, var) < 1e-70);
+    const auto d = counting_moments<double>(m, 0, std::vector<double>{1, 0, 0}, to_double(t));
+    CHECK(relative_error(d.mean, mean) < 1e-14);
+    CHECK(relative_error(d.variance, var) < 1e-14);
+  }
 }
 
 TEST_CASE("counting: bad inputs are InputErrors") {
