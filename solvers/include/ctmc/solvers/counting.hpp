@@ -11,19 +11,25 @@
 //   Var N(t) = 2 pi0 F2 1 + E[N(t)] - E[N(t)]^2
 // (the first two derivatives at z = 1 of E z^N(t) = pi0 exp((D0 + z D1) t) 1).
 // The last line would cancel catastrophically at large t (terms of size
-// (lambda t)^2 for a result of size v t), so the code computes the moments of
-// the centered count N(t) - lambda t instead, by the same construction with
-// D1 replaced by D1 - lambda I (see counting.cpp). What remains is the
+// (lambda t)^2 for a result of size v t), so where lambda t > 1 the code
+// computes the moments of the centered count N(t) - lambda t instead, by the
+// same construction with D1 replaced by D1 - lambda I (see counting.cpp);
+// below, uncentered (E[N(t)] can be far below lambda t, and adding lambda t
+// back would cancel it). The Taylor degree also covers the longest path of
+// A's graph, so blocks whose entries start at (rate t)^d keep their relative
+// accuracy at small rate t (expm.hpp). What remains is the
 // scaling and squaring's own error growth, about 2^s eps for s ~ log2 ||Q t||
 // squarings: MPFR adds s guard bits and keeps full precision at any t; double
 // refuses t beyond 25 squarings (InputError) rather than lose more digits.
 //
 // Asymptotic (Neuts; Narayana and Neuts 1992): with theta the stationary
-// vector (solved by GTH) and the deviation-type matrix Z = (1 theta - Q)^-1,
+// vector (solved by GTH) and the deviation matrix D (theta D = 0, Q D =
+// 1 theta - I),
 //   lambda = lim E[N(t)]/t = theta D1 1 (= the stationary flux F),
-//   v = lim Var N(t)/t = lambda + 2 (theta D1 Z D1 1 - lambda^2),
-// and the Fano factor v / lambda. 1 theta - Q is nonsingular exactly when the
-// chain has one closed class, which solve_stationary ensures. In rationals the
+//   v = lim Var N(t)/t = lambda + 2 theta D1 D D1 1,
+// and the Fano factor v / lambda. D D1 1 solves a Poisson equation, by
+// GTH-style elimination with one state pinned (counting.cpp): one closed
+// class, which solve_stationary ensures, makes it solvable. In rationals the
 // results are exact.
 //
 // Errors: InputError for a wrong-sized or negative initial distribution, a
