@@ -150,18 +150,27 @@ TEST_CASE("bernstein: bad input exits 2 with the reason") {
   check_exit2("bernstein --activation table:" + table + " --domain 0,2 --N 4", "nondecreasing");
 }
 
+namespace {
+// A data folder of the four IDX files (raw bytes given), under temp_dir().
+fs::path write_idx_dir(const std::string& name, const std::string& train_img, const std::string& train_lab,
+                       const std::string& test_img, const std::string& test_lab) {
+  const auto dir = temp_dir() / name;
+  fs::create_directories(dir);
+  std::ofstream(dir / "train-images-idx3-ubyte", std::ios::binary) << train_img;
+  std::ofstream(dir / "train-labels-idx1-ubyte", std::ios::binary) << train_lab;
+  std::ofstream(dir / "t10k-images-idx3-ubyte", std::ios::binary) << test_img;
+  std::ofstream(dir / "t10k-labels-idx1-ubyte", std::ios::binary) << test_lab;
+  return dir;
+}
+}  // namespace
+
 TEST_CASE("data info: a truncated IDX file exits 2 naming the file") {
   // A valid IDX header for 10 images of 28x28 but only 3 bytes of pixels.
   std::string img("\x00\x00\x08\x03\x00\x00\x00\x0a\x00\x00\x00\x1c\x00\x00\x00\x1c", 16);
   img += "abc";
   std::string lab("\x00\x00\x08\x01\x00\x00\x00\x0a", 8);
   lab += std::string(10, '\x01');
-  const auto dir = temp_dir() / "truncated_idx";
-  fs::create_directories(dir);
-  std::ofstream(dir / "train-images-idx3-ubyte", std::ios::binary) << img;
-  std::ofstream(dir / "train-labels-idx1-ubyte", std::ios::binary) << lab;
-  std::ofstream(dir / "t10k-images-idx3-ubyte", std::ios::binary) << img;
-  std::ofstream(dir / "t10k-labels-idx1-ubyte", std::ios::binary) << lab;
+  const auto dir = write_idx_dir("truncated_idx", img, lab, img, lab);
   check_exit2("data info \"" + dir.string() + "\"", "images-idx3-ubyte");
 }
 
@@ -172,12 +181,7 @@ TEST_CASE("data info: class counts are keyed by label, so a missing top class sh
   img += std::string(12, '\x10');
   std::string lab("\x00\x00\x08\x01\x00\x00\x00\x03", 8);
   lab += std::string("\x00\x02\x00", 3);
-  const auto dir = temp_dir() / "labels_idx";
-  fs::create_directories(dir);
-  for (const char* part : {"train", "t10k"}) {
-    std::ofstream(dir / (std::string(part) + "-images-idx3-ubyte"), std::ios::binary) << img;
-    std::ofstream(dir / (std::string(part) + "-labels-idx1-ubyte"), std::ios::binary) << lab;
-  }
+  const auto dir = write_idx_dir("labels_idx", img, lab, img, lab);
   const auto r = run_cli("data info \"" + dir.string() + "\" --json");
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -195,12 +199,7 @@ TEST_CASE("evaluate and train: a data folder without test images exits 2, not a 
   lab += std::string("\x00\x01\x00", 3);
   const std::string empty_img("\x00\x00\x08\x03\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x02", 16);
   const std::string empty_lab("\x00\x00\x08\x01\x00\x00\x00\x00", 8);
-  const auto dir = temp_dir() / "no_test_idx";
-  fs::create_directories(dir);
-  std::ofstream(dir / "train-images-idx3-ubyte", std::ios::binary) << img;
-  std::ofstream(dir / "train-labels-idx1-ubyte", std::ios::binary) << lab;
-  std::ofstream(dir / "t10k-images-idx3-ubyte", std::ios::binary) << empty_img;
-  std::ofstream(dir / "t10k-labels-idx1-ubyte", std::ios::binary) << empty_lab;
+  const auto dir = write_idx_dir("no_test_idx", img, lab, empty_img, empty_lab);
   const std::string d = "\"" + dir.string() + "\"";
   check_exit2("evaluate --net \"" + fixture("tiny_mlp.json") + "\" --data " + d, "no test images");
   const auto out = temp_dir() / "no_test_net.json";
