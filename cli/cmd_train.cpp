@@ -70,6 +70,7 @@ void run_train(TrainOptions& o) {
   o.cfg.hidden = parse_widths(o.hidden);
   (void)analysis::parse_activation(o.cfg.activation);  // fail fast, naming --activation
   o.cfg.progress = !o.json && isatty(STDERR_FILENO);
+  sim::check_network_output(o.output, "--output");  // before the training, not after
   const auto split = sim::load_dataset_dir(o.data);
   // Before training: the test accuracy of no images would read as 0%.
   if (split.test.size() == 0) throw InputError(fmt::format("--data: {} has no test images", o.data));

@@ -1,6 +1,8 @@
 // Network manifest + safetensors weights (manifest.hpp).
 #include "ctmc/sim/manifest.hpp"
 
+#include <fmt/format.h>
+
 #include <climits>
 #include <filesystem>
 #include <fstream>
@@ -121,10 +123,24 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
   return net;
 }
 
+namespace {
+// <stem>.safetensors beside the manifest.
+std::string weights_file_of(const fs::path& manifest) { return manifest.stem().string() + ".safetensors"; }
+}  // namespace
+
+void check_network_output(const std::string& manifest_path, const std::string& option) {
+  const fs::path mp(manifest_path);
+  if (mp.filename().empty() || mp.filename() == "." || mp.filename() == "..")
+    throw InputError(fmt::format("{}: '{}' names no file", option, manifest_path));
+  std::error_code ec;
+  for (const fs::path& p : {mp, mp.parent_path() / weights_file_of(mp)})
+    if (fs::is_directory(p, ec)) throw InputError(fmt::format("{}: '{}' is a folder, not a file", option, p.string()));
+}
+
 void save_network(const std::string& manifest_path, const Mlp& net, const json& meta) {
   net.validate(manifest_path);
   const fs::path mp(manifest_path);
-  const std::string wfile = mp.stem().string() + ".safetensors";
+  const std::string wfile = weights_file_of(mp);
   SafetensorsFile st;
   json layers = json::array();
   for (std::size_t l = 0; l < net.layers.size(); ++l) {

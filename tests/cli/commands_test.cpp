@@ -208,6 +208,21 @@ TEST_CASE("evaluate and train: a data folder without test images exits 2, not a 
   CHECK_FALSE(fs::exists(out));
 }
 
+TEST_CASE("train: an --output that is a folder (or whose weights file is) exits 2 before any data is read") {
+  // It used to train first and fail only when writing. A data folder that
+  // does not exist shows the order: the --output error comes first.
+  const auto folder = temp_dir() / "train_out_folder.json";
+  fs::create_directories(folder);
+  const std::string no_data = "\"" + (temp_dir() / "no_such_data").string() + "\"";
+  check_exit2("train --data " + no_data + " --hidden 2 --epochs 1 --output \"" + folder.string() + "\"",
+              "--output: '" + folder.string() + "' is a folder, not a file");
+  const auto weights = temp_dir() / "train_out2.safetensors";
+  fs::create_directories(weights);
+  check_exit2("train --data " + no_data + " --hidden 2 --epochs 1 --output \"" +
+                  (temp_dir() / "train_out2.json").string() + "\"",
+              "is a folder, not a file");
+}
+
 TEST_CASE("report: an unknown report name exits 2") {
   const auto r = run_cli("report nosuch");
   CHECK(r.status == 2);

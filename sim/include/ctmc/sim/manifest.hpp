@@ -29,5 +29,9 @@ Mlp load_network(const std::string& manifest_path, nlohmann::json* meta_out = nu
 // Writes <manifest_path> and, beside it, <stem>.safetensors (F32), both or
 // neither (write_files_atomically). Tensor names are fc<l>.weight / fc<l>.bias.
 void save_network(const std::string& manifest_path, const Mlp& net, const nlohmann::json& meta = nlohmann::json::object());
+// What save_network will find at manifest_path, checked up front (before a
+// long training): InputError naming `option` if the manifest or its weights
+// file <stem>.safetensors is a folder, or the path names no file.
+void check_network_output(const std::string& manifest_path, const std::string& option);
 
 }  // namespace ctmc::sim
