@@ -216,12 +216,14 @@ Register reg([](CLI::App& root) {
   auto* r = cmd->add_option("--rho", o->rho, "Refractory rate rho (> max phi)");
   cmd->add_option("--rho-factor", o->rho_factor, "rho = F * max phi (F > 1; default 2)")->excludes(r);
   auto* n = cmd->add_option("--N", o->n, "Chain size N (>= 1): sup error and bounds at N");
-  cmd->add_option("--eps", o->eps_text, "Target error: bracket the smallest N with sup error < eps")->excludes(n);
+  auto* eps = cmd->add_option("--eps", o->eps_text, "Target error: bracket the smallest N with sup error < eps")->excludes(n);
   cmd->add_option("--precision", o->precision, "MPFI precision in bits")->capture_default_str()
       ->check(CLI::Range(53u, 100000u));
-  cmd->add_option("--cap", o->cap, "Largest N the --eps search tries")->capture_default_str();
+  // Both only steer the --eps search: given without it they would be ignored.
+  cmd->add_option("--cap", o->cap, "Largest N the --eps search tries")->capture_default_str()->needs(eps);
   cmd->add_option("--bracket", o->bracket,
-                  "Stop bisecting once N_hi - N_lo <= R N_hi (0: down to N_lo + 1 = N_hi)")->capture_default_str();
+                  "Stop bisecting once N_hi - N_lo <= R N_hi (0: down to N_lo + 1 = N_hi)")->capture_default_str()
+      ->needs(eps);
   cmd->add_flag("--json", o->json, "Machine-readable output");
   cmd->callback([o, n] {
     o->has_n = n->count() > 0;

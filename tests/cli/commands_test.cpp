@@ -137,6 +137,9 @@ TEST_CASE("bernstein: bad input exits 2 with the reason") {
   check_exit2("bernstein --activation sigmoid --domain -8,8 --N 0", "--N");
   check_exit2("bernstein --activation sigmoid --domain 8,-8 --N 4", "--domain");
   check_exit2("bernstein --activation sigmoid --domain -8,8 --rho 0.5 --N 4", "--rho");
+  // --cap and --bracket steer only the --eps search: without it they were ignored silently.
+  check_exit2("bernstein --activation sigmoid --domain -8,8 --N 4 --bracket 0.5", "--bracket requires --eps");
+  check_exit2("bernstein --activation sigmoid --domain -8,8 --N 4 --cap 10", "--cap requires --eps");
   check_exit2("bernstein --activation sigmoid --domain -8,8 --eps 0", "--eps");
   check_exit2("bernstein --activation nosuch --domain -8,8 --N 4", "nosuch");
   // eps is used in double: 1e-400 rounded to 0 and the search was skipped
