@@ -126,8 +126,11 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   // Inputs outside each layer's fit domain, per sample (summed after the loop).
   std::vector<std::vector<std::int64_t>> outside(S, std::vector<std::int64_t>(static_cast<std::size_t>(n), 0));
   // Expected CTMC transitions per unit time of each sample's spiking neurons
-  // at their mean-field inputs (the work estimate for kMaxTransitions).
+  // at their mean-field inputs (the work estimate for kMaxTransitions); the
+  // uniformization sampler draws jumps at the largest exit rate Lambda,
+  // virtual ones included.
   std::vector<double> jump_rates(static_cast<std::size_t>(n), 0.0);
+  const bool uniformized = opt.snn.sampler == SamplerKind::Uniformization;
   // The rate functions solve each neuron's chain and throw InputError for an
   // input where it has no unique stationary law (two closed classes).
   detail::LoopErrors mf_errors;
@@ -137,7 +140,9 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
       const auto mf = mean_field_forward(net, test.images.col(s).data(), rates, opt.snn.readout);
       mf_pred[s] = mf.prediction;
       for (std::size_t l = 0; l < S; ++l) {
-        for (double h : mf.inputs[l]) jump_rates[static_cast<std::size_t>(s)] += layers[l].kernel.jump_rate(h);
+        for (double h : mf.inputs[l])
+          jump_rates[static_cast<std::size_t>(s)] += uniformized ? layers[l].kernel.max_exit_rate(h)
+                                                                 : layers[l].kernel.jump_rate(h);
         const auto [lo, hi] = res.fit_domain[l];
         if (std::isnan(lo)) continue;
         for (double h : mf.inputs[l]) outside[l][static_cast<std::size_t>(s)] += h < lo || h > hi;
@@ -166,10 +171,11 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
     const double expected = static_cast<double>(opt.trials) * opt.snn.T * rate_sum;
     if (opt.snn.sampler != SamplerKind::Euler && !(expected <= kMaxTransitions))
       throw InputError(fmt::format(
-          "--rate/--T: about {:.3g} CTMC transitions expected ({} trials x T = {:g} x {:.3g} transitions per unit time "
-          "summed over the test images' spiking neurons at their mean-field inputs), beyond the budget of {:.0e}; "
-          "lower --rate (alpha_l scales every rate), --T, --trials or --limit",
-          expected, opt.trials, opt.snn.T, rate_sum, kMaxTransitions));
+          "--rate/--T: about {:.3g} {} expected ({} trials x T = {:g} x {:.3g} per unit time, summed over the test "
+          "images' spiking neurons at their mean-field inputs), beyond the budget of {:.0e}; lower --rate (alpha_l "
+          "scales every rate), --T, --trials or --limit",
+          expected, uniformized ? "uniformization jumps (virtual ones included)" : "CTMC transitions", opt.trials,
+          opt.snn.T, rate_sum, kMaxTransitions));
   }
   const std::size_t total = static_cast<std::size_t>(opt.trials) * n;
   res.predictions.assign(total, -1);

@@ -227,6 +227,10 @@ TEST_CASE("simulate_network: identical results for any thread count; bad inputs"
     CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--rate/--T: about "),
                          ctmc::InputError);
   }
+  // Uniformization draws jumps at the largest exit rate: refused too.
+  opt.snn.sampler = SamplerKind::Uniformization;
+  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("uniformization jumps"),
+                       ctmc::InputError);
   // The Euler sampler moves at most once per step: not refused.
   opt.rate = 1e12;
   opt.snn.sampler = SamplerKind::Euler;

@@ -50,7 +50,8 @@ constexpr double kMaxNeuronSteps = 1e12;
 // And CTMC transitions, estimated before the spiking runs as trials x T x
 // the sum over test images and spiking neurons of the stationary transition
 // rate at the mean-field input (NeuronKernel::jump_rate): the exact sampler
-// draws every transition (uniformization more), so --rate 1e300 (rates
+// draws every transition (uniformization: at the largest exit rate, virtual
+// jumps included, which the estimate then uses), so --rate 1e300 (rates
 // ~1e300 per unit time) would never finish though its neuron-steps are few.
 // The Euler sampler makes one move per step at most and is not bounded.
 constexpr double kMaxTransitions = 1e12;
