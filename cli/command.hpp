@@ -34,13 +34,22 @@ inline CLI::App* subcommand_group(CLI::App& root, const std::string& name, const
   return g;
 }
 
-// For unsigned options (seeds, counts): CLI11 would wrap "-1" to 2^64 - 1;
-// reject the sign instead.
+// For unsigned options (seeds, counts): CLI11 would wrap "-1" to 2^64 - 1,
+// and clamp a decimal beyond 2^64 - 1 to it (--seed 18446744073709551616 ran
+// as seed 18446744073709551615); reject both instead.
 inline const CLI::Validator kNoMinus(
     [](std::string& text) {
       const auto b = text.find_first_not_of(" \t");
-      return b != std::string::npos && text[b] == '-' ? std::string("need a number >= 0, got '" + text + "'")
-                                                      : std::string();
+      if (b != std::string::npos && text[b] == '-') return std::string("need a number >= 0, got '" + text + "'");
+      const auto e = text.find_last_not_of(" \t");
+      if (b == std::string::npos || text.find_first_not_of("0123456789", b) <= e) return std::string();
+      unsigned long long v = 0;
+      for (std::size_t i = b; i <= e; ++i) {
+        const unsigned d = static_cast<unsigned>(text[i] - '0');
+        if (v > (~0ULL - d) / 10) return std::string("'" + text + "' is beyond 18446744073709551615 (2^64 - 1)");
+        v = v * 10 + d;
+      }
+      return std::string();
     },
     "", "NO_MINUS");
 

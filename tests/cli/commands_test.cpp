@@ -105,6 +105,10 @@ TEST_CASE("simulate neuron: bad options exit 2") {
   check_exit2("simulate neuron " + m + " --H 0 --T -1 --trials 10", "--T");
   check_exit2("simulate neuron " + m + " --H nan --T 1 --trials 10", "--H");
   check_exit2("simulate neuron " + m + " --H 0 --T 1 --trials 10 --start Q", "Q");
+  // A seed beyond 2^64 - 1 ran as 2^64 - 1 (CLI11 clamps); 2^64 - 1 itself is a seed.
+  check_exit2("simulate neuron " + m + " --H 0 --T 1 --trials 10 --seed 18446744073709551616",
+              "--seed: '18446744073709551616' is beyond 18446744073709551615");
+  CHECK(run_cli("simulate neuron " + m + " --H 0 --T 1 --trials 10 --seed 18446744073709551615").status == 0);
   // A rate beyond double's range names the option, not "ssa: transition 2: rate inf".
   check_exit2("simulate neuron " + m + " --H 0 --T 1e-300 --trials 10 --alpha 1e308", "--alpha: ");
   const auto sloped = write_file("sloped.json", R"({"states": ["A", "B"], "transitions": [
