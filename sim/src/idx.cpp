@@ -7,10 +7,9 @@
 #include <climits>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "ctmc/sim/atomic_write.hpp"
+#include "ctmc/sim/read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {
@@ -111,9 +110,7 @@ std::size_t IdxArray::count() const {
 }
 
 std::vector<std::uint8_t> read_maybe_gz(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) fail(path, "cannot open file");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> bytes = read_file_bytes(path, "data file");
   if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return gunzip(path, bytes);
   return bytes;
 }

