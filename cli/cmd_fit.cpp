@@ -89,14 +89,8 @@ void check_output_path(const std::string& output) {
 // fit's data, evaluated as the fit's results are (MPFR at --precision bits on
 // the exact model), without fitting.
 void score_model(const FitCliOptions& o, const analysis::FitProblem& p) {
-  const std::string source = "--score " + o.score;
   const auto model = solvers::read_model_file(o.score);
-  analysis::ExactErrors e;
-  try {
-    e = analysis::evaluate_exactly(model, p, o.precision);
-  } catch (const InputError& err) {
-    throw InputError(fmt::format("{}: {}", source, err.what()));
-  }
+  const analysis::ExactErrors e = analysis::evaluate_exactly(model, p, o.precision, "--score " + o.score);
   if (o.json) {
     nlohmann::ordered_json j{{"model", o.score},
                              {"states", model.size()},
@@ -182,11 +176,7 @@ void run_fit(const FitCliOptions& o) {
     } else {
       fo.warm_start = analysis::theta_of(p.family, given, source);
     }
-    try {
-      warm_mse = analysis::evaluate_exactly(given, p, o.precision).mse;
-    } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: {}", source, e.what()));
-    }
+    warm_mse = analysis::evaluate_exactly(given, p, o.precision, source).mse;
   }
   auto r = analysis::fit(p, fo);
   if (warm_mse) {

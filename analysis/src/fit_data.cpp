@@ -411,7 +411,8 @@ std::vector<double> nudge_kinks_off_points(const std::vector<ParamInfo>& params,
   return theta;
 }
 
-ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& problem, unsigned bits) {
+ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& problem, unsigned bits,
+                             const std::string& source) {
   // The working precision is process-wide (set_precision_bits): fits that
   // run at once (run_fit_table runs targets concurrently) take turns here.
   static std::mutex precision_mutex;
@@ -427,7 +428,7 @@ ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& prob
   Mpfr sum_sq(0), sum_w(0), worst(0);
   ExactErrors e;
   for (std::size_t m = 0; m < d.h_exact.size(); ++m) {
-    const auto st = solvers::solve_stationary<Mpfr>(model, d.h_exact[m], solvers::Method::Dense, "fitted model");
+    const auto st = solvers::solve_stationary<Mpfr>(model, d.h_exact[m], solvers::Method::Dense, source);
     const Mpfr target = alpha * problem.activation.eval<Mpfr>(solvers::from_rational<Mpfr>(d.h_exact[m]));
     const Mpfr err = abs(st.flux - target);
     const Mpfr w = d.w_exact.empty() ? Mpfr(1) : solvers::from_rational<Mpfr>(d.w_exact[m]);

@@ -202,6 +202,11 @@ TEST_CASE("fit --score: any chain's weighted MSE and max error against the targe
   expect_exit2(kGrid + " --score \"" + model + "\" --output \"" + (temp_dir() / "x.json").string() + "\"",
                "--score excludes --output");
   expect_exit2(kGrid + " --score \"" + (temp_dir() / "no_such_score.json").string() + "\"", "no_such_score.json");
+  // Two closed classes at H = 0 (a grid point): named as the scored file, not as a "fitted model".
+  const auto split = write_file("fit_score_split.json", R"({"states": ["A", "B"], "transitions": [
+          {"from": "A", "to": "B", "offset": 0, "slope": 1, "spike": false},
+          {"from": "B", "to": "A", "offset": 0, "slope": -1, "spike": true}]})");
+  expect_exit2(kGrid + " --score \"" + split + "\"", "fit_score_split.json: at H = 0 the chain has 2 closed classes");
 }
 
 TEST_CASE("activation tables and parameters are parsed strictly") {

@@ -386,11 +386,14 @@ std::vector<double> theta_of(const FamilySpec& f, const solvers::Model& m, const
 // fails). Other parameters unchanged.
 std::vector<double> nudge_kinks_off_points(const std::vector<ParamInfo>& params, std::vector<double> theta,
                                            const FitData& data, const FitBounds& bounds);
-// MPFR re-evaluation of MSE and max |error| of a model against alpha phi on data.
+// MPFR re-evaluation of MSE and max |error| of a model against alpha phi on
+// data. `source` names the model in errors (a chain with several closed
+// classes at some H).
 struct ExactErrors {
   double mse = 0, max_abs_error = 0, max_abs_error_at = 0;
 };
-ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& problem, unsigned bits);
+ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& problem, unsigned bits,
+                             const std::string& source = "fitted model");
 // Per-start seed: splitmix64 of (seed, index).
 std::uint64_t start_seed(std::uint64_t seed, std::uint64_t index);
 
