@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/read_file.hpp"
@@ -36,7 +37,10 @@ bool valid_type(std::uint8_t t) {
 // gunzip semantics: a file may hold several gzip members, decompressed one
 // after the other (what `gzip -c a b > f` or pigz write); anything after a
 // member that is not the start of another is an error, not silently ignored.
-std::vector<std::uint8_t> gunzip(const std::string& path, const std::vector<std::uint8_t>& in) {
+// `bound` (if set) gives, from the bytes decompressed so far, the most the
+// whole output may hold; it is asked after every chunk, so a small file that
+// inflates to gigabytes (deflate reaches ~1000:1) fails before allocating them.
+std::vector<std::uint8_t> gunzip(const std::string& path, const std::vector<std::uint8_t>& in, const SizeBound& bound) {
   z_stream zs{};
   // 16 + MAX_WBITS: expect a gzip header and trailer (zlib manual, inflateInit2).
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) fail(path, "cannot initialise zlib");
@@ -69,6 +73,11 @@ std::vector<std::uint8_t> gunzip(const std::string& path, const std::vector<std:
         // Z_BUF_ERROR here means the input ended before the stream did.
         fail(path, rc == Z_BUF_ERROR ? "truncated gzip stream" : std::string("corrupt gzip stream (") + (zs.msg ? zs.msg : "zlib error") + ")");
       out.insert(out.end(), buf.data(), buf.data() + (buf.size() - zs.avail_out));
+      if (bound) {
+        const std::size_t most = bound(out);
+        if (out.size() > most)
+          fail(path, "gzip data decompresses to more than the " + std::to_string(most) + " bytes its header describes (trailing data)");
+      }
       if (rc == Z_OK && zs.avail_in == 0 && pos == in.size() && zs.avail_out != 0) fail(path, "truncated gzip stream");
     }
     const std::size_t rest = zs.avail_in + (in.size() - pos);
@@ -109,17 +118,41 @@ std::size_t IdxArray::count() const {
   return n;
 }
 
-std::vector<std::uint8_t> read_maybe_gz(const std::string& path) {
+std::vector<std::uint8_t> read_maybe_gz(const std::string& path, const SizeBound& bound) {
   std::vector<std::uint8_t> bytes = read_file_bytes(path, "data file");
-  if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return gunzip(path, bytes);
+  if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return gunzip(path, bytes, bound);
   return bytes;
 }
 
-IdxArray read_idx(const std::string& path) {
-  const auto bytes = read_maybe_gz(path);
-  if (bytes.size() < 4) fail(path, "truncated IDX file (" + std::to_string(bytes.size()) + " bytes, no header)");
+namespace {
+
+void check_idx_magic(const std::string& path, const std::vector<std::uint8_t>& bytes) {
   if (bytes[0] != 0 || bytes[1] != 0 || !valid_type(bytes[2]) || bytes[3] == 0)
     fail(path, "not an IDX file (bad magic number)");
+}
+
+// The size a file starting with `bytes` must have: its header plus the
+// elements its dimensions need, or SIZE_MAX while the header is incomplete
+// (or the product overflows). Bounds the decompression of a .gz file by its
+// own header.
+std::size_t idx_size_from_header(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  constexpr std::size_t kUnknown = std::numeric_limits<std::size_t>::max();
+  if (bytes.size() < 4) return kUnknown;
+  check_idx_magic(path, bytes);
+  const std::size_t header = 4 + 4 * std::size_t(bytes[3]);
+  if (bytes.size() < header) return kUnknown;
+  std::size_t n = element_size(static_cast<IdxType>(bytes[2]));
+  for (std::size_t i = 0; i < bytes[3]; ++i)
+    if (__builtin_mul_overflow(n, std::size_t(be32(&bytes[4 + 4 * i])), &n)) return kUnknown;
+  return __builtin_add_overflow(n, header, &n) ? kUnknown : n;
+}
+
+}  // namespace
+
+IdxArray read_idx(const std::string& path) {
+  const auto bytes = read_maybe_gz(path, [&](const std::vector<std::uint8_t>& b) { return idx_size_from_header(path, b); });
+  if (bytes.size() < 4) fail(path, "truncated IDX file (" + std::to_string(bytes.size()) + " bytes, no header)");
+  check_idx_magic(path, bytes);
   IdxArray a;
   a.type = static_cast<IdxType>(bytes[2]);
   const std::size_t rank = bytes[3];

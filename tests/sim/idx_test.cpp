@@ -265,10 +265,35 @@ TEST_CASE("gzip input: every member is read, trailing junk is an error") {
   junk.insert(junk.end(), {'j', 'u', 'n', 'k'});
   write_bytes(gz, junk);
   check_input_error([&] { read_idx(gz); }, gz, "trailing data after the gzip stream");
-  auto cut = gzip_member(raw);
+  // (The first member holds only the first 7 bytes, so the cut one is needed:
+  // after a complete file, more data is refused by the header's size first.)
+  auto cut = gzip_member({raw.begin(), raw.begin() + 7});
   cut.insert(cut.end(), second.begin(), second.begin() + 12);
   write_bytes(gz, cut);
   check_input_error([&] { read_idx(gz); }, gz, "truncated gzip");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a .gz IDX file is inflated no further than its header describes") {
+  // A 1 MB gzip of a 1 x 28 x 28 header and 1 GiB of zeros made data info
+  // allocate 2.1 GB and take 6 s before reporting the trailing bytes (10 MB
+  // of gzip would need 10 GB). Here: a 4-byte vector and 16 MiB of zeros in
+  // ~16 kB; the error now comes from the bound, at the first chunk past 12 bytes.
+  const auto dir = temp_dir("idx_gz_bomb");
+  const std::string gz = (dir / "bomb.gz").string();
+  std::vector<std::uint8_t> raw = {0, 0, 8, 1, 0, 0, 0, 4, 1, 2, 3, 4};
+  raw.resize(raw.size() + (std::size_t(16) << 20), 0);
+  write_bytes(gz, gzip_member(raw));
+  check_input_error([&] { read_idx(gz); }, gz, "gzip data decompresses to more than the 12 bytes its header describes");
+  // A bad magic number is reported from the first chunk too.
+  raw[0] = 7;
+  write_bytes(gz, gzip_member(raw));
+  check_input_error([&] { read_idx(gz); }, gz, "bad magic number");
+  // An exact file (one or several members) still reads.
+  raw.resize(12);
+  raw[0] = 0;
+  write_bytes(gz, gzip_member(raw));
+  CHECK(read_idx(gz).data == std::vector<std::uint8_t>{1, 2, 3, 4});
   fs::remove_all(dir);
 }
 

@@ -9,12 +9,14 @@
 //
 // Errors (ctmc::InputError, one line starting with the file name): unreadable
 // or truncated file (fewer element bytes than the dimensions imply, or a
-// truncated gzip stream), wrong magic, trailing bytes, an element type or
+// truncated gzip stream), wrong magic, trailing bytes (in a .gz file found
+// while inflating, once the output passes the header's size), an element type or
 // rank the caller cannot use, label values out of range, image/label count
 // mismatch, image sides over 65535, more than INT_MAX pixels per image or
 // images/labels per file.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,8 +35,14 @@ struct IdxArray {
   std::size_t count() const;  // product of dims (1 for rank 0)
 };
 
-// Reads a file's bytes, gunzipping when it starts with the gzip magic.
-std::vector<std::uint8_t> read_maybe_gz(const std::string& path);
+// From the bytes decompressed so far, the most bytes the whole file may have
+// (SIZE_MAX: not known yet); may itself throw InputError for a bad header.
+using SizeBound = std::function<std::size_t(const std::vector<std::uint8_t>&)>;
+
+// Reads a file's bytes, gunzipping when it starts with the gzip magic. With a
+// bound, decompression stops with an InputError as soon as the output exceeds
+// it (read_idx bounds it by the IDX header: a gzip bomb is not inflated).
+std::vector<std::uint8_t> read_maybe_gz(const std::string& path, const SizeBound& bound = {});
 
 // Parses and validates any IDX file.
 IdxArray read_idx(const std::string& path);
