@@ -207,6 +207,10 @@ TEST_CASE("fit --score: any chain's weighted MSE and max error against the targe
           {"from": "A", "to": "B", "offset": 0, "slope": 1, "spike": false},
           {"from": "B", "to": "A", "offset": 0, "slope": -1, "spike": true}]})");
   expect_exit2(kGrid + " --score \"" + split + "\"", "fit_score_split.json: at H = 0 the chain has 2 closed classes");
+  // A table target is refused beyond its rows, as for a fit.
+  const auto table = write_file("fit_score_table.csv", "0,0\n1,0.5\n2,1\n");
+  expect_exit2("fit --activation table:" + table + " --domain -1,2 --points 5 --score \"" + model + "\"",
+               "add rows covering the domain");
 }
 
 TEST_CASE("activation tables and parameters are parsed strictly") {
