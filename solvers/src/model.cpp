@@ -65,8 +65,14 @@ void validate(const Model& m, const std::string& source) {
 
 namespace {
 
+// Deepest nesting of arrays and objects read. nlohmann's parser is iterative,
+// but collect_number_texts and copying the document recurse once per level: a
+// 2 MB meta of 200,000 nested arrays overflowed the stack (SIGSEGV, exit 139).
+constexpr std::size_t kMaxJsonDepth = 512;
+
 // Collects the decimal text of every number in document order, and rejects
-// duplicate object keys (which would make the document ambiguous).
+// duplicate object keys (which would make the document ambiguous) and nesting
+// deeper than kMaxJsonDepth.
 struct NumberTextSax {
   // Where the parser is, so that an error names the field ("transitions[4].offset").
   struct Frame {
@@ -88,8 +94,15 @@ struct NumberTextSax {
   bool number_float(double, const std::string& s) { value(); texts.push_back(s); return true; }
   bool string(std::string&) { value(); return true; }
   bool binary(std::vector<std::uint8_t>&) { value(); return true; }
+  bool too_deep() {
+    if (frames.size() < kMaxJsonDepth) return false;
+    // Named by its outermost two levels ("at meta.x: "): the full path would be 512 steps long.
+    error = where(2) + "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    return true;
+  }
   bool start_object(std::size_t) {
     value();
+    if (too_deep()) return false;
     frames.emplace_back();
     return true;
   }
@@ -104,6 +117,7 @@ struct NumberTextSax {
   bool end_object() { frames.pop_back(); return true; }
   bool start_array(std::size_t) {
     value();
+    if (too_deep()) return false;
     frames.emplace_back();
     frames.back().array = true;
     return true;
@@ -115,10 +129,12 @@ struct NumberTextSax {
     error = where() + e.what();
     return false;
   }
-  // "at transitions[4].offset: " (empty at the top level).
-  std::string where() const {
+  // "at transitions[4].offset: " (empty at the top level), from the outermost
+  // `levels` frames.
+  std::string where(std::size_t levels = std::numeric_limits<std::size_t>::max()) const {
     std::string path;
-    for (const auto& f : frames) {
+    for (std::size_t i = 0; i < frames.size() && i < levels; ++i) {
+      const auto& f = frames[i];
       if (f.array) {
         if (f.count > 0) path += "[" + std::to_string(f.count - 1) + "]";
       } else if (!f.key.empty()) {

@@ -90,6 +90,20 @@ TEST_CASE("unknown or misspelt keys are rejected with one line naming the file a
   CHECK(m.meta["slpoe"] == 1);
 }
 
+TEST_CASE("deeply nested JSON is an error naming the place, not a stack overflow") {
+  // A meta of 200,000 nested arrays (2 MB) crashed the reader with SIGSEGV:
+  // the number-text walk and the copy into Model::meta recurse per level.
+  const std::string head = R"({"states":["A","B"],"transitions":[{"from":"A","to":"B","offset":1,"spike":true},
+    {"from":"B","to":"A","offset":1}],"meta":{"x":)";
+  const std::size_t deep = 200000;
+  const auto e = read_error(head + std::string(deep, '[') + std::string(deep, ']') + "}}", "deep.json");
+  CHECK(e == "deep.json: malformed JSON: at meta.x: nested deeper than 512 levels");
+  CHECK(one_line(e));
+  // Nesting well within the limit is still read (meta is free-form).
+  const auto m = model_from_json_text(head + std::string(500, '[') + "7" + std::string(500, ']') + "}}", "ok.json");
+  CHECK(m.meta["x"].is_array());
+}
+
 TEST_CASE("a model written by model_to_json reads back (only schema keys are written)") {
   const auto m = model_from_json_text(R"({"states":["B","R"],"transitions":[
     {"from":"B","to":"R","offset":"1/3","slope":"-2","spike":true},{"from":"R","to":"B","offset":"5"}],"meta":{"k":1}})",
