@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/expm.hpp"
@@ -44,6 +45,12 @@ namespace {
 // kMaxDoubleSquarings squarings instead of returning wrong digits.
 constexpr unsigned kGuardBits = 64;
 constexpr int kMaxDoubleSquarings = 25;
+// The finite-T moments work on dense n x n blocks (three per product, a
+// dozen alive at once, n^3 per squaring): a 3000-state ring took 7.7 GB in
+// MPFR before GMP aborted (signal 6), and ran for minutes in double. Beyond
+// these sizes a chain is refused up front (the asymptotic figures, one
+// O(n^3) solve, are not limited).
+constexpr std::size_t kMaxCountingStatesDouble = 1000, kMaxCountingStatesMpfr = 300;
 
 // log2 of a positive rational, from GMP's (mantissa, exponent) splits of
 // numerator and denominator: no rounding to double's range, no MPFR state.
@@ -192,6 +199,11 @@ template <class T>
 CountingMoments<T> counting_moments_impl(const Model& m, const Rational& H, const std::vector<T>& pi0, const T& t,
                                          const std::string& source) {
   const std::size_t n = m.size();
+  const std::size_t max_states = std::is_same_v<T, double> ? kMaxCountingStatesDouble : kMaxCountingStatesMpfr;
+  if (n > max_states)
+    throw InputError(fmt::format("{}: {} states; the finite-T counting moments (dense Van Loan exponential, O(n^3) "
+                                 "per squaring) take at most {} states in {}",
+                                 source, n, max_states, std::is_same_v<T, double> ? "double" : "MPFR"));
   if (pi0.size() != n)
     throw InputError(fmt::format("{}: initial distribution has {} entries for {} states", source, pi0.size(), n));
   for (std::size_t i = 0; i < n; ++i)

@@ -32,7 +32,8 @@
 // class, which solve_stationary ensures, makes it solvable. In rationals the
 // results are exact.
 //
-// Errors: InputError for a wrong-sized or negative initial distribution, a
+// Errors: InputError for a chain beyond 1000 states (double) or 300 (MPFR)
+// for the finite-T moments, a wrong-sized or negative initial distribution, a
 // negative t, a chain with several closed classes at H, and (double) a t
 // that is not finite or needs more than 25 squarings.
 #pragma once
