@@ -133,6 +133,11 @@ IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_a
                                    "beyond the budget of {:.0e}; lower --if-steps or --limit",
                                    work, test.size(), opt.steps, neurons, kMaxIfNeuronSteps));
   }
+  // The normalisation percentiles come from the train split ("percentile:
+  // empty sample" named no input).
+  if (train.size() == 0)
+    throw InputError("--data: no training images, and the IF baseline's normalisation percentiles come from the "
+                     "train split");
   IfResult res;
   res.samples = test.size();
   for (const auto& a : layer_activations(net, train, opt.readout))

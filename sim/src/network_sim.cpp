@@ -95,14 +95,20 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
 
   NetworkSimResult res;
   res.samples = test.size();
-  // Layer scales alpha_l = r / q99_l (or r).
+  // Layer scales alpha_l = r / q99_l (or r). The q99 come from the train
+  // split; without training images (it said "percentile: empty sample") the
+  // const scale still works, and q99 is reported as NaN.
+  if (train.size() == 0 && opt.scale == ScaleMode::Q99)
+    throw InputError("--data: no training images, and --scale q99 takes the layer scales from the train split; "
+                     "add training images or use --scale const");
   const std::vector<Eigen::MatrixXf> acts = layer_activations(net, train, opt.snn.readout);
   std::vector<SpikingLayer> layers;
   std::vector<RateFunction> rates;
   for (std::size_t l = 0; l < S; ++l) {
     const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons[l];
     const auto& a = acts[l];
-    const double q = percentile(std::vector<float>(a.data(), a.data() + a.size()), 99.0);
+    const double q = a.size() == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                   : percentile(std::vector<float>(a.data(), a.data() + a.size()), 99.0);
     if (opt.scale == ScaleMode::Q99 && !(q > 0))
       throw InputError(fmt::format("--scale q99: layer {} has 99th activation percentile {} <= 0; use --scale const",
                                    l + 1, q));

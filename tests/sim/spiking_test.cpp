@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "ctmc/sim/if_baseline.hpp"
 #include "ctmc/sim/meanfield.hpp"
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/sim/spiking.hpp"
@@ -339,4 +340,25 @@ TEST_CASE("spikes per neuron is 0, not 0/0, for a network without spiking neuron
   const NetworkSimResult r = simulate_network(net, train, test, {{three_state(), "three-state"}}, opt);
   CHECK(r.spiking_neurons == 0);
   CHECK(r.spikes_per_neuron == 0.0);
+}
+
+TEST_CASE("no training images: q99 scales and the IF percentiles name --data; --scale const still runs") {
+  const Mlp net = dyadic_mlp({8, 6, 3}, 53);
+  Dataset train = uniform_data(10, 59);
+  train.images = Eigen::MatrixXf(8, 0);
+  train.labels.clear();
+  const Dataset test = uniform_data(6, 61);
+  NetworkSimOptions opt;
+  opt.snn.T = 0.1;
+  opt.snn.dt = 0.01;
+  const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  // It said "percentile: empty sample", naming no input.
+  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--data: no training images"),
+                       ctmc::InputError);
+  opt.scale = ScaleMode::Const;
+  const NetworkSimResult r = simulate_network(net, train, test, neurons, opt);
+  CHECK(std::isnan(r.q99[0]));
+  CHECK(r.alpha[0] == opt.rate);
+  CHECK_THROWS_WITH_AS(simulate_if(net, train, test, IfOptions{}), doctest::Contains("--data: no training images"),
+                       ctmc::InputError);
 }
