@@ -161,13 +161,14 @@ std::vector<Rational> read_values(const std::string& path, const char* what,
     const auto b = line.find_first_not_of(" \t\r");
     if (b == std::string::npos || line[b] == '#') continue;
     const auto e = line.find_last_not_of(" \t\r,");
-    const auto q = solvers::parse_exact(line.substr(b, e - b + 1));
-    if (!q)
-      throw InputError(fmt::format("{}: line {}: '{}' is not a finite number", path, row, line.substr(b, e - b + 1)));
+    const std::string text = line.substr(b, e - b + 1);
+    // Quoted in errors, cut short: a 400 KB line made a 400 KB message.
+    const std::string shown = text.size() > 60 ? text.substr(0, 57) + "..." : text;
+    const auto q = solvers::parse_exact(text);
+    if (!q) throw InputError(fmt::format("{}: line {}: '{}' is not a finite number", path, row, shown));
     // The fit works in doubles: a value that overflows one (1e400) is bad input.
     if (!std::isfinite(solvers::to_double(*q)))
-      throw InputError(fmt::format("{}: line {}: '{}' is outside the range of a double", path, row,
-                                   line.substr(b, e - b + 1)));
+      throw InputError(fmt::format("{}: line {}: '{}' is outside the range of a double", path, row, shown));
     v.push_back(*q);
     if (lines) lines->push_back(row);
   }

@@ -62,6 +62,15 @@ TEST_CASE("read_samples / read_weights: values outside double range name the fil
   CHECK_THROWS_AS(analysis::read_weights(d, write_input("wsum.txt", "1e308\n1e308\n1e308\n")), InputError);
   analysis::read_weights(d, write_input("wok.txt", "1\n2\n1\n"));
   CHECK(d.w.size() == 3);
+  // A bad line is quoted cut short (a 400 KB line made a 400 KB message).
+  try {
+    analysis::read_samples(write_input("long.txt", "0\n1\n" + std::string(400000, 'x') + "\n"));
+    FAIL("no throw");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("line 3: 'xxx") != std::string::npos);
+    CHECK(what.size() < 200);
+  }
   // Each sample a finite double, their range not.
   CHECK_THROWS_WITH_AS(analysis::read_samples(write_input("wide.txt", "-1e308\n0\n1e308\n")),
                        doctest::Contains("wider than a double holds"), InputError);
