@@ -8,9 +8,9 @@
 #include <type_traits>
 
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/expm.hpp"
 #include "ctmc/solvers/gth.hpp"
-#include "ctmc/solvers/linear_solve.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 namespace ctmc::solvers {
@@ -51,15 +51,6 @@ constexpr int kMaxDoubleSquarings = 25;
 // these sizes a chain is refused up front (the asymptotic figures, one
 // O(n^3) solve, are not limited).
 constexpr std::size_t kMaxCountingStatesDouble = 1000, kMaxCountingStatesMpfr = 300;
-
-// log2 of a positive rational, from GMP's (mantissa, exponent) splits of
-// numerator and denominator: no rounding to double's range, no MPFR state.
-double log2_rational(const Rational& q) {
-  long en = 0, ed = 0;
-  const double mn = mpz_get_d_2exp(&en, mpq_numref(q.backend().data()));
-  const double md = mpz_get_d_2exp(&ed, mpq_denref(q.backend().data()));
-  return std::log2(mn) - std::log2(md) + static_cast<double>(en - ed);
-}
 
 // The largest total rate out of a state at H (exact).
 Rational max_exit_rate(const Model& m, const Rational& H) {

@@ -1,6 +1,7 @@
 #include "ctmc/solvers/exact.hpp"
 
 #include <cctype>
+#include <cmath>
 
 namespace ctmc::solvers {
 
@@ -90,14 +91,13 @@ std::optional<Rational> parse_exact(std::string_view text) {
 
 std::string exact_text(const Rational& q) {
   Integer den = denominator(q);
-  // A finite decimal exists iff the denominator is 2^a 5^b.
+  // A finite decimal exists iff the denominator is 2^a 5^b. Whole powers are
+  // removed at once (a division per factor was quadratic for 10^-1000000).
   Integer d = den;
-  unsigned twos = 0, fives = 0;
-  // Whole powers at once (a division per factor was quadratic for 10^-1000000).
-  twos = static_cast<unsigned>(mpz_scan1(d.backend().data(), 0));
+  const auto twos = static_cast<unsigned>(mpz_scan1(d.backend().data(), 0));
   mpz_tdiv_q_2exp(d.backend().data(), d.backend().data(), twos);
-  Integer five = 5;
-  fives = static_cast<unsigned>(mpz_remove(d.backend().data(), d.backend().data(), five.backend().data()));
+  const Integer five = 5;
+  const auto fives = static_cast<unsigned>(mpz_remove(d.backend().data(), d.backend().data(), five.backend().data()));
   if (den == 1) return numerator(q).str();
   if (d == 1) {
     unsigned k = std::max(twos, fives);
@@ -110,6 +110,13 @@ std::string exact_text(const Rational& q) {
     if (s.size() <= 40) return s;
   }
   return numerator(q).str() + "/" + den.str();
+}
+
+double log2_rational(const Rational& q) {
+  long en = 0, ed = 0;
+  const double mn = mpz_get_d_2exp(&en, mpq_numref(q.backend().data()));
+  const double md = mpz_get_d_2exp(&ed, mpq_denref(q.backend().data()));
+  return std::log2(mn) - std::log2(md) + static_cast<double>(en - ed);
 }
 
 }  // namespace ctmc::solvers

@@ -309,17 +309,6 @@ std::optional<Fraction<T>> closed_form_flux_scaled(const Model& m, const Rationa
   return std::nullopt;
 }
 
-// Binary exponent of a positive rational (q in [2^(e-1), 2^e) up to rounding),
-// without going through double's range.
-long binary_exponent(const Rational& q) {
-  mpfr_t t;
-  mpfr_init2(t, 53);
-  mpfr_set_q(t, q.backend().data(), MPFR_RNDN);
-  const long e = mpfr_get_exp(t);
-  mpfr_clear(t);
-  return e;
-}
-
 }  // namespace
 
 // Every closed form is homogeneous of degree 1 in the rates (num of degree
@@ -337,7 +326,8 @@ std::optional<Fraction<T>> closed_form_flux(const Model& m, const Rational& H) {
     bool any = false;
     for (const auto& r : m.rates(H)) {
       if (!(r > 0)) continue;
-      const long e = binary_exponent(r);
+      // Binary exponent (r in [2^(e-1), 2^e) up to rounding), outside double's range too.
+      const long e = static_cast<long>(std::floor(log2_rational(r))) + 1;
       lo = any ? std::min(lo, e) : e;
       hi = any ? std::max(hi, e) : e;
       any = true;

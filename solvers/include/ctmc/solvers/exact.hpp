@@ -19,4 +19,8 @@ std::optional<Rational> parse_exact(std::string_view text);
 // most 40 characters, else "p/q". parse_exact(exact_text(q)) == q.
 std::string exact_text(const Rational& q);
 
+// log2 of a positive rational, from GMP's (mantissa, exponent) splits of
+// numerator and denominator: no rounding to double's range, no MPFR state.
+double log2_rational(const Rational& q);
+
 }  // namespace ctmc::solvers
