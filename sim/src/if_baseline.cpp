@@ -28,7 +28,7 @@ double parse_if_norm(const std::string& text, const std::string& option) {
 IfNetwork::IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions& opt)
     : net_(&net), lambda_(std::move(lambda)), opt_(opt) {
   const std::size_t L = net.layers.size();
-  const std::size_t S = opt.readout == Readout::Spike ? L : L - 1;
+  const std::size_t S = spiking_layer_count(net, opt.readout);
   if (lambda_.size() != S)
     throw InputError(fmt::format("IF baseline: {} scales for {} spiking layers", lambda_.size(), S));
   if (opt.steps < 1) throw InputError(fmt::format("--if-steps: {} must be at least 1", opt.steps));
@@ -58,11 +58,7 @@ IfNetwork::IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions
   }
 }
 
-std::size_t IfNetwork::spiking_neurons() const {
-  std::size_t n = 0;
-  for (std::size_t l = 0; l < lambda_.size(); ++l) n += net_->layers[l].out_size();
-  return n;
-}
+std::size_t IfNetwork::spiking_neurons() const { return spiking_neuron_count(*net_, opt_.readout); }
 
 IfSampleRun IfNetwork::run(const float* x) const {
   const std::size_t L = net_->layers.size();
@@ -124,9 +120,7 @@ IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_a
   const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size());
   {
     // A work bound like simulate_network's: --if-steps 2000000000 ran for days.
-    double neurons = 0;
-    const std::size_t S = opt.readout == Readout::Spike ? net.layers.size() : net.layers.size() - 1;
-    for (std::size_t l = 0; l < S; ++l) neurons += net.layers[l].out_size();
+    const auto neurons = static_cast<double>(spiking_neuron_count(net, opt.readout));
     const double work = static_cast<double>(test.size()) * opt.steps * neurons;
     if (work > kMaxIfNeuronSteps)
       throw InputError(fmt::format("--if-steps: {:.3g} neuron-steps ({} test images x {} steps x {} spiking neurons), "

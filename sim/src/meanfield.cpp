@@ -13,7 +13,7 @@ RateFunction ctmc_rate_function(const NeuronKernel& unscaled, double alpha_fit) 
 MeanFieldResult mean_field_forward(const Mlp& net, const float* x, const std::vector<RateFunction>& rate,
                                    Readout readout) {
   const std::size_t L = net.layers.size();
-  const std::size_t S = readout == Readout::Spike ? L : L - 1;
+  const std::size_t S = spiking_layer_count(net, readout);
   if (rate.size() != S)
     throw InputError(fmt::format("mean field: {} rate functions given, readout '{}' needs {}", rate.size(),
                                  readout_name(readout), S));

@@ -68,8 +68,7 @@ double sd_of(const std::vector<double>& v) {
 NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test_all,
                                   const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
   net.validate("--net");
-  const std::size_t L = net.layers.size();
-  const std::size_t S = opt.snn.readout == Readout::Spike ? L : L - 1;
+  const std::size_t S = spiking_layer_count(net, opt.snn.readout);
   if (neurons.size() != 1 && neurons.size() != S)
     throw InputError(fmt::format("--neurons: {} models given; give one for all spiking layers or {} (one per layer)",
                                  neurons.size(), S));
@@ -77,8 +76,7 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   if (!(opt.rate > 0) || !std::isfinite(opt.rate)) throw InputError(fmt::format("--rate: {} must be positive", opt.rate));
   const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size());
   {
-    double neurons = 0;
-    for (std::size_t l = 0; l < S; ++l) neurons += net.layers[l].out_size();
+    const auto neurons = static_cast<double>(spiking_neuron_count(net, opt.snn.readout));
     const double runs = static_cast<double>(opt.trials) * test.size();
     const double steps = std::round(opt.snn.T / opt.snn.dt);  // T and dt themselves are checked by SpikingNetwork
     if (runs > kMaxSampleRuns)

@@ -20,6 +20,17 @@ Readout parse_readout(const std::string& text, const std::string& option) {
 
 std::string readout_name(Readout r) { return r == Readout::Spike ? "spike" : "integrate"; }
 
+std::size_t spiking_layer_count(const Mlp& net, Readout readout) {
+  const std::size_t L = net.layers.size();
+  return readout == Readout::Spike || L == 0 ? L : L - 1;
+}
+
+std::size_t spiking_neuron_count(const Mlp& net, Readout readout) {
+  std::size_t n = 0;
+  for (std::size_t l = 0; l < spiking_layer_count(net, readout); ++l) n += net.layers[l].out_size();
+  return n;
+}
+
 std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t trial, std::uint64_t sample) {
   return stream_seed(seed, trial, sample);
 }
@@ -156,7 +167,7 @@ SpikingNetwork::SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers,
     : net_(&net), layers_(std::move(layers)), cfg_(cfg), trace_(cfg.tau, cfg.dt) {
   const std::size_t L = net.layers.size();
   if (L == 0) throw InputError("network: no layers");
-  const std::size_t want = cfg.readout == Readout::Spike ? L : L - 1;
+  const std::size_t want = spiking_layer_count(net, cfg.readout);
   if (layers_.size() != want)
     throw InputError(fmt::format("--neurons: {} spiking layers given, the network with readout '{}' needs {}",
                                  layers_.size(), readout_name(cfg.readout), want));
@@ -185,11 +196,7 @@ SpikingNetwork::SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers,
   }
 }
 
-std::size_t SpikingNetwork::spiking_neurons() const {
-  std::size_t n = 0;
-  for (std::size_t l = 0; l < layers_.size(); ++l) n += net_->layers[l].out_size();
-  return n;
-}
+std::size_t SpikingNetwork::spiking_neurons() const { return spiking_neuron_count(*net_, cfg_.readout); }
 
 Eigen::VectorXd SpikingNetwork::decode(const SampleRun& r, std::size_t l) const {
   Eigen::VectorXd a(r.counts[l].size());

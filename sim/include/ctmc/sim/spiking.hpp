@@ -38,6 +38,10 @@ namespace ctmc::sim {
 enum class Readout { Spike, Integrate };
 Readout parse_readout(const std::string& text, const std::string& option = "--readout");
 std::string readout_name(Readout r);
+// The layers that spike under a readout (every layer with `spike`, all but
+// the linear output layer with `integrate`), and the neurons they hold.
+std::size_t spiking_layer_count(const Mlp& net, Readout readout);
+std::size_t spiking_neuron_count(const Mlp& net, Readout readout);
 
 // The random stream of one (trial, sample) pair: stream_seed(seed, trial,
 // sample) of rng.hpp, so results do not depend on which thread runs a sample.
