@@ -144,12 +144,12 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
       const auto mf = mean_field_forward(net, test.images.col(s).data(), rates, opt.snn.readout);
       mf_pred[s] = mf.prediction;
       for (std::size_t l = 0; l < S; ++l) {
-        for (double h : mf.inputs[l])
+        const auto [lo, hi] = res.fit_domain[l];  // NaN without a domain: no input counts as outside
+        for (double h : mf.inputs[l]) {
           jump_rates[static_cast<std::size_t>(s)] += uniformized ? layers[l].kernel.max_exit_rate(h)
                                                                  : layers[l].kernel.jump_rate(h);
-        const auto [lo, hi] = res.fit_domain[l];
-        if (std::isnan(lo)) continue;
-        for (double h : mf.inputs[l]) outside[l][static_cast<std::size_t>(s)] += h < lo || h > hi;
+          outside[l][static_cast<std::size_t>(s)] += h < lo || h > hi;
+        }
       }
     });
   mf_errors.rethrow();
