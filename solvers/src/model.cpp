@@ -14,7 +14,7 @@
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
-#include "ctmc/solvers/unique_file.hpp"
+#include "ctmc/io/atomic_write.hpp"
 
 namespace ctmc::solvers {
 
@@ -326,22 +326,9 @@ ojson model_to_json(const Model& m) {
 }
 
 void write_model_file(const Model& m, const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw InputError(fmt::format("{}: cannot write model file: it is a folder", path));
-  const std::string text = model_to_json(m).dump(2) + "\n";
-  // Written to a fresh temporary in the same folder (created exclusively, so an
-  // existing file of the user is never clobbered), then renamed over `path`:
-  // a failure leaves neither a half-written model nor the temporary.
-  const auto tmp_file = create_unique_file(path, "tmp");
-  const std::string& tmp = tmp_file.name;
-  auto fail = [&](const std::string& why) {
-    fs::remove(tmp, ec);
-    throw InputError(fmt::format("{}: cannot write model file: {}", path, why));
-  };
-  if (!write_and_close(tmp_file.fd, text.data(), text.size())) fail(std::generic_category().message(errno));
-  fs::rename(tmp, path, ec);
-  if (ec) fail(ec.message());
+  // All or nothing, symbolic links followed, devices written through
+  // (io/atomic_write.hpp); errors are InputErrors naming `path`.
+  io::write_file_atomically(path, model_to_json(m).dump(2) + "\n");
 }
 
 Rational parse_input_value(const std::string& text, const std::string& what) {

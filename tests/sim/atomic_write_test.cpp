@@ -8,6 +8,7 @@
 #include <iterator>
 #include <regex>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -109,18 +110,18 @@ TEST_CASE("a failed write is an InputError, nothing installed, no temporary left
   const std::string out = (t.path / "w.safetensors").string();
   SafetensorsFile f;
   f.tensors["x"] = Tensor{"F32", {32}, std::vector<double>(32, 1.0)};
-  check_input_error([&] { write_safetensors(out, f); }, out, "write failed");
+  check_input_error([&] { write_safetensors(out, f); }, out, "cannot write (File too large)");
   CHECK(!fs::exists(fs::symlink_status(out)));
 
   const std::string idx = (t.path / "a.idx").string();
   IdxArray a;
   a.dims = {100};
   a.data.assign(100, 1);
-  check_input_error([&] { write_idx(idx, a); }, idx, "write failed");
+  check_input_error([&] { write_idx(idx, a); }, idx, "cannot write (File too large)");
   CHECK(!fs::exists(fs::symlink_status(idx)));
 
   const std::string m = (t.path / "n.json").string();
-  check_input_error([&] { save_network(m, tiny_net()); }, (t.path / "n.safetensors").string(), "write failed");
+  check_input_error([&] { save_network(m, tiny_net()); }, (t.path / "n.safetensors").string(), "cannot write (File too large)");
   CHECK(!fs::exists(t.path / "n.safetensors"));  // neither file was installed
   CHECK(!fs::exists(m));
   CHECK(tmp_files(t.path) == 0);
@@ -182,12 +183,13 @@ TEST_CASE("filesystem failures are InputErrors naming the path, not filesystem_e
   const std::string st = (t.path / "st").string();
   SafetensorsFile f;
   f.tensors["x"] = Tensor{"F32", {1}, {1.0}};
-  check_input_error([&] { write_safetensors(st, f); }, st, "is a directory");
+  check_input_error([&] { write_safetensors(st, f); }, st, "is a folder, not a file");
   CHECK(fs::is_directory(t.path / "st" / "keep"));
   // The second file of a pair fails: the first is not installed.
   fs::create_directories(t.path / "lb" / "keep");
   const std::string im2 = (t.path / "im").string(), lb = (t.path / "lb").string();
-  check_input_error([&] { write_idx_pair(im2, lb, tiny_data()); }, lb, "is a directory");
+  check_input_error([&] { write_idx_pair(im2, lb, tiny_data()); }, lb, "is a folder, not a file");
   CHECK(!fs::exists(im2));
   CHECK(tmp_files(t.path) == 0);
 }
+
