@@ -18,9 +18,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
+#include "ctmc/io/atomic_write.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 #ifndef CTMC_SOURCE_DIR
@@ -66,12 +68,83 @@ std::string trim(std::string s) {
   return s;
 }
 
-void write_file(const std::string& path, const std::string& content) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("report writer: cannot create " + path);
-  f << content;
-  f.close();
-  if (!f) throw std::runtime_error("report writer: failed writing " + path);
+// The meta.json key that marks a folder as written by this tool (the writer's
+// own folders are the only ones finish() replaces).
+constexpr const char* kGeneratorKey = "generator";
+constexpr const char* kGenerator = "ctmc-snn";
+
+// A name from the file system or a file, quoted for a one-line message: at most
+// 60 characters, control characters shown as '?'.
+std::string quoted(const std::string& s) {
+  std::string out;
+  for (char c : s.substr(0, 60)) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+  return "'" + out + (s.size() > 60 ? "...'" : "'");
+}
+
+// Why the existing folder `dir` is not a report folder this tool wrote (""
+// when it is one, which finish() may replace). It is one when
+//   - its meta.json (a regular file) is a JSON object whose "report" is
+//     `name` and which has "generator": "ctmc-snn", or, written by a version
+//     before that key, all of the writer's other keys (title, command_line,
+//     git_revision, date_utc, checks_passed, checks, files); and
+//   - it holds nothing but regular files the writer lists there (report.md,
+//     meta.json and meta.json's "files"): notes or folders of the user's put
+//     inside an old report are never deleted with it.
+std::string not_a_report_folder(const std::string& dir, const std::string& name) {
+  const fs::path meta_path = fs::path(dir) / "meta.json";
+  std::error_code ec;
+  const auto st = fs::symlink_status(meta_path, ec);
+  if (!fs::is_regular_file(st)) return "it has no meta.json written by ctmc-snn";
+  if (fs::file_size(meta_path, ec) > (std::uintmax_t(64) << 20) || ec) return "its meta.json is not one ctmc-snn wrote";
+  nlohmann::json meta;
+  {
+    std::ifstream in(meta_path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    meta = nlohmann::json::parse(ss.str(), nullptr, false);
+  }
+  const auto has_string = [&](const char* key) { return meta.contains(key) && meta[key].is_string(); };
+  if (!meta.is_object() || !has_string("report") || meta["report"] != name)
+    return "its meta.json is not that of report " + quoted(name);
+  const bool marked = has_string(kGeneratorKey) && meta[kGeneratorKey] == kGenerator;
+  bool older = true;
+  for (const char* key : {"title", "command_line", "git_revision", "date_utc", "checks_passed", "checks", "files"})
+    older = older && meta.contains(key);
+  if (!marked && !older) return "its meta.json is not one ctmc-snn wrote";
+  if (!meta.contains("files") || !meta["files"].is_array()) return "its meta.json lists no files";
+  std::set<std::string> listed = {"report.md", "meta.json"};
+  for (const auto& f : meta["files"])
+    if (f.is_string()) listed.insert(f.get<std::string>());
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    std::error_code type_ec;
+    if (!it->is_regular_file(type_ec) || it->is_symlink(type_ec) || !listed.count(entry))
+      return "it holds " + quoted(entry) + ", which the report did not write";
+  }
+  if (ec) return "it cannot be read (" + ec.message() + ")";
+  return "";
+}
+
+// A folder at final_dir other than one of this report's is the user's: never
+// swapped away and deleted (exit 2 instead).
+void refuse_foreign_folder(const std::string& final_dir, const std::string& name) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(final_dir, ec);
+  if (ec || !fs::exists(st)) return;
+  if (!fs::is_directory(st))
+    throw InputError(fmt::format("--out: '{}' exists and is not a report folder; move it or choose another --out",
+                                 final_dir));
+  const std::string why = not_a_report_folder(final_dir, name);
+  if (!why.empty())
+    throw InputError(fmt::format("--out: '{}' is not a report folder written by ctmc-snn ({}), so it is not "
+                                 "replaced; move it or choose another --out",
+                                 final_dir, why));
+}
+
+// Files inside the temporary folder; errors name the file where the report
+// will be (io/atomic_write.hpp's I/O error path: exit 2, strerror).
+void write_file(const std::string& path, const std::string& content, const std::string& shown_as) {
+  io::write_file(path, content, shown_as);
 }
 
 std::string make_temp_dir(const std::string& parent, const std::string& stem) {
@@ -179,25 +252,30 @@ bool gnuplot_on_path() {
 // elsewhere the old folder is first moved aside.
 void replace_dir(const std::string& from, const std::string& to, const std::string& parent,
                  const std::string& name) {
-  if (!fs::exists(to)) {
-    fs::rename(from, to);
+  std::error_code ec;
+  const auto rename_or_fail = [&](const std::string& a, const std::string& b) {
+    fs::rename(a, b, ec);
+    if (ec) io::fail(to, "cannot rename " + a + " into place", ec.value());
+  };
+  if (!fs::exists(fs::symlink_status(to, ec))) {
+    rename_or_fail(from, to);
     return;
   }
 #ifdef RENAME_EXCHANGE
   if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) == 0) {
-    fs::remove_all(from);  // now holds the old report
+    fs::remove_all(from, ec);  // now holds the old report (best effort: the new one is in place)
     return;
   }
 #endif
   std::string old = make_temp_dir(parent, temp_stem(name, "old"));
-  fs::rename(to, old);  // onto an empty folder: allowed by POSIX rename
-  try {
-    fs::rename(from, to);
-  } catch (...) {
-    fs::rename(old, to);
-    throw;
+  rename_or_fail(to, old);  // onto an empty folder: allowed by POSIX rename
+  fs::rename(from, to, ec);
+  if (ec) {
+    const int why = ec.value();
+    fs::rename(old, to, ec);
+    io::fail(to, "cannot rename " + from + " into place", why);
   }
-  fs::remove_all(old);
+  fs::remove_all(old, ec);
 }
 
 }  // namespace
@@ -338,14 +416,9 @@ ReportWriter::ReportWriter(const ReportContext& ctx, std::string name, std::stri
   check_output_root(parent_);
   final_dir_ = (fs::path(parent_) / name_).string();
   // finish() replaces an old report folder; anything else at that path is the
-  // user's and must not be swapped away and deleted.
-  {
-    std::error_code ec;
-    const auto st = fs::symlink_status(final_dir_, ec);
-    if (!ec && fs::exists(st) && !fs::is_directory(st))
-      throw InputError(fmt::format("--out: '{}' exists and is not a report folder; move it or choose another --out",
-                                   final_dir_));
-  }
+  // user's and must not be swapped away and deleted. Checked here, before the
+  // report's work, and again in finish().
+  refuse_foreign_folder(final_dir_, name_);
   remove_stale_temp_dirs(parent_, name_);
   tmp_dir_ = make_temp_dir(parent_, temp_stem(name_, "tmp"));
   prov_.command_line = ctx.command_line;
@@ -362,6 +435,9 @@ ReportWriter::~ReportWriter() {
     fs::remove_all(tmp_dir_, ec);  // never throw from a destructor
   }
 }
+
+// Where `file` will be once the report is in place, for error messages.
+std::string ReportWriter::shown(const std::string& file) const { return (fs::path(final_dir_) / file).string(); }
 
 std::string ReportWriter::path_of(const std::string& file, bool internal) const {
   if (finished_) throw std::logic_error("report writer: '" + file + "' written after finish()");
@@ -401,17 +477,17 @@ void ReportWriter::check(const std::string& what, bool passed, const std::string
 }
 
 void ReportWriter::write_csv(const std::string& file, const Table& t) {
-  write_file(path_of(file), csv_text(t));
+  write_file(path_of(file), csv_text(t), shown(file));
   note_file(file, "CSV data");
 }
 
 void ReportWriter::write_json(const std::string& file, const nlohmann::ordered_json& j) {
-  write_file(path_of(file), j.dump(2) + "\n");
+  write_file(path_of(file), j.dump(2) + "\n", shown(file));
   note_file(file, "JSON data");
 }
 
 void ReportWriter::write_text(const std::string& file, const std::string& content) {
-  write_file(path_of(file), content);
+  write_file(path_of(file), content, shown(file));
   note_file(file, "text");
 }
 
@@ -473,8 +549,8 @@ void ReportWriter::plot(const Plot& p) {
   }
   g += "\n";
 
-  write_file(path_of(dat), d);
-  write_file(path_of(gp), g);
+  write_file(path_of(dat), d, shown(dat));
+  write_file(path_of(gp), g, shown(gp));
   note_file(dat, "plot data (" + p.name + ")");
   note_file(gp, "gnuplot script (" + p.name + ")");
 
@@ -543,6 +619,7 @@ void ReportWriter::finish() {
   }
 
   nlohmann::ordered_json meta;
+  meta[kGeneratorKey] = kGenerator;
   meta["report"] = name_;
   meta["title"] = title_;
   meta["command_line"] = prov_.command_line;
@@ -557,8 +634,9 @@ void ReportWriter::finish() {
   meta["files"] = nlohmann::ordered_json::array();
   for (const auto& f : files_) meta["files"].push_back(f.first);
 
-  write_file(path_of("report.md", true), md);
-  write_file(path_of("meta.json", true), meta.dump(2) + "\n");
+  write_file(path_of("report.md", true), md, shown("report.md"));
+  write_file(path_of("meta.json", true), meta.dump(2) + "\n", shown("meta.json"));
+  refuse_foreign_folder(final_dir_, name_);  // the folder may have appeared while the report ran
   // Folders from mkdtemp are private (0700); a report is for everyone to read.
   ::chmod(tmp_dir_.c_str(), 0755);
   replace_dir(tmp_dir_, final_dir_, parent_, name_);

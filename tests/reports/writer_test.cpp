@@ -2,7 +2,11 @@
 // throw), header fields, CSV round trip through an independent RFC 4180 parser,
 // JSON round trip, and gnuplot plots that redraw from inside the report folder.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstdio>
 #include <cstdlib>
@@ -423,4 +427,135 @@ TEST_CASE("the convergence report names a fitted model relative to its own folde
   CHECK(text.find("(../fits/model_sigmoid_three-state.json)") != std::string::npos);
   CHECK(text.find("(../fits/model_relu_two-state.json)") != std::string::npos);
   CHECK(text.find(root.path.string() + "/fits") == std::string::npos);
+}
+
+namespace {
+// The one-line InputError message of f ("" when it throws none).
+template <class F>
+std::string input_error_of(F&& f) {
+  try {
+    f();
+  } catch (const ctmc::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a folder of the user's at the report's path is refused with exit-2 InputError and kept whole") {
+  TempRoot root;
+  fs::create_directories(root.path / "demo" / "drafts");
+  std::ofstream(root.path / "demo" / "notes.md") << "my notes";
+  std::ofstream(root.path / "demo" / "drafts" / "a.txt") << "draft";
+  const auto msg = input_error_of([&] { ReportWriter w(root.ctx(), "demo", "Demo"); });
+  CHECK_MESSAGE(msg.find("--out: '" + (root.path / "demo").string() + "' is not a report folder written by ctmc-snn (it has no meta.json") == 0, msg);
+  CHECK(msg.find('\n') == std::string::npos);
+  CHECK(slurp(root.path / "demo" / "notes.md") == "my notes");
+  CHECK(slurp(root.path / "demo" / "drafts" / "a.txt") == "draft");
+  CHECK(root.entries() == std::set<std::string>{"demo"});  // no temporary folder left
+
+  SUBCASE("a meta.json that is not ours does not make it a report folder") {
+    std::ofstream(root.path / "demo" / "meta.json") << R"({"report": "demo", "author": "me"})";
+    CHECK(input_error_of([&] { ReportWriter w(root.ctx(), "demo", "Demo"); }).find("its meta.json is not one ctmc-snn wrote") !=
+          std::string::npos);
+  }
+  SUBCASE("a folder that appears while the report runs is refused by finish()") {
+    fs::remove_all(root.path / "demo");
+    ReportWriter w(root.ctx(), "demo", "Demo");
+    fs::create_directories(root.path / "demo");
+    std::ofstream(root.path / "demo" / "notes.md") << "my notes";
+    CHECK_THROWS_AS(w.finish(), ctmc::InputError);
+    CHECK(slurp(root.path / "demo" / "notes.md") == "my notes");
+  }
+  CHECK(fs::exists(root.path / "demo" / "notes.md"));
+}
+
+TEST_CASE("a report folder with the user's files added is refused, naming the file") {
+  TempRoot root;
+  {
+    ReportWriter w(root.ctx(), "demo", "Old");
+    w.write_text("data.txt", "ours");
+    w.finish();
+  }
+  auto meta = nlohmann::json::parse(slurp(root.path / "demo" / "meta.json"));
+  CHECK(meta["generator"] == "ctmc-snn");
+  std::ofstream(root.path / "demo" / "my-notes.md") << "keep me";
+  const auto msg = input_error_of([&] { ReportWriter w(root.ctx(), "demo", "New"); });
+  CHECK_MESSAGE(msg.find("it holds 'my-notes.md', which the report did not write") != std::string::npos, msg);
+  CHECK(slurp(root.path / "demo" / "my-notes.md") == "keep me");
+  // Without it, the folder is ours again and is replaced.
+  fs::remove(root.path / "demo" / "my-notes.md");
+  {
+    ReportWriter w(root.ctx(), "demo", "New");
+    w.finish();
+  }
+  CHECK(slurp(root.path / "demo" / "report.md").rfind("# New\n", 0) == 0);
+}
+
+TEST_CASE("a report folder written before meta.json had \"generator\" is still replaced") {
+  TempRoot root;
+  {
+    ReportWriter w(root.ctx(), "demo", "Old");
+    w.write_csv("t.csv", Table{{"a"}, {{"1"}}});
+    w.finish();
+  }
+  auto meta = nlohmann::json::parse(slurp(root.path / "demo" / "meta.json"));
+  meta.erase("generator");
+  std::ofstream(root.path / "demo" / "meta.json") << meta.dump(2);
+  {
+    ReportWriter w(root.ctx(), "demo", "New");
+    w.finish();
+  }
+  CHECK(slurp(root.path / "demo" / "report.md").rfind("# New\n", 0) == 0);
+  CHECK_FALSE(fs::exists(root.path / "demo" / "t.csv"));
+  // Another report's folder is not this one's.
+  meta["report"] = "other";
+  std::ofstream(root.path / "demo" / "meta.json") << meta.dump(2);
+  CHECK(input_error_of([&] { ReportWriter w(root.ctx(), "demo", "New"); }).find("its meta.json is not that of report 'demo'") !=
+        std::string::npos);
+}
+
+TEST_CASE("a report that cannot be written (disk full) is an InputError naming the file and the reason") {
+  TempRoot root;
+  {
+    ReportWriter w(root.ctx(), "demo", "Old");
+    w.paragraph("version one");
+    w.finish();
+  }
+  // A child whose files may not grow past 1 KiB (EFBIG, SIGXFSZ ignored).
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::signal(SIGXFSZ, SIG_IGN);
+    rlimit r{};
+    ::getrlimit(RLIMIT_FSIZE, &r);
+    r.rlim_cur = 1024;
+    ::setrlimit(RLIMIT_FSIZE, &r);
+    std::string msg = "(no exception)";
+    try {
+      ReportWriter w(root.ctx(), "demo", "New");
+      w.write_text("big.txt", std::string(4096, 'x'));
+      w.finish();
+    } catch (const ctmc::InputError& e) {
+      msg = std::string("InputError: ") + e.what();
+    } catch (const std::exception& e) {
+      msg = std::string("other: ") + e.what();
+    }
+    (void)!::write(fds[1], msg.data(), msg.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string msg;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) msg.append(buf, std::size_t(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(msg == "InputError: " + (root.path / "demo" / "big.txt").string() + ": cannot write (File too large)");
+  CHECK(slurp(root.path / "demo" / "report.md").find("version one") != std::string::npos);
+  CHECK(root.entries() == std::set<std::string>{"demo"});
 }

@@ -4,12 +4,20 @@
 //   report.md   header (title, command line, seed, precision, threads, git
 //               revision, date UTC), then the body: headings, paragraphs,
 //               Markdown tables, image links, a list of checks and of files;
-//   meta.json   the same header fields, machine-readable;
+//   meta.json   "generator": "ctmc-snn", the same header fields, machine-readable;
 //   *.csv/*.json data files written by the report;
 //   <plot>.svg  drawn by gnuplot from <plot>.gp and <plot>.dat, both kept beside
 //               the SVG; the script names the data file by its relative name,
 //               so `cd <report folder> && gnuplot <plot>.gp` redraws it after
 //               restyling.
+//
+// Only a folder this tool wrote is ever replaced: its meta.json has
+// "generator": "ctmc-snn" (or, from a version before that key, all the other
+// meta.json keys below) and "report": <name>, and the folder holds only the
+// files meta.json lists. Anything else at <out_root>/<name> -- a file, a
+// folder of the user's, a report folder with the user's notes added -- is
+// refused with ctmc::InputError before the report runs (and again before the
+// swap), never deleted.
 //
 // Nothing half-written: everything goes into a temporary folder
 // <out_root>/.<name>.tmp-<pid>-XXXXXX in the same parent (so the final rename
@@ -28,8 +36,10 @@
 // Errors: a bad file name (empty, with a '/', "..", or a name the writer uses
 // itself) or mismatched table/series shapes -> std::invalid_argument (a bug in
 // the report); an unusable output location (ctx.out_root, the CLI's --out: not
-// a folder, cannot be created or written into) -> ctmc::InputError naming
-// --out (exit status 2); other I/O failures and gnuplot failures ->
+// a folder, cannot be created or written into, or <name> there is not a report
+// folder) -> ctmc::InputError naming --out (exit status 2); a file that cannot
+// be written (disk full) -> ctmc::InputError "<final path>: cannot write
+// (<reason>)" (io/atomic_write.hpp, exit status 2); gnuplot failures ->
 // std::runtime_error.
 #pragma once
 #include <nlohmann/json_fwd.hpp>
@@ -121,6 +131,7 @@ class ReportWriter {
 
  private:
   std::string path_of(const std::string& file, bool internal = false) const;
+  std::string shown(const std::string& file) const;
   void note_file(const std::string& file, const std::string& what);
 
   std::string name_, title_, parent_, tmp_dir_, final_dir_;
