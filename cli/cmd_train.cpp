@@ -1,6 +1,7 @@
 // ctmc-snn train --data DIR --activation NAME --hidden 256,128 --epochs 15 --seed S --output NET.json [--threads N]
 // ctmc-snn evaluate --net NET.json --data DIR [--clip K,...] [--json]
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -71,6 +72,14 @@ void run_train(TrainOptions& o) {
   (void)analysis::parse_activation(o.cfg.activation);  // fail fast, naming --activation
   o.cfg.progress = !o.json && isatty(STDERR_FILENO);
   sim::check_network_output(o.output, "--output");  // before the training, not after
+  // The weights go beside the manifest as <stem>.safetensors: a manifest
+  // written through a device or pipe (--output /dev/null) would put a weights
+  // file into /dev, where nothing reads it. (A symbolic link is followed.)
+  struct stat st {};
+  if (::stat(o.output.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    throw InputError(fmt::format("--output: '{}' is not a regular file (train writes the weights beside the manifest "
+                                 "as <stem>.safetensors)",
+                                 o.output));
   const auto split = sim::load_dataset_dir(o.data);
   // Before training: the test accuracy of no images would read as 0%.
   if (split.test.size() == 0) throw InputError(fmt::format("--data: {} has no test images", o.data));

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <initializer_list>
 
+#include "ctmc/io/sha256.hpp"
 #include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/read_file.hpp"
 #include "ctmc/sim/safetensors.hpp"
@@ -60,6 +61,23 @@ void only_keys(const std::string& path, const json& obj, std::initializer_list<c
   }
 }
 
+// "weights_sha256" (written by save_network; optional, manifests written by
+// hand for PyTorch weights have none): the weights file must be the one the
+// manifest was written with. A write killed between its two renames leaves
+// new weights beside the old manifest (or the reverse); this refuses the mix.
+void check_weights_hash(const std::string& manifest_path, const json& m, const std::string& weights_path) {
+  if (!m.contains("weights_sha256")) return;
+  const json& h = m["weights_sha256"];
+  if (!h.is_string() || h.get<std::string>().size() != 64 ||
+      h.get<std::string>().find_first_not_of("0123456789abcdef") != std::string::npos)
+    fail(manifest_path, "\"weights_sha256\" must be 64 lower-case hex digits (the SHA-256 of the weights file)");
+  const std::vector<std::uint8_t> bytes = read_file_bytes(weights_path, "safetensors file");
+  if (io::sha256_hex(bytes.data(), bytes.size()) != h.get<std::string>())
+    fail(manifest_path, "the weights file " + weights_path +
+                            " is not the one this manifest was written with (its SHA-256 differs from \"weights_sha256\"; "
+                            "a write of both was interrupted, or one was replaced)");
+}
+
 std::string shape_text(const std::vector<std::int64_t>& s) {
   std::string t = "[";
   for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
@@ -77,7 +95,7 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
     fail(manifest_path, "malformed JSON (" + std::string(e.what()) + ")");
   }
   if (!m.is_object()) fail(manifest_path, "manifest is not a JSON object");
-  only_keys(manifest_path, m, {"format", "version", "weights", "layers", "meta"}, "");
+  only_keys(manifest_path, m, {"format", "version", "weights", "weights_sha256", "layers", "meta"}, "");
   if (m.contains("version") && m["version"] != 1)
     fail(manifest_path, "\"version\" " + m["version"].dump() + " is not supported (this reader knows version 1)");
   if (m.contains("format") && m["format"] != "ctmc-snn-mlp") fail(manifest_path, "\"format\" must be \"ctmc-snn-mlp\"");
@@ -85,6 +103,7 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
   if (!m.contains("layers") || !m["layers"].is_array() || m["layers"].empty()) fail(manifest_path, "needs a non-empty \"layers\" array");
   const fs::path wpath = fs::path(manifest_path).parent_path() / m["weights"].get<std::string>();
   const std::string weights_path = wpath.string();
+  check_weights_hash(manifest_path, m, weights_path);
   const SafetensorsFile st = read_safetensors(weights_path);
 
   Mlp net;
@@ -158,12 +177,20 @@ void save_network(const std::string& manifest_path, const Mlp& net, const json& 
                       {"out", L.out_size()}, {"activation", L.activation}});
   }
   st.metadata["format"] = "pt";  // what safetensors.torch.save_file writes, so torch tools accept the file
-  const json m = {{"format", "ctmc-snn-mlp"}, {"version", 1}, {"weights", wfile}, {"layers", layers}, {"meta", meta}};
-  const std::string text = m.dump(2) + "\n";
   const std::string wpath = (mp.parent_path() / wfile).string();
+  std::vector<std::uint8_t> weights = encode_safetensors(wpath, st);
+  // The manifest names the exact weights it goes with (check_weights_hash).
+  const json m = {{"format", "ctmc-snn-mlp"},
+                  {"version", 1},
+                  {"weights", wfile},
+                  {"weights_sha256", io::sha256_hex(weights.data(), weights.size())},
+                  {"layers", layers},
+                  {"meta", meta}};
+  const std::string text = m.dump(2) + "\n";
   // Weights and manifest together or not at all: an old manifest must never
-  // end up beside new weights (or the reverse). The manifest is renamed last.
-  write_files_atomically({{wpath, encode_safetensors(wpath, st)}, {manifest_path, std::vector<std::uint8_t>(text.begin(), text.end())}});
+  // end up beside new weights (or the reverse). The manifest is renamed last;
+  // a kill between the two renames is caught by the hash on reading.
+  write_files_atomically({{wpath, std::move(weights)}, {manifest_path, std::vector<std::uint8_t>(text.begin(), text.end())}});
 }
 
 }  // namespace ctmc::sim

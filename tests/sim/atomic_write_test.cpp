@@ -193,3 +193,72 @@ TEST_CASE("filesystem failures are InputErrors naming the path, not filesystem_e
   CHECK(tmp_files(t.path) == 0);
 }
 
+namespace {
+Mlp other_net() {
+  Mlp net = tiny_net();
+  net.layers[0].W(0, 0) = -2.0f;
+  return net;
+}
+}  // namespace
+
+TEST_CASE("save_network: a kill between the two renames leaves a mix that load_network refuses, naming both files") {
+  TempDir t;
+  const fs::path m = t.path / "n.json", w = t.path / "n.safetensors";
+  save_network(m.string(), tiny_net());
+  // A child writes another network and is killed (here: _exit) after the
+  // weights were renamed into place, before the manifest is: the step that
+  // keeps a copy of the old manifest comes right before its rename.
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    detail::set_failure_hook([](const std::string& step, const std::string& path) -> bool {
+      if (step == "copy" && path.size() >= 6 && path.compare(path.size() - 6, 6, "n.json") == 0) ::_exit(0);
+      return false;
+    });
+    try {
+      save_network(m.string(), other_net());
+    } catch (...) {
+    }
+    ::_exit(1);  // not reached when the hook ran
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  // New weights beside the old manifest: refused, both files named.
+  try {
+    load_network(m.string());
+    FAIL("the mix was accepted");
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    CHECK_MESSAGE(msg.rfind(m.string() + ": ", 0) == 0, msg);
+    CHECK_MESSAGE(msg.find(w.string()) != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("weights_sha256") != std::string::npos, msg);
+    CHECK(msg.find('\n') == std::string::npos);
+  }
+  // The killed run's temporary and kept copy are recognisably ours, and the
+  // next successful write of the same output removes them.
+  CHECK(tmp_files(t.path) == 2);
+  save_network(m.string(), other_net());
+  CHECK(tmp_files(t.path) == 0);
+  CHECK(load_network(m.string()).layers[0].W == other_net().layers[0].W);
+}
+
+TEST_CASE("load_network: weights_sha256 is optional, and checked when present") {
+  TempDir t;
+  const fs::path m = t.path / "n.json";
+  save_network(m.string(), tiny_net());
+  nlohmann::json j = nlohmann::json::parse(slurp(m));
+  REQUIRE(j.contains("weights_sha256"));
+  // A hand-written manifest (PyTorch weights) has no hash: accepted.
+  j.erase("weights_sha256");
+  std::ofstream(m) << j.dump();
+  CHECK(load_network(m.string()).layers[0].W == tiny_net().layers[0].W);
+  // Not 64 hex digits: refused naming the key.
+  j["weights_sha256"] = "abc";
+  std::ofstream(m) << j.dump();
+  check_input_error([&] { load_network(m.string()); }, m.string(), "\"weights_sha256\" must be 64 lower-case hex digits");
+  j["weights_sha256"] = std::string(64, '0');
+  std::ofstream(m) << j.dump();
+  check_input_error([&] { load_network(m.string()); }, m.string(), "is not the one this manifest was written with");
+}

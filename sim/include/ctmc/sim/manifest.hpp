@@ -3,6 +3,8 @@
 //
 //   {"format": "ctmc-snn-mlp", "version": 1,
 //    "weights": "net.safetensors",           // relative to the manifest's folder
+//    "weights_sha256": "9f86d0...",          // optional: SHA-256 (hex) of the weights file;
+//                                            // save_network writes it, load_network checks it
 //    "layers": [
 //      {"type": "dense", "weight": "fc1.weight", "bias": "fc1.bias",
 //       "in": 784, "out": 256, "activation": "relu"},
