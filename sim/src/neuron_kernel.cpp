@@ -6,7 +6,9 @@
 #include <cmath>
 
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/gth.hpp"
 #include "ctmc/solvers/scalar.hpp"
+#include "ctmc/solvers/sparse_gth.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 namespace ctmc::sim {
@@ -66,23 +68,89 @@ NeuronKernel::NeuronKernel(const solvers::Model& model, double scale, std::strin
     to_[s] = static_cast<std::uint32_t>(t.to);
     spike_[s] = t.spike ? 1 : 0;
   }
-  // Reachability over non-spike transitions that are not identically zero
-  // (offset != 0 or slope != 0), by a depth-first search from every state.
-  implies_spike_.assign(n_ * n_, 0);
-  for (std::size_t i = 0; i < n_; ++i) {
-    std::vector<char> seen(n_, 0);
-    std::vector<std::size_t> stack{i};
-    seen[i] = 1;
-    while (!stack.empty()) {
-      const std::size_t u = stack.back();
-      stack.pop_back();
-      for (const auto& t : model.transitions)
-        if (t.from == u && !t.spike && (t.offset.value != 0 || t.slope.value != 0) && !seen[t.to]) {
-          seen[t.to] = 1;
-          stack.push_back(t.to);
+}
+
+EndStateRule::EndStateRule(const NeuronKernel& kernel) {
+  const solvers::Model& model = kernel.model();
+  const std::size_t n = model.size();
+  std::vector<std::vector<std::uint32_t>> out(n);
+  for (const auto& t : model.transitions)
+    if (!t.spike && (t.offset.value != 0 || t.slope.value != 0)) out[t.from].push_back(static_cast<std::uint32_t>(t.to));
+
+  // Tarjan's strongly connected components, iterative. A component is
+  // numbered when it completes, after every component it reaches.
+  constexpr std::uint32_t kNone = static_cast<std::uint32_t>(-1);
+  std::vector<std::uint32_t> index(n, kNone), low(n, 0), stack;
+  std::vector<char> on_stack(n, 0);
+  comp_.assign(n, kNone);
+  std::uint32_t counter = 0, ncomp = 0;
+  std::vector<std::pair<std::uint32_t, std::size_t>> work;
+  for (std::size_t root = 0; root < n; ++root) {
+    if (index[root] != kNone) continue;
+    const auto r = static_cast<std::uint32_t>(root);
+    index[r] = low[r] = counter++;
+    stack.push_back(r);
+    on_stack[r] = 1;
+    work.assign(1, {r, 0});
+    while (!work.empty()) {
+      auto& [v, it] = work.back();
+      if (it < out[v].size()) {
+        const std::uint32_t w = out[v][it++];
+        if (index[w] == kNone) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w);
+          on_stack[w] = 1;
+          work.emplace_back(w, 0);
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
         }
+        continue;
+      }
+      const std::uint32_t done = v;
+      work.pop_back();
+      if (!work.empty()) low[work.back().first] = std::min(low[work.back().first], low[done]);
+      if (low[done] == index[done]) {
+        std::uint32_t w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = 0;
+          comp_[w] = ncomp;
+        } while (w != done);
+        ++ncomp;
+      }
     }
-    for (std::size_t j = 0; j < n_; ++j) implies_spike_[i * n_ + j] = (j != i && !seen[j]) ? 1 : 0;
+  }
+  components_ = ncomp;
+  words_ = (components_ + 63) / 64;
+  const double bytes = static_cast<double>(components_) * static_cast<double>(words_) * 8.0;
+  if (bytes > static_cast<double>(kMaxBytes))
+    throw InputError(fmt::format(
+        "{}: the end-state sampler's reachability table for its {} states ({} components of non-spike transitions) "
+        "would take {:.0f} MiB, beyond the limit of {} MiB; use --sampler exact",
+        kernel.source(), n, components_, bytes / (1 << 20), kMaxBytes >> 20));
+
+  // Members of each component; then the components in completion order, each
+  // reaching itself and whatever its members' edges reach (all numbered
+  // earlier, so their rows are complete).
+  std::vector<std::uint32_t> start(components_ + 1, 0), members(n);
+  for (std::size_t v = 0; v < n; ++v) ++start[comp_[v] + 1];
+  for (std::size_t c = 0; c < components_; ++c) start[c + 1] += start[c];
+  {
+    std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+    for (std::size_t v = 0; v < n; ++v) members[fill[comp_[v]]++] = static_cast<std::uint32_t>(v);
+  }
+  reach_.assign(components_ * words_, 0);
+  for (std::size_t c = 0; c < components_; ++c) {
+    std::uint64_t* row = &reach_[c * words_];
+    row[c >> 6] |= std::uint64_t{1} << (c & 63);
+    for (std::uint32_t k = start[c]; k < start[c + 1]; ++k)
+      for (std::uint32_t w : out[members[k]]) {
+        const std::size_t d = comp_[w];
+        if (d == c || ((row[d >> 6] >> (d & 63)) & 1u)) continue;
+        const std::uint64_t* other = &reach_[d * words_];
+        for (std::size_t x = 0; x < words_; ++x) row[x] |= other[x];
+      }
   }
 }
 
@@ -123,41 +191,40 @@ Eigen::MatrixXd NeuronKernel::spike_generator(double H) const {
 
 std::vector<double> NeuronKernel::stationary(double H) const {
   if (!std::isfinite(H)) throw InputError(fmt::format("{}: input H = {} is not finite", source_, H));
-  // Dense GTH (DESIGN section 5): subtraction-free, so accurate in double.
-  Eigen::MatrixXd q = generator(H);
-  std::vector<double> pi(n_, 0.0);
-  if (n_ == 0) return pi;
-  bool reducible = false;
-  for (std::size_t k = n_ - 1; k >= 1 && !reducible; --k) {
-    double s = 0;
-    for (std::size_t j = 0; j < k; ++j) s += q(k, j);
-    if (!(s > 0)) {
-      reducible = true;
-      break;
+  if (n_ == 0) return {};
+  // The project's one stationary solver (solvers/gth.hpp, sparse_gth.hpp),
+  // dense or sparse as solve_stationary picks for the size, on the rounded
+  // and scaled rates; both throw InputError when a state has no exit left
+  // (reducible at H).
+  std::vector<double> pi;
+  try {
+    if (n_ <= solvers::kDenseGthLimit) {
+      solvers::DenseMatrix<double> q(n_);
+      for (std::size_t i = 0; i < n_; ++i)
+        for (std::size_t k = 0; k < kmax_; ++k) {
+          const std::size_t s = slot(i, k);
+          if (to_[s] != i) q(i, to_[s]) += slot_rate(s, H);  // to == i: padding
+        }
+      pi = solvers::gth_dense(std::move(q));
+    } else {
+      solvers::SparseRates<double> q(n_);
+      for (std::size_t i = 0; i < n_; ++i)
+        for (std::size_t k = 0; k < kmax_; ++k) {
+          const std::size_t s = slot(i, k);
+          const double r = slot_rate(s, H);
+          if (to_[s] != i && r > 0) q.add(i, to_[s], r);
+        }
+      pi = solvers::gth_sparse(std::move(q));
     }
-    for (std::size_t i = 0; i < k; ++i) q(i, k) /= s;
-    for (std::size_t i = 0; i < k; ++i) {
-      const double qik = q(i, k);
-      if (qik == 0) continue;
-      for (std::size_t j = 0; j < k; ++j)
-        if (j != i) q(i, j) += qik * q(k, j);
-    }
+  } catch (const InputError&) {
+    pi.clear();
   }
-  if (reducible) {
-    // Exact structure in the rationals: the solver finds the closed class.
-    const auto st = solvers::solve_stationary<double>(model_, solvers::Rational(H), solvers::Method::Auto, source_);
-    return st.pi;
-  }
-  pi[0] = 1;
-  double total = 1;
-  for (std::size_t k = 1; k < n_; ++k) {
-    double v = 0;
-    for (std::size_t i = 0; i < k; ++i) v += pi[i] * q(i, k);
-    pi[k] = v;
-    total += v;
-  }
-  for (auto& p : pi) p /= total;
-  return pi;
+  bool finite = !pi.empty();
+  for (double p : pi) finite = finite && std::isfinite(p);
+  if (finite) return pi;
+  // Reducible at H, or out of double's range: the exact structure in the
+  // rationals finds the closed class, and the solver names a range problem.
+  return solvers::solve_stationary<double>(model_, solvers::Rational(H), solvers::Method::Auto, source_).pi;
 }
 
 double NeuronKernel::flux(double H) const {
@@ -174,8 +241,11 @@ double NeuronKernel::flux(double H) const {
 double NeuronKernel::jump_rate(double H) const {
   const std::vector<double> pi = stationary(H);
   double r = 0;
+  // pi_i == 0 skipped (an infinite exit rate of a state outside the closed
+  // class must not make 0 * inf = NaN); anything else, NaN included, counts,
+  // so a bad estimate refuses the work budget instead of passing it.
   for (std::size_t i = 0; i < n_; ++i)
-    if (pi[i] > 0) r += pi[i] * exit_rate(i, H);
+    if (pi[i] != 0) r += pi[i] * exit_rate(i, H);
   return r;
 }
 

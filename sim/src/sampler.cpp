@@ -58,6 +58,7 @@ StepSampler::StepSampler(const NeuronKernel& kernel, SamplerKind kind, double dt
     off_dt_[s] = kernel.slot_offset(s) * dt;
     slope_dt_[s] = kernel.slot_slope(s) * dt;
   }
+  if (kind == SamplerKind::EndState) rule_ = EndStateRule(kernel);
 }
 
 std::uint32_t StepSampler::jumps_exact(double H, NeuronState& s, StepRng& rng, StepCounts& c, double q) const {

@@ -68,7 +68,7 @@ void advance_fast(const StepSampler& smp, const double* h, const double* qtab, N
       continue;
     }
     std::uint32_t sp = smp.jumps_exact(h[j], st[j], rng, counts, q);
-    if constexpr (K == SamplerKind::EndState) sp = smp.kernel().end_state_implies_spike(s, st[j].state) ? 1u : 0u;
+    if constexpr (K == SamplerKind::EndState) sp = smp.end_state_implies_spike(s, st[j].state) ? 1u : 0u;
     if (sp) {
       cnt[j] += sp;
       fired.emplace_back(static_cast<std::uint32_t>(j), sp);
@@ -137,7 +137,7 @@ void advance_layer1_events(const StepSampler& smp, const double* h, const double
     const std::uint32_t j = now[e];
     const std::uint32_t s = st[j].state;
     std::uint32_t sp = smp.jumps_exact(h[j], st[j], rng, counts, qtab[static_cast<std::size_t>(j) * nst + s]);
-    if constexpr (K == SamplerKind::EndState) sp = smp.kernel().end_state_implies_spike(s, st[j].state) ? 1u : 0u;
+    if constexpr (K == SamplerKind::EndState) sp = smp.end_state_implies_spike(s, st[j].state) ? 1u : 0u;
     if (sp) {
       cnt[j] += sp;
       fired.emplace_back(j, sp);

@@ -245,8 +245,10 @@ CountingMoments<T> counting_moments_impl(const Model& m, const Rational& H, cons
   CountingMoments<T> r;
   r.mean = centered_mean + ct;
   r.variance = T(2) * f2_sum + r.mean - centered_mean * centered_mean;
-  // E[N(N-1)] = Var + mean^2 - mean.
-  r.factorial_moment2 = r.variance + r.mean * r.mean - r.mean;
+  // E[N(N-1)] = 2 pi0 F2 1 when uncentered; derived as Var + mean^2 - mean
+  // only when centered. (Derived at small t it cancels: E[N(N-1)] ~ t^2
+  // against E N ~ t, every digit lost at t = 1e-400 in 256 bits.)
+  r.factorial_moment2 = c == T(0) ? T(2) * f2_sum : r.variance + r.mean * r.mean - r.mean;
   return r;
 }
 

@@ -86,7 +86,6 @@ std::string h_text(const Rational& H) {
   if (e.size() <= 24) return e;
   return fmt::format("{} (exactly {})", to_double(H), e);  // shortest decimal that reads back as the double
 }
-constexpr std::size_t kDenseLimit = 48;  // above this many states, sparse GTH is cheaper
 }
 
 template <class T>
@@ -125,7 +124,7 @@ Stationary<T> solve_stationary(const Model& m, const Rational& H, Method method,
     }
   }
 
-  const bool dense = method == Method::Dense || (method == Method::Auto && support.size() <= kDenseLimit);
+  const bool dense = method == Method::Dense || (method == Method::Auto && support.size() <= kDenseGthLimit);
   std::vector<T> sub;
   if (dense) {
     DenseMatrix<T> q(support.size());

@@ -182,7 +182,8 @@ TEST_CASE("kernel flux matches the closed forms, including reducible inputs") {
   CHECK(k2.flux(-1.0) == 0.0);
   CHECK(k2.stationary(-1.0)[1] == 1.0);
   CHECK(k2.flux(0.5) == doctest::Approx(2 * 0.5 / 2.5).epsilon(1e-14));
-  CHECK(k.end_state_implies_spike(0, 2));   // B -> R only through G -> R (spike)
-  CHECK(!k.end_state_implies_spike(2, 0));  // R -> B is not a spike
-  CHECK(!k.end_state_implies_spike(1, 0));
+  const EndStateRule rule(k);
+  CHECK(rule.implies_spike(0, 2));   // B -> R only through G -> R (spike)
+  CHECK(!rule.implies_spike(2, 0));  // R -> B is not a spike
+  CHECK(!rule.implies_spike(1, 0));
 }

@@ -214,6 +214,55 @@ TEST_CASE("finite-T moments with rates x t far below 1, from a state away from t
   }
 }
 
+TEST_CASE("finite-T moments when the rates x T are below double's smallest subnormal (T = 1e-400, 1e-10000)") {
+  // ||A T|| ~ 4e-400 is 0 in double: an expm plan made from the norm in
+  // double returned exp(A T) = I, so E N(T) = Var N(T) = 0 (ctmc-snn
+  // counting three_state.json --T 1e-400 printed 0). The plan is now made
+  // from log2 of the norm taken in MPFR. References: the exact series to 12
+  // terms (the leading terms are T and T^2; the tail is below T^12).
+  set_precision_bits(256);
+  const auto m = three_state(2, 1, 3, Rational(1, 2));  // tests/fixtures/three_state.json: lambda = 1/3
+  const auto stationary = solve_stationary<Rational>(m, 0).pi;
+  const std::vector<Rational> from_b{1, 0, 0};
+  for (const std::string text : {"1e-400", "1e-10000"}) {
+    CAPTURE(text);
+    const Rational t = *parse_exact(text);
+    for (const auto* pi0 : {&stationary, &from_b}) {
+      const auto [mean, fm2] = taylor_moments(m, *pi0, t, 12);
+      const Rational var = fm2 + mean - mean * mean;
+      std::vector<Mpfr> pim;
+      for (const auto& p : *pi0) pim.push_back(mp(p));
+      const auto r = counting_moments<Mpfr>(m, 0, pim, mp(t));
+      CHECK(relative_error(r.mean, mean) < 1e-70);
+      CHECK(relative_error(r.variance, var) < 1e-70);
+      CHECK(relative_error(r.factorial_moment2, fm2) < 1e-70);
+    }
+    // From stationarity E N(T) = lambda T exactly.
+    std::vector<Mpfr> pim;
+    for (const auto& p : stationary) pim.push_back(mp(p));
+    CHECK(relative_error(counting_moments<Mpfr>(m, 0, pim, mp(t)).mean, t / 3) < 1e-70);
+  }
+}
+
+TEST_CASE("expm plan from log2 of the norm: tiny norms keep the path terms, zero and huge norms as before") {
+  // log2(4e-400) = -1327: no squaring, degree = the path terms alone.
+  const ExpmPlan tiny = expm_plan_log2(-1327.0, 256, 8);
+  CHECK(tiny.squarings == 0);
+  CHECK(tiny.degree == 8);
+  const ExpmPlan zero = expm_plan_log2(-std::numeric_limits<double>::infinity(), 256, 8);
+  CHECK(zero.squarings == 0);
+  CHECK(zero.degree == 0);
+  for (double norm : {1e-300, 0.3, 1.0, 7.5, 1e10}) {
+    CAPTURE(norm);
+    const ExpmPlan a = expm_plan(norm, 128, 5), b = expm_plan_log2(std::log2(norm), 128, 5);
+    CHECK(a.squarings == b.squarings);
+    CHECK(a.degree == b.degree);
+  }
+  CHECK_THROWS_AS(expm_plan_log2(std::numeric_limits<double>::infinity(), 128), ctmc::InputError);
+  CHECK_THROWS_AS(expm_plan_log2(std::numeric_limits<double>::quiet_NaN(), 128), ctmc::InputError);
+  CHECK_THROWS_AS(expm_plan_log2(2000.0, 128), ctmc::InputError);
+}
+
 TEST_CASE("counting: bad inputs are InputErrors") {
   const auto m = three_state(2, 1, 3, Rational(1, 2));
   CHECK_THROWS_AS(counting_moments<double>(m, 0, {1.0, 0.0}, 1.0), ctmc::InputError);

@@ -72,21 +72,22 @@ class NeuronKernel {
   // Spike part D1(H) of the generator.
   Eigen::MatrixXd spike_generator(double H) const;
 
-  // Stationary distribution and flux of the scaled chain at H. Double GTH on
-  // the rounded rates; when the reduction meets a state with no exit to
-  // lower-numbered states (the chain is reducible at H: a rectified rate is
-  // 0), it falls back to solvers::solve_stationary<double> on the exact model
-  // at the exact rational value of H, which restricts to the closed class.
+  // Stationary distribution and flux of the scaled chain at H: the solvers'
+  // GTH on the rounded rates (gth_dense up to solvers::kDenseGthLimit states,
+  // gth_sparse with its minimum-degree order above: O(n) on the Bernstein
+  // chain), which rescales the back-substitution so that products of rate
+  // ratios beyond 1e308 (the 502-state Bernstein chain near u = 1) stay
+  // finite. When the reduction meets a state with no exit to the states left
+  // (the chain is reducible at H: a rectified rate is 0), or the double
+  // elimination still overflows (rates spanning more than double's range),
+  // it falls back to solvers::solve_stationary<double> on the exact model at
+  // the exact rational value of H, which restricts to the closed class, or
+  // throws an InputError naming the model and H.
   std::vector<double> stationary(double H) const;
   double flux(double H) const;
   // Stationary rate of all transitions (spikes or not) at H: sum_i pi_i
   // exit_rate(i, H), the sampler's expected work per unit time.
   double jump_rate(double H) const;
-
-  // True when state j cannot be reached from state i using only non-spike
-  // transitions that are not identically zero (i != j; i == j is false):
-  // the end-state sampler's rule for counting a spike in a step.
-  bool end_state_implies_spike(std::size_t i, std::size_t j) const { return implies_spike_[i * n_ + j] != 0; }
 
  private:
   solvers::Model model_;
@@ -96,7 +97,40 @@ class NeuronKernel {
   std::vector<double> off_, slope_;
   std::vector<std::uint32_t> to_;
   std::vector<std::uint8_t> spike_;
-  std::vector<std::uint8_t> implies_spike_;
+};
+
+// The end-state sampler's rule for counting a spike in a step (sampler.hpp):
+// a step from state i that ends in state j counts one spike when j cannot be
+// reached from i using only non-spike transitions that are not identically
+// zero (offset != 0 or slope != 0 in the exact model); i == j counts none.
+//
+// Built from the strongly connected components of that subgraph (Tarjan,
+// O(n + m)): states of one component reach each other, and each component
+// keeps a bitset of the components it reaches (filled in Tarjan's completion
+// order, in which every edge between components points to an earlier one).
+// C components cost C^2 / 8 bytes and O(C (C + m) / 64) word operations, so
+// a chain whose table exceeds kMaxBytes (C above about 23000) is refused with
+// an InputError naming the model; queries are O(1). Only the end-state
+// sampler builds it.
+class EndStateRule {
+ public:
+  static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+
+  EndStateRule() = default;
+  explicit EndStateRule(const NeuronKernel& kernel);
+
+  bool implies_spike(std::size_t i, std::size_t j) const {
+    const std::size_t a = comp_[i], b = comp_[j];
+    if (a == b) return false;
+    return ((reach_[a * words_ + (b >> 6)] >> (b & 63)) & 1u) == 0;
+  }
+  // Number of strongly connected components of the non-spike subgraph.
+  std::size_t components() const { return components_; }
+
+ private:
+  std::vector<std::uint32_t> comp_;
+  std::size_t components_ = 0, words_ = 0;
+  std::vector<std::uint64_t> reach_;
 };
 
 }  // namespace ctmc::sim

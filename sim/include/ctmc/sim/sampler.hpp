@@ -24,7 +24,7 @@
 //                   (by running the exact path and discarding it), and ONE
 //                   spike is counted when the end state cannot be reached from
 //                   the start state through non-spike transitions
-//                   (NeuronKernel::end_state_implies_spike). A spike followed
+//                   (EndStateRule, built by the sampler for this kind only). A spike followed
 //                   by recovery inside one step is missed: for the two-state
 //                   neuron the observed rate is nu (1 - e^-x)/x, x = (a+d) dt.
 //   euler           Reproduces first-order codes: transition i -> j fires with
@@ -102,7 +102,7 @@ class StepSampler {
       case SamplerKind::EndState: {
         const std::uint32_t start = s.state;
         step_exact(H, s, rng, c);
-        return kernel_->end_state_implies_spike(start, s.state) ? 1u : 0u;
+        return end_state_implies_spike(start, s.state) ? 1u : 0u;
       }
       case SamplerKind::Uniformization:
         return step_uniformization(H, s, rng, c);
@@ -110,6 +110,11 @@ class StepSampler {
         return step_euler(H, s, rng, c);
     }
     return 0;
+  }
+
+  // The end-state sampler's spike rule (EndStateRule); false for the other kinds.
+  bool end_state_implies_spike(std::uint32_t from, std::uint32_t to) const {
+    return kind_ == SamplerKind::EndState && rule_.implies_spike(from, to);
   }
 
   // Exit rate of state i times dt.
@@ -168,6 +173,7 @@ class StepSampler {
   double dt_;
   std::size_t n_, kmax_;
   std::vector<double> off_dt_, slope_dt_;
+  EndStateRule rule_;  // built only for SamplerKind::EndState
 };
 
 }  // namespace ctmc::sim

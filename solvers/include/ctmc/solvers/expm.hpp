@@ -60,18 +60,25 @@ struct ExpmPlan {
   int degree = 0;
 };
 
-inline ExpmPlan expm_plan(double norm, unsigned bits, int path_terms = 0) {
-  // An infinite (or NaN) norm has no plan: log2 would overflow the int below.
-  if (!(norm <= std::numeric_limits<double>::max()) && !(norm <= 0))
+// The plan from log2 ||A||_inf (-inf for the zero matrix). Planning in log2
+// terms lets the caller take the norm in its working scalar: an MPFR matrix
+// whose norm is below double's smallest subnormal (rates x t < 4.9e-324,
+// e.g. t = 1e-400) has a norm of 0 in double, which planned exp(A) = I and
+// lost every entry that starts at A^d / d! (E N(t) = Var N(t) = 0).
+inline ExpmPlan expm_plan_log2(double log2_norm, unsigned bits, int path_terms = 0) {
+  // An infinite (or NaN) norm has no plan: the int below would overflow, and
+  // the scaling 2^-s is formed in double.
+  if (!(log2_norm < 1024) && !(log2_norm == -std::numeric_limits<double>::infinity()))
     throw InputError("matrix exponential: the matrix norm is beyond the range of double");
   ExpmPlan best{0, 0};
-  if (!(norm > 0)) return best;  // zero matrix: exp = I
-  const int s0 = std::max(0, static_cast<int>(std::ceil(std::log2(norm / 0.5))));
+  if (log2_norm == -std::numeric_limits<double>::infinity()) return best;  // zero matrix: exp = I
+  // ||A / 2^s0|| <= 1/2 (s0 = 0 for any norm <= 1/2, however small).
+  const int s0 = log2_norm > -1 ? static_cast<int>(std::ceil(log2_norm + 1)) : 0;
   int best_cost = -1;
   // Extra scaling beyond ||A/2^s|| <= 1/2 trades Taylor terms for squarings.
   for (int extra = 0; extra <= 40; ++extra) {
     const int s = s0 + extra;
-    const double log2_theta = std::log2(norm) - s;
+    const double log2_theta = log2_norm - s;
     const double target = -(static_cast<double>(bits) + s + 4);
     int m = 0;
     double log2_fact = 0;  // log2((m+1)!)
@@ -90,17 +97,40 @@ inline ExpmPlan expm_plan(double norm, unsigned bits, int path_terms = 0) {
   return best;
 }
 
+// The same plan from the norm as a double (> 0, or 0 for the zero matrix).
+inline ExpmPlan expm_plan(double norm, unsigned bits, int path_terms = 0) {
+  if (!(norm <= std::numeric_limits<double>::max()) && !(norm <= 0))
+    throw InputError("matrix exponential: the matrix norm is beyond the range of double");
+  return expm_plan_log2(norm > 0 ? std::log2(norm) : -std::numeric_limits<double>::infinity(), bits, path_terms);
+}
+
+// log2 of x >= 0 in T's own range, as a double (-inf for 0).
+inline double log2_of(double x) { return x > 0 ? std::log2(x) : -std::numeric_limits<double>::infinity(); }
+inline double log2_of(const Mpfr& x) {
+  if (!(x > 0)) return -std::numeric_limits<double>::infinity();
+  long e = 0;
+  const double mant = mpfr_get_d_2exp(&e, x.backend().data(), MPFR_RNDN);  // x = mant 2^e, 0.5 <= mant < 1
+  return static_cast<double>(e) + std::log2(mant);
+}
+
+// log2 ||a||_inf, the row sums taken in T.
+template <class T>
+double log2_norm_inf(const DenseMatrix<T>& a) {
+  using std::abs;
+  T norm(0);
+  for (std::size_t i = 0; i < a.n; ++i) {
+    T row(0);
+    for (std::size_t j = 0; j < a.n; ++j) row += abs(a(i, j));
+    if (row > norm) norm = row;
+  }
+  return log2_of(norm);
+}
+
 template <class T>
 DenseMatrix<T> expm(const DenseMatrix<T>& a) {
   using std::abs;
   const std::size_t n = a.n;
-  double norm = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    double row = 0;
-    for (std::size_t j = 0; j < n; ++j) row += std::abs(to_double(a(i, j)));
-    norm = std::max(norm, row);
-  }
-  const ExpmPlan plan = expm_plan(norm, working_bits<T>(), n > 0 ? static_cast<int>(n) - 1 : 0);
+  const ExpmPlan plan = expm_plan_log2(log2_norm_inf(a), working_bits<T>(), n > 0 ? static_cast<int>(n) - 1 : 0);
   DenseMatrix<T> b = a;
   const T scale = T(std::ldexp(1.0, -plan.squarings));  // a power of two: exact
   for (auto& x : b.a) x *= scale;
@@ -138,15 +168,16 @@ std::array<DenseMatrix<T>, 3> expm_van_loan(const DenseMatrix<T>& q, const Dense
     if (!y2_zero) add_into(r[2], matmul(x[2], y[0]));
     return r;
   };
-  // ||A||_inf = max row sum of |Q| + |D| (the first two block rows dominate).
-  double norm = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    double row = 0;
-    for (std::size_t j = 0; j < n; ++j) row += std::abs(to_double(q(i, j))) + std::abs(to_double(d(i, j)));
-    norm = std::max(norm, row);
+  // ||A||_inf = max row sum of |Q| + |D| (the first two block rows dominate),
+  // taken in T (see expm_plan_log2).
+  DenseMatrix<T> qd(n);
+  {
+    using std::abs;
+    for (std::size_t i = 0; i < n * n; ++i) qd.a[i] = abs(q.a[i]) + abs(d.a[i]);
   }
   // The 3n states of A's graph: paths of up to 3n - 1 steps.
-  const ExpmPlan plan = expm_plan(norm, working_bits<T>(), n > 0 ? 3 * static_cast<int>(n) - 1 : 0);
+  const ExpmPlan plan =
+      expm_plan_log2(log2_norm_inf(qd), working_bits<T>(), n > 0 ? 3 * static_cast<int>(n) - 1 : 0);
   const T scale = T(std::ldexp(1.0, -plan.squarings));
   // B = A / 2^s as blocks (Q/2^s, D/2^s, 0).
   Blocks b{q, d, DenseMatrix<T>(n)};

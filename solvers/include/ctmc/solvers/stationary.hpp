@@ -8,6 +8,7 @@
 // closed communicating class (pi = 0 outside it); several closed classes are an
 // InputError naming them.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,11 @@ Graph rate_graph(const Model& m, const std::vector<Rational>& rates);
 // leaving them), each sorted, in order of their smallest state.
 std::vector<std::vector<std::size_t>> closed_classes(const Graph& g);
 
-// Which stationary solver to use. Auto: dense GTH for small chains, sparse
-// GTH with a fill-reducing order for large ones.
+// Which stationary solver to use. Auto: dense GTH for small chains (at most
+// kDenseGthLimit states in the closed class), sparse GTH with a fill-reducing
+// order for large ones.
 enum class Method { Auto, Dense, Sparse };
+inline constexpr std::size_t kDenseGthLimit = 48;
 
 template <class T>
 struct Stationary {
