@@ -42,7 +42,6 @@ struct FitCliOptions {
 constexpr int kMaxStarts = 100'000;
 constexpr int kMaxIterations = 1'000'000;
 constexpr int kMaxBasinRounds = 100'000;
-constexpr int kMaxThreads = 4096;
 constexpr std::size_t kMaxPoints = 10'000'000;
 constexpr double kMaxRateBound = 1e15, kMinMinRate = 1e-30;
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "ctmc/solvers/latex_text.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/tree_theorem.hpp"
 
@@ -52,14 +53,16 @@ void run_formula(const FormulaOptions& o) {
     return;
   }
   if (o.latex) {
-    // Symbols, then the formula, as LaTeX lines ready to paste.
+    // Symbols, then the formula, as LaTeX lines ready to paste. State names
+    // are the user's text: escaped, even in the comment lines (a newline in
+    // a name would end the comment).
     for (const auto& s : f.symbols.legend) {
       const auto& t = model.transitions[s.transition];
-      fmt::print("% {} : {} -> {}{} = {}\n", s.latex, model.states[t.from], model.states[t.to],
-                 t.spike ? " (spike)" : "", s.rate_text);
+      fmt::print("% {} : {} -> {}{} = {}\n", s.latex, solvers::latex_text(model.states[t.from]),
+                 solvers::latex_text(model.states[t.to]), t.spike ? " (spike)" : "", s.rate_text);
     }
     for (std::size_t i = 0; i < model.size(); ++i)
-      fmt::print("w_{{\\mathrm{{{}}}}} = {}\n", model.states[i], tree.tree_sums[i].to_latex());
+      fmt::print("w_{{\\mathrm{{{}}}}} = {}\n", solvers::latex_text(model.states[i]), tree.tree_sums[i].to_latex());
     fmt::print("{}\n", f.latex);
     return;
   }

@@ -59,7 +59,8 @@ void run(const Options& o) {
   if (!std::isfinite(o.T) || o.T <= 0) throw InputError(fmt::format("--T: must be a finite time > 0, got {}", o.T));
   if (o.trials < 2) throw InputError("--trials: must be >= 2 (the variance needs two trials)");
   if (o.trials > kMaxTrials) throw InputError(fmt::format("--trials: {} is too many (at most {})", o.trials, kMaxTrials));
-  if (o.threads < 0 || o.threads > 1024) throw InputError(fmt::format("--threads: {} is not in 0..1024 (0 = all cores)", o.threads));
+  if (o.threads < 0 || o.threads > kMaxThreads)
+    throw InputError(fmt::format("--threads: {} is not in 0..{} (0 = all cores)", o.threads, kMaxThreads));
   if (!std::isfinite(o.alpha) || o.alpha <= 0) throw InputError("--alpha: must be finite and > 0");
   const auto model = solvers::read_model_file(o.model_path);
   const auto H = solvers::parse_input_value(o.h_text, "--H");
@@ -186,7 +187,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--seed", o->seed, "Random seed (trial k uses stream k)")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
+      ->check(CLI::Range(0, kMaxThreads));
   cmd->add_option("--start", o->start, "Initial state: 'stationary' (a draw from pi(H)) or a state name/index")
       ->capture_default_str();
   cmd->add_option("--alpha", o->alpha, "Multiply every rate by alpha (layer rate scale)")->capture_default_str();

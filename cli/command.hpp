@@ -53,6 +53,11 @@ inline const CLI::Validator kNoMinus(
     },
     "", "NO_MINUS");
 
+// The most threads any command runs: --threads is refused above it, and the
+// OpenMP default taken from OMP_NUM_THREADS is cut down to it at start-up
+// (main.cpp); libgomp crashes (SIGSEGV) when asked for 100000 threads.
+inline constexpr int kMaxThreads = 1024;
+
 // Thrown from a command callback to end with a given exit status.
 struct ExitStatus {
   int code;

@@ -1,4 +1,7 @@
 // ctmc-snn: verify, fit and simulate CTMC neurons (see README.md).
+#include <omp.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -37,6 +40,45 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
   }
   return "";
 }
+
+// Every option that takes a value refuses an empty one: each command reads
+// "" as "not given" (--output '' wrote nothing and exited 0, counting --from ''
+// used the stationary start, --out '' wrote into the current folder).
+// Options whose value may be left out (CLI11 expected_min 0) keep "" as "no
+// value"; no command declares one today. A transform, because CLI11 runs
+// transforms before the checks, so "--threads ''" says "empty value" and not
+// that "" is out of range.
+void refuse_empty_values(CLI::App& app) {
+  const CLI::Validator not_empty(
+      [](std::string& value) { return value.empty() ? std::string("empty value") : std::string(); }, "", "");
+  for (CLI::Option* opt : app.get_options())
+    if (opt->get_items_expected_min() > 0) opt->transform(not_empty);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_values(*sub);
+}
+
+// The last line of defence for "one line per error": control characters in a
+// message (a state name or file name holding a newline could otherwise print
+// a second, forged "ctmc-snn:" line, or send terminal escapes) are written as
+// \n, \r, \t or \xHH.
+std::string one_line(const std::string& text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) out += ch;
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+  }
+  return out;
+}
+
+int fail(int status, const std::string& message) {
+  std::cerr << one_line(message) << "\n";
+  return status;
+}
 }  // namespace
 }  // namespace ctmc::cli
 
@@ -46,10 +88,14 @@ int main(int argc, char** argv) {
     if (i) g_command_line += ' ';
     g_command_line += i == 0 ? std::string("ctmc-snn") : std::string(argv[i]);
   }
+  // Once, before any command runs: every later omp_get_max_threads() (the
+  // default of --threads 0 in the libraries) sees the capped value.
+  if (omp_get_max_threads() > kMaxThreads) omp_set_num_threads(kMaxThreads);
   CLI::App app{"ctmc-snn: verify, fit and simulate finite-state CTMC neurons for ANN-to-SNN conversion"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every command");
   for (auto& setup : registry()) setup(app);
+  refuse_empty_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -58,28 +104,20 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     const std::string unknown = unknown_command(app, argc, argv);
-    if (!unknown.empty()) {
-      std::cerr << unknown << "\n";
-      return 2;
-    }
-    std::cerr << "ctmc-snn: " << e.what() << " (see --help)\n";
-    return 2;
+    if (!unknown.empty()) return fail(2, unknown);
+    return fail(2, std::string("ctmc-snn: ") + e.what() + " (see --help)");
   } catch (const ExitStatus& s) {
     return s.code;
   } catch (const ctmc::InputError& e) {
-    std::cerr << "ctmc-snn: " << e.what() << "\n";
-    return 2;
+    return fail(2, std::string("ctmc-snn: ") + e.what());
   } catch (const ctmc::CheckFailed& e) {
-    std::cerr << "ctmc-snn: check failed: " << e.what() << "\n";
-    return 1;
+    return fail(1, std::string("ctmc-snn: check failed: ") + e.what());
   } catch (const std::bad_alloc&) {
     // Sizes are bounded where the CLI knows them; what still runs out of
     // memory is an input too large for this machine, not a bug.
-    std::cerr << "ctmc-snn: out of memory: the input is too large for this machine\n";
-    return 2;
+    return fail(2, "ctmc-snn: out of memory: the input is too large for this machine");
   } catch (const std::exception& e) {
-    std::cerr << "ctmc-snn: internal error: " << e.what() << "\n";
-    return 3;
+    return fail(3, std::string("ctmc-snn: internal error: ") + e.what());
   }
   return 0;
 }

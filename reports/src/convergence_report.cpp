@@ -74,8 +74,8 @@ void load(Neuron& n, const ReportContext& ctx) {
     n.provenance = fmt::format("fitted by `ctmc-snn report fits` (../fits/{})", n.fit_file);
   } else {
     n.model_path = (fs::path(CTMC_SOURCE_DIR) / "reports" / "models" / n.fallback_file).string();
-    n.provenance = fmt::format("hand-chosen parameters, reports/models/{} (no fit output found under {}/fits/)",
-                               n.fallback_file, ctx.out_root);
+    n.provenance = fmt::format("hand-chosen parameters, reports/models/{} (no fit output found under {})",
+                               n.fallback_file, md_code(ctx.out_root + "/fits/"));
   }
   n.model = solvers::read_model_file(n.model_path);
 }

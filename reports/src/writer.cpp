@@ -198,12 +198,20 @@ bool looks_numeric(const std::string& s) {
   return end && *end == '\0' && end != t.c_str();
 }
 
+// A table cell is Markdown source; this keeps it one cell and one row
+// whatever it holds. GFM splits a row at every '|' that is not backslash-
+// escaped, and its row scanner reads backslashes in pairs (a doubled
+// backslash is an escaped backslash), so a '|' after an even run of
+// backslashes (none, or two) gets one more; after an odd run it is already
+// escaped. Line breaks would end the row: they become spaces.
 std::string md_cell(const std::string& s) {
   std::string out;
+  std::size_t backslashes = 0;  // the run just before the current character
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
+    if (c == '|' && backslashes % 2 == 0) out += '\\';
+    if (c == '\n' || c == '\r') c = ' ';
+    out += c;
+    backslashes = c == '\\' ? backslashes + 1 : 0;
   }
   return out;
 }
@@ -216,20 +224,29 @@ void check_table(const Table& t) {
                                               t.rows[i].size(), t.columns.size()));
 }
 
-std::string gp_string(const std::string& s) {  // a gnuplot double-quoted string
-  std::string out = "\"";
+// `s` as a gnuplot string constant that is inert: single-quoted, the only
+// kind in which gnuplot substitutes no backquoted shell command (`cmd` runs
+// even inside double quotes) and processes no backslash escapes; a quote is
+// doubled (''), and control characters, which would end the command line,
+// become spaces.
+std::string gp_string(const std::string& s) {
+  std::string out = "'";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') { out += "\\n"; continue; }
-    out += c;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\'') out += "''";
+    else if (u < 0x20 || u == 0x7f) out += ' ';
+    else out += c;
   }
-  return out + "\"";
+  return out + "'";
 }
 
-// Text for a '#' comment line: newlines would end the comment.
+// Text for a '#' comment line (gnuplot script or data): line breaks and other
+// control characters would end the comment; a trailing backslash would
+// continue it over the next line of the script.
 std::string one_line(std::string s) {
   for (auto& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  if (!s.empty() && s.back() == '\\') s += ' ';
   return s;
 }
 
@@ -341,6 +358,43 @@ std::string paper_cell(const std::optional<std::string>& published) {
 }
 std::string paper_cell(const std::optional<double>& published, int significant) {
   return published ? fmt_g(*published, significant) : std::string(kNoPaperValue);
+}
+
+std::string md_text(const std::string& s) {
+  // Every ASCII punctuation character that can open or close a CommonMark /
+  // GFM construct (emphasis, code, links, images, HTML, entities, escapes,
+  // table pipes, math); the rest (/ , : ; = ? @ % ' " . -) never can
+  // mid-line and stay readable in paths.
+  static const std::string kSpecial = "\\`*_{}[]()<>#+!|~&$^";
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';  // a line break would end the paragraph or row
+    else if (kSpecial.find(c) != std::string::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string md_code(const std::string& s) {
+  // A code span shows its content verbatim; its fence is one backtick longer
+  // than the longest run inside, and a content that starts or ends with a
+  // backtick, or with spaces at both ends, is padded by a space each side
+  // (the parser strips exactly one from each end).
+  std::string body;
+  std::size_t run = 0, longest = 0;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    body += c;
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = body.empty() || body.front() == '`' || body.back() == '`' ||
+                   (body.front() == ' ' && body.back() == ' ');
+  return pad ? fence + " " + body + " " + fence : fence + body + fence;
 }
 
 std::string markdown_table(const Table& t) {
@@ -522,7 +576,7 @@ void ReportWriter::plot(const Plot& p) {
   g += fmt::format("set terminal svg size {},{} dynamic noenhanced font 'sans,12' background rgb 'white'\n",
                    p.width, p.height);
   g += "set encoding utf8\n";
-  g += fmt::format("set output '{}'\n", svg);
+  g += fmt::format("set output {}\n", gp_string(svg));
   g += fmt::format("set title {}\n", gp_string(p.title));
   g += fmt::format("set xlabel {}\nset ylabel {}\n", gp_string(p.xlabel), gp_string(p.ylabel));
   g += "set grid\n";
@@ -542,7 +596,7 @@ void ReportWriter::plot(const Plot& p) {
     if (band && s.style.rfind("filledcurves", 0) == 0) using_cols = "1:3:4";
     else if (band && s.style.find("errorbars") != std::string::npos) using_cols = "1:2:3:4";
     if (i) g += ", \\\n     ";
-    g += fmt::format("{} index {} using {} with {} title {}", i ? std::string("''") : "'" + dat + "'", i,
+    g += fmt::format("{} index {} using {} with {} title {}", i ? std::string("''") : gp_string(dat), i,
                      using_cols, s.style, gp_string(s.title));
     if (s.axis == 2) g += " axes x1y2";
     if (!s.extra.empty()) g += " " + s.extra;
@@ -578,7 +632,7 @@ void ReportWriter::plot(const Plot& p) {
   if (rc != 0 || !fs::exists(fs::path(tmp_dir_) / svg))
     throw std::runtime_error(fmt::format("report {}: gnuplot failed on {}: {}", name_, gp, trim(log_text)));
   note_file(svg, "plot (" + p.name + ")");
-  body_ += fmt::format("![{}]({})\n\n", one_line(p.title), svg);
+  body_ += fmt::format("![{}]({})\n\n", md_text(p.title), svg);
   body_ += fmt::format("Data [{}]({}), script [{}]({}) (restyle and redraw with `gnuplot {}` in this folder).\n\n",
                        dat, dat, gp, gp, gp);
 }
@@ -590,7 +644,7 @@ void ReportWriter::finish() {
   std::string md = "# " + title_ + "\n\n";
   Table header{{"field", "value"},
                {{"report", "`" + name_ + "`"},
-                {"command", "`" + (prov_.command_line.empty() ? std::string("(library call)") : prov_.command_line) + "`"},
+                {"command", prov_.command_line.empty() ? std::string("`(library call)`") : md_code(prov_.command_line)},
                 {"seed", fmt::format("{}", prov_.seed)},
                 {"precision", fmt::format("{} bits", prov_.precision)},
                 {"threads", prov_.threads == 0 ? std::string("all cores") : fmt::format("{}", prov_.threads)},

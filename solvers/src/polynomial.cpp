@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/latex_text.hpp"
 
 #include <stdexcept>
 
@@ -35,17 +36,50 @@ const char* const kGreek[] = {"alpha", "beta",  "gamma", "delta", "epsilon", "ze
 std::string latex_base(const std::string& s) {
   for (const char* g : kGreek)
     if (s == g) return std::string("\\") + g;
-  if (s.size() > 1) return "\\mathrm{" + s + "}";
-  return s;
+  if (s.size() > 1) return "\\mathrm{" + latex_text(s) + "}";
+  return latex_text(s);
 }
 
 }  // namespace
 
+std::string latex_text(const std::string& text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '\\': out += "\\backslash{}"; break;
+      case '{': out += "\\{"; break;
+      case '}': out += "\\}"; break;
+      case '$': out += "\\$"; break;
+      case '&': out += "\\&"; break;
+      case '#': out += "\\#"; break;
+      case '%': out += "\\%"; break;
+      case '_': out += "\\_"; break;
+      case '^': out += "\\hat{}"; break;
+      case '~': out += "\\sim{}"; break;
+      case ' ': out += "\\ "; break;
+      default:
+        if (c < 0x20 || c == 0x7f) out += std::string("\\backslash{}x") + kHex[c >> 4] + kHex[c & 15];
+        else out += ch;
+    }
+  }
+  return out;
+}
+
 std::string default_latex_name(const std::string& name) {
   const auto us = name.find('_');
   if (us == std::string::npos) return latex_base(name);
-  std::string sub = name.substr(us + 1);
-  std::replace(sub.begin(), sub.end(), '_', ',');
+  // The subscript: the name's parts after the first '_', comma-separated.
+  std::string sub;
+  for (std::size_t b = us + 1;;) {
+    const auto e = name.find('_', b);
+    sub += latex_text(name.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    sub += ',';
+    b = e + 1;
+  }
   return latex_base(name.substr(0, us)) + "_{" + sub + "}";
 }
 

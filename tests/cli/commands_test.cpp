@@ -128,8 +128,10 @@ TEST_CASE("unknown commands are named; negative seeds and counts and empty list 
   check_exit2("simulate network --net n.json --data d --neurons " + m + " --seed -1", "--seed");
   check_exit2("report flux --seed -1", "--seed: need a number >= 0");
   check_exit2("train --data d --output o.json --seed -1", "--seed");
-  // Empty items were dropped ("--clip ''" evaluated nothing and exited 0).
-  check_exit2("evaluate --net n.json --data d --clip ''", "--clip: empty list");
+  // Empty items were dropped ("--clip ''" evaluated nothing and exited 0);
+  // an empty value is refused for every option when the command line is
+  // parsed (main.cpp), before the list is read.
+  check_exit2("evaluate --net n.json --data d --clip ''", "--clip: empty value");
   check_exit2("train --data d --output o.json --hidden 4,", "--hidden: empty item");
   check_exit2("simulate network --net n.json --data d --neurons " + m + ",", "--neurons: empty item");
   // IF options without --if were ignored without a word.

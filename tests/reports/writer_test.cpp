@@ -559,3 +559,144 @@ TEST_CASE("a report that cannot be written (disk full) is an InputError naming t
   CHECK(slurp(root.path / "demo" / "report.md").find("version one") != std::string::npos);
   CHECK(root.entries() == std::set<std::string>{"demo"});
 }
+
+// --- user text in generated Markdown, gnuplot and SVG --------------------------
+
+namespace {
+
+// The cells of one GFM table row as cmark-gfm's row scanner splits it: a
+// backslash and the ASCII punctuation character after it are one escaped
+// pair; any other '|' ends a cell.
+std::size_t gfm_row_cells(const std::string& row) {
+  const std::string punct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+  std::size_t pipes = 0;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    if (row[i] == '\\' && i + 1 < row.size() && punct.find(row[i + 1]) != std::string::npos) ++i;
+    else if (row[i] == '|') ++pipes;
+  }
+  return pipes - 1;  // leading and trailing pipes
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) out.push_back(line);
+  return out;
+}
+
+// CommonMark: a backslash before ASCII punctuation is that character.
+std::string commonmark_unescape(const std::string& md) {
+  const std::string punct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+  std::string out;
+  for (std::size_t i = 0; i < md.size(); ++i) {
+    if (md[i] == '\\' && i + 1 < md.size() && punct.find(md[i + 1]) != std::string::npos) ++i;
+    out += md[i];
+  }
+  return out;
+}
+
+const char* const kHostileText[] = {"a|b", "a\\|b", "a\\\\|b", "x\ny|z\r", "`code | pipe`", "trailing\\",
+                                    "](x) <img src=x onerror=alert(1)> *b* _c_ [d]: e $f$ &amp; #g ~h~",
+                                    "``` fence", " both ends ", "\\`"};
+
+}  // namespace
+
+TEST_CASE("Markdown tables keep their column count whatever the cells hold") {
+  Table t{{"name", "value"}, {}};
+  for (const char* h : kHostileText) t.rows.push_back({h, std::string("v") + h});
+  const auto lines = lines_of(markdown_table(t));
+  REQUIRE(lines.size() == 2 + t.rows.size());  // a line break in a cell started no row
+  for (const auto& line : lines) {
+    INFO(line);
+    CHECK(gfm_row_cells(line) == 2);
+  }
+}
+
+TEST_CASE("md_text shows any text literally; md_code is a code span of it") {
+  for (const char* h : kHostileText) {
+    INFO(h);
+    std::string flat = h;
+    for (auto& c : flat)
+      if (c == '\n' || c == '\r') c = ' ';
+    const std::string md = md_text(h);
+    CHECK(md.find_first_of("\r\n") == std::string::npos);
+    CHECK(commonmark_unescape(md) == flat);
+    // Nothing that opens a construct stands unescaped.
+    for (std::size_t i = 0; i < md.size(); ++i) {
+      if (md[i] == '\\') {
+        ++i;
+        continue;
+      }
+      CHECK(std::string("`*_[]<>&|$").find(md[i]) == std::string::npos);
+    }
+    // The code span: an opening run of n backticks closed by the next run of
+    // exactly n, one space stripped from each end when both are spaces.
+    const std::string code = md_code(h);
+    const std::size_t n = code.find_first_not_of('`');
+    REQUIRE(n != std::string::npos);
+    REQUIRE(code.size() >= 2 * n);
+    const std::string fence(n, '`');
+    CHECK(code.substr(code.size() - n) == fence);
+    std::string body = code.substr(n, code.size() - 2 * n);
+    CHECK(body.find(fence) == std::string::npos);  // no run of n inside closes it early
+    if (body.size() >= 2 && body.front() == ' ' && body.back() == ' ' && body.find_first_not_of(' ') != std::string::npos)
+      body = body.substr(1, body.size() - 2);
+    CHECK(body == flat);
+  }
+}
+
+TEST_CASE("the command line in the report header stays one cell of one row") {
+  TempRoot root;
+  ReportContext ctx = root.ctx();
+  ctx.command_line = "ctmc-snn report demo --out 'a`b|c\\|d\ne'";
+  {
+    ReportWriter w(ctx, "demo", "Header");
+    w.finish();
+  }
+  const std::string md = slurp(root.path / "demo" / "report.md");
+  bool found = false;
+  for (const auto& line : lines_of(md)) {
+    if (line.rfind("| command |", 0) != 0) continue;
+    found = true;
+    INFO(line);
+    CHECK(gfm_row_cells(line) == 2);
+    CHECK(line.find("``ctmc-snn report demo --out 'a`b\\|c\\|d e'``") != std::string::npos);
+  }
+  CHECK(found);
+}
+
+TEST_CASE("plot titles cannot run commands through gnuplot, and reach the SVG as escaped text") {
+  if (!gnuplot_available()) return;
+  TempRoot root;
+  const fs::path marks = root.path / "marks";
+  fs::create_directories(marks);
+  const std::string m = marks.string();
+  // Backquotes run a shell command even inside gnuplot's double-quoted
+  // strings; a quote that ends the string lets system() run.
+  Plot p = demo_plot();
+  p.title = "T `touch " + m + "/backquote` \" . system(\"touch " + m + "/dq\") . \" ' . system('touch " + m +
+            "/sq') . ' \\ & < > end";
+  p.xlabel = "x `touch " + m + "/xlabel`";
+  p.series[1].title = "s \\\" . system(\"touch " + m + "/escaped\") . \"";
+  {
+    ReportWriter w(root.ctx(), "demo", "Plot");
+    w.plot(p);
+    w.finish();
+  }
+  const fs::path dir = root.path / "demo";
+  // And once more from the saved script, as a reader restyling it would.
+  const std::string cmd = "cd '" + dir.string() + "' && gnuplot rate.gp >/dev/null 2>&1";
+  CHECK(std::system(cmd.c_str()) == 0);
+  CHECK(fs::is_empty(marks));
+  const std::string svg = slurp(dir / "rate.svg");
+  // The title is text, the markup characters in it escaped.
+  CHECK(svg.find("touch " + m + "/backquote") != std::string::npos);
+  CHECK(svg.find("\\ &amp; &lt; ") != std::string::npos);
+  if (std::system("xmllint --version >/dev/null 2>&1") == 0) {
+    const std::string lint = "xmllint --noout '" + (dir / "rate.svg").string() + "' >/dev/null 2>&1";
+    CHECK(std::system(lint.c_str()) == 0);
+  }
+  // The image's alt text in report.md is the title, Markdown-escaped.
+  const std::string md = slurp(dir / "report.md");
+  CHECK(md.find("![" + md_text(p.title) + "](rate.svg)") != std::string::npos);
+}

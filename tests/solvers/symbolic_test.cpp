@@ -2,11 +2,14 @@
 // derivations (paper Appendix A), Cayley's formula, and exact rational GTH.
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <random>
+#include <string>
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/gth.hpp"
+#include "ctmc/solvers/latex_text.hpp"
 #include "ctmc/solvers/polynomial.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "ctmc/solvers/tree_theorem.hpp"
@@ -263,4 +266,51 @@ TEST_CASE("state names that sanitize alike still get distinct symbols") {
   CHECK(symbol_of(m, s, "A1", "B") == "r_A1_B_2");
   CHECK(symbol_of(m, s, "B", "A-1") == "r_B_A1");
   CHECK(symbol_of(m, s, "B", "A1") == "r_B_A1_2");
+}
+
+// TeX reads "\x" as one control symbol; a letter after a backslash starts a
+// control word (\input, \write). In escaped text every backslash starts a
+// control word of the escapes' own (\backslash, \hat, \sim) or a control
+// symbol, braces balance, and no $ & # ^ ~ % stands unescaped.
+namespace {
+bool inert_tex(const std::string& t) {
+  int depth = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '\\') {
+      std::size_t j = i + 1;
+      while (j < t.size() && std::isalpha(static_cast<unsigned char>(t[j]))) ++j;
+      const std::string word = t.substr(i + 1, j - i - 1);
+      if (!word.empty() && word != "backslash" && word != "hat" && word != "sim" && word != "mathrm") return false;
+      i = word.empty() ? i + 1 : j - 1;
+      continue;
+    }
+    if (static_cast<unsigned char>(c) < 0x20 || std::string("$&#^~%").find(c) != std::string::npos) return false;
+    if (c == '{') ++depth;
+    if (c == '}' && --depth < 0) return false;
+  }
+  return depth == 0;
+}
+}  // namespace
+
+TEST_CASE("latex_text and default LaTeX names escape every TeX special of a user's name") {
+  CHECK(latex_text("B}\\input{/etc/passwd}") == "B\\}\\backslash{}input\\{/etc/passwd\\}");
+  CHECK(latex_text("a b") == "a\\ b");
+  CHECK(latex_text("$&#_%") == "\\$\\&\\#\\_\\%");
+  CHECK(latex_text("x\ny") == "x\\backslash{}x0ay");
+  const char* hostile[] = {"B}\\input{/etc/passwd}", "}}\\write18{rm -rf x}", "a^b~c$d&e#f%g", "\\\\\\", "{",
+                           "line\nbreak\r\x7f", "\\catcode`\\{=12", "\\csname input\\endcsname"};
+  for (const char* h : hostile) {
+    INFO(h);
+    CHECK(inert_tex(latex_text(h)));
+    // Through the variable path: a multi-letter name goes into \mathrm{...},
+    // the part after '_' into a subscript.
+    const std::string name = std::string("z") + h;
+    CHECK(inert_tex(default_latex_name(name)));
+    CHECK(inert_tex(default_latex_name(name + "_" + h + "_" + h)));
+  }
+  // The usual names are spelled as before.
+  CHECK(default_latex_name("r_B_G") == "r_{B,G}");
+  CHECK(default_latex_name("kappa_0") == "\\kappa_{0}");
+  CHECK(default_latex_name("rate_up") == "\\mathrm{rate}_{up}");
 }

@@ -174,7 +174,14 @@ std::string paper_cell(const std::optional<std::string>& published);
 std::string paper_cell(const std::optional<double>& published, int significant = 4);
 
 // --- Markdown / CSV helpers ----------------------------------------------
+// Cells are Markdown; each is kept one cell of one row ('|' escaped, line
+// breaks as spaces), so user text goes in through md_text or md_code.
 std::string markdown_table(const Table& t);
+// Any text (a path, a name, a command line) as Markdown that shows it
+// literally, mid-line: specials backslash-escaped, line breaks as spaces.
+std::string md_text(const std::string& s);
+// The same as a code span (monospace, verbatim).
+std::string md_code(const std::string& s);
 std::string csv_text(const Table& t);  // RFC 4180: quotes fields with , " CR LF
 std::string csv_field(const std::string& s);
 
