@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "command.hpp"
+#include "output_path.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -66,23 +67,6 @@ void check_numeric_options(const FitCliOptions& o) {
     throw InputError(fmt::format("--min-rate: need min-rate < rate-bound, got {} >= {}", o.min_rate, o.rate_bound));
 }
 
-// The --output target, before the fit runs: its folder must exist and it must
-// not be a folder itself.
-void check_output_path(const std::string& output) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path target(output);
-  if (fs::is_directory(target, ec))
-    throw InputError(fmt::format("--output: '{}' is a folder, not a file", output));
-  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (!fs::exists(parent, ec))
-    throw InputError(fmt::format("--output: folder '{}' of '{}' does not exist", parent.string(), output));
-  if (!fs::is_directory(parent, ec))
-    throw InputError(fmt::format("--output: '{}' of '{}' is not a folder", parent.string(), output));
-  if (target.filename().empty() || target.filename() == "." || target.filename() == "..")
-    throw InputError(fmt::format("--output: '{}' names no file", output));
-}
-
 // --score: the MSE and max |error| of a given model (any chain, e.g. one
 // trained in PyTorch, or a model from the paper) against alpha phi on the
 // fit's data, evaluated as the fit's results are (MPFR at --precision bits on
@@ -111,7 +95,7 @@ void score_model(const FitCliOptions& o, const analysis::FitProblem& p) {
 
 void run_fit(const FitCliOptions& o) {
   check_numeric_options(o);
-  if (!o.output.empty()) check_output_path(o.output);
+  if (!o.output.empty()) check_output_path(o.output, "--output");
   analysis::FitProblem p;
   p.activation = analysis::parse_activation(o.activation);
   p.family = analysis::parse_family(o.family, o.states == 0 ? 4 : o.states);

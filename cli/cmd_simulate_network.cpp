@@ -17,6 +17,8 @@
 #include <optional>
 
 #include "command.hpp"
+#include "data_options.hpp"
+#include "number_list.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/if_baseline.hpp"
 #include "ctmc/sim/manifest.hpp"
@@ -28,8 +30,10 @@ namespace ctmc::cli {
 namespace {
 
 struct SimNetOptions {
-  std::string net, data, neurons;
+  std::string net, neurons;
+  sim::DataSource data;
   std::string sampler = "exact", readout = "spike", scale = "q99";
+  std::string trace_weight = "integral", output_scale = "logits", subset = "all", layer_alpha;
   sim::NetworkSimOptions opt;
   std::string if_norm;  // empty: no IF baseline
   double v0 = 0;
@@ -41,11 +45,15 @@ void run(SimNetOptions o) {
   o.opt.snn.sampler = sim::parse_sampler(o.sampler);
   o.opt.snn.readout = sim::parse_readout(o.readout);
   o.opt.scale = sim::parse_scale_mode(o.scale);
+  o.opt.snn.trace_weight = sim::parse_trace_weight(o.trace_weight);
+  o.opt.output_scale = sim::parse_output_scale(o.output_scale);
+  o.opt.subset = sim::parse_test_subset(o.subset);
+  if (!o.layer_alpha.empty()) o.opt.layer_alpha = layer_alpha_list(o.layer_alpha);
   std::vector<sim::NeuronModel> neurons;
   for (const auto& path : solvers::split_input_list(o.neurons, "--neurons")) neurons.push_back({solvers::read_model_file(path), path});
   if (neurons.empty()) throw InputError("--neurons: no model file given");
   const sim::Mlp net = sim::load_network(o.net);
-  const sim::DatasetSplit data = sim::load_dataset_dir(o.data);
+  const sim::DatasetSplit data = sim::load_data(o.data);
   // The IF baseline first: it is the cheaper of the two, so its bad input
   // (e.g. --if-steps beyond the work budget) is not found after the CTMC run.
   std::optional<sim::IfResult> ifr;
@@ -57,6 +65,7 @@ void run(SimNetOptions o) {
     io.readout = o.opt.snn.readout;
     io.threads = o.opt.threads;
     io.limit = o.opt.limit;
+    io.subset = o.opt.subset;
     ifr = sim::simulate_if(net, data.train, data.test, io);
   }
   const sim::NetworkSimResult r = sim::simulate_network(net, data.train, data.test, neurons, o.opt);
@@ -64,7 +73,7 @@ void run(SimNetOptions o) {
   const double pp = 100.0;
   nlohmann::ordered_json j;
   j["net"] = o.net;
-  j["data"] = o.data;
+  j["data"] = sim::data_source_text(o.data);
   j["test_images"] = r.samples;
   j["T"] = o.opt.snn.T;
   j["dt"] = o.opt.snn.dt;
@@ -75,6 +84,9 @@ void run(SimNetOptions o) {
   j["sampler"] = o.sampler;
   j["sampler_rule"] = sim::sampler_rule(o.opt.snn.sampler);
   j["readout"] = o.readout;
+  j["trace_weight"] = o.trace_weight;
+  j["output_scale"] = o.output_scale;
+  j["subset"] = o.subset;
   j["trials"] = o.opt.trials;
   j["seed"] = o.opt.seed;
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
@@ -128,9 +140,12 @@ void run(SimNetOptions o) {
     return;
   }
   fmt::print("network {} on {} test images of {}; T = {}, dt = {} ({} steps), tau = {}, r = {}, scale {}\n", o.net,
-             r.samples, o.data, o.opt.snn.T, o.opt.snn.dt, r.steps, o.opt.snn.tau, o.opt.rate, o.scale);
+             r.samples, sim::data_source_text(o.data), o.opt.snn.T, o.opt.snn.dt, r.steps, o.opt.snn.tau, o.opt.rate, o.scale);
   fmt::print("sampler {}: {}\nreadout {}; {} trial(s), seed {}\n", o.sampler, sim::sampler_rule(o.opt.snn.sampler),
              o.readout, o.opt.trials, o.opt.seed);
+  if (o.trace_weight != "integral" || o.output_scale != "logits" || o.subset != "all" || !o.layer_alpha.empty())
+    fmt::print("conventions: trace weight {}, output scale {}, test subset {}{}\n", o.trace_weight, o.output_scale,
+               o.subset, o.layer_alpha.empty() ? "" : ", layer alpha " + o.layer_alpha);
   for (const auto& l : layers) {
     fmt::print("  layer {}: {} (alpha_fit {:.6g}), q99 = {:.6g}, alpha = {:.6g}", l["layer"].get<int>(),
                l["neuron"].get<std::string>(), l["alpha_fit"].get<double>(), l["q99"].get<double>(),
@@ -168,9 +183,7 @@ Register reg([](CLI::App& root) {
   auto* cmd = group->add_subcommand(
       "network", "ANN vs mean-field vs spiking CTMC network: accuracies, gap decomposition, SynOps, spikes per neuron");
   cmd->add_option("--net", o->net, "Network manifest JSON (safetensors weights beside it)")->required();
-  cmd->add_option("--data", o->data, "Data folder (IDX or CIFAR-10 binary), e.g. data/mnist; test split simulated, "
-                                     "train split gives the q99 scales")
-      ->required();
+  add_data_options(cmd, o->data);
   cmd->add_option("--neurons", o->neurons,
                   "Neuron model JSON: one file for every spiking layer, or one per spiking layer, comma-separated "
                   "(hidden layers, then the output layer when --readout spike); meta.alpha_fit is honoured")
@@ -194,6 +207,21 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--scale", o->scale, "Layer scales: q99 (alpha_l = r / q99_l) or const (alpha_l = r)")
       ->capture_default_str();
   cmd->add_option("--limit", o->opt.limit, "Use only the first N test images (0: all)")->capture_default_str();
+  cmd->add_option("--subset", o->subset,
+                  "Test images: all, stride:K[:OFFSET] (every K-th from OFFSET) or index:FILE (whole numbers, each "
+                  "image at most once); --limit then takes the first N of them")
+      ->capture_default_str();
+  cmd->add_option("--trace-weight", o->trace_weight,
+                  "Trace increment per spike: integral ((1 - e^(-dt/tau))/dt, the kernel integrates to one) or 1/tau "
+                  "(other codes; inputs then (dt/tau)/(1 - e^(-dt/tau)) times larger)")
+      ->capture_default_str();
+  cmd->add_option("--output-scale", o->output_scale,
+                  "q99 of a spiking output layer: logits (z^L) or activation (phi(z^L), phi = the output neuron "
+                  "model's meta.target)")
+      ->capture_default_str();
+  cmd->add_option("--layer-alpha", o->layer_alpha,
+                  "alpha_l per spiking layer, comma-separated, overriding --scale/--rate where given (auto: keep the "
+                  "rule)");
   auto* if_opt = cmd->add_option("--if", o->if_norm,
                                  "Also run the IF baseline with this activation-percentile normalisation: p99.9 or "
                                  "p100 (relu or cliprelu hidden layers)");

@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git ccache
       libboost-dev libeigen3-dev libceres-dev libmpfr-dev libgmp-dev libmpfi-dev
-      doctest-dev libcli11-dev zlib1g-dev nlohmann-json3-dev libfmt-dev gnuplot-nox)
+      doctest-dev libcli11-dev zlib1g-dev nlohmann-json3-dev libfmt-dev gnuplot-nox
+      slurmctld slurmd slurm-client munge)  # a real single-node Slurm for the sweep's job-array test
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

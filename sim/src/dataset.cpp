@@ -8,6 +8,7 @@
 
 #include "ctmc/sim/cifar.hpp"
 #include "ctmc/sim/idx.hpp"
+#include "ctmc/sim/read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {
@@ -39,10 +40,75 @@ void check_network_fits(const Dataset& d, int input_size, int output_size) {
                                  max_label, output_size, output_size - 1));
 }
 
-Dataset simulation_subset(const Dataset& test_all, int limit, int input_size, int output_size) {
+TestSubset parse_test_subset(const std::string& text, const std::string& option) {
+  TestSubset s;
+  s.text = text;
+  if (text == "all") return s;
+  const auto whole = [&](const std::string& item, const std::string& what) {
+    if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError(fmt::format("{}: {} '{}' is not a whole number", option, what, item));
+    return std::stoi(item);
+  };
+  if (text.rfind("stride:", 0) == 0) {
+    const std::string rest = text.substr(7);
+    const auto colon = rest.find(':');
+    s.stride = whole(rest.substr(0, colon), "stride");
+    if (colon != std::string::npos) s.offset = whole(rest.substr(colon + 1), "offset");
+    if (s.stride < 1) throw InputError(fmt::format("{}: stride {} must be at least 1", option, s.stride));
+    return s;
+  }
+  if (text.rfind("index:", 0) == 0) {
+    const std::string file = text.substr(6);
+    if (file.empty()) throw InputError(option + ": index: names no file");
+    const std::vector<std::uint8_t> bytes = read_file_bytes(file, "index file");
+    std::string item;
+    std::vector<bool> seen;
+    const auto flush = [&] {
+      if (item.empty()) return;
+      if (item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+        throw InputError(fmt::format("{}: '{}' is not an image index (a whole number >= 0)", file,
+                                     item.substr(0, 40)));
+      const int k = std::stoi(item);
+      if (static_cast<std::size_t>(k) >= seen.size()) seen.resize(static_cast<std::size_t>(k) + 1, false);
+      if (seen[static_cast<std::size_t>(k)]) throw InputError(fmt::format("{}: image {} is listed twice", file, k));
+      seen[static_cast<std::size_t>(k)] = true;
+      s.indices.push_back(k);
+      item.clear();
+    };
+    for (std::uint8_t c : bytes) {
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',')
+        flush();
+      else
+        item += static_cast<char>(c);
+    }
+    flush();
+    if (s.indices.empty()) throw InputError(fmt::format("{}: lists no image index", file));
+    return s;
+  }
+  throw InputError(fmt::format("{}: '{}' is not all, stride:K[:OFFSET] or index:FILE", option, text));
+}
+
+Dataset simulation_subset(const Dataset& test_all, int limit, int input_size, int output_size,
+                          const TestSubset& subset) {
   if (limit < 0) throw InputError(fmt::format("--limit: {} must be >= 0", limit));
   check_network_fits(test_all, input_size, output_size);
-  Dataset test = limit > 0 ? test_all.head(limit) : test_all;
+  std::vector<int> pick = subset.indices;
+  if (pick.empty())
+    for (int k = subset.offset; k < test_all.size(); k += subset.stride) pick.push_back(k);
+  for (int k : pick)
+    if (k >= test_all.size())
+      throw InputError(fmt::format("--subset {}: image {} is beyond the {} test images", subset.text, k,
+                                   test_all.size()));
+  Dataset chosen;
+  chosen.rows = test_all.rows;
+  chosen.cols = test_all.cols;
+  chosen.channels = test_all.channels;
+  chosen.images.resize(test_all.images.rows(), static_cast<Eigen::Index>(pick.size()));
+  for (std::size_t j = 0; j < pick.size(); ++j) {
+    chosen.images.col(static_cast<Eigen::Index>(j)) = test_all.images.col(pick[j]);
+    chosen.labels.push_back(test_all.labels[static_cast<std::size_t>(pick[j])]);
+  }
+  Dataset test = limit > 0 ? chosen.head(limit) : chosen;
   if (test.size() == 0) throw InputError("--data: no test images");
   return test;
 }

@@ -117,7 +117,7 @@ IfSampleRun IfNetwork::run(const float* x) const {
 
 IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_all, const IfOptions& opt) {
   net.validate("--net");
-  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size());
+  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size(), opt.subset);
   {
     // A work bound like simulate_network's: --if-steps 2000000000 ran for days.
     const auto neurons = static_cast<double>(spiking_neuron_count(net, opt.readout));

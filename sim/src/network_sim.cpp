@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ctmc/analysis/activation.hpp"
 #include "ctmc/sim/meanfield.hpp"
 #include "ctmc/sim/neuron_kernel.hpp"
 #include "ctmc/sim/rng.hpp"
@@ -19,6 +20,12 @@ ScaleMode parse_scale_mode(const std::string& text, const std::string& option) {
   if (text == "q99") return ScaleMode::Q99;
   if (text == "const") return ScaleMode::Const;
   throw InputError(fmt::format("{}: unknown scale '{}' (expected q99 or const)", option, text));
+}
+
+OutputScale parse_output_scale(const std::string& text, const std::string& option) {
+  if (text == "logits") return OutputScale::Logits;
+  if (text == "activation") return OutputScale::Activation;
+  throw InputError(fmt::format("{}: unknown output scale '{}' (expected logits or activation)", option, text));
 }
 
 double percentile(std::vector<float> v, double p) {
@@ -73,8 +80,16 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
     throw InputError(fmt::format("--neurons: {} models given; give one for all spiking layers or {} (one per layer)",
                                  neurons.size(), S));
   if (opt.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", opt.trials));
+  if (opt.first_trial < 0) throw InputError(fmt::format("first trial {} must be at least 0", opt.first_trial));
   if (!(opt.rate > 0) || !std::isfinite(opt.rate)) throw InputError(fmt::format("--rate: {} must be positive", opt.rate));
-  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size());
+  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size(), opt.subset);
+  if (!opt.layer_alpha.empty() && opt.layer_alpha.size() != S)
+    throw InputError(fmt::format("--layer-alpha: {} values given for {} spiking layers", opt.layer_alpha.size(), S));
+  if (opt.output_scale == OutputScale::Activation && opt.snn.readout != Readout::Spike)
+    throw InputError("--output-scale activation: needs --readout spike (the integrating output layer has no scale)");
+  for (double a : opt.layer_alpha)
+    if (!std::isnan(a) && (!(a > 0) || !std::isfinite(a)))
+      throw InputError(fmt::format("--layer-alpha: {} is not a positive finite number", a));
   {
     const auto neurons = static_cast<double>(spiking_neuron_count(net, opt.snn.readout));
     const double runs = static_cast<double>(opt.trials) * test.size();
@@ -104,13 +119,22 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   std::vector<RateFunction> rates;
   for (std::size_t l = 0; l < S; ++l) {
     const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons[l];
-    const auto& a = acts[l];
-    const double q = a.size() == 0 ? std::numeric_limits<double>::quiet_NaN()
-                                   : percentile(std::vector<float>(a.data(), a.data() + a.size()), 99.0);
-    if (opt.scale == ScaleMode::Q99 && !(q > 0))
+    std::vector<float> a(acts[l].data(), acts[l].data() + acts[l].size());
+    if (l + 1 == net.layers.size() && opt.output_scale == OutputScale::Activation) {
+      // The output neurons approximate alpha_fit phi(z^L): scale by phi's q99.
+      const auto target = nm.model.meta.find("target");
+      if (target == nm.model.meta.end() || !target->is_string())
+        throw InputError(fmt::format("--output-scale activation: {} has no meta.target naming its activation",
+                                     nm.source));
+      const analysis::Activation phi = analysis::parse_activation(target->get<std::string>(), nm.source + ": meta.target");
+      for (float& z : a) z = static_cast<float>(phi.eval(static_cast<double>(z)));
+    }
+    const double q = a.empty() ? std::numeric_limits<double>::quiet_NaN() : percentile(std::move(a), 99.0);
+    const bool by_hand = !opt.layer_alpha.empty() && !std::isnan(opt.layer_alpha[l]);
+    if (opt.scale == ScaleMode::Q99 && !by_hand && !(q > 0))
       throw InputError(fmt::format("--scale q99: layer {} has 99th activation percentile {} <= 0; use --scale const",
                                    l + 1, q));
-    const double alpha = opt.scale == ScaleMode::Q99 ? opt.rate / q : opt.rate;
+    const double alpha = by_hand ? opt.layer_alpha[l] : opt.scale == ScaleMode::Q99 ? opt.rate / q : opt.rate;
     const double afit = alpha_fit_of(nm.model, nm.source);
     res.q99.push_back(q);
     res.alpha.push_back(alpha);
@@ -134,6 +158,10 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   // uniformization sampler draws jumps at the largest exit rate Lambda,
   // virtual ones included.
   std::vector<double> jump_rates(static_cast<std::size_t>(n), 0.0);
+  // The mean-field activations, kept per sample when windows are read out
+  // (their decoded rates are compared with these).
+  const std::size_t windows = opt.snn.checkpoints.size();
+  std::vector<std::vector<Eigen::VectorXd>> mf_acts(windows ? static_cast<std::size_t>(n) : 0);
   const bool uniformized = opt.snn.sampler == SamplerKind::Uniformization;
   // The rate functions solve each neuron's chain and throw InputError for an
   // input where it has no unique stationary law (two closed classes).
@@ -143,6 +171,7 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
     mf_errors.run(s, [&] {
       const auto mf = mean_field_forward(net, test.images.col(s).data(), rates, opt.snn.readout);
       mf_pred[s] = mf.prediction;
+      if (windows) mf_acts[static_cast<std::size_t>(s)] = mf.activations;
       for (std::size_t l = 0; l < S; ++l) {
         const auto [lo, hi] = res.fit_domain[l];  // NaN without a domain: no input counts as outside
         for (double h : mf.inputs[l]) {
@@ -185,27 +214,48 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   res.predictions.assign(total, -1);
   res.synops.assign(total, 0);
   std::vector<std::uint64_t> spikes(total), transitions(total), renorm(total);
+  // Per (run, window): the reading, and per layer its squared deviation
+  // from the mean field and the mean field's square (summed in run order
+  // after the parallel loop, so thread count does not change the sums).
+  std::vector<SampleRun> readings(total * windows);
+  std::vector<double> sq_dev(total * windows * S), sq_mf(total * windows * S), layer_spk(total * windows * S);
   const std::int64_t jobs = static_cast<std::int64_t>(total);
   detail::LoopErrors snn_errors;  // the samplers evaluate the kernels, which can throw like the mean field
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t job = 0; job < jobs; ++job) {
     snn_errors.run(job, [&] {
-      const int t = static_cast<int>(job / n), s = static_cast<int>(job % n);
-      const SampleRun r = snn.run(test.images.col(s).data(), sample_stream_seed(opt.seed, t, s));
+      const int t = opt.first_trial + static_cast<int>(job / n), s = static_cast<int>(job % n);
+      SampleRun r = snn.run(test.images.col(s).data(), sample_stream_seed(opt.seed, t, s));
       res.predictions[job] = r.prediction;
       res.synops[job] = r.synops;
       spikes[job] = r.spikes;
       transitions[job] = r.transitions;
       renorm[job] = r.euler_renormalized;
+      for (std::size_t w = 0; w < windows; ++w) {
+        for (std::size_t l = 0; l < S; ++l) {
+          const Eigen::VectorXd& mf = mf_acts[static_cast<std::size_t>(s)][l];
+          const std::size_t at = (static_cast<std::size_t>(job) * windows + w) * S + l;
+          sq_dev[at] = (snn.decode(r.at[w], l) - mf).squaredNorm();
+          sq_mf[at] = mf.squaredNorm();
+          for (std::uint32_t c : r.at[w].counts[l]) layer_spk[at] += c;
+        }
+        r.at[w].counts.clear();  // read: only the totals are kept
+        readings[static_cast<std::size_t>(job) * windows + w] = std::move(r.at[w]);
+      }
     });
   }
   snn_errors.rethrow();
+  const auto accuracy = [&](auto prediction_of) {
+    std::vector<double> acc;
+    for (int t = 0; t < opt.trials; ++t) {
+      int correct = 0;
+      for (int s = 0; s < n; ++s) correct += prediction_of(static_cast<std::size_t>(t) * n + s) == test.labels[s];
+      acc.push_back(static_cast<double>(correct) / n);
+    }
+    return acc;
+  };
+  res.acc_snn = accuracy([&](std::size_t j) { return res.predictions[j]; });
   double spike_sum = 0, trans_sum = 0;
-  for (int t = 0; t < opt.trials; ++t) {
-    int correct = 0;
-    for (int s = 0; s < n; ++s) correct += res.predictions[static_cast<std::size_t>(t) * n + s] == test.labels[s];
-    res.acc_snn.push_back(static_cast<double>(correct) / n);
-  }
   for (std::size_t j = 0; j < total; ++j) {
     spike_sum += static_cast<double>(spikes[j]);
     trans_sum += static_cast<double>(transitions[j]);
@@ -216,9 +266,45 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   res.synops_mean = mean_of(res.synops);
   res.synops_sd = sd_of(res.synops);
   // No spiking neuron (a single integrating layer) means no spikes: 0, not 0/0.
-  res.spikes_per_neuron =
-      res.spiking_neurons == 0 ? 0.0 : spike_sum / static_cast<double>(total) / static_cast<double>(res.spiking_neurons);
+  const auto per_neuron = [&](double spikes_total, double neurons) {
+    return neurons == 0 ? 0.0 : spikes_total / static_cast<double>(total) / neurons;
+  };
+  res.spikes_per_neuron = per_neuron(spike_sum, static_cast<double>(res.spiking_neurons));
   res.transitions_per_sample = trans_sum / static_cast<double>(total);
+
+  for (std::size_t w = 0; w < windows; ++w) {
+    WindowResult win;
+    win.T = opt.snn.checkpoints[w];
+    const auto reading = [&](std::size_t j) -> const SampleRun& { return readings[j * windows + w]; };
+    win.acc_snn = accuracy([&](std::size_t j) { return reading(j).prediction; });
+    win.acc_snn_mean = mean_of(win.acc_snn);
+    win.acc_snn_sd = sd_of(win.acc_snn);
+    std::vector<double> synops(total);
+    double spikes_w = 0, trans_w = 0, ties = 0;
+    for (std::size_t j = 0; j < total; ++j) {
+      synops[j] = reading(j).synops;
+      spikes_w += static_cast<double>(reading(j).spikes);
+      trans_w += static_cast<double>(reading(j).transitions);
+      ties += reading(j).tie;
+    }
+    win.synops_mean = mean_of(synops);
+    win.synops_sd = sd_of(synops);
+    win.spikes_per_neuron = per_neuron(spikes_w, static_cast<double>(res.spiking_neurons));
+    win.transitions_per_sample = trans_w / static_cast<double>(total);
+    win.tie_fraction = ties / static_cast<double>(total);
+    for (std::size_t l = 0; l < S; ++l) {
+      double dev = 0, ref = 0, layer_spikes = 0;
+      for (std::size_t j = 0; j < total; ++j) {
+        const std::size_t at = (j * windows + w) * S + l;
+        dev += sq_dev[at];
+        ref += sq_mf[at];
+        layer_spikes += layer_spk[at];
+      }
+      win.layer_rate_rel_rmse.push_back(ref > 0 ? std::sqrt(dev / ref) : std::numeric_limits<double>::quiet_NaN());
+      win.layer_spikes_per_neuron.push_back(per_neuron(layer_spikes, net.layers[l].out_size()));
+    }
+    res.windows.push_back(std::move(win));
+  }
   return res;
 }
 

@@ -35,6 +35,19 @@ std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t trial, std::u
   return stream_seed(seed, trial, sample);
 }
 
+std::int64_t window_steps(double T, double dt, const std::string& what) {
+  if (!(T > 0) || !std::isfinite(T)) throw InputError(fmt::format("{}: {} must be positive", what, T));
+  const double steps = std::round(T / dt);
+  // Beyond this the step count is a typo (--T 1e300): the cast below was
+  // undefined past 2^63 (reported -9223372036854775808 steps).
+  if (steps > kMaxSteps)
+    throw InputError(fmt::format("{}/--dt: T / dt = {:.3g} steps is too many (at most {:.0e})", what, T / dt,
+                                 kMaxSteps));
+  if (steps < 1 || std::abs(steps * dt - T) > 1e-9 * T)
+    throw InputError(fmt::format("{}: {} is not a positive multiple of --dt {}", what, T, dt));
+  return static_cast<std::int64_t>(steps);
+}
+
 namespace {
 
 // The exact and end-state samplers' inner loop over one layer for one step,
@@ -164,23 +177,23 @@ void advance_fast_any(const StepSampler& smp, const double* h, const double* qta
 }  // namespace
 
 SpikingNetwork::SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers, SpikingConfig cfg)
-    : net_(&net), layers_(std::move(layers)), cfg_(cfg), trace_(cfg.tau, cfg.dt) {
+    : net_(&net), layers_(std::move(layers)), cfg_(cfg), trace_(cfg.tau, cfg.dt, cfg.trace_weight) {
   const std::size_t L = net.layers.size();
   if (L == 0) throw InputError("network: no layers");
   const std::size_t want = spiking_layer_count(net, cfg.readout);
   if (layers_.size() != want)
     throw InputError(fmt::format("--neurons: {} spiking layers given, the network with readout '{}' needs {}",
                                  layers_.size(), readout_name(cfg.readout), want));
-  if (!(cfg.T > 0) || !std::isfinite(cfg.T)) throw InputError(fmt::format("--T: {} must be positive", cfg.T));
-  const double steps = std::round(cfg.T / cfg.dt);
-  // Beyond this the step count is a typo (--T 1e300): the cast below was
-  // undefined past 2^63 (reported -9223372036854775808 steps).
-  if (steps > kMaxSteps)
-    throw InputError(fmt::format("--T/--dt: T / dt = {:.3g} steps is too many (at most {:.0e})", cfg.T / cfg.dt,
-                                 kMaxSteps));
-  if (steps < 1 || std::abs(steps * cfg.dt - cfg.T) > 1e-9 * cfg.T)
-    throw InputError(fmt::format("--T: {} is not a positive multiple of --dt {}", cfg.T, cfg.dt));
-  steps_ = static_cast<std::int64_t>(steps);
+  steps_ = window_steps(cfg.T, cfg.dt, "--T");
+  for (std::size_t c = 0; c < cfg.checkpoints.size(); ++c) {
+    const double Tc = cfg.checkpoints[c];
+    const std::int64_t k = window_steps(Tc, cfg.dt, "--T checkpoint");
+    if (!checkpoint_steps_.empty() && k <= checkpoint_steps_.back())
+      throw InputError(fmt::format("--T checkpoints: {} does not follow {} (give increasing times)", Tc,
+                                   cfg.checkpoints[c - 1]));
+    if (k > steps_) throw InputError(fmt::format("--T checkpoints: {} lies beyond the window T = {}", Tc, cfg.T));
+    checkpoint_steps_.push_back(k);
+  }
   for (const auto& l : layers_)
     if (!(l.alpha > 0) || !std::isfinite(l.alpha))
       throw InputError(fmt::format("layer scale alpha = {} must be positive and finite", l.alpha));
@@ -200,7 +213,7 @@ std::size_t SpikingNetwork::spiking_neurons() const { return spiking_neuron_coun
 
 Eigen::VectorXd SpikingNetwork::decode(const SampleRun& r, std::size_t l) const {
   Eigen::VectorXd a(r.counts[l].size());
-  for (std::size_t i = 0; i < r.counts[l].size(); ++i) a[i] = r.counts[l][i] / (cfg_.T * layers_[l].alpha);
+  for (std::size_t i = 0; i < r.counts[l].size(); ++i) a[i] = r.counts[l][i] / (r.T * layers_[l].alpha);
   return a;
 }
 
@@ -271,6 +284,8 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
                         layer1_events);
   }
   Eigen::VectorXd h_sum = Eigen::VectorXd::Zero(net_->layers[L - 1].out_size());
+  std::size_t next_checkpoint = 0;
+  out.at.reserve(checkpoint_steps_.size());
 
   const double decay = trace_.decay, weight = trace_.spike_weight;
   for (std::int64_t k = 0; k < steps_; ++k) {
@@ -325,15 +340,31 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
       }
     }
     if (S == L) fired[L - 1].clear();  // output spikes are counted, not transmitted
+    if (next_checkpoint < checkpoint_steps_.size() && k + 1 == checkpoint_steps_[next_checkpoint]) {
+      SampleRun& at = out.at.emplace_back();
+      at.counts = out.counts;
+      read_out(at, h_sum, k + 1, cfg_.checkpoints[next_checkpoint], counts);
+      ++next_checkpoint;
+    }
   }
 
-  out.mean_output_input = h_sum / static_cast<double>(steps_);
+  read_out(out, h_sum, steps_, cfg_.T, counts);
+  return out;
+}
+
+void SpikingNetwork::read_out(SampleRun& out, const Eigen::VectorXd& h_sum, std::int64_t steps, double T,
+                              const StepCounts& counts) const {
+  const std::size_t L = net_->layers.size();
+  const std::size_t S = layers_.size();
+  out.T = T;
+  out.mean_output_input = h_sum / static_cast<double>(steps);
   const int n_out = net_->layers[L - 1].out_size();
   int best = 0;
   if (S == L) {
     const auto& c = out.counts[L - 1];
     for (int j = 1; j < n_out; ++j)
       if (c[j] > c[best] || (c[j] == c[best] && out.mean_output_input[j] > out.mean_output_input[best])) best = j;
+    for (int j = 0; j < n_out; ++j) out.tie = out.tie || (j != best && c[j] == c[best]);
   } else {
     for (int j = 1; j < n_out; ++j)
       if (out.mean_output_input[j] > out.mean_output_input[best]) best = j;
@@ -347,7 +378,6 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
   }
   out.transitions = counts.transitions;
   out.euler_renormalized = counts.euler_renormalized;
-  return out;
 }
 
 }  // namespace ctmc::sim

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,5 +44,34 @@ inline std::string write_file(const std::string& name, const std::string& text) 
 }
 
 inline std::string fixture(const std::string& name) { return std::string(CTMC_FIXTURES_DIR) + "/" + name; }
+
+// A data folder of the four IDX files (raw bytes given), under temp_dir().
+inline fs::path write_idx_dir(const std::string& name, const std::string& train_img, const std::string& train_lab,
+                              const std::string& test_img, const std::string& test_lab) {
+  const auto dir = temp_dir() / name;
+  fs::create_directories(dir);
+  std::ofstream(dir / "train-images-idx3-ubyte", std::ios::binary) << train_img;
+  std::ofstream(dir / "train-labels-idx1-ubyte", std::ios::binary) << train_lab;
+  std::ofstream(dir / "t10k-images-idx3-ubyte", std::ios::binary) << test_img;
+  std::ofstream(dir / "t10k-labels-idx1-ubyte", std::ios::binary) << test_lab;
+  return dir;
+}
+
+// IDX bytes: `pixels.size() / (rows * cols)` images (magic 0x0803), and labels (0x0801).
+inline std::string idx_images(const std::string& pixels, unsigned rows, unsigned cols) {
+  const auto be32 = [](std::uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+  };
+  return std::string("\x00\x00\x08\x03", 4) + be32(static_cast<std::uint32_t>(pixels.size() / (rows * cols))) +
+         be32(rows) + be32(cols) + pixels;
+}
+inline std::string idx_labels(const std::string& labels) {
+  const auto n = static_cast<std::uint32_t>(labels.size());
+  return std::string("\x00\x00\x08\x01", 4) +
+         std::string{static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
+                     static_cast<char>(n)} +
+         labels;
+}
 
 }  // namespace ctmc_cli_test

@@ -159,19 +159,6 @@ TEST_CASE("bernstein: bad input exits 2 with the reason") {
   check_exit2("bernstein --activation table:" + table + " --domain 0,2 --N 4", "nondecreasing");
 }
 
-namespace {
-// A data folder of the four IDX files (raw bytes given), under temp_dir().
-fs::path write_idx_dir(const std::string& name, const std::string& train_img, const std::string& train_lab,
-                       const std::string& test_img, const std::string& test_lab) {
-  const auto dir = temp_dir() / name;
-  fs::create_directories(dir);
-  std::ofstream(dir / "train-images-idx3-ubyte", std::ios::binary) << train_img;
-  std::ofstream(dir / "train-labels-idx1-ubyte", std::ios::binary) << train_lab;
-  std::ofstream(dir / "t10k-images-idx3-ubyte", std::ios::binary) << test_img;
-  std::ofstream(dir / "t10k-labels-idx1-ubyte", std::ios::binary) << test_lab;
-  return dir;
-}
-}  // namespace
 
 TEST_CASE("data info: a truncated IDX file exits 2 naming the file") {
   // A valid IDX header for 10 images of 28x28 but only 3 bytes of pixels.

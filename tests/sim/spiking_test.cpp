@@ -6,6 +6,7 @@
 // (two-sided false-alarm rate about 1e-5 per check, normal approximation).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -17,6 +18,7 @@
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "../test_temp_files.hpp"
 
 using namespace ctmc;
 using namespace ctmc::sim;
@@ -361,4 +363,295 @@ TEST_CASE("no training images: q99 scales and the IF percentiles name --data; --
   CHECK(r.alpha[0] == opt.rate);
   CHECK_THROWS_WITH_AS(simulate_if(net, train, test, IfOptions{}), doctest::Contains("--data: no training images"),
                        ctmc::InputError);
+}
+
+namespace {
+
+// The test network and data of the simulate_network tests above.
+struct SmallProblem {
+  Mlp net = dyadic_mlp({8, 6, 3}, 23);
+  Dataset train, test;
+  SmallProblem() {
+    std::mt19937 g(29);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    auto fill = [&](Dataset& d, int n) {
+      d.images = Eigen::MatrixXf(8, n);
+      for (int i = 0; i < d.images.size(); ++i) d.images.data()[i] = u(g);
+      d.labels.resize(n);
+      for (int i = 0; i < n; ++i) d.labels[i] = static_cast<int>(g() % 3);
+    };
+    fill(train, 50);
+    fill(test, 24);
+  }
+};
+
+void check_same_reading(const SampleRun& a, const SampleRun& b) {
+  CHECK(a.T == b.T);
+  CHECK(a.prediction == b.prediction);
+  CHECK(a.tie == b.tie);
+  CHECK(a.counts == b.counts);
+  CHECK(a.synops == b.synops);
+  CHECK(a.spikes == b.spikes);
+  CHECK(a.transitions == b.transitions);
+  CHECK(a.euler_renormalized == b.euler_renormalized);
+  CHECK(a.mean_output_input == b.mean_output_input);
+}
+
+}  // namespace
+
+TEST_CASE("T checkpoints: the reading at T_k equals a separate run with T = T_k, every sampler and readout") {
+  const Mlp net = dyadic_mlp({5, 7, 4, 3}, 41);
+  const float x[5] = {0.25f, 0.5f, 1.0f, 0.0f, 0.75f};
+  const std::vector<double> Ts{0.05, 0.3, 0.75, 1.0};
+  for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState, SamplerKind::Uniformization,
+                           SamplerKind::Euler})
+    for (Readout readout : {Readout::Spike, Readout::Integrate}) {
+      CAPTURE(static_cast<int>(kind));
+      CAPTURE(static_cast<int>(readout));
+      SpikingConfig cfg;
+      cfg.T = 1;
+      cfg.dt = 0.01;
+      cfg.tau = 0.03;
+      cfg.sampler = kind;
+      cfg.readout = readout;
+      cfg.checkpoints = Ts;
+      const std::size_t S = readout == Readout::Spike ? 3 : 2;
+      const SpikingNetwork all(net, layers_of(three_state(), S, 30.0), cfg);
+      for (std::uint64_t seed : {3u, 4u}) {
+        const SampleRun r = all.run(x, seed);
+        REQUIRE(r.at.size() == Ts.size());
+        check_same_reading(r.at.back(), [&] {  // the last checkpoint is T itself
+          SampleRun copy = r;
+          copy.at.clear();
+          return copy;
+        }());
+        for (std::size_t k = 0; k < Ts.size(); ++k) {
+          SpikingConfig one = cfg;
+          one.T = Ts[k];
+          one.checkpoints.clear();
+          const SpikingNetwork single(net, layers_of(three_state(), S, 30.0), one);
+          check_same_reading(r.at[k], single.run(x, seed));
+        }
+      }
+    }
+}
+
+TEST_CASE("T checkpoints: bad lists are refused, naming the checkpoint") {
+  const Mlp net = dyadic_mlp({3, 4, 2}, 5);
+  SpikingConfig cfg;
+  cfg.T = 1;
+  cfg.dt = 0.01;
+  for (const auto& [list, what] : std::vector<std::pair<std::vector<double>, std::string>>{
+           {{0.5, 0.5}, "does not follow"},
+           {{0.6, 0.2}, "does not follow"},
+           {{0.5, 2.0}, "beyond the window"},
+           {{0.505}, "not a positive multiple"},
+           {{0.0}, "must be positive"},
+           {{std::nan("")}, "must be positive"}}) {
+    cfg.checkpoints = list;
+    CHECK_THROWS_WITH_AS(SpikingNetwork(net, layers_of(three_state(), 2, 1.0), cfg),
+                         doctest::Contains(what.c_str()), ctmc::InputError);
+  }
+}
+
+TEST_CASE("simulate_network windows equal separate runs; trials can run one at a time") {
+  const SmallProblem p;
+  const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  NetworkSimOptions opt;
+  opt.snn.T = 0.6;
+  opt.snn.dt = 0.01;
+  opt.snn.tau = 0.05;
+  opt.snn.checkpoints = {0.1, 0.35, 0.6};
+  opt.rate = 20;
+  opt.trials = 3;
+  opt.seed = 77;
+  opt.threads = 2;
+  const NetworkSimResult all = simulate_network(p.net, p.train, p.test, neurons, opt);
+  REQUIRE(all.windows.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    NetworkSimOptions one = opt;
+    one.snn.T = opt.snn.checkpoints[k];
+    one.snn.checkpoints.clear();
+    one.threads = 1;
+    const NetworkSimResult r = simulate_network(p.net, p.train, p.test, neurons, one);
+    const WindowResult& w = all.windows[k];
+    CHECK(w.T == one.snn.T);
+    CHECK(w.acc_snn == r.acc_snn);
+    CHECK(w.synops_mean == r.synops_mean);
+    CHECK(w.synops_sd == r.synops_sd);
+    CHECK(w.spikes_per_neuron == r.spikes_per_neuron);
+    CHECK(w.transitions_per_sample == r.transitions_per_sample);
+    REQUIRE(w.layer_spikes_per_neuron.size() == 2);
+    // The layers' spikes per neuron, weighted by the layer sizes, give the whole network's.
+    CHECK(w.layer_spikes_per_neuron[0] * 6 + w.layer_spikes_per_neuron[1] * 3 ==
+          doctest::Approx(r.spikes_per_neuron * 9).epsilon(1e-12));
+  }
+  // The whole run's numbers are those of the last window.
+  CHECK(all.windows.back().acc_snn == all.acc_snn);
+  CHECK(all.windows.back().synops_mean == all.synops_mean);
+
+  // Trial by trial: trials [t, t+1) give the numbers of trial t of the run with all of them.
+  for (int t = 0; t < opt.trials; ++t) {
+    NetworkSimOptions one = opt;
+    one.first_trial = t;
+    one.trials = 1;
+    const NetworkSimResult r = simulate_network(p.net, p.train, p.test, neurons, one);
+    CHECK(r.acc_snn[0] == all.acc_snn[t]);
+    const std::size_t n = p.test.images.cols();
+    CHECK(std::vector<int>(r.predictions) ==
+          std::vector<int>(all.predictions.begin() + t * n, all.predictions.begin() + (t + 1) * n));
+  }
+  opt.first_trial = -1;
+  CHECK_THROWS_AS(simulate_network(p.net, p.train, p.test, neurons, opt), ctmc::InputError);
+}
+
+TEST_CASE("simulate_network windows: the decoded-rate RMSE against the mean field, recomputed by hand") {
+  const SmallProblem p;
+  const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  NetworkSimOptions opt;
+  opt.snn.T = 0.5;
+  opt.snn.dt = 0.01;
+  opt.snn.tau = 0.05;
+  opt.snn.checkpoints = {0.5};
+  opt.rate = 20;
+  opt.scale = ScaleMode::Const;  // alpha_l = r: the by-hand network below needs no percentile
+  opt.seed = 5;
+  const NetworkSimResult res = simulate_network(p.net, p.train, p.test, neurons, opt);
+
+  SpikingConfig cfg = opt.snn;
+  cfg.checkpoints.clear();
+  const SpikingNetwork snn(p.net, layers_of(three_state(), 2, opt.rate), cfg);
+  const std::vector<RateFunction> rates(2, ctmc_rate_function(NeuronKernel(three_state(), 1.0, "m"), 1.0));
+  for (std::size_t l = 0; l < 2; ++l) {
+    double dev = 0, ref = 0;
+    int ties = 0;
+    for (int s = 0; s < p.test.images.cols(); ++s) {
+      const SampleRun r = snn.run(p.test.images.col(s).data(), sample_stream_seed(opt.seed, 0, s));
+      const MeanFieldResult mf = mean_field_forward(p.net, p.test.images.col(s).data(), rates, Readout::Spike);
+      const Eigen::VectorXd a = snn.decode(r, l);
+      for (Eigen::Index i = 0; i < a.size(); ++i) {
+        dev += (a[i] - mf.activations[l][i]) * (a[i] - mf.activations[l][i]);
+        ref += mf.activations[l][i] * mf.activations[l][i];
+      }
+      const auto& c = r.counts.back();
+      const auto top = *std::max_element(c.begin(), c.end());
+      ties += std::count(c.begin(), c.end(), top) > 1;
+    }
+    CHECK(res.windows[0].layer_rate_rel_rmse[l] == doctest::Approx(std::sqrt(dev / ref)).epsilon(1e-12));
+    CHECK(res.windows[0].tie_fraction == doctest::Approx(ties / static_cast<double>(p.test.images.cols())));
+  }
+}
+
+TEST_CASE("--trace-weight 1/tau scales the next layer's input by (dt/tau) / (1 - e^(-dt/tau))") {
+  // One spiking hidden layer and an integrating output: only layer 1 draws
+  // random numbers, so both conventions see the same spikes, and H^2 - b is
+  // linear in the per-spike increment.
+  const Mlp net = dyadic_mlp({3, 5, 2}, 13);
+  const float x[3] = {0.5f, 0.25f, 1.0f};
+  for (double tau : {0.02, 0.1}) {
+    SpikingConfig cfg;
+    cfg.T = 2;
+    cfg.dt = 0.005;
+    cfg.tau = tau;
+    cfg.readout = Readout::Integrate;
+    const SpikingNetwork ours(net, layers_of(three_state(), 1, 20.0), cfg);
+    cfg.trace_weight = TraceWeight::InverseTau;
+    const SpikingNetwork theirs(net, layers_of(three_state(), 1, 20.0), cfg);
+    const SampleRun a = ours.run(x, 8), b = theirs.run(x, 8);
+    REQUIRE(a.counts == b.counts);
+    REQUIRE(a.spikes > 0);
+    const double factor = (cfg.dt / tau) / -std::expm1(-cfg.dt / tau);
+    for (int j = 0; j < 2; ++j) {
+      const double bias = net.layers[1].b[j];
+      CHECK(b.mean_output_input[j] - bias == doctest::Approx(factor * (a.mean_output_input[j] - bias)).epsilon(1e-12));
+    }
+  }
+  CHECK(parse_trace_weight("1/tau") == TraceWeight::InverseTau);
+  CHECK_THROWS_WITH_AS(parse_trace_weight("tau"), doctest::Contains("--trace-weight: unknown"), ctmc::InputError);
+}
+
+TEST_CASE("test subsets by stride or index file are the images they name, in order") {
+  const SmallProblem p;
+  const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  NetworkSimOptions opt;
+  opt.snn.T = 0.3;
+  opt.snn.dt = 0.01;
+  opt.snn.tau = 0.05;
+  opt.rate = 20;
+  opt.seed = 3;
+  const auto by_hand = [&](const std::vector<int>& pick) {
+    Dataset d;
+    d.images.resize(p.test.images.rows(), static_cast<Eigen::Index>(pick.size()));
+    for (std::size_t j = 0; j < pick.size(); ++j) {
+      d.images.col(static_cast<Eigen::Index>(j)) = p.test.images.col(pick[j]);
+      d.labels.push_back(p.test.labels[static_cast<std::size_t>(pick[j])]);
+    }
+    return simulate_network(p.net, p.train, d, neurons, opt);
+  };
+  const auto index_file = ctmc::testing::write_temp_file("subset_index.txt", "7\n2, 19\n\n0 11\n");
+  for (const auto& [text, pick] : std::vector<std::pair<std::string, std::vector<int>>>{
+           {"stride:5", {0, 5, 10, 15, 20}}, {"stride:7:3", {3, 10, 17}}, {"index:" + index_file, {7, 2, 19, 0, 11}}}) {
+    CAPTURE(text);
+    NetworkSimOptions sub = opt;
+    sub.subset = parse_test_subset(text);
+    const NetworkSimResult a = simulate_network(p.net, p.train, p.test, neurons, sub);
+    const NetworkSimResult b = by_hand(pick);
+    CHECK(a.samples == static_cast<int>(pick.size()));
+    CHECK(a.predictions == b.predictions);
+    CHECK(a.acc_mf == b.acc_mf);
+    CHECK(a.acc_ann == b.acc_ann);
+  }
+  const auto twice = ctmc::testing::write_temp_file("subset_twice.txt", "1 2 1");
+  const auto word = ctmc::testing::write_temp_file("subset_word.txt", "1 two");
+  const auto beyond = ctmc::testing::write_temp_file("subset_beyond.txt", "3 24");
+  CHECK_THROWS_WITH_AS(parse_test_subset("index:" + twice), doctest::Contains("image 1 is listed twice"),
+                       ctmc::InputError);
+  CHECK_THROWS_WITH_AS(parse_test_subset("index:" + word), doctest::Contains("'two' is not an image index"),
+                       ctmc::InputError);
+  CHECK_THROWS_WITH_AS(parse_test_subset("stride:0"), doctest::Contains("stride 0 must be at least 1"),
+                       ctmc::InputError);
+  CHECK_THROWS_WITH_AS(parse_test_subset("every:2"), doctest::Contains("--subset: 'every:2'"), ctmc::InputError);
+  opt.subset = parse_test_subset("index:" + beyond);
+  CHECK_THROWS_WITH_AS(simulate_network(p.net, p.train, p.test, neurons, opt),
+                       doctest::Contains("image 24 is beyond the 24 test images"), ctmc::InputError);
+}
+
+TEST_CASE("--layer-alpha overrides alpha_l where given; --output-scale activation takes q99 of phi(logits)") {
+  const SmallProblem p;
+  solvers::Model sig = three_state();
+  sig.meta["target"] = "sigmoid";
+  const std::vector<NeuronModel> neurons{{sig, "sig.json"}};
+  NetworkSimOptions opt;
+  opt.snn.T = 0.1;
+  opt.snn.dt = 0.01;
+  opt.rate = 4;
+  const NetworkSimResult base = simulate_network(p.net, p.train, p.test, neurons, opt);
+  opt.layer_alpha = {std::nan(""), 7.5};
+  const NetworkSimResult hand = simulate_network(p.net, p.train, p.test, neurons, opt);
+  CHECK(hand.alpha[0] == base.alpha[0]);
+  CHECK(hand.alpha[1] == 7.5);
+  opt.layer_alpha = {1.0};
+  CHECK_THROWS_WITH_AS(simulate_network(p.net, p.train, p.test, neurons, opt),
+                       doctest::Contains("--layer-alpha: 1 values given for 2 spiking layers"), ctmc::InputError);
+  opt.layer_alpha = {1.0, -2.0};
+  CHECK_THROWS_WITH_AS(simulate_network(p.net, p.train, p.test, neurons, opt),
+                       doctest::Contains("--layer-alpha: -2 is not a positive"), ctmc::InputError);
+  opt.layer_alpha.clear();
+
+  opt.output_scale = OutputScale::Activation;
+  const NetworkSimResult act = simulate_network(p.net, p.train, p.test, neurons, opt);
+  const Eigen::MatrixXf logits = p.net.forward(p.train.images);
+  std::vector<float> phi;
+  for (Eigen::Index i = 0; i < logits.size(); ++i)
+    phi.push_back(static_cast<float>(1 / (1 + std::exp(-static_cast<double>(logits.data()[i])))));
+  CHECK(act.q99[1] == doctest::Approx(percentile(phi, 99.0)).epsilon(1e-6));
+  CHECK(act.q99[0] == base.q99[0]);
+  CHECK(act.alpha[1] == doctest::Approx(opt.rate / act.q99[1]));
+  // A model without meta.target cannot say what phi is.
+  const std::vector<NeuronModel> plain{{three_state(), "plain.json"}};
+  CHECK_THROWS_WITH_AS(simulate_network(p.net, p.train, p.test, plain, opt),
+                       doctest::Contains("plain.json has no meta.target"), ctmc::InputError);
+  opt.snn.readout = Readout::Integrate;
+  CHECK_THROWS_WITH_AS(simulate_network(p.net, p.train, p.test, neurons, opt),
+                       doctest::Contains("needs --readout spike"), ctmc::InputError);
 }

@@ -27,10 +27,24 @@ struct Dataset {
 // silently measure something else).
 void check_network_fits(const Dataset& d, int input_size, int output_size);
 
-// The test images a simulation runs on: the first `limit` of `test` (all when
-// limit is 0). Throws InputError naming --limit or --data when limit < 0, the
-// data do not fit the network (check_network_fits), or nothing is left.
-Dataset simulation_subset(const Dataset& test, int limit, int input_size, int output_size);
+// A subset of the test images, as other codes evaluate on: every stride-th
+// image from `offset` ("stride:K" or "stride:K:OFFSET"), or the images an
+// index file lists, in its order ("index:FILE": whole numbers separated by
+// white space or commas, each at most once). Default: all images.
+struct TestSubset {
+  int stride = 1, offset = 0;
+  std::vector<int> indices;  // from an index file; when non-empty, stride and offset are unused
+  std::string text = "all";  // as given, for reports
+};
+// InputError naming `option` (and the index file) for anything else.
+TestSubset parse_test_subset(const std::string& text, const std::string& option = "--subset");
+
+// The test images a simulation runs on: `subset` of `test`, then the first
+// `limit` of those (all when limit is 0). Throws InputError naming --limit,
+// --subset or --data when limit < 0, an index lies beyond the test images,
+// the data do not fit the network (check_network_fits), or nothing is left.
+Dataset simulation_subset(const Dataset& test, int limit, int input_size, int output_size,
+                          const TestSubset& subset = {});
 
 struct DatasetSplit {
   Dataset train, test;

@@ -43,6 +43,7 @@ struct IfOptions {
   Readout readout = Readout::Spike;
   int threads = 0;
   int limit = 0;  // first `limit` test images (0: all)
+  TestSubset subset;  // applied before `limit`
 };
 
 // "p99.9" -> 99.9, "p100" -> 100 (any "pX" with 0 < X <= 100).

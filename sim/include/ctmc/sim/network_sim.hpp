@@ -4,9 +4,11 @@
 // For each spiking layer l (hidden layers, plus the output layer with
 // readout = spike):
 //   q99_l    99th percentile of layer l's ANN activations (hidden: a^l = phi(z^l);
-//            output: the logits z^L) over all units and the training images,
-//            linear interpolation between order statistics (numpy's default);
-//   alpha_l  = r / q99_l (--scale q99) or r (--scale const), r = --rate;
+//            output: the logits z^L, or phi(z^L) with OutputScale::Activation)
+//            over all units and the training images, linear interpolation
+//            between order statistics (numpy's default);
+//   alpha_l  = r / q99_l (--scale q99) or r (--scale const), r = --rate, unless
+//            given by hand (layer_alpha);
 //   neurons  the layer's model with every rate times alpha_l / alpha_fit.
 // A_ANN: the float ANN on the test images; A_MF: mean_field_forward;
 // A_SNN: one accuracy per trial (mean and sample sd over trials);
@@ -28,6 +30,14 @@ namespace ctmc::sim {
 
 enum class ScaleMode { Q99, Const };
 ScaleMode parse_scale_mode(const std::string& text, const std::string& option = "--scale");
+
+// What q99 of a spiking output layer (readout spike) is taken of: the logits
+// z^L (default), or its neurons' target activation phi(z^L), phi named by the
+// output neuron model's meta.target (what `fit` records). A net whose output
+// neurons are fitted to, say, a sigmoid otherwise has alpha_L = r / q99(z^L)
+// and runs them several times too slow.
+enum class OutputScale { Logits, Activation };
+OutputScale parse_output_scale(const std::string& text, const std::string& option = "--output-scale");
 
 // p-th percentile (0 <= p <= 100) with linear interpolation between order
 // statistics: index p/100 * (n-1). InputError for an empty sample.
@@ -61,9 +71,35 @@ struct NetworkSimOptions {
   double rate = 3;  // r
   ScaleMode scale = ScaleMode::Q99;
   int trials = 1;
+  // Trials first_trial .. first_trial + trials - 1: trial t of sample s draws
+  // from stream_seed(seed, t, s), so a sweep can run one trial of a cell at
+  // a time and get the numbers of the run with all of them.
+  int first_trial = 0;
   std::uint64_t seed = 0;
   int threads = 0;  // 0: OpenMP's default
   int limit = 0;    // first `limit` test images (0: all)
+  TestSubset subset;  // applied before `limit`
+  OutputScale output_scale = OutputScale::Logits;
+  // alpha_l of each spiking layer given by hand, overriding the scale rule
+  // where not NaN (other codes set layer rates so); empty: none given.
+  std::vector<double> layer_alpha;
+};
+
+// The readings of one window T (SpikingConfig::checkpoints) over every
+// (trial, sample) run.
+struct WindowResult {
+  double T = 0;
+  std::vector<double> acc_snn;  // per trial
+  double acc_snn_mean = 0, acc_snn_sd = 0;
+  double synops_mean = 0, synops_sd = 0;  // per sample, over all samples and trials
+  double spikes_per_neuron = 0;           // per sample, mean over samples and trials
+  double transitions_per_sample = 0;
+  double tie_fraction = 0;  // runs whose spike readout was tied (SampleRun::tie)
+  // Per spiking layer: spikes per neuron per sample, and the decoded rates'
+  // relative RMSE against the mean field, sqrt(sum (a_hat - a_MF)^2 /
+  // sum a_MF^2) over the layer's neurons, samples and trials (NaN where
+  // a_MF is 0 throughout).
+  std::vector<double> layer_spikes_per_neuron, layer_rate_rel_rmse;
 };
 
 struct NetworkSimResult {
@@ -84,6 +120,8 @@ struct NetworkSimResult {
   std::uint64_t euler_renormalized = 0;
   std::size_t spiking_neurons = 0;
   std::int64_t steps = 0;
+  // One per SpikingConfig::checkpoints entry, in order.
+  std::vector<WindowResult> windows;
   // Per (trial, sample), trial-major: for reproducibility checks.
   std::vector<int> predictions;
   std::vector<double> synops;

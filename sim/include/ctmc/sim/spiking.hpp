@@ -20,8 +20,8 @@
 // fanout_i the number of nonzero weights in column i of W^{l+1}.
 //
 // Errors: ctmc::InputError for a T that is not a positive multiple of dt, a
-// non-positive tau or alpha, or layer/kernel counts that do not match the
-// network.
+// non-positive tau or alpha, checkpoints that are not increasing multiples
+// of dt within (0, T], or layer/kernel counts that do not match the network.
 #pragma once
 #include <Eigen/Core>
 #include <cstdint>
@@ -50,10 +50,22 @@ std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t trial, std::u
 // Time steps per sample beyond which T / dt is a typo (--T 1e300), refused.
 constexpr double kMaxSteps = 1e9;
 
+// The steps of a window T: T / dt when T is a positive multiple of dt
+// (relative tolerance 1e-9) within kMaxSteps; InputError naming `what`
+// (the option) otherwise.
+std::int64_t window_steps(double T, double dt, const std::string& what);
+
 struct SpikingConfig {
   double T = 50, dt = 0.005, tau = 0.02;
   SamplerKind sampler = SamplerKind::Exact;
   Readout readout = Readout::Spike;
+  TraceWeight trace_weight = TraceWeight::Integral;
+  // Windows T_1 < T_2 < ... <= T (each a positive multiple of dt) at which a
+  // run also reads out its counts (SampleRun::at). A sample's path up to T_k
+  // does not depend on where the window ends (one random stream, consumed in
+  // step order), so the reading at T_k equals a separate run with T = T_k
+  // and the same stream: a sweep over T costs its largest T. Empty: none.
+  std::vector<double> checkpoints;
 };
 
 // One spiking layer: the kernel already scaled by alpha_l / alpha_fit.
@@ -63,13 +75,19 @@ struct SpikingLayer {
 };
 
 struct SampleRun {
+  double T = 0;  // the window [0, T] this reading covers
   int prediction = -1;
+  // Spike readout: the output spike count's maximum is shared by several
+  // outputs, so the time-averaged H^L decided the prediction.
+  bool tie = false;
   std::vector<std::vector<std::uint32_t>> counts;  // N^l_i(T), one vector per spiking layer
   Eigen::VectorXd mean_output_input;               // time average of H^L over the window
   double synops = 0;
   std::uint64_t spikes = 0;       // all spiking layers
   std::uint64_t transitions = 0;  // CTMC jumps, all spiking layers
   std::uint64_t euler_renormalized = 0;
+  // The readings at SpikingConfig::checkpoints, in order (their own `at` empty).
+  std::vector<SampleRun> at;
 };
 
 class SpikingNetwork {
@@ -90,12 +108,16 @@ class SpikingNetwork {
   // Simulates one sample (x: input_size floats) over [0, T].
   SampleRun run(const float* x, std::uint64_t stream_seed) const;
 
-  // a_hat = N(T) / (T alpha_l) for spiking layer l.
+  // a_hat = N(T) / (T alpha_l) for spiking layer l, T the reading's window.
   Eigen::VectorXd decode(const SampleRun& r, std::size_t l) const;
 
  private:
   template <SamplerKind K>
   SampleRun run_impl(const float* x, std::uint64_t stream_seed) const;
+  // Prediction, tie, SynOps and totals of `out` (its counts set) after
+  // `steps` steps of window T, with h_sum the sum of H^L over those steps.
+  void read_out(SampleRun& out, const Eigen::VectorXd& h_sum, std::int64_t steps, double T,
+                const StepCounts& counts) const;
 
   const Mlp* net_;
   std::vector<SpikingLayer> layers_;
@@ -103,6 +125,7 @@ class SpikingNetwork {
   SpikingConfig cfg_;
   TraceKernel trace_;
   std::int64_t steps_ = 0;
+  std::vector<std::int64_t> checkpoint_steps_;
   // W^l / alpha_{l-1} for l >= 2 (index l-1), column-major so that a spike of
   // presynaptic neuron i adds one contiguous column.
   std::vector<Eigen::MatrixXf> w_scaled_;

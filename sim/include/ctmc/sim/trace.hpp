@@ -13,20 +13,32 @@
 // 1 + dt/(2 tau) + O((dt/tau)^2) instead (12% too large at dt = 0.005,
 // tau = 0.02).
 //
+// Other codes add 1/tau per spike (TraceWeight::InverseTau, "--trace-weight
+// 1/tau"): the rate-r input is then (dt/tau) / (1 - e^{-dt/tau}) r, kept as
+// an option to pose their experiments exactly.
+//
 // The network does not store x itself but the synaptic current
 // I = W~ x (W~ = W / alpha), which obeys the same linear recursion, so a
 // spike of neuron i costs one column of W~ (fanout_i multiply-adds).
 #pragma once
 #include <cmath>
+#include <string>
 
 namespace ctmc::sim {
 
+// The trace's increment per spike: (1 - d) / dt (the discrete kernel
+// integrates to one; the default) or 1 / tau.
+enum class TraceWeight { Integral, InverseTau };
+// "integral" or "1/tau"; InputError naming `option` otherwise.
+TraceWeight parse_trace_weight(const std::string& text, const std::string& option = "--trace-weight");
+std::string trace_weight_name(TraceWeight w);
+
 struct TraceKernel {
   double decay = 0;         // d = exp(-dt / tau)
-  double spike_weight = 0;  // w = (1 - d) / dt, integral-preserving
+  double spike_weight = 0;  // w = (1 - d) / dt (integral-preserving) or 1 / tau
 
   // Throws ctmc::InputError when tau or dt is not positive and finite.
-  TraceKernel(double tau, double dt);
+  TraceKernel(double tau, double dt, TraceWeight weight = TraceWeight::Integral);
 };
 
 // One scalar trace, for tests and single-neuron use; the network applies the

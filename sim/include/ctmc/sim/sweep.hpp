@@ -1,0 +1,118 @@
+// Parameter sweeps of the spiking conversion (DESIGN.md section 10; paper
+// sections 3.4 and 4: Pareto frontiers of accuracy gap against SynOps).
+//
+// A sweep is a grid of runs: source net (a training seed) x sampler x tau x
+// r x trial, each run one trial of simulate_network on the test images, read
+// out at every window T of a list of checkpoints from the same path (so the
+// grid costs its largest T, not the sum). A run's result is a pure function
+// of (inputs, run, seed): trial t of sample s draws from stream_seed(seed, t,
+// s) whatever the net, sampler, tau or r, as `simulate network` does, so a
+// sweep cell equals the `simulate network` run with the same options.
+//
+// Runs are numbered in that nesting order (net outermost, trial innermost);
+// shard i/n runs the runs u with u mod n = i - 1 and writes a part
+// (sweep_part); merge_sweep_parts checks that the parts are one sweep's
+// complete, disjoint shards and rebuilds the document from their runs, byte
+// for byte what the unsharded run writes (sweep_document over all runs).
+//
+// Aggregation (sweep_document), accuracies in percent and gaps in percentage
+// points:
+//   cells   per (net, sampler, tau, r, T): A_ANN, A_MF, A_SNN mean and sd over
+//           trials, the decomposition gap = (A_ANN - A_MF) + (A_MF - A_SNN),
+//           SynOps per sample, spikes per neuron, CTMC transitions per
+//           sample, the readout's tie fraction, and per spiking layer spikes
+//           per neuron, the decoded-rate relative RMSE against the mean field
+//           and the share of mean-field inputs outside the fit domain (means
+//           over trials);
+//   points  per (sampler, tau, r, T): means and sds over the nets (the
+//           paper's error bars over training seeds);
+//   frontier per sampler, the points not dominated in (gap, SynOps) and in
+//           (gap, transitions) (analysis/pareto.hpp), by increasing cost;
+//   min_cost per sampler, the cheapest point whose mean gap is below the
+//           criterion (pp), by SynOps and by transitions.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/sampler.hpp"
+#include "ctmc/sim/spiking.hpp"
+#include "ctmc/sim/tensor_inputs.hpp"
+
+namespace ctmc::sim {
+
+struct SweepSpec {
+  std::vector<std::string> nets;     // manifests, one per source net
+  DataSource data;                   // data folder and/or tensor files
+  std::vector<std::string> neurons;  // one model for every spiking layer, or one per layer
+  std::vector<SamplerKind> samplers{SamplerKind::Exact};
+  std::vector<double> taus, rates;
+  std::vector<double> T;  // checkpoints, increasing
+  int trials = 1;
+  double dt = 0.005;
+  Readout readout = Readout::Spike;
+  ScaleMode scale = ScaleMode::Q99;
+  int limit = 0;  // first `limit` test images (0: all)
+  // Conventions of other codes (network_sim.hpp, trace.hpp), defaults ours.
+  TraceWeight trace_weight = TraceWeight::Integral;
+  OutputScale output_scale = OutputScale::Logits;
+  TestSubset subset;
+  std::vector<double> layer_alpha;
+  std::uint64_t seed = 0;
+  double criterion = 1;  // pp, for min_cost
+};
+
+// InputError naming the option for an empty or repeated list entry, a
+// non-positive or non-finite tau, r, T or dt, T not increasing, trials < 1,
+// limit < 0, a criterion that is not a finite number > 0.
+void validate_sweep(const SweepSpec& spec);
+
+struct SweepRun {
+  std::size_t net = 0, sampler = 0, tau = 0, rate = 0;  // indices into the spec's lists
+  int trial = 0;
+};
+std::size_t sweep_run_count(const SweepSpec& spec);
+SweepRun sweep_run_at(const SweepSpec& spec, std::size_t u);
+
+// Shard i of n (1 <= i <= n): the runs u with u mod n = i - 1.
+struct Shard {
+  std::size_t index = 1, count = 1;
+};
+// "i/n"; InputError naming `option` for anything else (0/3, 4/3, 1/0, 1/x).
+Shard parse_shard(const std::string& text, const std::string& option = "--shard");
+
+// The spec as it is recorded in parts and documents (what identifies a sweep).
+nlohmann::ordered_json sweep_spec_json(const SweepSpec& spec);
+
+// Reads every input of the sweep (nets, data, neurons) and checks that the
+// neurons fit the nets; the number of runs. What run_sweep would refuse for
+// bad input, before it runs anything.
+std::size_t check_sweep_inputs(const SweepSpec& spec);
+
+// Runs the shard's runs in order (threads: simulate_network's) and returns
+// their records. `progress(done, total)` is called after each run.
+nlohmann::ordered_json run_sweep(const SweepSpec& spec, Shard shard, int threads,
+                                 const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+// A part: the spec, the shard and its runs' records.
+nlohmann::ordered_json sweep_part(const SweepSpec& spec, Shard shard, nlohmann::ordered_json runs);
+
+// The full document from the spec and every run's record (in run order).
+nlohmann::ordered_json sweep_document(const nlohmann::ordered_json& spec, const nlohmann::ordered_json& runs);
+
+// A part file, parsed; InputError naming the file when it cannot be read or
+// is not JSON.
+nlohmann::ordered_json read_sweep_part(const std::string& path);
+
+// The full document from parts (file name, parsed part). InputError naming
+// the file for a part that is not a sweep part, of another sweep (its spec
+// differs), of another shard count, a shard given twice, a run outside its
+// shard or repeated; and naming the shards that are missing.
+nlohmann::ordered_json merge_sweep_parts(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& parts);
+
+}  // namespace ctmc::sim

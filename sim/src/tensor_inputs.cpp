@@ -1,0 +1,306 @@
+#include "ctmc/sim/tensor_inputs.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ctmc/sim/read_file.hpp"
+#include "ctmc/solvers/errors.hpp"
+
+namespace ctmc::sim {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the .npy reader assumes a little-endian machine");
+
+struct NpyType {
+  char kind;  // 'f', 'u', 'i', 'b'
+  int size;   // bytes
+};
+
+// The value of an element of type t at p, exactly.
+double element(const std::uint8_t* p, NpyType t) {
+  switch (t.kind) {
+    case 'f':
+      if (t.size == 8) {
+        double v;
+        std::memcpy(&v, p, 8);
+        return v;
+      }
+      if (t.size == 4) {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      {  // IEEE half
+        const unsigned h = p[0] | (p[1] << 8);
+        const int e = (h >> 10) & 31, m = h & 1023;
+        const double s = (h & 0x8000) ? -1.0 : 1.0;
+        if (e == 0) return s * std::ldexp(m, -24);
+        if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : s * std::numeric_limits<double>::infinity();
+        return s * std::ldexp(1024 + m, e - 25);
+      }
+    case 'b':
+      return p[0] != 0;
+    default: {
+      std::uint64_t u = 0;
+      for (int k = 0; k < t.size; ++k) u |= static_cast<std::uint64_t>(p[k]) << (8 * k);
+      if (t.kind == 'u') return static_cast<double>(u);
+      const int bits = 8 * t.size;
+      const std::int64_t v = bits == 64 ? static_cast<std::int64_t>(u)
+                                        : static_cast<std::int64_t>(u << (64 - bits)) >> (64 - bits);
+      return static_cast<double>(v);
+    }
+  }
+}
+
+// The text between the quotes after `'key':` in a .npy header dict.
+std::string header_field(const std::string& h, const std::string& key, const std::string& path) {
+  const auto k = h.find("'" + key + "'");
+  if (k == std::string::npos) throw InputError(fmt::format("{}: .npy header has no '{}'", path, key));
+  const auto colon = h.find(':', k);
+  if (colon == std::string::npos) throw InputError(fmt::format("{}: .npy header: no value for '{}'", path, key));
+  std::size_t b = h.find_first_not_of(' ', colon + 1);
+  if (b == std::string::npos) throw InputError(fmt::format("{}: .npy header: no value for '{}'", path, key));
+  std::size_t e;
+  if (h[b] == '\'') {
+    e = h.find('\'', b + 1);
+    if (e == std::string::npos) throw InputError(fmt::format("{}: .npy header: unterminated '{}'", path, key));
+    return h.substr(b + 1, e - b - 1);
+  }
+  if (h[b] == '(') {
+    e = h.find(')', b);
+    if (e == std::string::npos) throw InputError(fmt::format("{}: .npy header: unterminated shape", path));
+    return h.substr(b + 1, e - b - 1);
+  }
+  e = h.find_first_of(",}", b);
+  if (e == std::string::npos) throw InputError(fmt::format("{}: .npy header: malformed '{}'", path, key));
+  return h.substr(b, e - b);
+}
+
+}  // namespace
+
+Tensor read_npy(const std::string& path) {
+  const std::vector<std::uint8_t> bytes = read_file_bytes(path, ".npy file");
+  static const std::uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, 6) != 0)
+    throw InputError(fmt::format("{}: not a .npy file (no \\x93NUMPY magic)", path));
+  const int major = bytes[6];
+  std::size_t header_len, start;
+  if (major == 1) {
+    header_len = bytes[8] | (bytes[9] << 8);
+    start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) throw InputError(fmt::format("{}: .npy header is truncated", path));
+    header_len = bytes[8] | (bytes[9] << 8) | (bytes[10] << 16) | (static_cast<std::size_t>(bytes[11]) << 24);
+    start = 12;
+  } else {
+    throw InputError(fmt::format("{}: .npy format version {}.{} (1.0 to 3.0 are read)", path, major, bytes[7]));
+  }
+  if (header_len > bytes.size() - start) throw InputError(fmt::format("{}: .npy header runs past the file", path));
+  const std::string h(bytes.begin() + static_cast<std::ptrdiff_t>(start),
+                      bytes.begin() + static_cast<std::ptrdiff_t>(start + header_len));
+  if (h.find('{') == std::string::npos || h.find('}') == std::string::npos)
+    throw InputError(fmt::format("{}: .npy header is not a dict", path));
+
+  const std::string descr = header_field(h, "descr", path);
+  if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '='))
+    throw InputError(fmt::format("{}: .npy dtype '{}' is not little-endian or byte-order free", path,
+                                 descr.substr(0, 20)));
+  const NpyType type{descr[1], descr.size() == 3 && descr[2] >= '1' && descr[2] <= '8' ? descr[2] - '0' : 0};
+  const bool known = (type.kind == 'f' && (type.size == 2 || type.size == 4 || type.size == 8)) ||
+                     ((type.kind == 'u' || type.kind == 'i') &&
+                      (type.size == 1 || type.size == 2 || type.size == 4 || type.size == 8)) ||
+                     (type.kind == 'b' && type.size == 1);
+  if (!known) throw InputError(fmt::format("{}: .npy dtype '{}' is not a real number type", path, descr.substr(0, 20)));
+  const std::string order = header_field(h, "fortran_order", path);
+  if (order == "True")
+    throw InputError(fmt::format("{}: .npy array is in Fortran order; save it in C order (np.ascontiguousarray)", path));
+  if (order != "False") throw InputError(fmt::format("{}: .npy fortran_order '{}'", path, order.substr(0, 20)));
+
+  Tensor t;
+  t.dtype = type.kind == 'f' && type.size == 8 ? "F64" : "F32";
+  std::size_t count = 1;
+  std::string dim;
+  const std::string shape = header_field(h, "shape", path) + ",";
+  for (char c : shape) {
+    if (c == ' ') continue;
+    if (c != ',') {
+      if (c < '0' || c > '9' || dim.size() >= 12)
+        throw InputError(fmt::format("{}: .npy shape '({})' is not whole numbers", path, shape.substr(0, 40)));
+      dim += c;
+      continue;
+    }
+    if (dim.empty()) continue;  // "(5,)" and "()"
+    const std::int64_t d = std::stoll(dim);
+    dim.clear();
+    if (d != 0 && count > (std::numeric_limits<std::size_t>::max() / 16) / static_cast<std::size_t>(d))
+      throw InputError(fmt::format("{}: .npy shape is too large", path));
+    count *= static_cast<std::size_t>(d);
+    t.shape.push_back(d);
+  }
+  const std::size_t data = start + header_len;
+  if (bytes.size() - data != count * static_cast<std::size_t>(type.size))
+    throw InputError(fmt::format("{}: .npy shape needs {} bytes of data, the file has {}", path,
+                                 count * static_cast<std::size_t>(type.size), bytes.size() - data));
+  t.values.resize(count);
+  for (std::size_t k = 0; k < count; ++k)
+    t.values[k] = element(bytes.data() + data + k * static_cast<std::size_t>(type.size), type);
+  return t;
+}
+
+std::vector<std::uint8_t> encode_npy(const Tensor& t) {
+  const bool f64 = t.dtype == "F64";
+  std::string shape;  // "5," for one dimension, "2, 3" for more (numpy's tuple text)
+  for (std::size_t k = 0; k < t.shape.size(); ++k) shape += (k ? ", " : "") + std::to_string(t.shape[k]);
+  if (t.shape.size() == 1) shape += ",";
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", f64 ? "<f8" : "<f4", shape);
+  // Pad with spaces and a newline so the data starts at a multiple of 64, as numpy does.
+  const std::size_t unpadded = 10 + header.size() + 1;
+  header += std::string((64 - unpadded % 64) % 64, ' ') + "\n";
+  const std::string head = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size() & 255) +
+                           static_cast<char>(header.size() >> 8) + header;
+  std::vector<std::uint8_t> out(head.begin(), head.end());
+  for (double v : t.values) {
+    std::uint8_t b[8];
+    if (f64) {
+      std::memcpy(b, &v, 8);
+      out.insert(out.end(), b, b + 8);
+    } else {
+      const float f = static_cast<float>(v);
+      std::memcpy(b, &f, 4);
+      out.insert(out.end(), b, b + 4);
+    }
+  }
+  return out;
+}
+
+Tensor read_tensor_input(const std::string& spec, const std::string& option) {
+  const auto colon = spec.rfind(':');
+  const std::string file = colon == std::string::npos ? spec : spec.substr(0, colon);
+  const bool safetensors = file.size() > 12 && file.compare(file.size() - 12, 12, ".safetensors") == 0;
+  if (!safetensors) return read_npy(spec);
+  const std::string name = spec.substr(colon + 1);
+  const SafetensorsFile f = read_safetensors(file);
+  const auto it = f.tensors.find(name);
+  if (it == f.tensors.end())
+    throw InputError(fmt::format("{}: {} has no tensor '{}'", option, file, name.substr(0, 60)));
+  return it->second;
+}
+
+Dataset dataset_from_tensors(const Tensor& images, const Tensor& labels, const std::string& images_name,
+                             const std::string& labels_name) {
+  if (images.shape.size() < 2)
+    throw InputError(fmt::format("{}: images need a shape (n, features...), got {} dimension(s)", images_name,
+                                 images.shape.size()));
+  const std::int64_t n = images.shape[0];
+  if (labels.shape.size() != 1 || labels.shape[0] != n)
+    throw InputError(fmt::format("{}: labels need the shape ({},) of the {} images", labels_name, n, n));
+  if (n == 0) throw InputError(fmt::format("{}: no images", images_name));
+  const std::size_t features = images.values.size() / static_cast<std::size_t>(n);
+  Dataset d;
+  d.channels = images.shape.size() == 4 ? static_cast<int>(images.shape[1]) : 1;
+  d.rows = images.shape.size() >= 3 ? static_cast<int>(images.shape[images.shape.size() - 2]) : 1;
+  d.cols = static_cast<int>(images.shape.back());
+  d.images.resize(static_cast<Eigen::Index>(features), static_cast<Eigen::Index>(n));
+  for (std::size_t k = 0; k < images.values.size(); ++k) {
+    const double v = images.values[k];
+    if (!std::isfinite(v) || std::abs(v) > std::numeric_limits<float>::max())
+      throw InputError(fmt::format("{}: value {} ({}) is not a finite float", images_name, k, v));
+    d.images.data()[k] = static_cast<float>(v);
+  }
+  for (std::size_t k = 0; k < labels.values.size(); ++k) {
+    const double v = labels.values[k];
+    if (!(v >= 0 && v < 1e6) || v != std::floor(v))
+      throw InputError(fmt::format("{}: label {} ({}) is not a class index (a whole number >= 0)", labels_name, k, v));
+    d.labels.push_back(static_cast<int>(v));
+  }
+  return d;
+}
+
+Normalization parse_normalization(const std::string& text, const std::string& option) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos || text.find('/', slash + 1) != std::string::npos)
+    throw InputError(fmt::format("{}: '{}' is not MEAN/SD (comma-separated per channel)", option, text));
+  const auto list = [&](const std::string& part, bool positive) {
+    std::vector<double> v;
+    std::size_t b = 0;
+    while (b <= part.size()) {
+      const auto e = std::min(part.find(',', b), part.size());
+      const std::string item = part.substr(b, e - b);
+      std::size_t used = 0;
+      double x = 0;
+      try {
+        x = std::stod(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (item.empty() || used != item.size() || !std::isfinite(x) || (positive && !(x > 0)))
+        throw InputError(fmt::format("{}: '{}' is not a {}number", option, item, positive ? "positive " : ""));
+      v.push_back(x);
+      b = e + 1;
+    }
+    return v;
+  };
+  Normalization n{list(text.substr(0, slash), false), list(text.substr(slash + 1), true)};
+  if (n.mean.size() != n.sd.size())
+    throw InputError(fmt::format("{}: {} means but {} standard deviations", option, n.mean.size(), n.sd.size()));
+  return n;
+}
+
+void normalize(Dataset& d, const Normalization& n, const std::string& option) {
+  if (n.mean.empty()) return;
+  const auto C = static_cast<std::size_t>(d.channels);
+  if (n.mean.size() != 1 && n.mean.size() != C)
+    throw InputError(fmt::format("{}: {} values per list for images of {} channel(s)", option, n.mean.size(), C));
+  const Eigen::Index per_channel = d.images.rows() / static_cast<Eigen::Index>(C);
+  for (Eigen::Index j = 0; j < d.images.cols(); ++j)
+    for (Eigen::Index i = 0; i < d.images.rows(); ++i) {
+      const std::size_t c = n.mean.size() == 1 ? 0 : static_cast<std::size_t>(i / per_channel);
+      d.images(i, j) = static_cast<float>((d.images(i, j) - n.mean[c]) / n.sd[c]);
+    }
+}
+
+std::string data_source_text(const DataSource& s) {
+  std::string t = s.dir;
+  const auto add = [&](const std::string& what, const std::string& value) {
+    if (!value.empty()) t += (t.empty() ? "" : ", ") + what + " " + value;
+  };
+  add("test images", s.test_images);
+  add("test labels", s.test_labels);
+  add("train images", s.train_images);
+  add("train labels", s.train_labels);
+  add("normalized", s.normalization);
+  return t;
+}
+
+DatasetSplit load_data(const DataSource& src) {
+  const auto pair = [](const std::string& images, const std::string& labels, const char* what) {
+    if (images.empty() != labels.empty())
+      throw InputError(fmt::format("--{}-images and --{}-labels: give both or neither", what, what));
+    return !images.empty();
+  };
+  const bool test = pair(src.test_images, src.test_labels, "test");
+  const bool train = pair(src.train_images, src.train_labels, "train");
+  if (src.dir.empty() && !test)
+    throw InputError("--data: give a data folder, or the test images as tensors (--test-images, --test-labels)");
+  DatasetSplit d = src.dir.empty() ? DatasetSplit{} : load_dataset_dir(src.dir);
+  if (test)
+    d.test = dataset_from_tensors(read_tensor_input(src.test_images, "--test-images"),
+                                  read_tensor_input(src.test_labels, "--test-labels"), src.test_images, src.test_labels);
+  if (train)
+    d.train = dataset_from_tensors(read_tensor_input(src.train_images, "--train-images"),
+                                   read_tensor_input(src.train_labels, "--train-labels"), src.train_images,
+                                   src.train_labels);
+  if (!src.normalization.empty()) {
+    const Normalization n = parse_normalization(src.normalization);
+    normalize(d.test, n);
+    normalize(d.train, n);
+  }
+  return d;
+}
+
+}  // namespace ctmc::sim
