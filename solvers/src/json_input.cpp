@@ -83,11 +83,12 @@ struct StrictSax {
     return true;
   }
   bool key(std::string& k) {
-    frames.back().key = k;
     if (!frames.back().keys.insert(k).second) {
+      frames.back().key.clear();  // named as the object's place: "at layers[0]: duplicate key 'bias'"
       error = where() + "duplicate key " + quote_excerpt(k);
       return false;
     }
+    frames.back().key = k;
     return true;
   }
   bool end_object() { frames.pop_back(); return true; }

@@ -61,9 +61,10 @@ TEST_CASE("a table with rows at -1e308 and 1e308 interpolates between them") {
       const double want = reference(x, c.x0, c.y0, c.x1, c.y1);
       const double got = a.eval(x);
       INFO("x = " << x << ", table " << c.body);
-      // Within 4 ulps of the long-double value (or 4 ulps of the larger row
-      // value where it nearly cancels to 0).
-      const double scale = std::max(std::abs(want), 1e-16 * std::max(std::abs(c.y0), std::abs(c.y1)));
+      // Within the rounding-error bound of y0 + t (y1 - y0) in double,
+      // 4 eps (|y0| + |t (y1 - y0)|): tight where phi does not cancel
+      // (1/2 at x = 0 in the first table), and it catches phi read as 0.
+      const double scale = std::abs(c.y0) + std::abs(want - c.y0);
       CHECK(std::isfinite(got));
       CHECK(std::abs(got - want) <= 4 * std::numeric_limits<double>::epsilon() * scale);
       const double got_mp = static_cast<double>(a.eval(solvers::Mpfr(x)));

@@ -67,7 +67,7 @@ TEST_CASE("parse_json_strict: nesting cap, duplicate keys and short parse errors
   // nlohmann quotes the token read so far: a 200 KB string literal was quoted whole.
   const auto s = error_of([] { parse_json_strict<nlohmann::json>("[\"" + std::string(200000, 's') + "\x01\"]", "s.json"); });
   CHECK(s.rfind("s.json: malformed JSON: at [0]: ", 0) == 0);
-  CHECK(s.size() < 300);
+  CHECK(s.size() < 400);  // nlohmann's own text is about 200 bytes
   CHECK(s.find('\n') == std::string::npos);
   // The document names itself as the caller says.
   CHECK(error_of([] { parse_json_strict<nlohmann::json>("{", "h", nullptr, "safetensors header JSON"); }).rfind("h: malformed safetensors header JSON: ", 0) == 0);
