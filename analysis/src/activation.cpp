@@ -7,11 +7,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <string_view>
 
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/quote.hpp"
+#include "ctmc/solvers/input_file.hpp"
 
 namespace ctmc::analysis {
 
@@ -60,7 +61,7 @@ double parse_positive_param(const std::string& name, const std::string& text, bo
   const bool ok = v && std::abs(*v) <= kParamMax &&
                   (allow_negative ? (*v == 0 || std::abs(*v) >= kParamMin) : *v >= kParamMin);
   if (!ok)
-    throw InputError(fmt::format("{}: '{}': parameter '{}' must be a plain decimal number {}", what, name, text,
+    throw InputError(fmt::format("{}: {}: parameter {} must be a plain decimal number {}", what, quote_excerpt(name), quote_excerpt(text),
                                  allow_negative ? fmt::format("0 or with magnitude in [{:g}, {:g}]", kParamMin, kParamMax)
                                                 : fmt::format("in [{:g}, {:g}]", kParamMin, kParamMax)));
   return *v;
@@ -74,17 +75,18 @@ std::string_view trim(std::string_view t) {
 }
 
 Activation read_table(const std::string& name, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open activation table");
+  const std::string content = solvers::read_input_file(path, solvers::kActivationTableKind);
   Activation a;
   a.kind = ActivationKind::Tabulated;
   a.name = name;
-  std::string line;
   std::size_t row = 0;
   bool seen_content = false;
-  while (std::getline(in, line)) {
+  for (std::size_t at = 0; at < content.size();) {
+    const auto nl = content.find('\n', at);
+    std::string_view line = std::string_view(content).substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    at = nl == std::string::npos ? content.size() : nl + 1;
     ++row;
-    if (row == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 byte-order mark
+    if (row == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // UTF-8 byte-order mark
     const auto t = trim(line);
     if (t.empty() || t[0] == '#') continue;
     // The first non-blank, non-comment row is a header only if it has no digit
@@ -99,7 +101,7 @@ Activation read_table(const std::string& name, const std::string& path) {
     const auto x = two_fields ? parse_plain(trim(t.substr(0, comma))) : std::nullopt;
     const auto y = two_fields ? parse_plain(trim(t.substr(comma + 1))) : std::nullopt;
     if (!x || !y)
-      throw InputError(fmt::format("{}: row {}: expected two finite numbers 'x,phi(x)', got '{}'", path, row, t));
+      throw InputError(fmt::format("{}: row {}: expected two finite numbers 'x,phi(x)', got {}", path, row, quote_excerpt(t)));
     if (!a.xs.empty() && !(*x > a.xs.back()))
       throw InputError(fmt::format("{}: row {}: x must be strictly increasing", path, row));
     a.xs.push_back(*x);
@@ -131,7 +133,7 @@ Activation parse_activation(const std::string& name, const std::string& what) {
   } else if (name.rfind("table:", 0) == 0) {
     return read_table(name, name.substr(6));
   } else {
-    throw InputError(fmt::format("{}: unknown activation '{}' (known: {})", what, name, activation_names_help()));
+    throw InputError(fmt::format("{}: unknown activation {} (known: {})", what, quote_excerpt(name), activation_names_help()));
   }
   return a;
 }

@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <mutex>
+#include <string_view>
 
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/quote.hpp"
 #include "ctmc/solvers/exact.hpp"
+#include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 namespace ctmc::analysis {
@@ -149,26 +151,25 @@ FitData make_grid(const Rational& lo, const Rational& hi, std::size_t points) {
 namespace {
 // Reads one exact value per line; `what` names the kind of file in messages.
 // `lines`, when given, receives the file line of each value.
-std::vector<Rational> read_values(const std::string& path, const char* what,
+std::vector<Rational> read_values(const std::string& path, const solvers::InputKind& kind,
                                   std::vector<std::size_t>* lines = nullptr) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open {} file", path, what));
+  const std::string content = solvers::read_input_file(path, kind);
   std::vector<Rational> v;
-  std::string line;
   std::size_t row = 0;
-  while (std::getline(in, line)) {
+  for (std::size_t at = 0; at < content.size();) {
+    const auto nl = content.find('\n', at);
+    const std::string_view line = std::string_view(content).substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    at = nl == std::string::npos ? content.size() : nl + 1;
     ++row;
     const auto b = line.find_first_not_of(" \t\r");
-    if (b == std::string::npos || line[b] == '#') continue;
+    if (b == std::string_view::npos || line[b] == '#') continue;
     const auto e = line.find_last_not_of(" \t\r,");
-    const std::string text = line.substr(b, e - b + 1);
-    // Quoted in errors, cut short: a 400 KB line made a 400 KB message.
-    const std::string shown = text.size() > 60 ? text.substr(0, 57) + "..." : text;
+    const std::string text(line.substr(b, e - b + 1));
     const auto q = solvers::parse_exact(text);
-    if (!q) throw InputError(fmt::format("{}: line {}: '{}' is not a finite number", path, row, shown));
+    if (!q) throw InputError(fmt::format("{}: line {}: {} is not a finite number", path, row, quote_excerpt(text)));
     // The fit works in doubles: a value that overflows one (1e400) is bad input.
     if (!std::isfinite(solvers::to_double(*q)))
-      throw InputError(fmt::format("{}: line {}: '{}' is outside the range of a double", path, row, shown));
+      throw InputError(fmt::format("{}: line {}: {} is outside the range of a double", path, row, quote_excerpt(text)));
     v.push_back(*q);
     if (lines) lines->push_back(row);
   }
@@ -177,7 +178,7 @@ std::vector<Rational> read_values(const std::string& path, const char* what,
 }  // namespace
 
 FitData read_samples(const std::string& path, const Rational* lo, const Rational* hi) {
-  auto values = read_values(path, "samples");
+  auto values = read_values(path, solvers::kSamplesFileKind);
   FitData d;
   d.source_values = values.size();
   for (std::size_t k = 0; k < values.size(); ++k) {
@@ -206,7 +207,7 @@ FitData read_samples(const std::string& path, const Rational* lo, const Rational
 
 void read_weights(FitData& data, const std::string& path) {
   std::vector<std::size_t> lines;
-  auto w = read_values(path, "weights", &lines);
+  auto w = read_values(path, solvers::kWeightsFileKind, &lines);
   const bool samples = data.source_values > 0;
   const std::size_t expected = samples ? data.source_values : data.h_exact.size();
   if (w.size() != expected)
@@ -362,7 +363,7 @@ std::vector<double> theta_of(const FamilySpec& f, const solvers::Model& m, const
     const double d = solvers::to_double(v.value);
     if (!std::isfinite(d))
       throw InputError(fmt::format("{}: the {} of {} -> {} ({}) is outside the range of a double", source, what,
-                                   m.states[t.from], m.states[t.to], v.text));
+                                   quote_excerpt(m.states[t.from]), quote_excerpt(m.states[t.to]), quote_excerpt(v.text)));
     return d;
   };
   std::vector<double> theta(params.size(), 0.0);  // a transition the file omits has rate 0
@@ -370,7 +371,7 @@ std::vector<double> theta_of(const FamilySpec& f, const solvers::Model& m, const
     const std::size_t from = to_family[t.from], to = to_family[t.to];
     const auto s = std::find_if(shape.transitions.begin(), shape.transitions.end(),
                                 [&](const solvers::Transition& x) { return x.from == from && x.to == to; });
-    const std::string name = fmt::format("{} -> {}", m.states[t.from], m.states[t.to]);
+    const std::string name = fmt::format("{} -> {}", quote_excerpt(m.states[t.from]), quote_excerpt(m.states[t.to]));
     if (s == shape.transitions.end())
       throw InputError(fmt::format("{}: transition {} is not in the {} family (states {}{})", source, name, family,
                                    fmt::join(shape.states, ", "), by_name ? "" : ", matched by position"));
@@ -382,7 +383,7 @@ std::vector<double> theta_of(const FamilySpec& f, const solvers::Model& m, const
     if (params[k].kind == ParamKind::ConstRate) {
       if (t.slope.value != 0)
         throw InputError(fmt::format("{}: transition {} has slope {}, but its rate {} is constant in the {} family",
-                                     source, name, t.slope.text, params[k].name, family));
+                                     source, name, quote_excerpt(t.slope.text), params[k].name, family));
     } else {
       theta[k + 1] = value(t.slope, t, "slope");
     }

@@ -3,13 +3,16 @@
 
 #include <filesystem>
 
-#include "ctmc/sim/idx.hpp"
+#include "ctmc/sim/read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {
 
 Dataset read_cifar_batch(const std::string& path) {
-  const auto bytes = read_maybe_gz(path);
+  const auto bytes = read_maybe_gz(path, [](const std::vector<std::uint8_t>&) {
+    return SizeLimit{std::size_t(kCifarMaxRecords) * kCifarRecordBytes,
+                     "of " + std::to_string(kCifarMaxRecords) + " records (a CIFAR-10 batch file holds 10000)", false};
+  });
   if (bytes.empty()) throw InputError(path + ": empty CIFAR-10 batch file");
   if (bytes.size() % kCifarRecordBytes != 0)
     throw InputError(path + ": truncated CIFAR-10 batch (" + std::to_string(bytes.size()) + " bytes is not a multiple of the " +

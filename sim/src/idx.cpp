@@ -34,62 +34,6 @@ bool valid_type(std::uint8_t t) {
   return t == 0x08 || t == 0x09 || t == 0x0B || t == 0x0C || t == 0x0D || t == 0x0E;
 }
 
-// gunzip semantics: a file may hold several gzip members, decompressed one
-// after the other (what `gzip -c a b > f` or pigz write); anything after a
-// member that is not the start of another is an error, not silently ignored.
-// `bound` (if set) gives, from the bytes decompressed so far, the most the
-// whole output may hold; it is asked after every chunk, so a small file that
-// inflates to gigabytes (deflate reaches ~1000:1) fails before allocating them.
-std::vector<std::uint8_t> gunzip(const std::string& path, const std::vector<std::uint8_t>& in, const SizeBound& bound) {
-  z_stream zs{};
-  // 16 + MAX_WBITS: expect a gzip header and trailer (zlib manual, inflateInit2).
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) fail(path, "cannot initialise zlib");
-  struct End {
-    z_stream* z;
-    ~End() { inflateEnd(z); }
-  } end{&zs};
-  std::vector<std::uint8_t> out;
-  std::vector<std::uint8_t> buf(1 << 20);
-  std::size_t pos = 0;  // input bytes handed to zlib so far
-  // zlib counts in uInt: feed a file over 4 GiB in pieces.
-  constexpr std::size_t kChunk = std::size_t(1) << 30;
-  auto refill = [&] {
-    if (zs.avail_in == 0 && pos < in.size()) {
-      const std::size_t k = std::min(kChunk, in.size() - pos);
-      zs.next_in = const_cast<Bytef*>(in.data() + pos);
-      zs.avail_in = static_cast<uInt>(k);
-      pos += k;
-    }
-  };
-  refill();
-  for (;;) {
-    int rc = Z_OK;
-    while (rc != Z_STREAM_END) {
-      refill();
-      zs.next_out = buf.data();
-      zs.avail_out = static_cast<uInt>(buf.size());
-      rc = inflate(&zs, Z_NO_FLUSH);
-      if (rc != Z_OK && rc != Z_STREAM_END)
-        // Z_BUF_ERROR here means the input ended before the stream did.
-        fail(path, rc == Z_BUF_ERROR ? "truncated gzip stream" : std::string("corrupt gzip stream (") + (zs.msg ? zs.msg : "zlib error") + ")");
-      out.insert(out.end(), buf.data(), buf.data() + (buf.size() - zs.avail_out));
-      if (bound) {
-        const std::size_t most = bound(out);
-        if (out.size() > most)
-          fail(path, "gzip data decompresses to more than the " + std::to_string(most) + " bytes its header describes (trailing data)");
-      }
-      if (rc == Z_OK && zs.avail_in == 0 && pos == in.size() && zs.avail_out != 0) fail(path, "truncated gzip stream");
-    }
-    const std::size_t rest = zs.avail_in + (in.size() - pos);
-    if (rest == 0) break;
-    const std::size_t at = in.size() - rest;  // first byte after this member
-    const bool member = rest >= 2 && in[at] == 0x1f && in[at + 1] == 0x8b;
-    if (!member) fail(path, std::to_string(rest) + " bytes of trailing data after the gzip stream");
-    if (inflateReset(&zs) != Z_OK) fail(path, "cannot reset zlib");
-  }
-  return out;
-}
-
 std::vector<std::uint8_t> gzip(const std::string& path, const std::vector<std::uint8_t>& in) {
   z_stream zs{};
   if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) fail(path, "cannot initialise zlib");
@@ -118,12 +62,6 @@ std::size_t IdxArray::count() const {
   return n;
 }
 
-std::vector<std::uint8_t> read_maybe_gz(const std::string& path, const SizeBound& bound) {
-  std::vector<std::uint8_t> bytes = read_file_bytes(path, "data file");
-  if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return gunzip(path, bytes, bound);
-  return bytes;
-}
-
 namespace {
 
 void check_idx_magic(const std::string& path, const std::vector<std::uint8_t>& bytes) {
@@ -132,21 +70,32 @@ void check_idx_magic(const std::string& path, const std::vector<std::uint8_t>& b
 }
 
 // The size a file starting with `bytes` must have: its header plus the
-// elements its dimensions need, or SIZE_MAX while the header is incomplete
-// (or the product overflows). Bounds the decompression of a .gz file by its
-// own header.
-std::size_t idx_size_from_header(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-  constexpr std::size_t kUnknown = std::numeric_limits<std::size_t>::max();
-  if (bytes.size() < 4) return kUnknown;
+// elements its dimensions need (unknown while the header is incomplete).
+// Bounds the reading of the file by its own header; dimensions needing more
+// than kMaxIdxDataBytes are refused at once.
+SizeLimit idx_size_from_header(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  if (bytes.size() < 4) return {};
   check_idx_magic(path, bytes);
   const std::size_t header = 4 + 4 * std::size_t(bytes[3]);
-  if (bytes.size() < header) return kUnknown;
-  std::size_t n = element_size(static_cast<IdxType>(bytes[2]));
+  if (bytes.size() < header) return {};
+  const std::size_t esize = element_size(static_cast<IdxType>(bytes[2]));
+  std::uint64_t n = esize;
+  std::string dims;
+  bool over = false;  // the product passed the cap (so it cannot overflow: the cap and each factor are below 2^32)
+  for (std::size_t i = 0; i < bytes[3]; ++i) {
+    const std::uint32_t d = be32(&bytes[4 + 4 * i]);
+    dims += (i ? " x " : "") + std::to_string(d);
+    if (!over) n *= d;
+    over = over || n > kMaxIdxDataBytes;
+  }
+  // Overflow-free: a zero dimension after the cap was passed makes 0 elements.
   for (std::size_t i = 0; i < bytes[3]; ++i)
-    if (__builtin_mul_overflow(n, std::size_t(be32(&bytes[4 + 4 * i])), &n)) return kUnknown;
-  return __builtin_add_overflow(n, header, &n) ? kUnknown : n;
+    if (be32(&bytes[4 + 4 * i]) == 0) over = false, n = 0;
+  if (over)
+    fail(path, "header describes " + dims + " elements of " + std::to_string(esize) + " byte" + (esize > 1 ? "s" : "") +
+                   ", more than the " + std::to_string(kMaxIdxDataBytes >> 30) + " GiB of data an IDX file may hold here");
+  return {static_cast<std::size_t>(n + header), "its header describes (trailing data)", true};
 }
-
 }  // namespace
 
 IdxArray read_idx(const std::string& path) {

@@ -7,6 +7,7 @@
 
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/quote.hpp"
 #include "loop_errors.hpp"
 
 namespace ctmc::sim {
@@ -36,9 +37,9 @@ IfNetwork::IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions
   for (std::size_t l = 0; l + 1 < L; ++l) {
     const std::string& a = net.layers[l].activation;
     if (a != "relu" && a.rfind("cliprelu_", 0) != 0)
-      throw InputError(fmt::format("IF baseline: hidden layer {} has activation '{}'; IF neurons approximate relu or "
+      throw InputError(fmt::format("IF baseline: hidden layer {} has activation {}; IF neurons approximate relu or "
                                    "cliprelu_K only",
-                                   l + 1, a));
+                                   l + 1, quote_excerpt(a)));
   }
   for (std::size_t l = 0; l < S; ++l)
     if (!(lambda_[l] > 0) || !std::isfinite(lambda_[l]))

@@ -12,6 +12,9 @@
 #include "ctmc/sim/read_file.hpp"
 #include "ctmc/sim/safetensors.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/quote.hpp"
+#include "ctmc/solvers/input_file.hpp"
+#include "ctmc/solvers/json_input.hpp"
 
 namespace ctmc::sim {
 namespace {
@@ -35,13 +38,13 @@ int positive_int(const std::string& path, const json& layer, const char* key, st
 }
 
 std::string string_field(const std::string& path, const json& layer, const char* key, std::size_t l) {
-  if (!layer.contains(key) || !layer[key].is_string()) fail(path, layer_label(l) + " needs \"" + key + "\" (a string)");
-  return layer[key].get<std::string>();
+  if (!layer.contains(key)) fail(path, layer_label(l) + " needs \"" + key + "\" (a string)");
+  return solvers::json_string(layer[key], path, solvers::json_member_path(solvers::json_element_path("layers", l), key));
 }
 
 const Tensor& tensor(const SafetensorsFile& f, const std::string& weights_path, const std::string& name) {
   auto it = f.tensors.find(name);
-  if (it == f.tensors.end()) fail(weights_path, "no tensor named '" + name + "' (named in the manifest)");
+  if (it == f.tensors.end()) fail(weights_path, "no tensor named " + quote_excerpt(name) + " (named in the manifest)");
   return it->second;
 }
 
@@ -57,7 +60,7 @@ void only_keys(const std::string& path, const json& obj, std::initializer_list<c
       ok = ok || key == k;
       list += (list.empty() ? "" : ", ") + std::string(k);
     }
-    if (!ok) fail(path, where + "unknown key '" + key + "' (expected " + list + ")");
+    if (!ok) fail(path, where + "unknown key " + quote_excerpt(key) + " (expected " + list + ")");
   }
 }
 
@@ -87,21 +90,19 @@ std::string shape_text(const std::vector<std::int64_t>& s) {
 }  // namespace
 
 Mlp load_network(const std::string& manifest_path, json* meta_out) {
-  const std::vector<std::uint8_t> text = read_file_bytes(manifest_path, "network manifest");
-  json m;
-  try {
-    m = json::parse(text);
-  } catch (const json::exception& e) {
-    fail(manifest_path, "malformed JSON (" + std::string(e.what()) + ")");
-  }
+  // Bounded (a manifest is a few KB), strict (nesting capped, duplicate keys refused).
+  const json m = solvers::parse_json_strict<json>(solvers::read_input_file(manifest_path, kManifestKind), manifest_path);
   if (!m.is_object()) fail(manifest_path, "manifest is not a JSON object");
   only_keys(manifest_path, m, {"format", "version", "weights", "weights_sha256", "layers", "meta"}, "");
   if (m.contains("version") && m["version"] != 1)
-    fail(manifest_path, "\"version\" " + m["version"].dump() + " is not supported (this reader knows version 1)");
+    fail(manifest_path, "\"version\" " + solvers::json_excerpt(m["version"]) + " is not supported (this reader knows version 1)");
   if (m.contains("format") && m["format"] != "ctmc-snn-mlp") fail(manifest_path, "\"format\" must be \"ctmc-snn-mlp\"");
-  if (!m.contains("weights") || !m["weights"].is_string()) fail(manifest_path, "needs \"weights\" (the safetensors file name)");
-  if (!m.contains("layers") || !m["layers"].is_array() || m["layers"].empty()) fail(manifest_path, "needs a non-empty \"layers\" array");
-  const fs::path wpath = fs::path(manifest_path).parent_path() / m["weights"].get<std::string>();
+  if (!m.contains("weights")) fail(manifest_path, "needs \"weights\" (the safetensors file name)");
+  const std::string weights_name = solvers::json_string(m["weights"], manifest_path, "weights");
+  if (!m.contains("layers")) fail(manifest_path, "needs a non-empty \"layers\" array");
+  if (solvers::json_expect(m["layers"], solvers::JsonType::Array, manifest_path, "layers").empty())
+    fail(manifest_path, "needs a non-empty \"layers\" array");
+  const fs::path wpath = fs::path(manifest_path).parent_path() / weights_name;
   const std::string weights_path = wpath.string();
   check_weights_hash(manifest_path, m, weights_path);
   const SafetensorsFile st = read_safetensors(weights_path);
@@ -112,15 +113,15 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
     const json& L = layers[l];
     if (!L.is_object()) fail(manifest_path, layer_label(l) + " is not an object");
     only_keys(manifest_path, L, {"type", "weight", "bias", "in", "out", "activation"}, layer_label(l) + ": ");
-    const std::string type = L.value("type", std::string("dense"));
-    if (type != "dense") fail(manifest_path, layer_label(l) + " has type '" + type + "' (only \"dense\" is supported)");
+    const std::string type = L.contains("type") ? string_field(manifest_path, L, "type", l) : "dense";
+    if (type != "dense") fail(manifest_path, layer_label(l) + " has type " + quote_excerpt(type) + " (only \"dense\" is supported)");
     const int n_in = positive_int(manifest_path, L, "in", l), n_out = positive_int(manifest_path, L, "out", l);
     DenseLayer d;
     d.activation = string_field(manifest_path, L, "activation", l);
     const std::string wname = string_field(manifest_path, L, "weight", l);
     const Tensor& w = tensor(st, weights_path, wname);
     if (w.shape != std::vector<std::int64_t>{n_out, n_in})
-      fail(weights_path, "tensor '" + wname + "' has shape " + shape_text(w.shape) + ", the manifest says [" + std::to_string(n_out) + ", " +
+      fail(weights_path, "tensor " + quote_excerpt(wname) + " has shape " + shape_text(w.shape) + ", the manifest says [" + std::to_string(n_out) + ", " +
                              std::to_string(n_in) + "] (out, in)");
     // [out, in] row-major -> Eigen column-major out x in.
     d.W.resize(n_out, n_in);
@@ -131,13 +132,13 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
       const std::string bname = string_field(manifest_path, L, "bias", l);
       const Tensor& b = tensor(st, weights_path, bname);
       if (b.shape != std::vector<std::int64_t>{n_out})
-        fail(weights_path, "tensor '" + bname + "' has shape " + shape_text(b.shape) + ", the manifest says [" + std::to_string(n_out) + "]");
+        fail(weights_path, "tensor " + quote_excerpt(bname) + " has shape " + shape_text(b.shape) + ", the manifest says [" + std::to_string(n_out) + "]");
       for (int i = 0; i < n_out; ++i) d.b(i) = static_cast<float>(b.values[std::size_t(i)]);
     }
     net.layers.push_back(std::move(d));
   }
   net.validate(manifest_path);
-  if (meta_out) *meta_out = m.value("meta", json::object());
+  if (meta_out) *meta_out = m.contains("meta") ? m["meta"] : json::object();
   return net;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/quote.hpp"
 #include "dense_kernels.hpp"
 #include "loop_errors.hpp"
 
@@ -195,7 +196,7 @@ void Mlp::validate(const std::string& what) const {
                        std::to_string(layers[l - 1].W.rows()));
     if (!L.W.allFinite() || !L.b.allFinite()) throw InputError(at + " has a non-finite weight or bias");
     if (l + 1 == layers.size()) {
-      if (L.activation != "linear") throw InputError(at + " (output) must be \"linear\" (its z are the logits), got '" + L.activation + "'");
+      if (L.activation != "linear") throw InputError(at + " (output) must be \"linear\" (its z are the logits), got " + quote_excerpt(L.activation));
     } else {
       try {
         (void)detail::resolve_activation(L.activation);

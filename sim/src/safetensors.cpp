@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "ctmc/sim/atomic_write.hpp"
-#include "ctmc/sim/read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/quote.hpp"
+#include "ctmc/solvers/input_file.hpp"
+#include "ctmc/solvers/json_input.hpp"
 
 namespace ctmc::sim {
 namespace {
@@ -27,7 +29,7 @@ std::size_t dtype_size(const std::string& path, const std::string& name, const s
   if (dtype == "F32") return 4;
   if (dtype == "F64") return 8;
   if (!writable && (dtype == "F16" || dtype == "BF16")) return 2;
-  fail(path, "tensor '" + name + "' has dtype " + dtype +
+  fail(path, "tensor " + quote_excerpt(name) + " has dtype " + quote_excerpt(dtype) +
                  (writable ? " (only F32 and F64 are written)" : " (only F64, F32, F16 and BF16 are supported)"));
 }
 
@@ -62,21 +64,51 @@ std::int64_t Tensor::numel() const {
   return n;
 }
 
-SafetensorsFile read_safetensors(const std::string& path) {
-  const std::vector<std::uint8_t> bytes = read_file_bytes(path, "safetensors file");
-  if (bytes.size() < 8) fail(path, "truncated safetensors file (no 8-byte header length)");
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[static_cast<std::size_t>(i)];
-  if (n > bytes.size() - 8) fail(path, "truncated safetensors file (header length " + std::to_string(n) + " exceeds the file)");
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n));
-  } catch (const nlohmann::json::exception& e) {
-    fail(path, "malformed safetensors header JSON (" + std::string(e.what()) + ")");
+namespace {
+
+// The end of the data buffer as the header describes it: the largest
+// data_offsets end (entries that are not well formed are reported by the
+// reader's checks).
+std::uint64_t described_buffer_end(const nlohmann::json& header) {
+  std::uint64_t end = 0;
+  for (const auto& [name, e] : header.items()) {
+    if (name == "__metadata__" || !e.is_object() || !e.contains("data_offsets")) continue;
+    const auto& off = e["data_offsets"];
+    if (off.is_array() && off.size() == 2 && off[1].is_number_unsigned()) end = std::max(end, off[1].get<std::uint64_t>());
   }
+  return end;
+}
+
+}  // namespace
+
+SafetensorsFile read_safetensors(const std::string& path) {
+  solvers::InputFile in(path, kSafetensorsKind.what);
+  if (in.regular_size() && *in.regular_size() > kSafetensorsKind.max_bytes) solvers::refuse_too_large(path, kSafetensorsKind);
+  std::uint8_t length[8];
+  if (in.read(length, 8) < 8) fail(path, "truncated safetensors file (no 8-byte header length)");
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | length[i];
+  if (in.regular_size() && n > *in.regular_size() - 8)
+    fail(path, "truncated safetensors file (header length " + std::to_string(n) + " exceeds the file)");
+  if (n > kMaxSafetensorsHeaderBytes)
+    fail(path, "header length " + std::to_string(n) + " is more than the " + std::to_string(kMaxSafetensorsHeaderBytes) +
+                   " bytes the format allows");
+  std::string header_text(static_cast<std::size_t>(n), '\0');
+  if (in.read(header_text.data(), header_text.size()) < n)
+    fail(path, "truncated safetensors file (header length " + std::to_string(n) + " exceeds the file)");
+  // Strict: nesting capped, a duplicate tensor name or key refused (the last
+  // one silently won).
+  const nlohmann::json header = solvers::parse_json_strict<nlohmann::json>(header_text, path, nullptr, "safetensors header JSON");
   if (!header.is_object()) fail(path, "safetensors header is not a JSON object");
-  const std::uint8_t* buffer = bytes.data() + 8 + n;
-  const std::uint64_t buffer_size = bytes.size() - 8 - n;
+  // The data buffer: the rest of a regular file; from a device or pipe no
+  // more than the header describes, plus one byte to notice anything after it.
+  std::uint64_t want = in.regular_size() ? *in.regular_size() - 8 - n : described_buffer_end(header);
+  if (!in.regular_size() && want < kSafetensorsKind.max_bytes) ++want;
+  if (want > kSafetensorsKind.max_bytes) solvers::refuse_too_large(path, kSafetensorsKind);
+  std::vector<std::uint8_t> data(static_cast<std::size_t>(want));
+  data.resize(in.read(data.data(), data.size()));
+  const std::uint8_t* buffer = data.data();
+  const std::uint64_t buffer_size = data.size();
 
   SafetensorsFile f;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
@@ -84,14 +116,14 @@ SafetensorsFile read_safetensors(const std::string& path) {
     if (name == "__metadata__") {
       if (!e.is_object()) fail(path, "__metadata__ is not an object");
       for (const auto& [k, v] : e.items()) {
-        if (!v.is_string()) fail(path, "__metadata__ value '" + k + "' is not a string");
+        if (!v.is_string()) fail(path, "__metadata__ value " + quote_excerpt(k) + " is not a string");
         f.metadata[k] = v.get<std::string>();
       }
       continue;
     }
     if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets") || !e["dtype"].is_string() ||
         !e["shape"].is_array() || !e["data_offsets"].is_array() || e["data_offsets"].size() != 2)
-      fail(path, "tensor '" + name + "' needs dtype (string), shape (array) and data_offsets ([begin, end])");
+      fail(path, "tensor " + quote_excerpt(name) + " needs dtype (string), shape (array) and data_offsets ([begin, end])");
     Tensor t;
     t.dtype = e["dtype"].get<std::string>();
     const std::size_t esize = dtype_size(path, name, t.dtype);
@@ -101,23 +133,23 @@ SafetensorsFile read_safetensors(const std::string& path) {
     const std::uint64_t max_elems = buffer_size / esize;
     std::uint64_t elems = 1;
     for (const auto& d : e["shape"]) {
-      if (!d.is_number_unsigned()) fail(path, "tensor '" + name + "' has a shape entry that is not a non-negative integer");
+      if (!d.is_number_unsigned()) fail(path, "tensor " + quote_excerpt(name) + " has a shape entry that is not a non-negative integer");
       const std::uint64_t v = d.get<std::uint64_t>();
-      if (v > (std::uint64_t(1) << 40)) fail(path, "tensor '" + name + "' has an implausible dimension " + std::to_string(v));
+      if (v > (std::uint64_t(1) << 40)) fail(path, "tensor " + quote_excerpt(name) + " has an implausible dimension " + std::to_string(v));
       t.shape.push_back(static_cast<std::int64_t>(v));
       if (elems != 0 && v > max_elems / elems)
-        fail(path, "tensor '" + name + "' has a shape needing more than the " + std::to_string(buffer_size) + "-byte data buffer holds");
+        fail(path, "tensor " + quote_excerpt(name) + " has a shape needing more than the " + std::to_string(buffer_size) + "-byte data buffer holds");
       elems *= v;
     }
     const auto& off = e["data_offsets"];
-    if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) fail(path, "tensor '" + name + "' has non-integer data_offsets");
+    if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) fail(path, "tensor " + quote_excerpt(name) + " has non-integer data_offsets");
     const std::uint64_t b = off[0].get<std::uint64_t>(), end = off[1].get<std::uint64_t>();
     if (b > end || end > buffer_size)
-      fail(path, "tensor '" + name + "' data_offsets [" + std::to_string(b) + ", " + std::to_string(end) + "] outside the " +
+      fail(path, "tensor " + quote_excerpt(name) + " data_offsets [" + std::to_string(b) + ", " + std::to_string(end) + "] outside the " +
                      std::to_string(buffer_size) + "-byte data buffer (truncated file?)");
     const std::uint64_t need = elems * esize;  // <= buffer_size by the loop above
     if (end - b != need)
-      fail(path, "tensor '" + name + "' spans " + std::to_string(end - b) + " bytes but its shape and dtype need " + std::to_string(need));
+      fail(path, "tensor " + quote_excerpt(name) + " spans " + std::to_string(end - b) + " bytes but its shape and dtype need " + std::to_string(need));
     ranges.emplace_back(b, end);
     t.values.resize(static_cast<std::size_t>(elems));
     const std::uint8_t* p = buffer + b;
@@ -154,7 +186,7 @@ std::vector<std::uint8_t> encode_safetensors(const std::string& path, const Safe
   std::vector<std::uint8_t> data;
   for (const auto& [name, t] : f.tensors) {  // std::map: name order
     const std::size_t esize = dtype_size(path, name, t.dtype, true);
-    if (static_cast<std::int64_t>(t.values.size()) != t.numel()) fail(path, "tensor '" + name + "' values do not match its shape");
+    if (static_cast<std::int64_t>(t.values.size()) != t.numel()) fail(path, "tensor " + quote_excerpt(name) + " values do not match its shape");
     const std::uint64_t b = data.size();
     data.resize(data.size() + t.values.size() * esize);
     std::uint8_t* p = data.data() + b;

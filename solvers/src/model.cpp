@@ -13,8 +13,11 @@
 #include <unordered_map>
 
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/quote.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/io/atomic_write.hpp"
+#include "ctmc/solvers/input_file.hpp"
+#include "ctmc/solvers/json_input.hpp"
 
 namespace ctmc::solvers {
 
@@ -46,16 +49,16 @@ void validate(const Model& m, const std::string& source) {
   if (m.transitions.empty()) throw InputError(source + ": transitions: the model has no transitions");
   std::set<std::string> names;
   for (const auto& s : m.states)
-    if (!names.insert(s).second) throw InputError(fmt::format("{}: states: duplicate state '{}'", source, s));
+    if (!names.insert(s).second) throw InputError(fmt::format("{}: states: duplicate state {}", source, quote_excerpt(s)));
   std::set<std::pair<std::size_t, std::size_t>> seen;
   bool any_spike = false;
   for (std::size_t k = 0; k < m.transitions.size(); ++k) {
     const auto& t = m.transitions[k];
     const std::string where = fmt::format("{}: transitions[{}]", source, k);
     if (t.from >= m.size() || t.to >= m.size()) throw InputError(where + ": unknown state");
-    if (t.from == t.to) throw InputError(fmt::format("{}: self-loop on state '{}'", where, m.states[t.from]));
+    if (t.from == t.to) throw InputError(fmt::format("{}: self-loop on state {}", where, quote_excerpt(m.states[t.from])));
     if (!seen.insert({t.from, t.to}).second)
-      throw InputError(fmt::format("{}: duplicate transition '{}' -> '{}'", where, m.states[t.from], m.states[t.to]));
+      throw InputError(fmt::format("{}: duplicate transition {} -> {}", where, quote_excerpt(m.states[t.from]), quote_excerpt(m.states[t.to])));
     if (t.slope.value == 0 && t.offset.value < 0)
       throw InputError(fmt::format("{}.offset: negative constant rate {}", where, t.offset.text));
     any_spike = any_spike || t.spike;
@@ -64,86 +67,6 @@ void validate(const Model& m, const std::string& source) {
 }
 
 namespace {
-
-// Deepest nesting of arrays and objects read. nlohmann's parser is iterative,
-// but collect_number_texts and copying the document recurse once per level: a
-// 2 MB meta of 200,000 nested arrays overflowed the stack (SIGSEGV, exit 139).
-constexpr std::size_t kMaxJsonDepth = 512;
-
-// Collects the decimal text of every number in document order, and rejects
-// duplicate object keys (which would make the document ambiguous) and nesting
-// deeper than kMaxJsonDepth.
-struct NumberTextSax {
-  // Where the parser is, so that an error names the field ("transitions[4].offset").
-  struct Frame {
-    bool array = false;
-    std::size_t count = 0;  // arrays: elements started so far
-    std::string key;        // objects: the current key
-    std::set<std::string> keys;
-  };
-  std::vector<std::string> texts;
-  std::vector<Frame> frames;
-  std::string error;
-  void value() {
-    if (!frames.empty() && frames.back().array) ++frames.back().count;
-  }
-  bool null() { value(); return true; }
-  bool boolean(bool) { value(); return true; }
-  bool number_integer(std::int64_t v) { value(); texts.push_back(std::to_string(v)); return true; }
-  bool number_unsigned(std::uint64_t v) { value(); texts.push_back(std::to_string(v)); return true; }
-  bool number_float(double, const std::string& s) { value(); texts.push_back(s); return true; }
-  bool string(std::string&) { value(); return true; }
-  bool binary(std::vector<std::uint8_t>&) { value(); return true; }
-  bool too_deep() {
-    if (frames.size() < kMaxJsonDepth) return false;
-    // Named by its outermost two levels ("at meta.x: "): the full path would be 512 steps long.
-    error = where(2) + "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
-    return true;
-  }
-  bool start_object(std::size_t) {
-    value();
-    if (too_deep()) return false;
-    frames.emplace_back();
-    return true;
-  }
-  bool key(std::string& k) {
-    frames.back().key = k;
-    if (!frames.back().keys.insert(k).second) {
-      error = where() + "duplicate key '" + k + "'";
-      return false;
-    }
-    return true;
-  }
-  bool end_object() { frames.pop_back(); return true; }
-  bool start_array(std::size_t) {
-    value();
-    if (too_deep()) return false;
-    frames.emplace_back();
-    frames.back().array = true;
-    return true;
-  }
-  bool end_array() { frames.pop_back(); return true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    // The failing token is the next element of an array, or the current key's value.
-    if (!frames.empty() && frames.back().array) ++frames.back().count;
-    error = where() + e.what();
-    return false;
-  }
-  // "at transitions[4].offset: " (empty at the top level), from the outermost
-  // `levels` frames.
-  std::string where(std::size_t levels = std::numeric_limits<std::size_t>::max()) const {
-    std::string path;
-    for (std::size_t i = 0; i < frames.size() && i < levels; ++i) {
-      const auto& f = frames[i];
-      if (f.array) {
-        if (f.count > 0) path += "[" + std::to_string(f.count - 1) + "]";
-      } else if (!f.key.empty()) {
-        path += (path.empty() ? "" : ".") + f.key;
-      }
-    }
-    return path.empty() ? std::string() : "at " + path + ": ";
-  }
-};
 
 // One reference token of an RFC 6901 JSON pointer: "~" -> "~0", "/" -> "~1".
 // Unescaped, a key containing "/" would name another value's path (a
@@ -183,7 +106,7 @@ void reject_unknown_keys(const ojson& j, std::initializer_list<const char*> allo
     if (known) continue;
     std::string expected;
     for (const char* a : allowed) expected += (expected.empty() ? "" : ", ") + std::string(a);
-    throw InputError(fmt::format("{}: unknown key '{}' (expected {})", where, it.key(), expected));
+    throw InputError(fmt::format("{}: unknown key {} (expected {})", where, quote_excerpt(it.key()), expected));
   }
 }
 
@@ -211,12 +134,12 @@ ExactValue read_exact(const ojson& t, const char* field, const std::string& path
     throw InputError(fmt::format("{}.{}: must be a number or an exact string", where, field));
   }
   auto q = parse_exact(text);
-  if (!q) throw InputError(fmt::format("{}.{}: '{}' is not a finite exact number", where, field, text));
+  if (!q) throw InputError(fmt::format("{}.{}: {} is not a finite exact number", where, field, quote_excerpt(text)));
   // Every JSON reader (and the double solvers) takes 1e999 as infinity: a
   // magnitude beyond double's range is rejected rather than read as 10^999.
   if (abs(*q) > kMaxMagnitude)
-    throw InputError(fmt::format("{}.{}: '{}' is out of range (magnitude above 1.8e308, i.e. infinite in double)",
-                                 where, field, text));
+    throw InputError(fmt::format("{}.{}: {} is out of range (magnitude above 1.8e308, i.e. infinite in double)",
+                                 where, field, quote_excerpt(text)));
   return ExactValue(*q, text);
 }
 
@@ -224,16 +147,15 @@ ExactValue read_exact(const ojson& t, const char* field, const std::string& path
 
 namespace {
 
-// Parses `text` into `doc` and returns json_number_texts(text).
+// Parses `text` into `doc` (parse_json_strict: nesting capped, duplicate keys
+// refused) and returns json_number_texts(text).
 std::map<std::string, std::string> parse_with_number_texts(const std::string& text, const std::string& source,
                                                            ojson& doc) {
-  NumberTextSax sax;
-  if (!ojson::sax_parse(text, &sax) || !sax.error.empty())
-    throw InputError(fmt::format("{}: malformed JSON: {}", source, sax.error.empty() ? "parse error" : sax.error));
-  doc = ojson::parse(text);
+  std::vector<std::string> texts;
+  doc = parse_json_strict<ojson>(text, source, &texts);
   std::map<std::string, std::string> number_text;
   std::size_t next = 0;
-  collect_number_texts(doc, "", sax.texts, next, number_text);
+  collect_number_texts(doc, "", texts, next, number_text);
   return number_text;
 }
 
@@ -278,7 +200,7 @@ Model model_from_json_text(const std::string& text, const std::string& source) {
         throw InputError(fmt::format("{}.{}: missing or not a state name", where, end));
       const auto name = t[end].get<std::string>();
       const auto found = index.find(name);
-      if (found == index.end()) throw InputError(fmt::format("{}.{}: unknown state '{}'", where, end, name));
+      if (found == index.end()) throw InputError(fmt::format("{}.{}: unknown state {}", where, end, quote_excerpt(name)));
       (std::string(end) == "from" ? tr.from : tr.to) = found->second;
     }
     tr.offset = read_exact(t, "offset", path, number_text, where, true);
@@ -298,14 +220,7 @@ Model model_from_json_text(const std::string& text, const std::string& source) {
 }
 
 Model read_model_file(const std::string& path) {
-  std::error_code ec;
-  // An ifstream opens a folder and reads nothing: "malformed JSON" would be a riddle.
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a folder, not a model file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open model file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return model_from_json_text(ss.str(), path);
+  return model_from_json_text(read_input_file(path, kModelFileKind), path);
 }
 
 ojson model_to_json(const Model& m) {
@@ -333,7 +248,7 @@ void write_model_file(const Model& m, const std::string& path) {
 
 Rational parse_input_value(const std::string& text, const std::string& what) {
   auto q = parse_exact(text);
-  if (!q) throw InputError(fmt::format("{}: '{}' is not a finite number", what, text));
+  if (!q) throw InputError(fmt::format("{}: {} is not a finite number", what, quote_excerpt(text)));
   return *q;
 }
 
@@ -344,7 +259,7 @@ std::vector<std::string> split_input_list(const std::string& text, const std::st
   while (true) {
     const auto comma = text.find(',', start);
     out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (out.back().empty()) throw InputError(fmt::format("{}: empty item in '{}'", what, text));
+    if (out.back().empty()) throw InputError(fmt::format("{}: empty item in {}", what, quote_excerpt(text)));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

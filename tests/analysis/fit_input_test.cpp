@@ -154,10 +154,10 @@ TEST_CASE("theta_of: the parameters of a model file, by the family's names or by
   rejects(analysis::parse_family("two-state", 2), three_state_json(bgr, "B", "G", "R"), "the two-state family has 2");
   // Same states, other spikes: full-three-state spikes on G->B and R->B.
   rejects(analysis::parse_family("full-three-state", 3), three_state_json(bgr, "B", "G", "R"),
-          "transition R -> B is a spike transition");
+          "transition 'R' -> 'B' is a spike transition");
   rejects(f, three_state_json(bgr, "B", "G", "R",
                               ", {\"from\": \"R\", \"to\": \"G\", \"offset\": 1, \"slope\": 0, \"spike\": false}"),
-          "transition R -> G is not in the three-state family");
+          "transition 'R' -> 'G' is not in the three-state family");
   auto with_b_slope = three_state_json(bgr, "B", "G", "R");
   const std::string b_rate = "\"offset\": 3, \"slope\": 0";
   with_b_slope.replace(with_b_slope.find(b_rate), b_rate.size(), "\"offset\": 3, \"slope\": 1");

@@ -166,7 +166,7 @@ TEST_CASE("malformed safetensors and manifests are InputErrors naming the file")
   write_bytes(bad, patch(good, "{\"__metadata__\"", "[\"__metadata__\""));
   expect("malformed safetensors header JSON");
   write_bytes(bad, patch(good, "\"F64\"", "\"I64\""));
-  expect("dtype I64");
+  expect("dtype 'I64'");
   write_bytes(bad, patch(good, "[3, 2]", "[2, 2]"));
   expect("need");  // byte span disagrees with the shape
   b = good;

@@ -4,12 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/quote.hpp"
 #include "ctmc/solvers/scalar.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
@@ -165,4 +167,35 @@ TEST_CASE("split_input_list / parse_input_list: empty lists and items are errors
   CHECK_THROWS_WITH_AS(split_input_list("a.json,", "--neurons"), "--neurons: empty item in 'a.json,'", ctmc::InputError);
   CHECK_THROWS_WITH_AS(parse_input_list("0,,1", "--H"), "--H: empty item in '0,,1'", ctmc::InputError);
   CHECK_THROWS_WITH_AS(parse_input_list("0,x", "--H"), "--H: 'x' is not a finite number", ctmc::InputError);
+}
+
+namespace {
+template <class F>
+std::string read_error_of(F&& f) {
+  try {
+    f();
+  } catch (const ctmc::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("the model reader refuses /dev/zero after 64 MiB instead of reading forever") {
+  if (!std::filesystem::exists("/dev/zero")) return;
+  CHECK(read_error_of([] { read_model_file("/dev/zero"); }) == "/dev/zero: larger than 64 MiB (a model file is a few KB); refusing");
+}
+
+TEST_CASE("the model reader quotes state names and rate texts short and on one line") {
+  const std::string name = "B\nctmc-snn: forged" + std::string(100, '!');
+  const std::string text = R"({"states":["A","B"],"transitions":[{"from":"A","to":")" + std::string("B\\nctmc-snn: forged") +
+                           std::string(100, '!') + R"(","offset":1,"spike":true}]})";
+  const auto e = read_error_of([&] { model_from_json_text(text, "m.json"); });
+  CHECK(e == "m.json: transitions[0].to: unknown state " + ctmc::quote_excerpt(name));
+  CHECK(e.find('\n') == std::string::npos);
+  const std::string rate = std::string(300000, '9') + "x";
+  const auto r = read_error_of([&] {
+    model_from_json_text(R"({"states":["A","B"],"transitions":[{"from":"A","to":"B","offset":")" + rate + R"(","spike":true}]})", "m.json");
+  });
+  CHECK(r == "m.json: transitions[0].offset: " + ctmc::quote_excerpt(rate) + " is not a finite exact number");
 }

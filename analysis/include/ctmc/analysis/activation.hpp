@@ -68,8 +68,17 @@ struct Activation {
       std::size_t mid = (lo + hi) / 2;
       (x < T(xs[mid]) ? hi : lo) = mid;
     }
-    const T t = (x - T(xs[lo])) / T(xs[hi] - xs[lo]);
-    return T(ys[lo]) + t * T(ys[hi] - ys[lo]);
+    // Rows at +-1e308 (any knots whose difference overflows a double) are
+    // interpolated on the values halved: exact in binary floating point but
+    // for subnormals, whose lost half-ulp is below 2^-1075, nothing beside a
+    // difference over 1.7e308. Unscaled, x1 - x0 = inf made t = 0 and the
+    // table 0 everywhere between -1e308 and 1e308.
+    const bool wide_x = !std::isfinite(xs[hi] - xs[lo]);
+    const double sx = wide_x ? 0.5 : 1.0;
+    const T t = (x * T(sx) - T(xs[lo] * sx)) / T(xs[hi] * sx - xs[lo] * sx);
+    if (std::isfinite(ys[hi] - ys[lo])) return T(ys[lo]) + t * T(ys[hi] - ys[lo]);
+    // y0 + t (y1 - y0) = 2 (y0/2 + t (y1/2 - y0/2)), the halves' difference finite.
+    return T(2) * (T(ys[lo] * 0.5) + t * T(ys[hi] * 0.5 - ys[lo] * 0.5));
   }
 };
 

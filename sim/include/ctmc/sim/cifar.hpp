@@ -5,7 +5,9 @@
 // gzip-compressed.
 //
 // Errors (ctmc::InputError naming the file): empty or truncated file (size not
-// a multiple of 3073 bytes), label byte above 9.
+// a multiple of 3073 bytes), more than kCifarMaxRecords records (found at the
+// first piece read or inflated beyond them: a gzip bomb or /dev/zero is not
+// read on), label byte above 9.
 #pragma once
 #include <string>
 #include <vector>
@@ -17,6 +19,8 @@ namespace ctmc::sim {
 inline constexpr int kCifarSide = 32;
 inline constexpr int kCifarChannels = 3;
 inline constexpr int kCifarRecordBytes = 1 + kCifarChannels * kCifarSide * kCifarSide;  // 3073
+// Records per batch file at most: every official CIFAR-10 batch has 10000.
+inline constexpr int kCifarMaxRecords = 10000;
 
 // One batch: images 3072 x n (channel-major, pixels / 255), rows = cols = 32, channels = 3.
 Dataset read_cifar_batch(const std::string& path);

@@ -3,15 +3,15 @@
 // 0x0B int16, 0x0C int32, 0x0D float32, 0x0E float64) and the number of
 // dimensions; then each dimension as a big-endian uint32; then the elements,
 // big-endian, row-major. Files may be raw or gzip-compressed: a file whose
-// first two bytes are the gzip magic 1f 8b is decompressed (zlib), whatever
-// its name; like gunzip, every gzip member is decompressed in turn, and bytes
-// after the last member that do not start another one are an error.
+// first two bytes are the gzip magic 1f 8b is decompressed, whatever its name
+// (read_maybe_gz, read_file.hpp).
 //
 // Errors (ctmc::InputError, one line starting with the file name): unreadable
 // or truncated file (fewer element bytes than the dimensions imply, or a
-// truncated gzip stream), wrong magic, trailing bytes (in a .gz file found
-// while inflating, once the output passes the header's size), an element type or
-// rank the caller cannot use, label values out of range, image/label count
+// truncated gzip stream), wrong magic, trailing bytes (found at the first
+// piece read or inflated beyond the header's size), a header describing more
+// than kMaxIdxDataBytes of elements or (gzip) more than kMaxDeflateRatio
+// times the compressed size, an element type or rank the caller cannot use, label values out of range, image/label count
 // mismatch, image sides over 65535, more than INT_MAX pixels per image or
 // images/labels per file.
 #pragma once
@@ -22,6 +22,7 @@
 
 #include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/dataset.hpp"
+#include "ctmc/sim/read_file.hpp"
 
 namespace ctmc::sim {
 
@@ -35,14 +36,11 @@ struct IdxArray {
   std::size_t count() const;  // product of dims (1 for rank 0)
 };
 
-// From the bytes decompressed so far, the most bytes the whole file may have
-// (SIZE_MAX: not known yet); may itself throw InputError for a bad header.
-using SizeBound = std::function<std::size_t(const std::vector<std::uint8_t>&)>;
-
-// Reads a file's bytes, gunzipping when it starts with the gzip magic. With a
-// bound, decompression stops with an InputError as soon as the output exceeds
-// it (read_idx bounds it by the IDX header: a gzip bomb is not inflated).
-std::vector<std::uint8_t> read_maybe_gz(const std::string& path, const SizeBound& bound = {});
+// The most element bytes an IDX file may describe: EMNIST ByClass, the
+// largest of the family, has 0.55 GB of training images (and the images
+// become 4-byte floats in memory). A header describing more is refused
+// before anything else is read.
+inline constexpr std::uint64_t kMaxIdxDataBytes = std::uint64_t(1) << 30;
 
 // Parses and validates any IDX file.
 IdxArray read_idx(const std::string& path);

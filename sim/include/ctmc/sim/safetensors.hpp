@@ -9,7 +9,9 @@
 // .half() and bfloat16 models); F32 and F64 are written.
 //
 // Errors (ctmc::InputError naming the file): file shorter than 8 bytes, a
-// header length beyond the file, malformed header JSON, an entry without
+// header length beyond the file or kMaxSafetensorsHeaderBytes, a file over
+// kSafetensorsKind's cap, malformed header JSON (nesting over 512 levels and duplicate keys
+// included, json_input.hpp), an entry without
 // dtype/shape/data_offsets, an unsupported dtype, offsets out of the buffer,
 // overlapping or not matching the shape's byte count, bytes left unused, a
 // dimension over 2^40 or a shape needing more bytes than the buffer holds.
@@ -19,7 +21,18 @@
 #include <string>
 #include <vector>
 
+#include "ctmc/solvers/input_file.hpp"
+
 namespace ctmc::sim {
+
+// A safetensors file is refused beyond 4 GiB (the source MLPs of this tool
+// have a few MB of weights); its header length field beyond 100,000,000
+// bytes, the limit of the format's reference implementation
+// (MAX_HEADER_SIZE in huggingface/safetensors). From a device or pipe the
+// data buffer is read no further than the header describes (and one byte).
+inline constexpr solvers::InputKind kSafetensorsKind{"safetensors file", std::uint64_t(4) << 30,
+                                                     "an MLP's weights are a few MB"};
+inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100000000;
 
 struct Tensor {
   std::string dtype = "F32";        // how it is (or will be) stored: F64, F32 (read and written), F16, BF16 (read)

@@ -1,0 +1,77 @@
+// Bounded input files (input_file.hpp).
+#include "ctmc/solvers/input_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ctmc/solvers/errors.hpp"
+
+namespace ctmc::solvers {
+
+std::string byte_size_text(std::uint64_t bytes) {
+  if (bytes >= (std::uint64_t(1) << 30) && bytes % (std::uint64_t(1) << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+void refuse_too_large(const std::string& path, const InputKind& kind) {
+  throw InputError(path + ": larger than " + byte_size_text(kind.max_bytes) + " (" + kind.typical + "); refusing");
+}
+
+InputFile::InputFile(const std::string& path, const char* what) : path_(path), what_(what) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw InputError(path + ": cannot open " + what + " (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const int e = errno;
+    ::close(fd_);
+    throw InputError(path + ": cannot read " + what + " (" + std::strerror(e) + ")");
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd_);
+    throw InputError(path + ": is a folder, not a " + what);
+  }
+  if (S_ISREG(st.st_mode)) size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t InputFile::read(void* buf, std::size_t n) {
+  auto* p = static_cast<char*>(buf);
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t k = ::read(fd_, p + got, n - got);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      throw InputError(path_ + ": cannot read " + what_ + " (" + std::strerror(errno) + ")");
+    }
+    if (k == 0) break;
+    got += static_cast<std::size_t>(k);
+  }
+  return got;
+}
+
+std::string read_input_file(const std::string& path, const InputKind& kind) {
+  InputFile in(path, kind.what);
+  if (in.regular_size() && *in.regular_size() > kind.max_bytes) refuse_too_large(path, kind);
+  std::string out;
+  if (in.regular_size()) out.reserve(static_cast<std::size_t>(*in.regular_size()));
+  constexpr std::size_t kPiece = std::size_t(1) << 20;
+  for (;;) {
+    const std::size_t at = out.size();
+    out.resize(at + kPiece);
+    const std::size_t k = in.read(out.data() + at, kPiece);
+    out.resize(at + k);
+    if (out.size() > kind.max_bytes) refuse_too_large(path, kind);
+    if (k < kPiece) break;
+  }
+  return out;
+}
+
+}  // namespace ctmc::solvers
