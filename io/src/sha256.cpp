@@ -89,16 +89,20 @@ std::array<std::uint8_t, 32> Sha256::digest() {
   return out;
 }
 
-std::string sha256_hex(const void* data, std::size_t size) {
-  Sha256 s;
-  s.update(data, size);
+std::string hex(const std::array<std::uint8_t, 32>& digest) {
   static const char* kHex = "0123456789abcdef";
   std::string out;
-  for (const std::uint8_t b : s.digest()) {
+  for (const std::uint8_t b : digest) {
     out += kHex[b >> 4];
     out += kHex[b & 15];
   }
   return out;
+}
+
+std::string sha256_hex(const void* data, std::size_t size) {
+  Sha256 s;
+  s.update(data, size);
+  return hex(s.digest());
 }
 
 }  // namespace ctmc::io

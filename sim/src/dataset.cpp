@@ -10,6 +10,7 @@
 #include "ctmc/sim/idx.hpp"
 #include "ctmc/sim/read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/input_file.hpp"
 
 namespace ctmc::sim {
 namespace {
@@ -60,7 +61,9 @@ TestSubset parse_test_subset(const std::string& text, const std::string& option)
   if (text.rfind("index:", 0) == 0) {
     const std::string file = text.substr(6);
     if (file.empty()) throw InputError(option + ": index: names no file");
-    const std::vector<std::uint8_t> bytes = read_file_bytes(file, "index file");
+    static constexpr solvers::InputKind kIndexFileKind{"index file", 64 * solvers::kMiB,
+                                                       "an index file lists at most a test set's images"};
+    const std::string bytes = solvers::read_input_file(file, kIndexFileKind);
     std::string item;
     std::vector<bool> seen;
     const auto flush = [&] {
@@ -75,11 +78,11 @@ TestSubset parse_test_subset(const std::string& text, const std::string& option)
       s.indices.push_back(k);
       item.clear();
     };
-    for (std::uint8_t c : bytes) {
+    for (char c : bytes) {
       if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',')
         flush();
       else
-        item += static_cast<char>(c);
+        item += c;
     }
     flush();
     if (s.indices.empty()) throw InputError(fmt::format("{}: lists no image index", file));

@@ -74,8 +74,17 @@ void check_weights_hash(const std::string& manifest_path, const json& m, const s
   if (!h.is_string() || h.get<std::string>().size() != 64 ||
       h.get<std::string>().find_first_not_of("0123456789abcdef") != std::string::npos)
     fail(manifest_path, "\"weights_sha256\" must be 64 lower-case hex digits (the SHA-256 of the weights file)");
-  const std::vector<std::uint8_t> bytes = read_file_bytes(weights_path, "safetensors file");
-  if (io::sha256_hex(bytes.data(), bytes.size()) != h.get<std::string>())
+  // Hashed a piece at a time, bounded as the safetensors reader bounds it.
+  solvers::InputFile in(weights_path, kSafetensorsKind.what);
+  io::Sha256 sha;
+  std::vector<char> piece(std::size_t(1) << 20);
+  std::uint64_t total = 0;
+  for (std::size_t n; (n = in.read(piece.data(), piece.size())) > 0;) {
+    total += n;
+    if (total > kSafetensorsKind.max_bytes) solvers::refuse_too_large(weights_path, kSafetensorsKind);
+    sha.update(piece.data(), n);
+  }
+  if (io::hex(sha.digest()) != h.get<std::string>())
     fail(manifest_path, "the weights file " + weights_path +
                             " is not the one this manifest was written with (its SHA-256 differs from \"weights_sha256\"; "
                             "a write of both was interrupted, or one was replaced)");

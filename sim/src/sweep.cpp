@@ -11,8 +11,9 @@
 #include "ctmc/analysis/pareto.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/input_file.hpp"
+#include "ctmc/solvers/json_input.hpp"
 #include "ctmc/solvers/model.hpp"
 
 namespace ctmc::sim {
@@ -468,12 +469,11 @@ Json merge_parts(const std::vector<std::pair<std::string, Json>>& parts) {
 }  // namespace
 
 Json read_sweep_part(const std::string& path) {
-  const std::vector<std::uint8_t> bytes = read_file_bytes(path, "sweep part");
-  try {
-    return Json::parse(bytes.begin(), bytes.end());
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: not a sweep part: malformed JSON ({})", path, e.what()));
-  }
+  // A part holds a few KB per run (its windows and layers).
+  static constexpr solvers::InputKind kSweepPartKind{"sweep part", 256 * solvers::kMiB,
+                                                     "a sweep part holds a few KB per run"};
+  const std::string text = solvers::read_input_file(path, kSweepPartKind);
+  return solvers::parse_json_strict<Json>(text, path);
 }
 
 Json merge_sweep_parts(const std::vector<std::pair<std::string, Json>>& parts) {

@@ -6,12 +6,17 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
 
-#include "ctmc/sim/read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/input_file.hpp"
 
 namespace ctmc::sim {
 namespace {
+
+// Test sets as tensors: MNIST's 10,000 x 784 float32 is 31 MB, CIFAR-10's
+// 10,000 x 3072 float64 245 MB.
+constexpr solvers::InputKind kNpyKind{".npy file", std::uint64_t(2) << 30, "a test set is a few hundred MB at most"};
 
 static_assert(std::endian::native == std::endian::little, "the .npy reader assumes a little-endian machine");
 
@@ -83,7 +88,8 @@ std::string header_field(const std::string& h, const std::string& key, const std
 }  // namespace
 
 Tensor read_npy(const std::string& path) {
-  const std::vector<std::uint8_t> bytes = read_file_bytes(path, ".npy file");
+  const std::string text = solvers::read_input_file(path, kNpyKind);
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
   static const std::uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, 6) != 0)
     throw InputError(fmt::format("{}: not a .npy file (no \\x93NUMPY magic)", path));

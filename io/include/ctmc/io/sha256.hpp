@@ -26,6 +26,8 @@ class Sha256 {
   std::uint64_t bytes_ = 0;
 };
 
+// Lower-case hex of a digest (64 characters).
+std::string hex(const std::array<std::uint8_t, 32>& digest);
 // Lower-case hex of the SHA-256 of `size` bytes (64 characters).
 std::string sha256_hex(const void* data, std::size_t size);
 inline std::string sha256_hex(std::string_view s) { return sha256_hex(s.data(), s.size()); }
