@@ -93,13 +93,14 @@ for t in "${targets[@]}"; do
   rc=0
   "$bin" "$dir/corpus" -dict="tests/fuzz/dict/$t.dict" -max_total_time="$secs" "${opts[@]}" \
     -print_final_stats=1 -artifact_prefix="$dir/artifacts/" > "$dir/fuzz.log" 2>&1 || rc=$?
+  # (|| true: a grep that matches nothing fails the pipeline under pipefail)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/fuzz.log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/fuzz.log" | tail -1)
   if [ -z "$execs" ]; then  # no final stats (killed): the last progress line
-    execs=$(grep -o -E '^#[0-9]+' "$dir/fuzz.log" | tail -1 | tr -d '#')
-    rate=$(grep -o -E 'exec/s: [0-9]+' "$dir/fuzz.log" | tail -1 | grep -o -E '[0-9]+')
+    execs=$( (grep -o -E '^#[0-9]+' "$dir/fuzz.log" || true) | tail -1 | tr -d '#')
+    rate=$( (grep -o -E 'exec/s: [0-9]+' "$dir/fuzz.log" || true) | tail -1 | grep -o -E '[0-9]+' || true)
   fi
-  artifact=$(grep -o -E 'Test unit written to [^ ]+' "$dir/fuzz.log" | tail -1 | sed 's/Test unit written to //')
+  artifact=$( (grep -o -E 'Test unit written to [^ ]+' "$dir/fuzz.log" || true) | tail -1 | sed 's/Test unit written to //')
   if [ $rc -eq 0 ] && [ -z "$artifact" ]; then
     result=clean
   else
@@ -109,9 +110,9 @@ for t in "${targets[@]}"; do
   if [ "${FUZZ_MERGE:-0}" = 1 ]; then
     "$bin" -merge=1 "${opts[@]}" "tests/fuzz/corpus/$t" "$dir/corpus" > "$dir/merge.log" 2>&1 || true
   fi
-  rows+=("$(printf '%-12s %12s %8s  %-10s %s' "$t" "${execs:-?}" "${rate:-?}" "$regressions" "$result")")
+  rows+=("$(printf '%-12s %12s %8s  %-11s %s' "$t" "${execs:-?}" "${rate:-?}" "$regressions" "$result")")
 done
 
-printf '\n%-12s %12s %8s  %-10s %s\n' target executions exec/s reproducers result
+printf '\n%-12s %12s %8s  %-11s %s\n' target executions exec/s reproducers result
 printf '%s\n' "${rows[@]}"
 exit $failed
