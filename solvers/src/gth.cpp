@@ -54,7 +54,8 @@ std::vector<std::size_t> min_degree_order(const std::vector<std::vector<std::siz
       // nb[a] := (nb[a] u ns) \ {a, k}, both sorted.
       merged.clear();
       std::set_union(nb[a].begin(), nb[a].end(), ns.begin(), ns.end(), std::back_inserter(merged));
-      merged.erase(std::remove_if(merged.begin(), merged.end(), [&](std::size_t x) { return x == a || x == k; }),
+      // k by init-capture: clang 14 cannot capture a structured binding (C++20 P1381).
+      merged.erase(std::remove_if(merged.begin(), merged.end(), [a, k = k](std::size_t x) { return x == a || x == k; }),
                    merged.end());
       nb[a].swap(merged);
       heap.emplace(nb[a].size(), a);

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of tests/fuzz/corpus/<target>/ (committed; rerun
+after changing a fixture): copies of the test fixtures plus small generated
+files, one valid input of each kind and a few edge variants. Run from the
+repository root: python3 tests/fuzz/make_seeds.py"""
+import gzip
+import os
+import shutil
+import struct
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIX = os.path.join(ROOT, "tests", "fixtures")
+OUT = os.path.join(ROOT, "tests", "fuzz", "corpus")
+
+
+def put(target, name, data):
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def copy(target, src):
+    put(target, os.path.basename(src), open(src, "rb").read())
+
+
+def gz(data):
+    return gzip.compress(data, mtime=0)
+
+
+def idx(type_byte, dims, payload):
+    return bytes([0, 0, type_byte, len(dims)]) + b"".join(struct.pack(">I", d) for d in dims) + payload
+
+
+# model: every model fixture and report example, and the README's example.
+for name in sorted(os.listdir(FIX)):
+    if name.endswith(".json") and not name.startswith("tiny_mlp"):
+        copy("model", os.path.join(FIX, name))
+models = os.path.join(ROOT, "reports", "models")
+for name in sorted(os.listdir(models)) if os.path.isdir(models) else []:
+    if name.endswith(".json"):
+        copy("model", os.path.join(models, name))
+put("model", "readme_example.json", """{
+  "states": ["B", "G", "R"],
+  "transitions": [
+    {"from": "B", "to": "G", "offset": "0", "slope": "1"},
+    {"from": "G", "to": "B", "offset": 0.5},
+    {"from": "G", "to": "R", "offset": "1/3", "slope": 2, "spike": true},
+    {"from": "R", "to": "B", "offset": "2e-3"}
+  ],
+  "meta": {"family": "three-state", "domain": [-1, 1]}
+}""")
+
+# manifest (the target puts tiny_mlp*.safetensors beside it) and safetensors.
+for name in ("tiny_mlp.json", "tiny_mlp_half.json"):
+    copy("manifest", os.path.join(FIX, name))
+for name in ("tiny_mlp.safetensors", "tiny_mlp_half.safetensors"):
+    copy("safetensors", os.path.join(FIX, name))
+
+# IDX: 3 images of 4x4 ubyte, their labels, a float32 matrix; raw and gzip.
+images = idx(0x08, [3, 4, 4], bytes(range(0, 48 * 5, 5)))
+labels = idx(0x08, [3], bytes([0, 9, 3]))
+floats = idx(0x0D, [2, 2], struct.pack(">4f", 0.0, 1.0, -2.5, 3.25))
+for name, data in (("images-idx3", images), ("labels-idx1", labels), ("floats-idx2", floats)):
+    put("idx", name, data)
+    put("idx", name + ".gz", gz(data))
+    put("idx_gz", name, data)  # the idx_gz target gzips its input itself
+put("idx", "two-members.gz", gz(images[:20]) + gz(images[20:]))
+
+# CIFAR-10: two records raw, one gzip.
+rec = lambda label, seed: bytes([label]) + bytes((seed + 7 * i) % 256 for i in range(3072))
+put("cifar", "two_records.bin", rec(3, 1) + rec(9, 2))
+put("cifar", "one_record.bin.gz", gz(rec(0, 5)))
+
+# npm digits: one 28x28 image with the package's 3-decimal values.
+vals = ["0" if i % 7 else "%.3f" % ((i % 1000) / 1000) for i in range(784)]
+put("npm_digits", "one_image.json", '{"data":[' + ",".join(vals) + "]}")
+put("npm_digits", "ones.json", '{"data": [' + ", ".join(["1"] * 784) + "]}")
+
+# activation tables.
+put("table", "sigmoidish.csv", "x,phi\n-4,0.018\n-1,0.269\n0,0.5\n1,0.731\n4,0.982\n")
+put("table", "bom_comments.csv", "\ufeff# a comment\n\n-2.5e0 , 0\r\n0,0\n1.5,1.5\n")
+
+# samples / weights.
+put("samples", "values.txt", "# samples\n-1\n0.5\n1/3\n\n2e-1\n3,\n")
+put("samples", "four.txt", "1\n0\n2.5\n1/4\n")
