@@ -65,17 +65,12 @@ TestSubset parse_test_subset(const std::string& text, const std::string& option)
                                                        "an index file lists at most a test set's images"};
     const std::string bytes = solvers::read_input_file(file, kIndexFileKind);
     std::string item;
-    std::vector<bool> seen;
     const auto flush = [&] {
       if (item.empty()) return;
       if (item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
         throw InputError(fmt::format("{}: '{}' is not an image index (a whole number >= 0)", file,
                                      item.substr(0, 40)));
-      const int k = std::stoi(item);
-      if (static_cast<std::size_t>(k) >= seen.size()) seen.resize(static_cast<std::size_t>(k) + 1, false);
-      if (seen[static_cast<std::size_t>(k)]) throw InputError(fmt::format("{}: image {} is listed twice", file, k));
-      seen[static_cast<std::size_t>(k)] = true;
-      s.indices.push_back(k);
+      s.indices.push_back(std::stoi(item));
       item.clear();
     };
     for (char c : bytes) {
@@ -86,6 +81,10 @@ TestSubset parse_test_subset(const std::string& text, const std::string& option)
     }
     flush();
     if (s.indices.empty()) throw InputError(fmt::format("{}: lists no image index", file));
+    std::vector<int> sorted = s.indices;
+    std::sort(sorted.begin(), sorted.end());
+    if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+      throw InputError(fmt::format("{}: image {} is listed twice", file, *twice));
     return s;
   }
   throw InputError(fmt::format("{}: '{}' is not all, stride:K[:OFFSET] or index:FILE", option, text));

@@ -86,3 +86,41 @@ put("table", "bom_comments.csv", "\ufeff# a comment\n\n-2.5e0 , 0\r\n0,0\n1.5,1.
 # samples / weights.
 put("samples", "values.txt", "# samples\n-1\n0.5\n1/3\n\n2e-1\n3,\n")
 put("samples", "four.txt", "1\n0\n2.5\n1/4\n")
+
+# .npy test images and labels (numpy's header layout, data at a multiple of 64).
+def npy(descr, shape, payload):
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + payload
+put("npy", "images_f4.npy", npy("<f4", [2, 1, 2, 3], struct.pack("<12f", *[i / 7 for i in range(12)])))
+put("npy", "labels_i8.npy", npy("<i8", [3], struct.pack("<3q", 0, 9, 3)))
+put("npy", "pixels_u1.npy", npy("|u1", [2, 4], bytes(range(0, 240, 30))))
+put("npy", "halves_f2.npy", npy("<f2", [2], struct.pack("<2H", 0x3C00, 0xC000)))
+
+# A sweep part as `ctmc-snn sweep --shard 1/2` writes it (one run of two).
+part = {
+    "format": "ctmc-snn sweep part", "version": 1,
+    "spec": {"nets": ["net.json"], "data": "data", "neurons": ["m.json"], "samplers": ["exact"],
+             "tau": [0.02], "rate": [2.0], "T": [0.2, 0.5], "trials": 2, "dt": 0.01, "readout": "spike",
+             "scale": "q99", "limit": 0, "subset": "all", "trace_weight": "integral", "output_scale": "logits",
+             "layer_alpha": [], "seed": 9, "criterion_pp": 1.0},
+    "shard": {"index": 1, "count": 2},
+    "runs": [{"run": 0, "net": 0, "sampler": "exact", "tau": 0.02, "rate": 2.0, "trial": 0, "test_images": 25,
+              "A_ANN": 36.0, "A_MF": 52.0,
+              "layers": [{"q99": 1.5, "alpha": 1.3, "outside_fit_domain": 0.0},
+                         {"q99": 2.0, "alpha": 1.0, "outside_fit_domain": None}],
+              "windows": [{"T": t, "A_SNN": 50.0 + t, "synops_per_sample": 1.0 + t, "spikes_per_neuron": 0.1 * t,
+                           "transitions_per_sample": 3.0 * t, "tie_fraction": 0.04,
+                           "layers": [{"spikes_per_neuron": 0.1, "rate_rel_rmse": 0.5},
+                                      {"spikes_per_neuron": 0.2, "rate_rel_rmse": None}]} for t in (0.2, 0.5)]}],
+}
+import json
+put("sweep_part", "part_1_of_2.json", json.dumps(part, indent=1))
+part["shard"] = {"index": 1, "count": 1}
+part["spec"]["trials"] = 1
+put("sweep_part", "whole_1_of_1.json", json.dumps(part))
+
+# --subset index:FILE lists.
+put("subset_index", "lines.txt", "7\n2\n19\n0\n11\n")
+put("subset_index", "commas.txt", "3, 1,4,15 , 9\r\n")

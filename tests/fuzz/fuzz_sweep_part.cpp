@@ -1,0 +1,14 @@
+// Sweep parts (sim/sweep.hpp): read_sweep_part on the input, then
+// merge_sweep_parts of it alone; either may only reject with InputError.
+#include "ctmc/sim/sweep.hpp"
+#include "fuzz_common.hpp"
+
+using namespace ctmc;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string path = fuzz::write_file("part.json", data, size);
+  nlohmann::ordered_json part;
+  if (!fuzz::reject_only("read_sweep_part", [&] { part = sim::read_sweep_part(path); })) return 0;
+  fuzz::reject_only("merge_sweep_parts", [&] { (void)sim::merge_sweep_parts({{path, part}}); });
+  return 0;
+}
