@@ -338,7 +338,9 @@ Json sweep_document(const Json& spec, const Json& runs) {
   // Points: (sampler, tau, r, T) over the nets.
   Json points = Json::array();
   std::vector<std::vector<std::size_t>> sampler_points(samplers.size());
-  for (const auto& [key, ids] : point_cells) {
+  for (const auto& entry : point_cells) {
+    const std::vector<std::size_t>& key = entry.first;
+    const std::vector<std::size_t>& ids = entry.second;  // a named variable: clang 14 lambdas cannot capture bindings
     const auto stat = [&](const char* name) {
       std::vector<double> v;
       for (std::size_t id : ids) v.push_back(num(cells.at(id).at(name)));
