@@ -73,54 +73,14 @@ NeuronKernel::NeuronKernel(const solvers::Model& model, double scale, std::strin
 EndStateRule::EndStateRule(const NeuronKernel& kernel) {
   const solvers::Model& model = kernel.model();
   const std::size_t n = model.size();
-  std::vector<std::vector<std::uint32_t>> out(n);
+  solvers::Graph out(n);
   for (const auto& t : model.transitions)
-    if (!t.spike && (t.offset.value != 0 || t.slope.value != 0)) out[t.from].push_back(static_cast<std::uint32_t>(t.to));
+    if (!t.spike && (t.offset.value != 0 || t.slope.value != 0)) out[t.from].push_back(t.to);
 
-  // Tarjan's strongly connected components, iterative. A component is
-  // numbered when it completes, after every component it reaches.
-  constexpr std::uint32_t kNone = static_cast<std::uint32_t>(-1);
-  std::vector<std::uint32_t> index(n, kNone), low(n, 0), stack;
-  std::vector<char> on_stack(n, 0);
-  comp_.assign(n, kNone);
-  std::uint32_t counter = 0, ncomp = 0;
-  std::vector<std::pair<std::uint32_t, std::size_t>> work;
-  for (std::size_t root = 0; root < n; ++root) {
-    if (index[root] != kNone) continue;
-    const auto r = static_cast<std::uint32_t>(root);
-    index[r] = low[r] = counter++;
-    stack.push_back(r);
-    on_stack[r] = 1;
-    work.assign(1, {r, 0});
-    while (!work.empty()) {
-      auto& [v, it] = work.back();
-      if (it < out[v].size()) {
-        const std::uint32_t w = out[v][it++];
-        if (index[w] == kNone) {
-          index[w] = low[w] = counter++;
-          stack.push_back(w);
-          on_stack[w] = 1;
-          work.emplace_back(w, 0);
-        } else if (on_stack[w]) {
-          low[v] = std::min(low[v], index[w]);
-        }
-        continue;
-      }
-      const std::uint32_t done = v;
-      work.pop_back();
-      if (!work.empty()) low[work.back().first] = std::min(low[work.back().first], low[done]);
-      if (low[done] == index[done]) {
-        std::uint32_t w;
-        do {
-          w = stack.back();
-          stack.pop_back();
-          on_stack[w] = 0;
-          comp_[w] = ncomp;
-        } while (w != done);
-        ++ncomp;
-      }
-    }
-  }
+  // A component is numbered after every component it reaches.
+  std::size_t ncomp = 0;
+  const std::vector<std::size_t> comp = solvers::strongly_connected_components(out, ncomp);
+  comp_.assign(comp.begin(), comp.end());
   components_ = ncomp;
   words_ = (components_ + 63) / 64;
   const double bytes = static_cast<double>(components_) * static_cast<double>(words_) * 8.0;
@@ -145,7 +105,7 @@ EndStateRule::EndStateRule(const NeuronKernel& kernel) {
     std::uint64_t* row = &reach_[c * words_];
     row[c >> 6] |= std::uint64_t{1} << (c & 63);
     for (std::uint32_t k = start[c]; k < start[c + 1]; ++k)
-      for (std::uint32_t w : out[members[k]]) {
+      for (std::size_t w : out[members[k]]) {
         const std::size_t d = comp_[w];
         if (d == c || ((row[d >> 6] >> (d & 63)) & 1u)) continue;
         const std::uint64_t* other = &reach_[d * words_];

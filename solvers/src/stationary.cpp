@@ -21,8 +21,7 @@ Graph rate_graph(const Model& m, const std::vector<Rational>& rates) {
   return g;
 }
 
-std::vector<std::vector<std::size_t>> closed_classes(const Graph& g) {
-  // Tarjan's strongly connected components, iterative.
+std::vector<std::size_t> strongly_connected_components(const Graph& g, std::size_t& count) {
   const std::size_t n = g.size();
   const std::size_t kNone = static_cast<std::size_t>(-1);
   std::vector<std::size_t> index(n, kNone), low(n, 0), comp(n, kNone), stack;
@@ -63,6 +62,14 @@ std::vector<std::vector<std::size_t>> closed_classes(const Graph& g) {
       }
     }
   }
+  count = ncomp;
+  return comp;
+}
+
+std::vector<std::vector<std::size_t>> closed_classes(const Graph& g) {
+  const std::size_t n = g.size();
+  std::size_t ncomp = 0;
+  const std::vector<std::size_t> comp = strongly_connected_components(g, ncomp);
   std::vector<char> leaves(ncomp, 0);
   for (std::size_t v = 0; v < n; ++v)
     for (std::size_t w : g[v])

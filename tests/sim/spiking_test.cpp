@@ -69,6 +69,25 @@ double sample_var(const std::vector<double>& x, double* mean_out = nullptr) {
   return s / static_cast<double>(x.size() - 1);
 }
 
+// The network (8-6-3, relu) and random data (50 training, 24 test images) of
+// the simulate_network tests.
+struct SmallProblem {
+  Mlp net = dyadic_mlp({8, 6, 3}, 23);
+  Dataset train, test;
+  SmallProblem() {
+    std::mt19937 g(29);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    auto fill = [&](Dataset& d, int n) {
+      d.images = Eigen::MatrixXf(8, n);
+      for (int i = 0; i < d.images.size(); ++i) d.images.data()[i] = u(g);
+      d.labels.resize(n);
+      for (int i = 0; i < n; ++i) d.labels[i] = static_cast<int>(g() % 3);
+    };
+    fill(train, 50);
+    fill(test, 24);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("layer-1 spike counts match the exact finite-T moments; decoded variance falls like 1/T") {
@@ -166,18 +185,9 @@ TEST_CASE("decoded output rates approach the mean field as T grows when tau * r 
 }
 
 TEST_CASE("simulate_network: identical results for any thread count; bad inputs") {
-  const Mlp net = dyadic_mlp({8, 6, 3}, 23);
-  Dataset train, test;
-  std::mt19937 g(29);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  auto fill = [&](Dataset& d, int n) {
-    d.images = Eigen::MatrixXf(8, n);
-    for (int i = 0; i < d.images.size(); ++i) d.images.data()[i] = u(g);
-    d.labels.resize(n);
-    for (int i = 0; i < n; ++i) d.labels[i] = static_cast<int>(g() % 3);
-  };
-  fill(train, 50);
-  fill(test, 24);
+  const SmallProblem p;
+  const Mlp& net = p.net;
+  const Dataset &train = p.train, &test = p.test;
   NetworkSimOptions opt;
   opt.snn.T = 1;
   opt.snn.dt = 0.01;
@@ -366,24 +376,6 @@ TEST_CASE("no training images: q99 scales and the IF percentiles name --data; --
 }
 
 namespace {
-
-// The test network and data of the simulate_network tests above.
-struct SmallProblem {
-  Mlp net = dyadic_mlp({8, 6, 3}, 23);
-  Dataset train, test;
-  SmallProblem() {
-    std::mt19937 g(29);
-    std::uniform_real_distribution<float> u(0.0f, 1.0f);
-    auto fill = [&](Dataset& d, int n) {
-      d.images = Eigen::MatrixXf(8, n);
-      for (int i = 0; i < d.images.size(); ++i) d.images.data()[i] = u(g);
-      d.labels.resize(n);
-      for (int i = 0; i < n; ++i) d.labels[i] = static_cast<int>(g() % 3);
-    };
-    fill(train, 50);
-    fill(test, 24);
-  }
-};
 
 void check_same_reading(const SampleRun& a, const SampleRun& b) {
   CHECK(a.T == b.T);

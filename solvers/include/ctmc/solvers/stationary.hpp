@@ -22,6 +22,11 @@ namespace ctmc::solvers {
 using Graph = std::vector<std::vector<std::size_t>>;
 Graph rate_graph(const Model& m, const std::vector<Rational>& rates);
 
+// Strongly connected components (Tarjan, iterative): the component of each
+// vertex, numbered in the order they complete, so every component that a
+// component reaches has a smaller number; `count` receives how many there are.
+std::vector<std::size_t> strongly_connected_components(const Graph& g, std::size_t& count);
+
 // Closed communicating classes (strongly connected components with no edge
 // leaving them), each sorted, in order of their smallest state.
 std::vector<std::vector<std::size_t>> closed_classes(const Graph& g);
