@@ -126,29 +126,6 @@ double NeuronKernel::max_exit_rate(double H) const {
   return m;
 }
 
-Eigen::MatrixXd NeuronKernel::generator(double H) const {
-  Eigen::MatrixXd q = Eigen::MatrixXd::Zero(n_, n_);
-  for (std::size_t i = 0; i < n_; ++i)
-    for (std::size_t k = 0; k < kmax_; ++k) {
-      const std::size_t s = slot(i, k);
-      if (to_[s] == i) continue;  // padding
-      const double r = slot_rate(s, H);
-      q(i, to_[s]) += r;
-      q(i, i) -= r;
-    }
-  return q;
-}
-
-Eigen::MatrixXd NeuronKernel::spike_generator(double H) const {
-  Eigen::MatrixXd d = Eigen::MatrixXd::Zero(n_, n_);
-  for (std::size_t i = 0; i < n_; ++i)
-    for (std::size_t k = 0; k < kmax_; ++k) {
-      const std::size_t s = slot(i, k);
-      if (spike_[s]) d(i, to_[s]) += slot_rate(s, H);
-    }
-  return d;
-}
-
 std::vector<double> NeuronKernel::stationary(double H) const {
   if (!std::isfinite(H)) throw InputError(fmt::format("{}: input H = {} is not finite", source_, H));
   if (n_ == 0) return {};

@@ -67,10 +67,6 @@ class NeuronKernel {
   double exit_rate(std::size_t i, double H) const;
   // max_i exit_rate(i, H): the smallest valid uniformization rate Lambda.
   double max_exit_rate(double H) const;
-  // Generator Q(H) of the scaled chain (rows sum to 0).
-  Eigen::MatrixXd generator(double H) const;
-  // Spike part D1(H) of the generator.
-  Eigen::MatrixXd spike_generator(double H) const;
 
   // Stationary distribution and flux of the scaled chain at H: the solvers'
   // GTH on the rounded rates (gth_dense up to solvers::kDenseGthLimit states,
