@@ -27,6 +27,12 @@ Register reg([](CLI::App& root) {
         ->check(CLI::Range(0, kMaxThreads));
     sub->add_option("--precision", ctx->precision, "MPFR/MPFI precision in bits")->capture_default_str()
         ->check(CLI::Range(53u, 100000u));
+    sub->add_option("--data-root", ctx->data_root,
+                    "Report conversion: the folder holding mnist/ and fashion-mnist/ (scripts/fetch-data.sh)")
+        ->capture_default_str();
+    sub->add_flag("--full", ctx->full,
+                  "Report conversion: the paper's design (4 training seeds, 2 trials, 1000 test images, full grid; "
+                  "hours on 2 cores) instead of the reduced default (under 15 minutes)");
   };
   auto run_one = [ctx](const reports::ReportDef& def) {
     ctx->command_line = command_line();

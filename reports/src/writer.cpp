@@ -500,6 +500,12 @@ std::string ReportWriter::path_of(const std::string& file, bool internal) const 
   return (fs::path(tmp_dir_) / file).string();
 }
 
+std::string ReportWriter::file_path(const std::string& file, const std::string& what) {
+  std::string path = path_of(file);
+  note_file(file, what);
+  return path;
+}
+
 void ReportWriter::note_file(const std::string& file, const std::string& what) {
   for (auto& f : files_)
     if (f.first == file) {

@@ -72,6 +72,27 @@ double sd_of(const std::vector<double>& v) {
 
 }  // namespace
 
+std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
+                              Readout readout, OutputScale output_scale) {
+  const std::vector<Eigen::MatrixXf> acts = layer_activations(net, train, readout);
+  std::vector<double> q99;
+  for (std::size_t l = 0; l < acts.size(); ++l) {
+    const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons.at(l);
+    std::vector<float> a(acts[l].data(), acts[l].data() + acts[l].size());
+    if (l + 1 == net.layers.size() && output_scale == OutputScale::Activation) {
+      // The output neurons approximate alpha_fit phi(z^L): scale by phi's q99.
+      const auto target = nm.model.meta.find("target");
+      if (target == nm.model.meta.end() || !target->is_string())
+        throw InputError(fmt::format("--output-scale activation: {} has no meta.target naming its activation",
+                                     nm.source));
+      const analysis::Activation phi = analysis::parse_activation(target->get<std::string>(), nm.source + ": meta.target");
+      for (float& z : a) z = static_cast<float>(phi.eval(static_cast<double>(z)));
+    }
+    q99.push_back(a.empty() ? std::numeric_limits<double>::quiet_NaN() : percentile(std::move(a), 99.0));
+  }
+  return q99;
+}
+
 NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test_all,
                                   const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
   net.validate("--net");
@@ -114,22 +135,15 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   if (train.size() == 0 && opt.scale == ScaleMode::Q99)
     throw InputError("--data: no training images, and --scale q99 takes the layer scales from the train split; "
                      "add training images or use --scale const");
-  const std::vector<Eigen::MatrixXf> acts = layer_activations(net, train, opt.snn.readout);
+  const std::vector<double> q99s =
+      opt.q99.empty() ? layer_q99(net, train, neurons, opt.snn.readout, opt.output_scale) : opt.q99;
+  if (q99s.size() != S)
+    throw InputError(fmt::format("{} q99 values given for {} spiking layers", q99s.size(), S));
   std::vector<SpikingLayer> layers;
   std::vector<RateFunction> rates;
   for (std::size_t l = 0; l < S; ++l) {
     const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons[l];
-    std::vector<float> a(acts[l].data(), acts[l].data() + acts[l].size());
-    if (l + 1 == net.layers.size() && opt.output_scale == OutputScale::Activation) {
-      // The output neurons approximate alpha_fit phi(z^L): scale by phi's q99.
-      const auto target = nm.model.meta.find("target");
-      if (target == nm.model.meta.end() || !target->is_string())
-        throw InputError(fmt::format("--output-scale activation: {} has no meta.target naming its activation",
-                                     nm.source));
-      const analysis::Activation phi = analysis::parse_activation(target->get<std::string>(), nm.source + ": meta.target");
-      for (float& z : a) z = static_cast<float>(phi.eval(static_cast<double>(z)));
-    }
-    const double q = a.empty() ? std::numeric_limits<double>::quiet_NaN() : percentile(std::move(a), 99.0);
+    const double q = q99s[l];
     const bool by_hand = !opt.layer_alpha.empty() && !std::isnan(opt.layer_alpha[l]);
     if (opt.scale == ScaleMode::Q99 && !by_hand && !(q > 0))
       throw InputError(fmt::format("--scale q99: layer {} has 99th activation percentile {} <= 0; use --scale const",
@@ -219,6 +233,9 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   // after the parallel loop, so thread count does not change the sums).
   std::vector<SampleRun> readings(total * windows);
   std::vector<double> sq_dev(total * windows * S), sq_mf(total * windows * S), layer_spk(total * windows * S);
+  // Per (run, window): every spiking neuron's count, layers concatenated.
+  const std::size_t neurons_total = snn.spiking_neurons();
+  std::vector<float> pooled_counts(total * windows * neurons_total);
   const std::int64_t jobs = static_cast<std::int64_t>(total);
   detail::LoopErrors snn_errors;  // the samplers evaluate the kernels, which can throw like the mean field
 #pragma omp parallel for schedule(dynamic, 1)
@@ -239,6 +256,9 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
           sq_mf[at] = mf.squaredNorm();
           for (std::uint32_t c : r.at[w].counts[l]) layer_spk[at] += c;
         }
+        float* pooled = pooled_counts.data() + (static_cast<std::size_t>(job) * windows + w) * neurons_total;
+        for (const auto& layer : r.at[w].counts)
+          for (std::uint32_t c : layer) *pooled++ = static_cast<float>(c);
         r.at[w].counts.clear();  // read: only the totals are kept
         readings[static_cast<std::size_t>(job) * windows + w] = std::move(r.at[w]);
       }
@@ -292,6 +312,17 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
     win.spikes_per_neuron = per_neuron(spikes_w, static_cast<double>(res.spiking_neurons));
     win.transitions_per_sample = trans_w / static_cast<double>(total);
     win.tie_fraction = ties / static_cast<double>(total);
+    std::vector<float> counts;
+    counts.reserve(total * neurons_total);
+    for (std::size_t j = 0; j < total; ++j) {
+      const float* c = pooled_counts.data() + (j * windows + w) * neurons_total;
+      counts.insert(counts.end(), c, c + neurons_total);
+    }
+    if (!counts.empty()) {
+      win.silent_fraction = static_cast<double>(std::count(counts.begin(), counts.end(), 0.0f)) /
+                            static_cast<double>(counts.size());
+      for (double level : kCountQuantileLevels) win.count_quantiles.push_back(percentile(counts, level));
+    }
     for (std::size_t l = 0; l < S; ++l) {
       double dev = 0, ref = 0, layer_spikes = 0;
       for (std::size_t j = 0; j < total; ++j) {

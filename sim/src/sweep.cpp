@@ -195,6 +195,7 @@ Json run_sweep(const SweepSpec& spec, Shard shard, int threads,
   std::vector<std::size_t> mine;
   for (std::size_t u = shard.index - 1; u < total; u += shard.count) mine.push_back(u);
   Json runs = Json::array();
+  std::vector<std::vector<double>> q99_of(nets.size());
   for (std::size_t k = 0; k < mine.size(); ++k) {
     const std::size_t u = mine[k];
     const SweepRun run = sweep_run_at(spec, u);
@@ -216,8 +217,13 @@ Json run_sweep(const SweepSpec& spec, Shard shard, int threads,
     opt.output_scale = spec.output_scale;
     opt.layer_alpha = spec.layer_alpha;
     opt.snn.trace_weight = spec.trace_weight;
+
     NetworkSimResult res;
     try {
+      // The layer scales depend only on the net: computed at its first run.
+      if (q99_of[run.net].empty() && spec.scale == ScaleMode::Q99 && data.train.size() > 0)
+        q99_of[run.net] = layer_q99(nets[run.net], data.train, neurons, spec.readout, spec.output_scale);
+      opt.q99 = q99_of[run.net];
       res = simulate_network(nets[run.net], data.train, data.test, neurons, opt);
     } catch (const InputError& e) {
       throw InputError(fmt::format("sweep run {} (net {}, sampler {}, tau {}, r {}, trial {}): {}", u,
@@ -249,6 +255,8 @@ Json run_sweep(const SweepSpec& spec, Shard shard, int threads,
                          {"spikes_per_neuron", w.spikes_per_neuron},
                          {"transitions_per_sample", w.transitions_per_sample},
                          {"tie_fraction", w.tie_fraction},
+                         {"count_quantiles", w.count_quantiles},
+                         {"silent_fraction", w.silent_fraction},
                          {"layers", wl}});
     }
     r["windows"] = windows;
@@ -320,6 +328,13 @@ Json sweep_document(const Json& spec, const Json& runs) {
             c["spikes_per_neuron"] = window_mean("spikes_per_neuron");
             c["transitions_per_sample"] = window_mean("transitions_per_sample");
             c["tie_fraction"] = window_mean("tie_fraction");
+            // Means over the trials of each quantile of the pooled counts.
+            Json quantiles = Json::array();
+            for (std::size_t q = 0; q < first.at("windows").at(w).at("count_quantiles").size(); ++q)
+              quantiles.push_back(
+                  mean_of(recs, [&](const Json& r) { return num(r.at("windows").at(w).at("count_quantiles").at(q)); }));
+            c["count_quantiles"] = quantiles;
+            c["silent_fraction"] = window_mean("silent_fraction");
             Json layers = Json::array();
             for (std::size_t l = 0; l < first.at("layers").size(); ++l) {
               const auto layer_mean = [&](const char* key) {

@@ -532,6 +532,26 @@ TEST_CASE("simulate_network windows: the decoded-rate RMSE against the mean fiel
     CHECK(res.windows[0].layer_rate_rel_rmse[l] == doctest::Approx(std::sqrt(dev / ref)).epsilon(1e-12));
     CHECK(res.windows[0].tie_fraction == doctest::Approx(ties / static_cast<double>(p.test.images.cols())));
   }
+  // The pooled per-neuron spike counts: sorted by hand, quantiles by
+  // numpy's linear rule (position p/100 (n - 1)).
+  std::vector<double> counts;
+  for (int s = 0; s < p.test.images.cols(); ++s)
+    for (const auto& layer : snn.run(p.test.images.col(s).data(), sample_stream_seed(opt.seed, 0, s)).counts)
+      counts.insert(counts.end(), layer.begin(), layer.end());
+  std::sort(counts.begin(), counts.end());
+  const auto quantile = [&](double level) {
+    const double pos = level / 100 * static_cast<double>(counts.size() - 1);
+    const auto lo = static_cast<std::size_t>(pos);
+    const double hi = lo + 1 < counts.size() ? counts[lo + 1] : counts[lo];
+    return counts[lo] + (pos - static_cast<double>(lo)) * (hi - counts[lo]);
+  };
+  REQUIRE(res.windows[0].count_quantiles.size() == std::size(kCountQuantileLevels));
+  for (std::size_t k = 0; k < std::size(kCountQuantileLevels); ++k)
+    CHECK(res.windows[0].count_quantiles[k] == doctest::Approx(quantile(kCountQuantileLevels[k])).epsilon(1e-6));
+  CHECK(res.windows[0].count_quantiles.back() == counts.back());
+  CHECK(res.windows[0].silent_fraction ==
+        doctest::Approx(static_cast<double>(std::count(counts.begin(), counts.end(), 0.0)) / counts.size()));
+  CHECK(counts.back() > 0);
 }
 
 TEST_CASE("--trace-weight 1/tau scales the next layer's input by (dt/tau) / (1 - e^(-dt/tau))") {

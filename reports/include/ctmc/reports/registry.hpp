@@ -14,6 +14,11 @@ struct ReportContext {
   unsigned long long seed = 1;
   int threads = 0;          // 0: all cores
   unsigned precision = 256; // bits, where a report uses MPFR/MPFI
+  // The conversion report: the folder holding mnist/ and fashion-mnist/
+  // (scripts/fetch-data.sh writes them to data/), and whether to run the
+  // paper's full design instead of the reduced default.
+  std::string data_root = "data";
+  bool full = false;
 };
 
 struct ReportDef {

@@ -114,6 +114,10 @@ class ReportWriter {
   void write_csv(const std::string& file, const Table& t);
   void write_json(const std::string& file, const nlohmann::ordered_json& j);
   void write_text(const std::string& file, const std::string& content);
+  // The path in the temporary folder of a file the report writes itself
+  // (e.g. a network through sim::save_network), listed in meta.json with
+  // `what` like the files written above.
+  std::string file_path(const std::string& file, const std::string& what);
   // <name>.dat + <name>.gp + <name>.svg and an image link in report.md. Without
   // gnuplot on PATH the .dat and .gp are still written and report.md says the
   // SVG was not drawn.

@@ -83,7 +83,16 @@ struct NetworkSimOptions {
   // alpha_l of each spiking layer given by hand, overriding the scale rule
   // where not NaN (other codes set layer rates so); empty: none given.
   std::vector<double> layer_alpha;
+  // q99_l of every spiking layer when the caller already has them
+  // (layer_q99 on the same train split, neurons, readout and output scale;
+  // a sweep computes them once per net); empty: computed here.
+  std::vector<double> q99;
 };
+
+// q99_l of every spiking layer on the train split (see the top of this file;
+// `neurons` name the output layer's target for OutputScale::Activation).
+std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
+                              Readout readout, OutputScale output_scale);
 
 // The readings of one window T (SpikingConfig::checkpoints) over every
 // (trial, sample) run.
@@ -100,7 +109,15 @@ struct WindowResult {
   // sum a_MF^2) over the layer's neurons, samples and trials (NaN where
   // a_MF is 0 throughout).
   std::vector<double> layer_spikes_per_neuron, layer_rate_rel_rmse;
+  // The distribution of N_i(T) over every (spiking neuron, run) pair of the
+  // window, pooled over the spiking layers (the paper's per-neuron spike-count
+  // quantiles, Figure 3B): the quantiles at kCountQuantileLevels (percentile()'s
+  // interpolation) and the share of pairs with no spike.
+  std::vector<double> count_quantiles;
+  double silent_fraction = 0;
 };
+// The levels of WindowResult::count_quantiles: median, q90, q99 and the maximum.
+inline constexpr double kCountQuantileLevels[] = {50, 90, 99, 100};
 
 struct NetworkSimResult {
   int samples = 0;

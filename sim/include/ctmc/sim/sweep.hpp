@@ -20,7 +20,10 @@
 //   cells   per (net, sampler, tau, r, T): A_ANN, A_MF, A_SNN mean and sd over
 //           trials, the decomposition gap = (A_ANN - A_MF) + (A_MF - A_SNN),
 //           SynOps per sample, spikes per neuron, CTMC transitions per
-//           sample, the readout's tie fraction, and per spiking layer spikes
+//           sample, the readout's tie fraction, the quantiles of the
+//           per-neuron spike counts (median, q90, q99, max of N_i(T) over
+//           every spiking neuron and test image) and their share of zeros,
+//           and per spiking layer spikes
 //           per neuron, the decoded-rate relative RMSE against the mean field
 //           and the share of mean-field inputs outside the fit domain (means
 //           over trials);
