@@ -33,6 +33,12 @@ Register reg([](CLI::App& root) {
     sub->add_flag("--full", ctx->full,
                   "Report conversion: the paper's design (4 training seeds, 2 trials, 1000 test images, full grid; "
                   "hours on 2 cores) instead of the reduced default (under 15 minutes)");
+    sub->add_flag("--plan", ctx->plan,
+                  "Report conversion: train and fit only, and write the sweeps as Slurm job arrays "
+                  "(sweep_commands.sh) to run on a cluster");
+    sub->add_option("--sweeps", ctx->sweeps_dir,
+                    "Report conversion: take each sweep whose document is in this folder (merged from a cluster run "
+                    "of sweep_commands.sh) instead of running it");
   };
   auto run_one = [ctx](const reports::ReportDef& def) {
     ctx->command_line = command_line();

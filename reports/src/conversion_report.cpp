@@ -132,6 +132,10 @@ const std::map<double, std::optional<double>> kPaperClip = {
     {1, std::nullopt}, {2, 16.0e3}, {4, 9.1e3}, {6, 9.8e3}, {10, 11.1e3}};
 const std::map<std::string, double> kPaperAnnAccuracy = {{"sigmoid", 98.2}, {"softplus", 98.2}, {"relu", 98.3}};
 constexpr double kCriterion = 1.0;  // pp
+// --plan: the shards per sweep and the folder of the documents in the
+// printed Slurm commands (scripts/slurm/submit-sweep.sh).
+constexpr int kPlanShards = 16;
+constexpr const char* kPlanSweepsDir = "results/conversion";
 // The paper's named operating points (Appendix "Deep operating points", VGG-11/MNIST).
 struct NamedCase {
   const char* name;
@@ -211,6 +215,9 @@ struct Study {
   const ConversionDesign& d;
   ReportWriter& w;
   std::vector<std::pair<std::string, std::string>> commands;  // what, command line
+  std::vector<std::string> cluster;                           // --plan: the sweeps as Slurm job arrays
+
+  std::string sweeps_dir() const { return ctx.sweeps_dir.empty() ? std::string(kPlanSweepsDir) : ctx.sweeps_dir; }
 
   std::string shown(const std::string& file) const { return (fs::path(w.final_dir()) / file).string(); }
   void log(const std::string& text) const { fmt::print(stderr, "conversion: {}\n", text); }
@@ -384,22 +391,46 @@ struct SweepOptions {
   sim::OutputScale output_scale = sim::OutputScale::Activation;
 };
 
-std::string sweep_command(const Study& st, const DataCase& dc, const std::vector<std::string>& nets,
-                          const std::vector<std::string>& neurons, const SweepOptions& so, const std::string& out) {
+// `ctmc-snn sweep`'s options for one of the report's sweeps (no --out).
+std::string sweep_options(const Study& st, const DataCase& dc, const std::vector<std::string>& nets,
+                          const std::vector<std::string>& neurons, const SweepOptions& so) {
   std::vector<std::string> samplers;
   for (auto s : so.samplers) samplers.push_back(sim::sampler_name(s));
   return fmt::format(
-      "ctmc-snn sweep --net {} --data {} --neurons {} --tau {} --rate {} --T {} --sampler {} --trials {} --dt {} "
-      "--readout {} --trace-weight {} --output-scale {} --subset {} --limit {} --seed {} --out {}",
+      "--net {} --data {} --neurons {} --tau {} --rate {} --T {} --sampler {} --trials {} --dt {} --readout {} "
+      "--trace-weight {} --output-scale {} --subset {} --limit {} --seed {}",
       join(nets), dc.dir, join(neurons), join_numbers(st.d.taus), join_numbers(st.d.rates), join_numbers(st.d.T),
       join(samplers), st.d.trials, st.d.dt, sim::readout_name(so.readout), sim::trace_weight_name(so.trace_weight),
       so.output_scale == sim::OutputScale::Logits ? "logits" : "activation", dc.subset.text, st.d.test_images,
-      st.ctx.seed, out);
+      st.ctx.seed);
 }
 
-// Runs one sweep in-process; the document records the files by the paths
-// they have once the report is in place, so the printed command, run from
-// the same folder as the report, writes a byte-identical document.
+// A sweep document from --sweeps DIR, rebuilt from its runs, when it is the
+// sweep of `spec` (what a cluster run of the printed commands, merged,
+// writes); InputError naming the file for anything else.
+Json reuse_sweep(const fs::path& file, const Json& spec) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(fmt::format("--sweeps: {}: cannot be read", file.string()));
+  try {
+    const Json found = Json::parse(in);
+    if (!found.is_object() || !found.contains("format") || found.at("format") != "ctmc-snn sweep" ||
+        !found.contains("spec") || !found.contains("runs"))
+      throw InputError(fmt::format("--sweeps: {}: not a sweep document (ctmc-snn sweep --out)", file.string()));
+    if (found.at("spec") != spec)
+      throw InputError(fmt::format("--sweeps: {}: the sweep of another design (its spec differs from the one this "
+                                   "report runs: nets, neurons, grid, data, conventions or seed)",
+                                   file.string()));
+    return sim::sweep_document(spec, found.at("runs"));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("--sweeps: {}: not a sweep document ({})", file.string(), e.what()));
+  }
+}
+
+// Runs one sweep in-process, or takes it from --sweeps DIR, or (--plan)
+// only records its command (returns null). The document records the files
+// by the paths they have once the report is in place, so the printed
+// command, run from the same folder as the report, writes a byte-identical
+// document.
 Json run_sweep(Study& st, const DataCase& dc, const std::string& name, const std::vector<std::string>& net_files,
                std::vector<std::string> neuron_files, const SweepOptions& so, double& seconds, std::size_t& runs) {
   if (so.readout == sim::Readout::Integrate) neuron_files.pop_back();  // the output layer does not spike
@@ -420,28 +451,42 @@ Json run_sweep(Study& st, const DataCase& dc, const std::string& name, const std
   spec.limit = st.d.test_images;
   spec.seed = st.ctx.seed;
   spec.criterion = kCriterion;
-  const auto t0 = Clock::now();
-  auto last = t0;
-  const Json records = sim::run_sweep(spec, {1, 1}, st.ctx.threads, [&](std::size_t done, std::size_t total) {
-    const sim::SweepRun r = sim::sweep_run_at(spec, done - 1);
-    st.log(fmt::format("{}: run {}/{} (sampler {}, tau {:g}, r {:g}, trial {}) in {:.2f} s", name, done, total,
-                       sim::sampler_name(spec.samplers[r.sampler]), spec.taus[r.tau], spec.rates[r.rate], r.trial,
-                       seconds_since(last)));
-    last = Clock::now();
-  });
-  seconds = seconds_since(t0);
-  runs = records.size();
   sim::SweepSpec shown = spec;
   std::vector<std::string> shown_nets, shown_neurons;
   for (const auto& f : net_files) shown_nets.push_back(st.shown(f));
   for (const auto& f : neuron_files) shown_neurons.push_back(st.shown(f));
   shown.nets = shown_nets;
   shown.neurons = shown_neurons;
-  Json doc = sim::sweep_document(sim::sweep_spec_json(shown), records);
+  const Json spec_json = sim::sweep_spec_json(shown);
   const std::string file = "sweep-" + name + ".json";
+  const std::string options = sweep_options(st, dc, shown_nets, shown_neurons, so);
+  if (st.ctx.plan) {
+    st.cluster.push_back(fmt::format("scripts/slurm/submit-sweep.sh --shards {} --out {}/{} -- {}", kPlanShards,
+                                     st.sweeps_dir(), file, options));
+    return nullptr;
+  }
+  const auto t0 = Clock::now();
+  Json doc;
+  const fs::path given = fs::path(st.ctx.sweeps_dir) / file;
+  if (!st.ctx.sweeps_dir.empty() && fs::exists(given)) {
+    doc = reuse_sweep(given, spec_json);
+    st.log(fmt::format("{}: taken from {}", name, given.string()));
+  } else {
+    auto last = t0;
+    const Json records = sim::run_sweep(spec, {1, 1}, st.ctx.threads, [&](std::size_t done, std::size_t total) {
+      const sim::SweepRun r = sim::sweep_run_at(spec, done - 1);
+      st.log(fmt::format("{}: run {}/{} (sampler {}, tau {:g}, r {:g}, trial {}) in {:.2f} s", name, done, total,
+                         sim::sampler_name(spec.samplers[r.sampler]), spec.taus[r.tau], spec.rates[r.rate], r.trial,
+                         seconds_since(last)));
+      last = Clock::now();
+    });
+    doc = sim::sweep_document(spec_json, records);
+  }
+  seconds = seconds_since(t0);
+  runs = doc.at("runs").size();
   st.w.write_text(file, doc.dump(1) + "\n");
   st.w.file_path(file, "sweep document (ctmc-snn sweep)");
-  st.commands.emplace_back("sweep " + name, sweep_command(st, dc, shown_nets, shown_neurons, so, st.shown(file)));
+  st.commands.emplace_back("sweep " + name, "ctmc-snn sweep " + options + " --out " + st.shown(file));
   return doc;
 }
 
@@ -695,7 +740,28 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
       timings.emplace_back(dc.label, "ReLU, " + name, secs, n);
     }
     for (const char* key : {"relu", "cliprelu_6"})
-      if (vmap.count(key)) if_points[key] = run_if(st, dc, vmap.at(key));
+      if (vmap.count(key) && !ctx.plan) if_points[key] = run_if(st, dc, vmap.at(key));
+  }
+  if (ctx.plan) {
+    // The nets and neurons are in place; the sweeps go to a cluster.
+    std::string script = fmt::format(
+        "#!/usr/bin/env bash\n# The sweeps of `{}`, each as a Slurm job array of {} shards and a merge job\n"
+        "# (scripts/slurm/submit-sweep.sh). Run from the repository root on a login node whose file system\n"
+        "# the compute nodes share; when every merge job has ended, rerun the report with --sweeps {}\n"
+        "# (it retrains and refits to the same bytes and takes each sweep from there).\nset -euo pipefail\n",
+        ctx.command_line, kPlanShards, st.sweeps_dir());
+    for (const auto& line : st.cluster) script += line + "\n";
+    w.write_text("sweep_commands.sh", script);
+    w.paragraph(fmt::format(
+        "Plan only (`--plan`): the design is {}. The source nets and fitted neurons are in this folder; "
+        "[sweep_commands.sh](sweep_commands.sh) submits the {} sweeps as Slurm job arrays writing to {}. Rerun "
+        "the same command with `--sweeps {}` instead of `--plan` to write the report from them.",
+        d.label, st.cluster.size(), md_code(st.sweeps_dir() + "/"), st.sweeps_dir()));
+    std::string cmds = "```sh\n";
+    for (const auto& [what, cmd] : st.commands) cmds += "# " + what + "\n" + cmd + "\n";
+    w.paragraph(cmds + "```");
+    w.finish();
+    return 0;
   }
   const auto& mnist = runs.at("mnist");
 

@@ -9,6 +9,7 @@
 #include "cli_helpers.hpp"
 #include "ctmc/reports/conversion.hpp"
 #include "ctmc/reports/registry.hpp"
+#include "ctmc/solvers/errors.hpp"
 
 using namespace ctmc_cli_test;
 using namespace ctmc::reports;
@@ -105,28 +106,37 @@ TEST_CASE("conversion: a cost claim holds within a factor 1.25, and 'never' matc
   CHECK(verdict_name(Verdict::NotComparable) == "Not comparable");
 }
 
+ReportContext small_context(const std::string& out) {
+  ReportContext ctx;
+  ctx.out_root = (temp_dir() / out).string();
+  ctx.data_root = conversion_data_root().string();
+  ctx.seed = 3;
+  ctx.threads = 2;
+  return ctx;
+}
+
+ConversionDesign small_design() {
+  ConversionDesign d = conversion_design(false);
+  d.hidden = {12, 8};
+  d.epochs_mnist = 3;
+  d.test_images = 50;
+  d.taus = {0.05};
+  d.rates = {3, 30};
+  d.T = {0.5, 1};
+  d.fit_samples = 200;
+  d.fit_starts = 4;
+  d.fit_train_images = 100;
+  d.clip_K = {1, 4, 6};
+  d.if_steps = {8, 16};
+  d.fashion = false;
+  return d;
+}
+
 // The small study, run once for the test cases below: its report folder.
 const fs::path& small_study() {
   static const fs::path dir = [] {
-    ReportContext ctx;
-    ctx.out_root = (temp_dir() / "conversion_out").string();
-    ctx.data_root = conversion_data_root().string();
-    ctx.seed = 3;
-    ctx.threads = 2;
-    ConversionDesign d = conversion_design(false);
-    d.hidden = {12, 8};
-    d.epochs_mnist = 3;
-    d.test_images = 50;
-    d.taus = {0.05};
-    d.rates = {3, 30};
-    d.T = {0.5, 1};
-    d.fit_samples = 200;
-    d.fit_starts = 4;
-    d.fit_train_images = 100;
-    d.clip_K = {1, 4, 6};
-    d.if_steps = {8, 16};
-    d.fashion = false;
-    REQUIRE(run_conversion_report(ctx, d) == 0);
+    const ReportContext ctx = small_context("conversion_out");
+    REQUIRE(run_conversion_report(ctx, small_design()) == 0);
     return fs::path(ctx.out_root) / "conversion";
   }();
   return dir;
@@ -181,6 +191,47 @@ TEST_CASE("report conversion: the printed train command writes the same weights"
   INFO(cmd);
   REQUIRE(run_printed(cmd) == 0);
   CHECK(slurp(temp_dir() / "again-net.safetensors") == slurp(dir / "net-mnist-relu-s1.safetensors"));
+}
+
+TEST_CASE("report conversion --plan writes the nets, neurons and Slurm commands, and runs no sweep") {
+  ReportContext ctx = small_context("conversion_plan");
+  ctx.plan = true;
+  REQUIRE(run_conversion_report(ctx, small_design()) == 0);
+  const fs::path dir = fs::path(ctx.out_root) / "conversion";
+  const std::string script = slurp(dir / "sweep_commands.sh");
+  CHECK(script.find("scripts/slurm/submit-sweep.sh --shards 16 --out results/conversion/sweep-mnist-relu.json -- "
+                    "--net ") != std::string::npos);
+  CHECK(std::count(script.begin(), script.end(), '\n') > 12);
+  CHECK(fs::exists(dir / "neuron-mnist-relu-L3.json"));
+  CHECK(fs::exists(dir / "net-mnist-softplus-s1.safetensors"));
+  CHECK_FALSE(fs::exists(dir / "sweep-mnist-relu.json"));
+}
+
+TEST_CASE("report conversion --sweeps DIR takes a matching sweep document from there, and refuses another design's") {
+  const fs::path& dir = small_study();
+  const fs::path given = temp_dir() / "given_sweeps";
+  fs::create_directories(given);
+  // A document whose runs were edited: the report must show the edit (it
+  // took the sweep from DIR rather than running it).
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(slurp(dir / "sweep-mnist-sigmoid.json"));
+  doc["runs"][0]["A_ANN"] = 12.5;
+  std::ofstream(given / "sweep-mnist-sigmoid.json") << doc.dump(1) << "\n";
+  ReportContext ctx = small_context("conversion_reuse");
+  ctx.sweeps_dir = given.string();
+  CHECK_THROWS_WITH_AS(run_conversion_report(ctx, small_design()),
+                       doctest::Contains("sweep-mnist-sigmoid.json: the sweep of another design"), ctmc::InputError);
+  // The same out root as the study: the specs (which name the report's files)
+  // match. This replaces the study's folder with one whose sigmoid sweep is
+  // the edited one; the other test cases read none of its sigmoid files.
+  ctx.out_root = fs::path(dir).parent_path().string();
+  REQUIRE(run_conversion_report(ctx, small_design()) == 0);
+  const auto again = nlohmann::ordered_json::parse(slurp(dir / "sweep-mnist-sigmoid.json"));
+  CHECK(again["runs"][0]["A_ANN"] == 12.5);
+  CHECK(again["cells"][0]["A_ANN"] == 12.5);
+  CHECK(slurp(dir / "sweep-mnist-relu.json").find("\"A_ANN\": 12.5") == std::string::npos);
+  std::ofstream(given / "sweep-mnist-sigmoid.json") << "{\"format\": \"something else\"}";
+  CHECK_THROWS_WITH_AS(run_conversion_report(ctx, small_design()),
+                       doctest::Contains("sweep-mnist-sigmoid.json: not a sweep document"), ctmc::InputError);
 }
 
 TEST_CASE("report conversion: a missing data folder exits 2 naming it") {

@@ -19,6 +19,11 @@ struct ReportContext {
   // paper's full design instead of the reduced default.
   std::string data_root = "data";
   bool full = false;
+  // The conversion report on a cluster: --plan trains and fits, then writes
+  // the sweeps as Slurm job arrays instead of running them; --sweeps DIR
+  // takes every sweep whose document is in DIR (and matches) from there.
+  bool plan = false;
+  std::string sweeps_dir;
 };
 
 struct ReportDef {
