@@ -849,6 +849,27 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     }
     w.plot(pl);
   }
+  {
+    // The paper's second cost measure (its Appendix "Transition-count cost").
+    Table t;
+    t.columns = {"data", "activation", "min transitions < 1 pp", "gap (pp)", "cell", "transitions / SynOps there"};
+    for (const DataCase& dc : cases)
+      for (const Variant& v : variants) {
+        if (v.K) continue;
+        const Json& doc = runs.at(dc.key).at(v.key).doc;
+        const Json* p = min_cost_point(doc, "exact", "transitions");
+        t.rows.push_back({dc.label, v.label, p ? fmt_k(num(p->at("transitions_per_sample_mean"))) : "none",
+                          p ? fmt::format("{:.2f}", num(p->at("gap_mean"))) : "—", p ? cell_text(*p) : "—",
+                          p ? fmt::format("{:.3f}", num(p->at("transitions_per_sample_mean")) /
+                                                        num(p->at("synops_per_sample_mean")))
+                            : "—"});
+      }
+    w.heading("Cost in CTMC state transitions", 3);
+    w.paragraph("The cheapest cell under the criterion when the cost is the number of CTMC state transitions per "
+                "test image (every jump of every spiking neuron, spikes included), the paper's second cost "
+                "measure; its frontiers are in the sweep documents (`frontier.exact.transitions`).");
+    w.table(t, "transitions.csv");
+  }
   double shift_low = 0, shift_high = 0;
   {
     // Figure 3C: the shift-by-two control at matched configurations.
