@@ -687,7 +687,7 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
   if (d.seeds.empty() || d.taus.empty() || d.rates.empty() || d.T.empty() || d.if_steps.empty())
     throw std::invalid_argument("conversion design: empty list");
   ReportWriter w(ctx, "conversion", "ANN-to-SNN conversion study: MLP activation study, clip ablation, IF baseline");
-  Study st{ctx, d, w, {}};
+  Study st{ctx, d, w, {}, {}};
   const auto t_start = Clock::now();
   const std::vector<Variant> variants = variants_of(d);
   const bool show_sd = d.seeds.size() > 1;
