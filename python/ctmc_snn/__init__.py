@@ -32,7 +32,7 @@ import numpy as np
 from . import _core
 
 __all__ = ["flux", "stationary", "counting", "formula", "bernstein", "fit", "score", "simulate_neuron",
-           "simulate_network", "exact_text"]
+           "simulate_network", "check", "exact_text"]
 
 
 # ---------------------------------------------------------------- conversions
@@ -460,4 +460,51 @@ def simulate_network(net, data, neurons, T=50.0, tau=0.02, rate=3.0, dt=0.005, t
     d = json.loads(_core.simulate_network(args))
     d["predictions"] = np.array(d["predictions"], dtype=np.int64)
     d["synops"] = np.array(d["synops"], dtype=np.float64)
+    return d
+
+
+# ---------------------------------------------------------------- claims
+
+def check(claims, out=None, seed=1, threads=0, precision=256):
+    """Check another implementation's claims (``ctmc-snn check CLAIMS.json --json``; format: README
+    "Checking another implementation's claims").
+
+    claims: a claims file path, or a dict of the same schema (its relative model paths are taken from the
+    current folder). Returns {"results": [...], "verdicts": {id: "Pass" | "Fail" | "Not checkable"},
+    "passed", "failed", "not_checkable"}; with out=FOLDER also writes the report folder FOLDER/check/ and
+    adds "exit_status" (0, or 1 when a claim failed).
+    """
+    tmp = None
+    if isinstance(claims, dict):
+        doc = _jsonable(claims, "claims")
+        for c in doc.get("claims", []) if isinstance(doc.get("claims"), list) else []:
+            if isinstance(c, dict) and isinstance(c.get("model"), str) and not os.path.isabs(c["model"]):
+                c["model"] = os.path.abspath(c["model"])
+        tmp = tempfile.mkdtemp(prefix="ctmc_snn_claims_")
+        path = os.path.join(tmp, "claims.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+    elif isinstance(claims, (str, os.PathLike)):
+        path = os.fspath(claims)
+    else:
+        raise ValueError(f"claims: expected a file path or a dict, got {type(claims).__name__}")
+    try:
+        text, status = _core.check(path, "" if out is None else os.fspath(out), int(seed), int(threads),
+                                   int(precision))
+    except ValueError as e:
+        msg = str(e)
+        if tmp:
+            msg = msg.replace(path, "claims")
+        raise ValueError(msg) from None
+    finally:
+        if tmp:
+            os.unlink(path)
+            os.rmdir(tmp)
+    d = json.loads(text)
+    if tmp:
+        d["claims_file"] = "claims"
+        for r in d["results"]:
+            r["evidence"] = r["evidence"].replace(path, "claims")
+    if status >= 0:
+        d["exit_status"] = status
     return d

@@ -107,4 +107,10 @@ struct NetworkArgs {
 // simulate network ... --json (without the IF baseline)
 std::string simulate_network_json(const NetworkArgs& a);
 
+// check CLAIMS.json --json: the results document; with out_root, also the
+// report folder <out_root>/check/ and *status its exit status (0 or 1),
+// else *status = -1.
+std::string check_json(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
+                       int threads, unsigned precision, int* status);
+
 }  // namespace ctmc::python

@@ -209,6 +209,12 @@ PYBIND11_MODULE(_core, m) {
     a.alpha = get<double>(d, "alpha", a.alpha);
     return call([&] { return simulate_neuron_json(mi, a); });
   });
+  m.def("check", [](const std::string& path, const std::string& out, unsigned long long seed, int threads,
+                    unsigned precision) {
+    int status = -1;
+    std::string doc = call([&] { return check_json(path, out, seed, threads, precision, &status); });
+    return py::make_tuple(doc, status);
+  });
   m.def("simulate_network", [](const py::dict& d) {
     const NetworkArgs a = network_args(d);
     return call([&] { return simulate_network_json(a); });

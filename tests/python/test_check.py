@@ -1,0 +1,170 @@
+"""Tests of the claims checker: `ctmc-snn check CLAIMS.json` and ctmc_snn.check (CTest "python").
+
+True claims are computed here independently (exact rationals from the closed
+forms); false ones are those values perturbed. Simulation claims come from
+the toolkit's own SSA at other seeds, standing in for another implementation.
+"""
+import fractions
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import ctmc_snn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.environ.get("CTMC_SOURCE_DIR", os.path.normpath(os.path.join(HERE, "..", "..")))
+CLI = os.environ.get("CTMC_CLI", os.path.join(SOURCE, "build", "cli", "ctmc-snn"))
+F = fractions.Fraction
+
+# Three-state (paper eq. 1-2): a = H, b = 1/2, c = 1/3 + 2H, d = 2.
+THREE = {"states": ["B", "G", "R"], "transitions": [
+    {"from": "B", "to": "G", "offset": 0, "slope": 1},
+    {"from": "G", "to": "B", "offset": "0.5"},
+    {"from": "G", "to": "R", "offset": "1/3", "slope": 2, "spike": True},
+    {"from": "R", "to": "B", "offset": 2}]}
+
+
+def three_state_exact(h):
+    a, b, c, d = h, F(1, 2), F(1, 3) + 2 * h, F(2)
+    w = {"B": d * (b + c), "G": a * d, "R": a * c}
+    t = sum(w.values())
+    return a * c * d / (d * (a + b + c) + a * c), {k: v / t for k, v in w.items()}
+
+
+def two_state(a, d):
+    return {"states": ["B", "R"], "transitions": [{"from": "B", "to": "R", "offset": str(a), "spike": True},
+                                                  {"from": "R", "to": "B", "offset": str(d)}]}
+
+
+def run_check(claims, *extra):
+    with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+        path = os.path.join(t, "claims.json")
+        with open(path, "w") as f:
+            json.dump(claims, f)
+        p = subprocess.run([CLI, "check", path, "--out", os.path.join(t, "out"), "--json", *extra],
+                           capture_output=True, text=True)
+        files = sorted(os.listdir(os.path.join(t, "out", "check"))) if p.returncode in (0, 1) else []
+        return p.returncode, (json.loads(p.stdout) if p.returncode in (0, 1) else None), p.stderr, files
+
+
+class Verdicts(unittest.TestCase):
+    def test_true_and_false_claims_of_every_kind(self):
+        h = F(3, 5)
+        flux, pi = three_state_exact(h)
+        a, d = F(3, 2), F(5, 7)
+        rate = a * d / (a + d)
+        fano = (a * a + d * d) / (a + d) ** 2  # alternating renewal with exponential phases
+        # Off by less than 1e-12 relative: only an exact comparison sees it.
+        nearly = flux * (1 + F(1, 10 ** 13))
+        self.assertLess(abs(float(nearly) - float(flux)), 1e-12 * float(flux))
+        # A relu copy: F = H d / (H + d), d = 10^6; its max error on [0, 1] at H = 1 is 1/(1 + d).
+        relu = {"states": ["B", "R"], "transitions": [
+            {"from": "B", "to": "R", "offset": 0, "slope": 1, "spike": True}, {"from": "R", "to": "B", "offset": 10 ** 6}]}
+        max_err = F(1, 1 + 10 ** 6)
+        claims = {"claims": [
+            {"id": "flux-true", "kind": "flux", "model": THREE, "H": "3/5", "value": str(flux)},
+            {"id": "flux-nearly", "kind": "flux", "model": THREE, "H": "3/5",
+             "value": str(nearly.numerator) + "/" + str(nearly.denominator)},
+            {"id": "flux-rel-ok", "kind": "flux", "model": THREE, "H": "0.6", "value": float(flux),
+             "tolerance": {"relative": 1e-15}},
+            {"id": "stationary-true", "kind": "stationary", "model": THREE, "H": 0.6,
+             "pi": {k: str(v) for k, v in pi.items()}},
+            {"id": "stationary-false", "kind": "stationary", "model": THREE, "H": 0.6,
+             "pi": {"B": str(pi["B"]), "R": str(pi["R"] * F(11, 10))}},
+            {"id": "counting-true", "kind": "counting", "model": two_state(a, d), "H": 0, "rate": str(rate),
+             "fano": str(fano), "variance_rate": str(fano * rate)},
+            {"id": "counting-finite-true", "kind": "counting", "model": two_state(a, d), "H": 0, "T": 4,
+             "mean": str(rate * 4), "tolerance": {"relative": 1e-60}},
+            {"id": "counting-false", "kind": "counting", "model": two_state(a, d), "H": 0, "fano": "1"},
+            {"id": "fit-true", "kind": "fit", "model": relu, "activation": "relu", "domain": "0,1", "points": 11,
+             "max_error": "{:.6e}".format(float(max_err))},
+            {"id": "fit-false", "kind": "fit", "model": relu, "activation": "relu", "domain": "0,1", "points": 11,
+             "max_error": "1.1e-6"},
+            {"id": "net", "kind": "network", "net": "whatever.json"},
+        ]}
+        rc, doc, err, files = run_check(claims)
+        self.assertEqual(rc, 1, err)  # a claim failed
+        v = doc["verdicts"]
+        self.assertEqual(v, {"flux-true": "Pass", "flux-nearly": "Fail", "flux-rel-ok": "Pass",
+                             "stationary-true": "Pass", "stationary-false": "Fail", "counting-true": "Pass",
+                             "counting-finite-true": "Pass", "counting-false": "Fail", "fit-true": "Pass",
+                             "fit-false": "Fail", "net": "Not checkable"})
+        self.assertEqual((doc["passed"], doc["failed"], doc["not_checkable"]), (6, 4, 1))
+        for name in ("report.md", "meta.json", "results.json", "claims.csv"):
+            self.assertIn(name, files)
+        # Only true claims: exit 0.
+        rc, doc, err, _ = run_check({"claims": [c for c in claims["claims"] if v[c["id"]] != "Fail"]})
+        self.assertEqual(rc, 0, err)
+
+    def test_simulation_claims_no_false_alarm_over_20_seeds(self):
+        # The "other implementation": our own SSA at seeds 1..20, 400 trials each.
+        model = two_state("3/2", "5/7")
+        claims = []
+        for seed in range(1, 21):
+            r = ctmc_snn.simulate_neuron(model, 0, 4.0, trials=400, seed=seed)
+            claims.append({"id": f"sim-{seed}", "kind": "simulation", "model": model, "H": 0, "T": 4, "trials": 400,
+                           "mean": r["empirical"]["mean_count"], "variance": r["empirical"]["variance_count"],
+                           "false_alarm": 1e-3})
+        # And a wrong one: the mean off by ten of its standard errors.
+        exact = ctmc_snn.counting(model, 0, 4, mode="double")
+        claims.append({"id": "sim-wrong", "kind": "simulation", "model": model, "H": 0, "T": 4, "trials": 400,
+                       "mean": exact["mean"] + 10 * (exact["variance"] / 400) ** 0.5})
+        rc, doc, err, _ = run_check({"claims": claims}, "--seed", "1000")
+        self.assertEqual(rc, 1, err)
+        for seed in range(1, 21):
+            self.assertEqual(doc["verdicts"][f"sim-{seed}"], "Pass", seed)
+        self.assertEqual(doc["verdicts"]["sim-wrong"], "Fail")
+
+    def test_python_check_matches_cli(self):
+        flux, _ = three_state_exact(F(1, 2))
+        claims = {"claims": [{"id": "f", "kind": "flux", "model": THREE, "H": "1/2", "value": str(flux)},
+                             {"id": "g", "kind": "flux", "model": THREE, "H": "1/2", "value": "0.6"}]}
+        rc, doc, err, _ = run_check(claims)
+        py = ctmc_snn.check(claims)
+        self.assertEqual(py["verdicts"], {"f": "Pass", "g": "Fail"})
+        self.assertEqual(py["results"], doc["results"])
+
+    def test_paper_example(self):
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            p = subprocess.run([CLI, "check", os.path.join(SOURCE, "examples", "claims_paper.json"), "--out", t,
+                                "--json", "--threads", "2"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            v = json.loads(p.stdout)["verdicts"]
+            for k in ("eq2-flux", "eq2-stationary", "eq2-rate", "bernstein-flux", "fig2-sigmoid-mse"):
+                self.assertEqual(v[k], "Pass", k)
+            self.assertEqual(v["table-mnist-network"], "Not checkable")
+
+
+class Malformed(unittest.TestCase):
+    def assert_refused(self, claims, *fragments):
+        rc, _, err, _ = run_check(claims)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(err.count("\n"), 1, err)
+        for f in fragments:
+            self.assertIn(f, err)
+        with self.assertRaises(ValueError) as cm:
+            ctmc_snn.check(claims)
+        for f in fragments:
+            self.assertIn(f, str(cm.exception))
+
+    def test_names_the_claim_and_the_field(self):
+        good = {"id": "x", "kind": "flux", "model": THREE, "H": "1", "value": "1"}
+        self.assert_refused({"claims": [good, dict(good, id="y", H="abc")]}, "claim 'y'", "H")
+        self.assert_refused({"claims": [dict(good, valeu="1")]}, "claim 'x'", "valeu")
+        self.assert_refused({"claims": [dict(good, kind="magic")]}, "claim 'x'", "kind")
+        self.assert_refused({"claims": [{k: v for k, v in good.items() if k != "value"}]}, "claim 'x'", "value")
+        self.assert_refused({"claims": [dict(good, tolerance={"relative": -1})]}, "claim 'x'", "tolerance")
+        self.assert_refused({"claims": [good, good]}, "claim 'x'", "id")
+        self.assert_refused({"claims": [{"kind": "flux"}]}, "claims[0]", "id")
+        self.assert_refused({"claims": [dict(good, model="no/such/model.json")]}, "model.json")
+        self.assert_refused({"claims": [dict(good, kind="stationary", pi={"Q": "1"})]}, "claim 'x'", "pi.Q")
+        self.assert_refused({"claims": [{"id": "s", "kind": "simulation", "model": THREE, "H": 1, "T": 1,
+                                         "trials": 1, "mean": 1}]}, "claim 's'", "trials")
+        self.assert_refused({"claims": []}, "claims")
+        self.assert_refused({"claimz": []}, "claimz")
+
+
+if __name__ == "__main__":
+    unittest.main()
