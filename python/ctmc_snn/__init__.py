@@ -116,6 +116,28 @@ def _h_items(h, what="H"):
     return texts
 
 
+def _uint(x, what, bits=32):
+    """A whole number in [0, 2^bits) for a C++ unsigned parameter: ValueError otherwise (not a TypeError)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not 0 <= int(x) < 2 ** bits:
+        raise ValueError(f"{what}: {x!r} is not a whole number in [0, 2^{bits})")
+    return int(x)
+
+
+def _int(x, what):
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not -2 ** 63 <= int(x) < 2 ** 63:
+        raise ValueError(f"{what}: {x!r} is not a whole number")
+    return int(x)
+
+
+def _float(x, what):
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, str)):
+        raise ValueError(f"{what}: {x!r} is not a number")
+    try:
+        return float(x)
+    except ValueError:
+        raise ValueError(f"{what}: {x!r} is not a number") from None
+
+
 def _fraction(text):
     return fractions.Fraction(text)
 
@@ -169,7 +191,7 @@ def stationary(model, H, mode="mpfr", precision=256):
     _check_mode(mode)
     many = _is_many(H)
     items = _h_items(H) if many else _h_items([H])
-    rows = json.loads(_core.flux(*_model(model), items, mode, int(precision)))
+    rows = json.loads(_core.flux(*_model(model), items, mode, _uint(precision, "--precision")))
     rows = [_row(r, mode) for r in rows]
     return rows if many else rows[0]
 
@@ -201,7 +223,7 @@ def counting(model, H, T, start=None, mode="mpfr", precision=256):
     """
     _check_mode(mode)
     d = json.loads(_core.counting(*_model(model), exact_text(H, "--H"), exact_text(T, "--T"),
-                                  "" if start is None else str(start), mode, int(precision)))
+                                  "" if start is None else str(start), mode, _uint(precision, "--precision")))
     keys = ("mean", "variance", "fano_T", "rate", "variance_rate", "fano")
     for k in keys:
         v = d[k]
@@ -236,8 +258,9 @@ def bernstein(activation, domain, N=None, eps=None, rho=None, rho_factor=None, p
     """
     return json.loads(_core.bernstein(
         str(activation), _domain(domain), "" if rho is None else exact_text(rho, "--rho"),
-        "" if rho_factor is None else exact_text(rho_factor, "--rho-factor"), None if N is None else int(N),
-        "" if eps is None else exact_text(eps, "--eps"), int(precision), int(cap), float(bracket)))
+        "" if rho_factor is None else exact_text(rho_factor, "--rho-factor"), None if N is None else _int(N, "--N"),
+        "" if eps is None else exact_text(eps, "--eps"), _uint(precision, "--precision"), _int(cap, "--cap"),
+        _float(bracket, "--bracket")))
 
 
 # ---------------------------------------------------------------- analysis
@@ -312,7 +335,7 @@ def fit(activation, domain=None, family="three-state", states=None, points=401, 
     samples / weights: a file path or an array of values. Releases the GIL.
     """
     kw = {"family": family, "states": states, "points": points, "starts": starts, "seed": seed, "threads": threads,
-          "alpha": alpha, "rate_bound": float(rate_bound), "min_rate": float(min_rate),
+          "alpha": alpha, "rate_bound": _float(rate_bound, "--rate-bound"), "min_rate": _float(min_rate, "--min-rate"),
           "max_iterations": max_iterations, "basin_rounds": basin_rounds, "gradient": gradient,
           "precision": precision, "no_widen": bool(no_widen),
           "warm_start": None if warm_start is None else _model(warm_start),
@@ -329,8 +352,8 @@ def fit(activation, domain=None, family="three-state", states=None, points=401, 
 def score(model, activation, domain=None, samples=None, weights=None, points=401, alpha="1", precision=128,
           rate_bound=1000.0, min_rate=1e-6):
     """MSE and max |error| of a model against alpha * activation, without fitting (``ctmc-snn fit --score``)."""
-    kw = {"points": points, "alpha": alpha, "precision": precision, "rate_bound": float(rate_bound),
-          "min_rate": float(min_rate), "score": _model(model)}
+    kw = {"points": points, "alpha": alpha, "precision": precision, "rate_bound": _float(rate_bound, "--rate-bound"),
+          "min_rate": _float(min_rate, "--min-rate"), "score": _model(model)}
     args, files = _fit_common(activation, domain, samples, weights, kw)
     return _rename_all(_run_with_files(_core.score, args, files), files)
 
@@ -343,11 +366,10 @@ def simulate_neuron(model, H, T, trials=1000, seed=1, threads=0, start="stationa
     Empirical N(T) statistics beside the exact ones, z-scores and "ok"; also
     "counts", every trial's N(T) (numpy uint64).
     """
-    if int(trials) < 0 or int(seed) < 0:
-        raise ValueError("--trials/--seed: need a number >= 0")
     d = json.loads(_core.simulate_neuron(*_model(model), {
-        "H": exact_text(H, "--H"), "T": float(T), "trials": int(trials), "seed": int(seed), "threads": int(threads),
-        "start": str(start), "alpha": float(alpha)}))
+        "H": exact_text(H, "--H"), "T": _float(T, "--T"), "trials": _uint(trials, "--trials", 64),
+        "seed": _uint(seed, "--seed", 64), "threads": _int(threads, "--threads"), "start": str(start),
+        "alpha": _float(alpha, "--alpha")}))
     d["counts"] = np.array(d["counts"], dtype=np.uint64)
     return d
 
@@ -399,15 +421,14 @@ def simulate_network(net, data, neurons, T=50.0, tau=0.02, rate=3.0, dt=0.005, t
     neurons: a model (path, JSON or dict) or a list of them, one per spiking layer.
     Also returns "predictions" and "synops" per (trial, sample) as numpy arrays.
     """
-    args = {"T": float(T), "tau": float(tau), "rate": float(rate), "dt": float(dt), "trials": int(trials),
-            "seed": int(seed), "threads": int(threads), "sampler": str(sampler), "readout": str(readout),
-            "scale": str(scale), "limit": int(limit), "subset": str(subset), "trace_weight": str(trace_weight),
-            "output_scale": str(output_scale)}
-    if int(seed) < 0 or int(trials) < 0:
-        raise ValueError("--seed/--trials: need a number >= 0")
+    args = {"T": _float(T, "--T"), "tau": _float(tau, "--tau"), "rate": _float(rate, "--rate"),
+            "dt": _float(dt, "--dt"), "trials": _uint(trials, "--trials", 31), "seed": _uint(seed, "--seed", 64),
+            "threads": _int(threads, "--threads"), "sampler": str(sampler), "readout": str(readout),
+            "scale": str(scale), "limit": _int(limit, "--limit"), "subset": str(subset),
+            "trace_weight": str(trace_weight), "output_scale": str(output_scale)}
     if layer_alpha is not None:
         args["layer_alpha"] = layer_alpha if isinstance(layer_alpha, str) else ",".join(
-            "auto" if a is None or a == "auto" else repr(float(a)) for a in layer_alpha)
+            "auto" if a is None or a == "auto" else repr(_float(a, "--layer-alpha")) for a in layer_alpha)
     if normalize is not None:
         args["normalize"] = normalize if isinstance(normalize, str) else "{}/{}".format(
             ",".join(repr(float(v)) for v in np.atleast_1d(normalize[0])),
@@ -489,8 +510,8 @@ def check(claims, out=None, seed=1, threads=0, precision=256):
     else:
         raise ValueError(f"claims: expected a file path or a dict, got {type(claims).__name__}")
     try:
-        text, status = _core.check(path, "" if out is None else os.fspath(out), int(seed), int(threads),
-                                   int(precision))
+        text, status = _core.check(path, "" if out is None else os.fspath(out), _uint(seed, "--seed", 64),
+                                   _int(threads, "--threads"), _uint(precision, "--precision"))
     except ValueError as e:
         msg = str(e)
         if tmp:

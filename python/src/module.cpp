@@ -12,6 +12,7 @@
 
 #include <mutex>
 #include <new>
+#include <type_traits>
 
 #include "core.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -50,10 +51,18 @@ ModelInput model_input(const std::string& text, const std::string& source, bool 
   return ModelInput{text, source, is_path};
 }
 
+// A keyword's value as T; a value of the wrong type (seed=-1, starts="x")
+// is a ValueError naming the keyword, not pybind11's RuntimeError.
 template <class T>
 T get(const py::dict& d, const char* key, T fallback) {
   if (!d.contains(key) || d[key].is_none()) return fallback;
-  return d[key].cast<T>();
+  try {
+    return d[key].cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::value_error(std::string(key) + ": " + py::repr(d[key]).cast<std::string>() +
+                          " is not of the expected type or range" +
+                          (std::is_unsigned_v<T> ? " (a whole number >= 0)" : ""));
+  }
 }
 
 std::optional<ModelInput> model_of(const py::dict& d, const char* key) {

@@ -388,6 +388,17 @@ class BadInput(unittest.TestCase):
             lambda: ctmc_snn.score(m, "relu", domain=(0, 1), weights=[-1] * 401),
             lambda: ctmc_snn.bernstein("relu", "0,1"),
             lambda: ctmc_snn.bernstein("relu", "0,1", N=0),
+            lambda: ctmc_snn.fit("relu", domain="0,1", starts="many"),
+            lambda: ctmc_snn.fit("relu", domain="0,1", seed=-1),
+            lambda: ctmc_snn.fit("relu", domain="0,1", points=-5),
+            lambda: ctmc_snn.score(m, "relu", domain="0,1", precision=2 ** 40),
+            lambda: ctmc_snn.flux(m, 1, precision=-5),
+            lambda: ctmc_snn.counting(m, 1, 1, precision="high"),
+            lambda: ctmc_snn.bernstein("relu", "0,1", N=2.5),
+            lambda: ctmc_snn.simulate_neuron(m, 1, "long"),
+            lambda: ctmc_snn.simulate_neuron(m, 1, None),
+            lambda: ctmc_snn.fit("relu", domain="0,1", rate_bound=None),
+            lambda: ctmc_snn.bernstein("relu", "0,1", N=4, bracket=[1]),
         ]
         for i, call in enumerate(cases):
             try:
