@@ -15,7 +15,13 @@
 #include "ctmc/analysis/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/reports/writer.hpp"
+#include "ctmc/sim/manifest.hpp"
+#include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/sampler.hpp"
+#include "ctmc/sim/spiking.hpp"
 #include "ctmc/sim/ssa.hpp"
+#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/trace.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
@@ -69,6 +75,16 @@ struct Claim {
   std::string activation, domain, alpha = "1", start, family;  // family: a fit claim without a chain
   std::size_t points = 401, trials = 0;
   double false_alarm = 1e-3, rate_alpha = 1;
+  // network
+  std::string net;
+  sim::DataSource data;
+  // Read while the file is validated: a missing or malformed network or data
+  // file is bad input (exit 2), not a claim we cannot answer.
+  sim::Mlp mlp;
+  sim::DatasetSplit split;
+  std::vector<sim::NeuronModel> neurons;
+  sim::NetworkSimOptions net_options;
+  std::string conventions;  // sampler, trace weight, output scale, ... in words
 };
 
 // JSON pointer escaping (RFC 6901) of one key.
@@ -181,6 +197,92 @@ class Parser {
   std::map<std::string, std::string> texts_;
 };
 
+// A path of the claims file, relative to its folder.
+std::string beside(const std::string& claims_path, const std::string& p) {
+  if (p.empty() || std::filesystem::path(p).is_absolute()) return p;
+  return (std::filesystem::path(claims_path).parent_path() / p).string();
+}
+
+// The reference run's trials: enough for a standard error of the trial mean.
+constexpr int kMinNetworkTrials = 10;
+
+void parse_network(const Parser& p, const ojson& c, const std::string& pointer, const std::string& path, Claim& cl,
+                   std::set<std::string>& known) {
+  const std::string& who = cl.who;
+  known.insert({"net", "data", "test_images", "test_labels", "train_images", "train_labels", "normalize", "neurons",
+                "T", "dt", "tau", "rate", "scale", "sampler", "readout", "trace_weight", "output_scale", "subset",
+                "limit", "layer_alpha", "trials", "false_alarm", "A_ANN", "A_MF", "A_SNN", "SynOps"});
+  cl.net = beside(path, p.string(c, who, "net", true));
+  cl.data.dir = beside(path, p.string(c, who, "data", false));
+  cl.data.test_images = beside(path, p.string(c, who, "test_images", false));
+  cl.data.test_labels = beside(path, p.string(c, who, "test_labels", false));
+  cl.data.train_images = beside(path, p.string(c, who, "train_images", false));
+  cl.data.train_labels = beside(path, p.string(c, who, "train_labels", false));
+  cl.data.normalization = p.string(c, who, "normalize", false);
+  cl.mlp = sim::load_network(cl.net);
+  cl.split = sim::load_data(cl.data);
+  if (!c.contains("neurons")) p.bad(who, "neurons", "missing");
+  std::vector<std::string> neuron_paths;
+  if (c["neurons"].is_string()) {
+    neuron_paths.push_back(c["neurons"].get<std::string>());
+  } else if (c["neurons"].is_array() && !c["neurons"].empty()) {
+    for (const auto& n : c["neurons"]) {
+      if (!n.is_string()) p.bad(who, "neurons", "expected model file names");
+      neuron_paths.push_back(n.get<std::string>());
+    }
+  } else {
+    p.bad(who, "neurons", "expected a model file name or an array of them");
+  }
+  for (const auto& n : neuron_paths) cl.neurons.push_back({solvers::read_model_file(beside(path, n)), n});
+  auto& o = cl.net_options;
+  auto real = [&](const char* field, double& x) {
+    if (c.contains(field)) x = solvers::to_double(p.number(c[field], who, field, pointer + "/" + field).exact);
+  };
+  real("T", o.snn.T);
+  real("dt", o.snn.dt);
+  real("tau", o.snn.tau);
+  real("rate", o.rate);
+  real("false_alarm", cl.false_alarm);
+  if (!(cl.false_alarm > 0 && cl.false_alarm < 1)) p.bad(who, "false_alarm", "must be in (0, 1)");
+  o.limit = static_cast<int>(p.count(c, who, "limit", 0, 100000000));
+  cl.trials = p.count(c, who, "trials", 1, 100000);
+  if (cl.trials < 1) p.bad(who, "trials", "must be >= 1");
+  // Conventions of the conversion study, each named as the CLI option.
+  const auto text = [&](const char* field, const char* fallback) {
+    const std::string t = p.string(c, who, field, false);
+    return t.empty() ? std::string(fallback) : t;
+  };
+  try {
+    o.snn.sampler = sim::parse_sampler(text("sampler", "exact"), "sampler");
+    o.snn.readout = sim::parse_readout(text("readout", "spike"), "readout");
+    o.scale = sim::parse_scale_mode(text("scale", "q99"), "scale");
+    o.snn.trace_weight = sim::parse_trace_weight(text("trace_weight", "integral"), "trace_weight");
+    o.output_scale = sim::parse_output_scale(text("output_scale", "logits"), "output_scale");
+    if (text("subset", "all").rfind("index:", 0) == 0)
+      o.subset = sim::parse_test_subset("index:" + beside(path, text("subset", "all").substr(6)), "subset");
+    else
+      o.subset = sim::parse_test_subset(text("subset", "all"), "subset");
+  } catch (const InputError& e) {
+    p.bad(who, "conventions", e.what());
+  }
+  if (c.contains("layer_alpha")) {
+    if (!c["layer_alpha"].is_array()) p.bad(who, "layer_alpha", "expected an array of numbers or \"auto\"");
+    for (std::size_t k = 0; k < c["layer_alpha"].size(); ++k) {
+      const auto& a = c["layer_alpha"][k];
+      if (a.is_string() && a.get<std::string>() == "auto") o.layer_alpha.push_back(std::nan(""));
+      else o.layer_alpha.push_back(solvers::to_double(p.number(a, who, "layer_alpha", pointer + "/layer_alpha/" + std::to_string(k)).exact));
+    }
+  }
+  cl.conventions = fmt::format("sampler {}, readout {}, scale {}, trace weight {}, output scale {}, subset {}, T {:g}, "
+                               "dt {:g}, tau {:g}, r {:g}",
+                               text("sampler", "exact"), text("readout", "spike"), text("scale", "q99"),
+                               text("trace_weight", "integral"), text("output_scale", "logits"), text("subset", "all"),
+                               o.snn.T, o.snn.dt, o.snn.tau, o.rate);
+  for (const char* f : {"A_ANN", "A_MF", "A_SNN", "SynOps"})
+    if (c.contains(f)) cl.values.push_back(p.number(c[f], who, f, pointer + "/" + f));
+  if (cl.values.empty()) p.bad(who, "A_SNN", "no value claimed (A_ANN, A_MF, A_SNN, SynOps)");
+}
+
 const std::set<std::string> kKinds = {"flux", "stationary", "counting", "fit", "simulation", "network"};
 
 std::vector<Claim> parse_claims(const std::string& path) {
@@ -224,7 +326,7 @@ std::vector<Claim> parse_claims(const std::string& path) {
       t = v.text;
     };
     if (cl.kind == "network") {
-      for (auto it = c.begin(); it != c.end(); ++it) known.insert(it.key());  // not read by this version
+      parse_network(p, c, pointer, path, cl, known);
     } else if (cl.kind == "fit" && !c.contains("model") && c.contains("family")) {
       // A published MSE without the chain: can the family reach it?
       known.insert("family");
@@ -413,15 +515,81 @@ Row compare_double(const Value& v, double ours, const Tolerance& tol, const std:
   return r;
 }
 
+// Mean and sample sd of v.
+std::pair<double, double> mean_sd(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m += x;
+  m /= static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - m) * (x - m);
+  return {m, v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0};
+}
+
+// A network claim: A_ANN and A_MF are deterministic (compared to the claim's
+// digits by default); A_SNN and SynOps (means over the claim's trials) are
+// z-tested against our own run with the same configuration: se^2 =
+// sd^2 (1/n_claim + 1/n_ours), sd the spread of our per-trial values,
+// two-sided at false_alarm / (number of tested values) each.
+std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
+  std::vector<Row> rows;
+  const sim::Mlp& net = c.mlp;
+  const sim::DatasetSplit& data = c.split;
+  sim::NetworkSimOptions o = c.net_options;
+  o.trials = std::max<int>(kMinNetworkTrials, static_cast<int>(c.trials));
+  o.seed = ctx.seed;
+  o.threads = ctx.threads;
+  const auto r = sim::simulate_network(net, data.train, data.test, c.neurons, o);
+  const double n_claim = static_cast<double>(c.trials), n_ours = static_cast<double>(o.trials);
+  int tested = 0;
+  for (const auto& v : c.values) tested += v.quantity == "A_SNN" || v.quantity == "SynOps";
+  const double zcrit =
+      tested ? boost::math::quantile(boost::math::complement(boost::math::normal(), c.false_alarm / (2.0 * tested))) : 0;
+  for (const auto& v : c.values) {
+    if (v.quantity == "A_ANN" || v.quantity == "A_MF") {
+      const double ours = 100.0 * (v.quantity == "A_ANN" ? r.acc_ann : r.acc_mf);
+      auto row = compare_double(v, ours, c.tolerance.value_or(Tolerance{TolKind::Digits, 0}),
+                                fmt::format("{}, deterministic, in percent", v.quantity == "A_ANN" ? "the ANN" : "the mean-field network"));
+      row.quantity += fmt::format(" (%, {} test images)", r.samples);
+      rows.push_back(row);
+      continue;
+    }
+    std::vector<double> per_trial;
+    if (v.quantity == "A_SNN") {
+      for (double a : r.acc_snn) per_trial.push_back(100.0 * a);
+    } else {
+      const std::size_t per = static_cast<std::size_t>(r.samples);
+      for (int t = 0; t < o.trials; ++t) {
+        double sum = 0;
+        for (std::size_t k = 0; k < per; ++k) sum += r.synops[static_cast<std::size_t>(t) * per + k];
+        per_trial.push_back(sum / static_cast<double>(per));
+      }
+    }
+    const auto [m, sd] = mean_sd(per_trial);
+    const double claimed = solvers::to_double(v.exact);
+    const double se = sd * std::sqrt(1.0 / n_claim + 1.0 / n_ours);
+    Row row{fmt::format("{} ({}, mean over {} trial(s))", v.quantity, v.quantity == "A_SNN" ? "%" : "per sample",
+                        c.trials),
+            v.text, fmt::format("{:.10g}", m), fmt::format("{:.6e}", claimed - m),
+            fmt::format("|z| < {:.3f} (false alarm {:g})", zcrit, c.false_alarm), "", ""};
+    if (!(se > 0)) {
+      row.verdict = claimed == m ? kPass : kFail;
+      row.evidence = fmt::format("our {} trials all gave {:.10g} (no spread); the claim {} it", o.trials, m,
+                                 claimed == m ? "equals" : "differs from");
+    } else {
+      const double z = (claimed - m) / se;
+      row.verdict = std::abs(z) < zcrit ? kPass : kFail;
+      row.evidence = fmt::format("ours: mean {:.6g}, sd {:.3g} over {} trials (seed {}; {}); se {:.3g}; z = {:.3f}", m,
+                                 sd, o.trials, ctx.seed, c.conventions, se, z);
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
   std::vector<Row> rows;
   const Tolerance exact{};
-  if (c.kind == "network") {
-    rows.push_back({"A_MF / A_SNN / SynOps", "", "", "", "", kNotCheckable,
-                    "network claims are not checked by this version of ctmc-snn check (run `ctmc-snn simulate "
-                    "network` with the claim's configuration)"});
-    return rows;
-  }
+  if (c.kind == "network") return evaluate_network(c, ctx);
   if (c.kind == "flux" || c.kind == "stationary") {
     const auto st = solvers::solve_stationary<Rational>(c.model, c.H, solvers::Method::Auto, c.model_source);
     for (const auto& v : c.values) {

@@ -21,7 +21,7 @@ import ctmc_snn
 from ctmc_snn import _core
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.environ.get("CTMC_SOURCE_DIR", os.path.normpath(os.path.join(HERE, "..", "..")))
+SOURCE = os.path.abspath(os.environ.get("CTMC_SOURCE_DIR", os.path.join(HERE, "..", "..")))
 FIXTURES = os.path.join(SOURCE, "tests", "fixtures")
 CLI = os.environ.get("CTMC_CLI", os.path.join(SOURCE, "build", "cli", "ctmc-snn"))
 F = fractions.Fraction

@@ -25,7 +25,19 @@
 //               and Var N(T): two-sided z tests at false_alarm / 2 each, the
 //               variance's standard error from the fourth moment of our own
 //               simulation (max(trials, 20000) runs at --seed)
-//   network     (accepted, answered Not checkable by this version)
+//   network     net (manifest), data (folder) and/or test_images, test_labels,
+//               train_images, train_labels (.npy or FILE.safetensors:NAME),
+//               [normalize], neurons (a model file or an array of them), the
+//               configuration as `simulate network` (T, dt, tau, rate, scale,
+//               limit, subset, layer_alpha) with the conversion study's
+//               conventions (sampler, readout, trace_weight, output_scale;
+//               defaults as the CLI's), [trials 1], [false_alarm 1e-3], any
+//               of A_ANN, A_MF (percent; deterministic, compared like fit
+//               values), A_SNN (percent) and SynOps (per sample), means over
+//               the claim's trials, z-tested against our own run of the same
+//               configuration (max(trials, 10) trials at --seed): se^2 =
+//               sd^2 (1/n_claim + 1/n_ours) with sd our per-trial spread,
+//               two-sided at false_alarm / (values tested) each
 // "tolerance" (optional): "exact" (the default for flux, stationary and the
 // asymptotic counting values, compared in exact rationals), "digits" (right
 // to the last digit written: |claimed - ours| <= half a unit there; the
