@@ -56,8 +56,8 @@ def exact_text(x, what="value"):
         return repr(v)
     if isinstance(x, str):
         return x
-    if isinstance(x, np.ndarray) and x.ndim == 0:
-        return exact_text(x.item(), what)
+    if hasattr(x, "__array__") and np.ndim(np.asarray(x)) == 0:
+        return exact_text(np.asarray(x).item(), what)
     raise ValueError(f"{what}: expected a number (int, float, Fraction or str), got {type(x).__name__}")
 
 
@@ -99,9 +99,9 @@ def _model(model):
 def _is_many(h):
     if isinstance(h, (str, bytes, fractions.Fraction, decimal.Decimal, numbers.Number)):
         return False
-    if isinstance(h, np.ndarray):
-        return h.ndim > 0
-    return hasattr(h, "__array__") or isinstance(h, (list, tuple))
+    if hasattr(h, "__array__"):  # numpy arrays and tensors: a 0-d one is one H
+        return np.ndim(np.asarray(h)) > 0
+    return isinstance(h, (list, tuple))
 
 
 def _h_items(h, what="H"):

@@ -119,6 +119,11 @@ class ExactValues(unittest.TestCase):
             a = max(F(0), F(1, 3) + 2 * F(repr(float(h))))
             ref = float(a * d / (a + d))
             self.assertLessEqual(abs(g - ref), 4 * np.spacing(ref) + 0.0)
+        # A 0-d array (or tensor) is one H.
+        self.assertEqual(ctmc_snn.flux(m, ArrayLike(0.25), mode="exact"), expected)
+        # Double GTH: within a few ulps of the correctly rounded value.
+        self.assertLessEqual(abs(ctmc_snn.flux(m, np.float32(0.25), mode="double") - float(expected)),
+                             4 * np.spacing(float(expected)))
         self.assertEqual([ctmc_snn.flux(m, h, mode="exact") for h in ("0", "1")],
                          ctmc_snn.flux(m, ["0", "1"], mode="exact"))
 
