@@ -6,6 +6,7 @@
 // (a fit or a simulation may run for minutes; other Python threads go on), and
 // then holds one mutex: the MPFR precision is process-wide state that two
 // calls at different precisions must not share.
+#include <omp.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -160,6 +161,9 @@ NetworkArgs network_args(const py::dict& d) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "ctmc-snn library bindings (use the ctmc_snn package, not this module)";
+  // As the CLI at start-up (cli/command.hpp kMaxThreads): libgomp crashes
+  // when OMP_NUM_THREADS asks for 100000 threads.
+  if (omp_get_max_threads() > 1024) omp_set_num_threads(1024);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

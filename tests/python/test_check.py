@@ -171,6 +171,9 @@ class Verdicts(unittest.TestCase):
         rc, doc, err, _ = run_check(claims)
         py = ctmc_snn.check(claims)
         self.assertEqual(py["verdicts"], {"f": "Pass", "g": "Fail"})
+        for bad in ({"threads": 100000}, {"precision": 8}, {"seed": -1}):
+            with self.assertRaises(ValueError):
+                ctmc_snn.check(claims, **bad)
         self.assertEqual(py["results"], doc["results"])
 
     def test_paper_example(self):
