@@ -498,9 +498,21 @@ def check(claims, out=None, seed=1, threads=0, precision=256):
     tmp = None
     if isinstance(claims, dict):
         doc = _jsonable(claims, "claims")
+        # The checker reads paths relative to the claims file, which is a temporary one here.
+        def here(p):
+            return os.path.abspath(p) if isinstance(p, str) and p and not os.path.isabs(p) else p
         for c in doc.get("claims", []) if isinstance(doc.get("claims"), list) else []:
-            if isinstance(c, dict) and isinstance(c.get("model"), str) and not os.path.isabs(c["model"]):
-                c["model"] = os.path.abspath(c["model"])
+            if not isinstance(c, dict):
+                continue
+            for key in ("model", "net", "data", "test_images", "test_labels", "train_images", "train_labels"):
+                if key in c:
+                    c[key] = here(c[key])
+            if isinstance(c.get("neurons"), list):
+                c["neurons"] = [here(n) for n in c["neurons"]]
+            elif "neurons" in c:
+                c["neurons"] = here(c["neurons"])
+            if isinstance(c.get("subset"), str) and c["subset"].startswith("index:"):
+                c["subset"] = "index:" + here(c["subset"][len("index:"):])
         tmp = tempfile.mkdtemp(prefix="ctmc_snn_claims_")
         path = os.path.join(tmp, "claims.json")
         with open(path, "w") as f:

@@ -171,6 +171,17 @@ class Verdicts(unittest.TestCase):
         rc, doc, err, _ = run_check(claims)
         py = ctmc_snn.check(claims)
         self.assertEqual(py["verdicts"], {"f": "Pass", "g": "Fail"})
+        # Relative paths of a dict's claims are the current folder's.
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            with open(os.path.join(t, "m.json"), "w") as f:
+                json.dump(THREE, f)
+            os.chdir(t)
+            try:
+                self.assertEqual(ctmc_snn.check({"claims": [dict(claims["claims"][0], model="m.json")]})["verdicts"],
+                                 {"f": "Pass"})
+            finally:
+                os.chdir(cwd)
         for bad in ({"threads": 100000}, {"precision": 8}, {"seed": -1}):
             with self.assertRaises(ValueError):
                 ctmc_snn.check(claims, **bad)
