@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -527,7 +528,7 @@ std::pair<double, double> mean_sd(const std::vector<double>& v) {
 
 // A network claim: A_ANN and A_MF are deterministic (compared to the claim's
 // digits by default); A_SNN and SynOps (means over the claim's trials) are
-// z-tested against our own run with the same configuration: se^2 =
+// t-tested against our own run with the same configuration: se^2 =
 // sd^2 (1/n_claim + 1/n_ours), sd the spread of our per-trial values,
 // two-sided at false_alarm / (number of tested values) each.
 std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
@@ -542,8 +543,13 @@ std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
   const double n_claim = static_cast<double>(c.trials), n_ours = static_cast<double>(o.trials);
   int tested = 0;
   for (const auto& v : c.values) tested += v.quantity == "A_SNN" || v.quantity == "SynOps";
-  const double zcrit =
-      tested ? boost::math::quantile(boost::math::complement(boost::math::normal(), c.false_alarm / (2.0 * tested))) : 0;
+  // Our sd comes from n_ours trials: (claimed - ours) / se is Student-t with
+  // n_ours - 1 degrees of freedom (normal per-trial values), not normal;
+  // with 10 trials a normal quantile would raise the false-alarm rate
+  // about tenfold at 1e-3.
+  const double zcrit = tested ? boost::math::quantile(boost::math::complement(
+                                    boost::math::students_t(n_ours - 1), c.false_alarm / (2.0 * tested)))
+                              : 0;
   for (const auto& v : c.values) {
     if (v.quantity == "A_ANN" || v.quantity == "A_MF") {
       const double ours = 100.0 * (v.quantity == "A_ANN" ? r.acc_ann : r.acc_mf);
@@ -570,7 +576,7 @@ std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
     Row row{fmt::format("{} ({}, mean over {} trial(s))", v.quantity, v.quantity == "A_SNN" ? "%" : "per sample",
                         c.trials),
             v.text, fmt::format("{:.10g}", m), fmt::format("{:.6e}", claimed - m),
-            fmt::format("|z| < {:.3f} (false alarm {:g})", zcrit, c.false_alarm), "", ""};
+            fmt::format("|t| < {:.3f} (false alarm {:g}, {} df)", zcrit, c.false_alarm, o.trials - 1), "", ""};
     if (!(se > 0)) {
       row.verdict = claimed == m ? kPass : kFail;
       row.evidence = fmt::format("our {} trials all gave {:.10g} (no spread); the claim {} it", o.trials, m,
@@ -578,7 +584,7 @@ std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
     } else {
       const double z = (claimed - m) / se;
       row.verdict = std::abs(z) < zcrit ? kPass : kFail;
-      row.evidence = fmt::format("ours: mean {:.6g}, sd {:.3g} over {} trials (seed {}; {}); se {:.3g}; z = {:.3f}", m,
+      row.evidence = fmt::format("ours: mean {:.6g}, sd {:.3g} over {} trials (seed {}; {}); se {:.3g}; t = {:.3f}", m,
                                  sd, o.trials, ctx.seed, c.conventions, se, z);
     }
     rows.push_back(row);

@@ -158,6 +158,21 @@ class Verdicts(unittest.TestCase):
             rc, doc, err, _ = run_check({"claims": [true, wrong_mf, wrong_synops]}, "--seed", "1000")
             self.assertEqual(rc, 1, err)
             self.assertEqual(doc["verdicts"], {"net-true": "Pass", "net-mf": "Fail", "net-synops": "Fail"})
+            # No false alarm over 20 right claims (seeds 1..20 of the other implementation) at 1e-3.
+            right = []
+            for seed in range(1, 21):
+                p = subprocess.run([CLI, "simulate", "network", "--net", config["net"], "--neurons",
+                                    config["neurons"], "--test-images", config["test_images"], "--test-labels",
+                                    config["test_labels"], "--train-images", config["train_images"],
+                                    "--train-labels", config["train_labels"], "--T", "2", "--dt", "0.01", "--rate",
+                                    "5", "--trace-weight", "1/tau", "--trials", "2", "--seed", str(seed), "--json"],
+                                   capture_output=True, text=True)
+                r = json.loads(p.stdout)
+                right.append(dict(config, id=f"net-{seed}", kind="network", trials=2, A_SNN=r["A_SNN_mean"],
+                                  SynOps=r["synops_per_sample_mean"]))
+            rc, doc, err, _ = run_check({"claims": right}, "--seed", "1000")
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(doc["passed"], 20)
             # A convention named wrong is bad input naming the claim.
             rc, _, err, _ = run_check({"claims": [dict(true, sampler="magic")]})
             self.assertEqual(rc, 2)

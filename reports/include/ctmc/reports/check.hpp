@@ -34,10 +34,11 @@
 //               defaults as the CLI's), [trials 1], [false_alarm 1e-3], any
 //               of A_ANN, A_MF (percent; deterministic, compared like fit
 //               values), A_SNN (percent) and SynOps (per sample), means over
-//               the claim's trials, z-tested against our own run of the same
+//               the claim's trials, t-tested against our own run of the same
 //               configuration (max(trials, 10) trials at --seed): se^2 =
 //               sd^2 (1/n_claim + 1/n_ours) with sd our per-trial spread,
-//               two-sided at false_alarm / (values tested) each
+//               Student t with n_ours - 1 degrees of freedom, two-sided at
+//               false_alarm / (values tested) each
 // "tolerance" (optional): "exact" (the default for flux, stationary and the
 // asymptotic counting values, compared in exact rationals), "digits" (right
 // to the last digit written: |claimed - ours| <= half a unit there; the
