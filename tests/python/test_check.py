@@ -212,6 +212,45 @@ class Verdicts(unittest.TestCase):
                 self.assertEqual(v[k], "Pass", k)
 
 
+class Mutations(unittest.TestCase):
+    """A small, seeded stand-in for a fuzz target of the claims reader: mutated claims files (bytes flipped,
+    inserted, deleted, truncated) end with exit 0, 1 or 2 and at most one line on stderr; never 3 (internal
+    error) or a signal."""
+
+    def test_mutated_claims_files(self):
+        import random
+        flux, pi = three_state_exact(F(1, 2))
+        base = json.dumps({"claims": [
+            {"id": "f", "kind": "flux", "model": THREE, "H": "1/2", "value": str(flux), "tolerance": "digits"},
+            {"id": "p", "kind": "stationary", "model": THREE, "H": 0.5, "pi": {"B": str(pi["B"])}},
+            {"id": "c", "kind": "counting", "model": THREE, "H": 1, "T": "0.5", "mean": "0.1", "rate": 1,
+             "tolerance": {"relative": 0.5}}]}).encode()
+        rng = random.Random(20261127)
+        alphabet = b'{}[]":,.-+/e0123456789 \\nabcdefghijklmnopqrstuvwxyz\x00\xff'
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            path = os.path.join(t, "claims.json")
+            for i in range(300):
+                data = bytearray(base)
+                for _ in range(rng.randint(1, 2)):
+                    op = rng.choices(range(4), weights=(6, 3, 3, 1))[0]
+                    k = rng.randrange(len(data) + 1)
+                    if op == 0 and k < len(data):
+                        data[k] = rng.choice(alphabet)
+                    elif op == 1:
+                        data[k:k] = bytes([rng.choice(alphabet)])
+                    elif op == 2 and k < len(data):
+                        del data[k:k + rng.randint(1, 8)]
+                    else:
+                        data = data[:k]
+                with open(path, "wb") as f:
+                    f.write(data)
+                p = subprocess.run([CLI, "check", path, "--out", os.path.join(t, "out")], capture_output=True,
+                                   timeout=60)
+                self.assertIn(p.returncode, (0, 1, 2), (i, bytes(data), p.stderr))
+                if p.returncode == 2:
+                    self.assertEqual(p.stderr.count(b"\n"), 1, (i, p.stderr))
+
+
 class Malformed(unittest.TestCase):
     def assert_refused(self, claims, *fragments):
         rc, _, err, _ = run_check(claims)
