@@ -439,7 +439,9 @@ std::optional<Rational> half_unit(const std::string& text) {
   long exponent = 0;
   if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) exponent = std::strtol(text.c_str() + i + 1, nullptr, 10);
   const long k = exponent - decimals;  // the last digit's place is 10^k
-  if (k > 100000 || k < -100000) return std::nullopt;
+  // Beyond 10^+-4000 a "last digit" means nothing (and 10^k by repeated
+  // multiplication would cost seconds): compared exactly instead.
+  if (k > 4000 || k < -4000) return std::nullopt;
   Rational p(1);
   for (long j = 0; j < std::labs(k); ++j) p *= 10;
   return k >= 0 ? Rational(p / 2) : Rational(Rational(1) / (p * 2));
