@@ -406,8 +406,9 @@ def _layers_of_state_dict(sd, activation, name):
 
 def simulate_network(net, data, neurons, T=50.0, tau=0.02, rate=3.0, dt=0.005, trials=1, seed=0, threads=0,
                      sampler="exact", readout="spike", scale="q99", limit=0, subset="all", trace_weight="integral",
-                     output_scale="logits", layer_alpha=None, normalize=None, activation=None):
-    """ANN vs mean-field vs spiking CTMC network (``ctmc-snn simulate network --json``, without --if).
+                     output_scale="logits", layer_alpha=None, normalize=None, activation=None, if_norm=None,
+                     v0=0.0, if_steps=32):
+    """ANN vs mean-field vs spiking CTMC network (``ctmc-snn simulate network --json``).
 
     net: a manifest path; a torch-style state_dict (name -> array or tensor,
          nn.Linear weights [out, in]) with activation= the hidden layers'
@@ -419,6 +420,7 @@ def simulate_network(net, data, neurons, T=50.0, tau=0.02, rate=3.0, dt=0.005, t
          __array__, or "FILE.npy" / "FILE.safetensors:NAME" specs) and "dir".
          Images (n, features...) or (n, C, H, W), values as given.
     neurons: a model (path, JSON or dict) or a list of them, one per spiking layer.
+    if_norm: "p99.9" or "p100" adds the integrate-and-fire baseline (--if, with v0 and if_steps).
     Also returns "predictions" and "synops" per (trial, sample) as numpy arrays.
     """
     args = {"T": _float(T, "--T"), "tau": _float(tau, "--tau"), "rate": _float(rate, "--rate"),
@@ -426,6 +428,8 @@ def simulate_network(net, data, neurons, T=50.0, tau=0.02, rate=3.0, dt=0.005, t
             "threads": _int(threads, "--threads"), "sampler": str(sampler), "readout": str(readout),
             "scale": str(scale), "limit": _int(limit, "--limit"), "subset": str(subset),
             "trace_weight": str(trace_weight), "output_scale": str(output_scale)}
+    if if_norm is not None:
+        args.update(if_norm=str(if_norm), v0=_float(v0, "--v0"), if_steps=_int(if_steps, "--if-steps"))
     if layer_alpha is not None:
         args["layer_alpha"] = layer_alpha if isinstance(layer_alpha, str) else ",".join(
             "auto" if a is None or a == "auto" else repr(_float(a, "--layer-alpha")) for a in layer_alpha)

@@ -103,8 +103,12 @@ struct NetworkArgs {
   unsigned long long seed = 0;
   std::string sampler = "exact", readout = "spike", scale = "q99", trace_weight = "integral",
               output_scale = "logits", subset = "all", layer_alpha;
+  // The IF baseline (--if p99.9|p100, --v0, --if-steps): none when if_norm is empty.
+  std::string if_norm;
+  double v0 = 0;
+  int if_steps = 32;
 };
-// simulate network ... --json (without the IF baseline)
+// simulate network ... [--if ...] --json
 std::string simulate_network_json(const NetworkArgs& a);
 
 // check CLAIMS.json --json: the results document; with out_root, also the

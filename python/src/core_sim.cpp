@@ -11,6 +11,7 @@
 
 #include "core.hpp"
 #include "ctmc/sim/dataset.hpp"
+#include "ctmc/sim/if_baseline.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/sim/sampler.hpp"
@@ -250,6 +251,19 @@ std::string simulate_network_json(const NetworkArgs& a) {
   if (neurons.empty()) throw InputError("--neurons: no model file given");
   const sim::Mlp net = a.net_path.empty() ? network_of(a.layers, a.net_name) : sim::load_network(a.net_path);
   const sim::DatasetSplit data = data_of(a);
+  // The IF baseline first, as the CLI runs it (its bad input is found before the CTMC run).
+  std::optional<sim::IfResult> ifr;
+  if (!a.if_norm.empty()) {
+    sim::IfOptions io;
+    io.percentile = sim::parse_if_norm(a.if_norm);
+    io.v0 = a.v0;
+    io.steps = a.if_steps;
+    io.readout = opt.snn.readout;
+    io.threads = opt.threads;
+    io.limit = opt.limit;
+    io.subset = opt.subset;
+    ifr = sim::simulate_if(net, data.train, data.test, io);
+  }
   const sim::NetworkSimResult r = sim::simulate_network(net, data.train, data.test, neurons, opt);
 
   const double pp = 100.0;
@@ -312,6 +326,14 @@ std::string simulate_network_json(const NetworkArgs& a) {
   j["spiking_neurons"] = r.spiking_neurons;
   j["transitions_per_sample"] = r.transitions_per_sample;
   if (opt.snn.sampler == sim::SamplerKind::Euler) j["euler_renormalized_steps"] = r.euler_renormalized;
+  if (ifr) {
+    ojson lam = ojson::array();
+    for (double v : ifr->lambda) lam.push_back(v);
+    j["if_baseline"] = {{"normalisation", a.if_norm}, {"v0", a.v0},        {"steps", a.if_steps},
+                        {"lambda", lam},              {"A_IF", pp * ifr->acc_if}, {"gap", pp * (ifr->acc_ann - ifr->acc_if)},
+                        {"synops_per_sample_mean", ifr->synops_mean}, {"synops_per_sample_sd", ifr->synops_sd},
+                        {"spikes_per_neuron", ifr->spikes_per_neuron}};
+  }
   // Beyond the CLI's document: per (trial, sample), trial-major.
   j["predictions"] = r.predictions;
   j["synops"] = r.synops;

@@ -154,6 +154,9 @@ NetworkArgs network_args(const py::dict& d) {
   a.output_scale = get<std::string>(d, "output_scale", a.output_scale);
   a.subset = get<std::string>(d, "subset", a.subset);
   a.layer_alpha = get<std::string>(d, "layer_alpha", "");
+  a.if_norm = get<std::string>(d, "if_norm", "");
+  a.v0 = get<double>(d, "v0", a.v0);
+  a.if_steps = get<int>(d, "if_steps", a.if_steps);
   return a;
 }
 

@@ -277,11 +277,12 @@ class CliAgreement(unittest.TestCase):
             np.save(paths[k], v)
         net = os.path.join(FIXTURES, "tiny_mlp.json")
         neuron = os.path.join(FIXTURES, "two_state_family.json")
-        opts = ["--T", "2", "--dt", "0.01", "--trials", "2", "--seed", "4", "--rate", "5"]
+        opts = ["--T", "2", "--dt", "0.01", "--trials", "2", "--seed", "4", "--rate", "5", "--if", "p99.9",
+                "--v0", "0.5", "--if-steps", "16"]
         cli = cli_json("simulate", "network", "--net", net, "--neurons", neuron, "--test-images", paths["ti"],
                        "--test-labels", paths["tl"], "--train-images", paths["ti"], "--train-labels", paths["tl"],
                        *opts)
-        kw = dict(T=2, dt=0.01, trials=2, seed=4, rate=5)
+        kw = dict(T=2, dt=0.01, trials=2, seed=4, rate=5, if_norm="p99.9", v0=0.5, if_steps=16)
         # Files by name: the whole document.
         py = ctmc_snn.simulate_network(net, {"test_images": paths["ti"], "test_labels": paths["tl"],
                                              "train_images": paths["ti"], "train_labels": paths["tl"]},
@@ -300,7 +301,7 @@ class CliAgreement(unittest.TestCase):
                 neuron_dict = json.load(f)
             py2 = ctmc_snn.simulate_network(net_arg, data, [neuron_dict], activation="relu", **kw)
             for k in ("A_ANN", "A_MF", "A_SNN_mean", "A_SNN_trials", "synops_per_sample_mean",
-                      "spikes_per_neuron", "transitions_per_sample", "layers"):
+                      "spikes_per_neuron", "transitions_per_sample", "layers", "if_baseline"):
                 if k == "layers":
                     for a, b in zip(py2[k], cli[k]):
                         self.assertEqual({x: a[x] for x in ("q99", "alpha", "alpha_fit")},
