@@ -56,6 +56,11 @@
 
 namespace ctmc::reports {
 
+// Reads and validates a claims file as check_claims does before it computes
+// anything (model, network and data files named by the claims are read too);
+// returns the number of claims. InputError as check_claims.
+std::size_t validate_claims(const std::string& claims_path);
+
 // Checks every claim of the file; returns {"claims_file", "results": [one
 // row per claim and quantity: id, kind, quantity, claimed, ours, difference,
 // tolerance, verdict, evidence], "verdicts": {id: verdict}, "passed",
