@@ -30,16 +30,15 @@ pkg_check_modules(MPFR QUIET IMPORTED_TARGET mpfr)
 ctmc_require(MPFR_FOUND libmpfr-dev "MPFR")
 pkg_check_modules(GMP QUIET IMPORTED_TARGET gmp)
 ctmc_require(GMP_FOUND libgmp-dev "GMP")
-find_library(MPFI_LIB mpfi)
-find_path(MPFI_INCLUDE mpfi.h)
-if(NOT MPFI_LIB OR NOT MPFI_INCLUDE)
-  ctmc_require(FALSE libmpfi-dev "MPFI")
-endif()
+find_package(MPFI QUIET)  # cmake/FindMPFI.cmake
+ctmc_require(MPFI_FOUND libmpfi-dev "MPFI")
 find_program(GNUPLOT_PROGRAM gnuplot)
 if(NOT GNUPLOT_PROGRAM)
   message(WARNING "ctmc-snn: gnuplot not found (Debian package gnuplot-nox); reports will fail to draw plots")
 endif()
 
+# The multiprecision stack as one target. Only imported targets here: it is
+# exported with the libraries (ctmc_snn::ctmc_mp), and ctmc_snnConfig.cmake
+# finds the same packages again on the consumer's side.
 add_library(ctmc_mp INTERFACE)
-target_link_libraries(ctmc_mp INTERFACE Boost::boost ${MPFI_LIB} PkgConfig::MPFR PkgConfig::GMP)
-target_include_directories(ctmc_mp INTERFACE ${MPFI_INCLUDE})
+target_link_libraries(ctmc_mp INTERFACE Boost::boost MPFI::MPFI PkgConfig::MPFR PkgConfig::GMP)

@@ -5,14 +5,27 @@ function(ctmc_add_module name)
   file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
   if(NOT _src)  # a module with no sources yet: headers only
     add_library(${name} INTERFACE)
-    target_include_directories(${name} INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    target_include_directories(${name} INTERFACE $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+                                                 $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
     target_link_libraries(${name} INTERFACE ${M_DEPS})
-    return()
+  else()
+    add_library(${name} STATIC ${_src})
+    target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+                                              $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    target_link_libraries(${name} PUBLIC ${M_DEPS})
+    target_compile_options(${name} PRIVATE -Wall -Wextra)
+    # Position-independent: the Python module (python/) is a shared object
+    # that links these static libraries, and so may a user's own shared
+    # library built against the installed package. Executables keep the
+    # compiler's default.
+    set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON OUTPUT_NAME ctmc_snn_${name})
   endif()
-  add_library(${name} STATIC ${_src})
-  target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
-  target_link_libraries(${name} PUBLIC ${M_DEPS})
-  target_compile_options(${name} PRIVATE -Wall -Wextra)
+  # The CMake package (README "Using the libraries from CMake"): the library as
+  # ctmc_snn::<name>, its public headers under include/ctmc/<name>/.
+  add_library(ctmc_snn::${name} ALIAS ${name})
+  install(TARGETS ${name} EXPORT ctmc_snnTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endfunction()
 
 # One doctest binary per module: every tests/<module>/*.cpp.

@@ -124,3 +124,24 @@ put("sweep_part", "whole_1_of_1.json", json.dumps(part))
 # --subset index:FILE lists.
 put("subset_index", "lines.txt", "7\n2\n19\n0\n11\n")
 put("subset_index", "commas.txt", "3, 1,4,15 , 9\r\n")
+
+# Claims files (ctmc-snn check): one claim of each kind, models inline.
+three = {"states": ["B", "G", "R"], "transitions": [
+    {"from": "B", "to": "G", "offset": 0, "slope": 1}, {"from": "G", "to": "B", "offset": "0.5"},
+    {"from": "G", "to": "R", "offset": "1/3", "slope": 2, "spike": True}, {"from": "R", "to": "B", "offset": 2}]}
+claims = {"meta": {"note": "seed"}, "claims": [
+    {"id": "f", "kind": "flux", "model": three, "H": "1/2", "value": "5/12", "tolerance": "exact"},
+    {"id": "p", "kind": "stationary", "model": three, "H": 0.5, "pi": {"B": "0.5", "R": "1/9"}},
+    {"id": "c", "kind": "counting", "model": three, "H": 1, "T": "10", "mean": 1.5e1, "fano": "1/2",
+     "start": "G", "tolerance": {"relative": 1e-6}},
+    {"id": "s", "kind": "fit", "model": three, "activation": "sigmoid", "domain": "-6,6", "points": 41,
+     "mse": "1.1e-3", "max_error": "0.05", "tolerance": "digits"},
+    {"id": "g", "kind": "fit", "family": "three-state", "activation": "relu", "domain": "-1,5", "alpha": "1/2",
+     "mse": "2.4e-3"},
+    {"id": "n", "kind": "simulation", "model": three, "H": "1", "T": 4, "trials": 400, "mean": 6.1,
+     "variance": 3, "alpha": 2, "false_alarm": 1e-3},
+    {"id": "w", "kind": "network", "net": "net.json", "data": "data", "neurons": ["m.json"], "T": 2, "dt": 0.01,
+     "sampler": "euler", "trace_weight": "1/tau", "output_scale": "activation", "layer_alpha": ["auto", 2],
+     "trials": 3, "A_MF": 97.5, "A_SNN": 96, "SynOps": 1e4}]}
+put("claims", "every_kind.json", json.dumps(claims, indent=1))
+put("claims", "one_flux.json", json.dumps({"claims": [claims["claims"][0]]}))

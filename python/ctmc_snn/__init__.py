@@ -1,0 +1,547 @@
+"""ctmc_snn: the ctmc-snn toolkit from Python (README "Python module").
+
+Thin over the C++ libraries: every function runs the same library code as the
+matching ``ctmc-snn`` command and returns the document that command prints with
+``--json``, as a dict, with exact values as ``fractions.Fraction``, MPFR values
+as decimal strings (``float()`` reads them; a ``*_float`` key beside them where
+useful) and arrays as numpy arrays. For the same inputs and seed the numbers
+are the CLI's, bit for bit.
+
+Inputs
+  model   a path to a model JSON file, a JSON string, or a dict of the same
+          schema (README "Model files"); offsets and slopes may be strings
+          ("5/48"), ints, ``Fraction`` or floats.
+  H, T, rates: ``Fraction``, int, str ("0.1" is 1/10, "1/3") or float. A float
+          is read from its shortest decimal text, ``repr(x)``: 0.1 means 1/10,
+          as a JSON number or the CLI's ``--H 0.1`` does.
+
+Errors: bad input raises ``ValueError`` with the CLI's one-line message (the
+CLI prints it after ``ctmc-snn: ``); nothing a user passes crashes the
+interpreter.
+"""
+
+import decimal
+import fractions
+import json
+import numbers
+import os
+import tempfile
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["flux", "stationary", "counting", "formula", "bernstein", "fit", "score", "simulate_neuron",
+           "simulate_network", "check", "exact_text"]
+
+
+# ---------------------------------------------------------------- conversions
+
+def exact_text(x, what="value"):
+    """The exact text of a number as the toolkit reads it ("1/3", "0.1", "-2")."""
+    if isinstance(x, bool):
+        raise ValueError(f"{what}: expected a number, got a bool")
+    if isinstance(x, fractions.Fraction):
+        return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    if isinstance(x, decimal.Decimal):
+        if not x.is_finite():
+            raise ValueError(f"{what}: '{x}' is not a finite number")
+        return str(x)
+    if isinstance(x, numbers.Real):
+        v = float(x)
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError(f"{what}: '{v}' is not a finite number")
+        return repr(v)
+    if isinstance(x, str):
+        return x
+    if hasattr(x, "__array__") and np.ndim(np.asarray(x)) == 0:
+        return exact_text(np.asarray(x).item(), what)
+    raise ValueError(f"{what}: expected a number (int, float, Fraction or str), got {type(x).__name__}")
+
+
+def _jsonable(obj, path="model"):
+    """A model dict made JSON-ready: Fraction and Decimal as exact strings, numpy scalars as numbers."""
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                raise ValueError(f"{path}: key {k!r} is not a string")
+            out[k] = _jsonable(v, f"{path}.{k}")
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(obj, (fractions.Fraction, decimal.Decimal)):
+        return exact_text(obj, path)
+    if isinstance(obj, np.generic):
+        return _jsonable(obj.item(), path)
+    if obj is None or isinstance(obj, (str, bool, int, float)):
+        return obj
+    raise ValueError(f"{path}: cannot be written as JSON ({type(obj).__name__})")
+
+
+def _model(model):
+    """(text, source, is_path) for _core: a path is read as the CLI reads MODEL.json."""
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if isinstance(model, str):
+        if model.lstrip().startswith("{"):
+            return (model, "model", False)
+        if not model:
+            raise ValueError("model: empty path")
+        return (model, model, True)
+    if isinstance(model, dict):
+        return (json.dumps(_jsonable(model), allow_nan=True), "model", False)
+    raise ValueError(f"model: expected a file path, a JSON string or a dict, got {type(model).__name__}")
+
+
+def _is_many(h):
+    if isinstance(h, (str, bytes, fractions.Fraction, decimal.Decimal, numbers.Number)):
+        return False
+    if hasattr(h, "__array__"):  # numpy arrays and tensors: a 0-d one is one H
+        return np.ndim(np.asarray(h)) > 0
+    return isinstance(h, (list, tuple))
+
+
+def _h_items(h, what="H"):
+    texts = []
+    for x in (np.asarray(h).ravel().tolist() if hasattr(h, "__array__") else h):
+        t = exact_text(x, "--" + what)
+        if "," in t:
+            raise ValueError(f"--{what}: '{t}' is not one number")
+        texts.append(t)
+    if not texts:
+        raise ValueError(f"--{what}: empty list")
+    return texts
+
+
+def _uint(x, what, bits=32):
+    """A whole number in [0, 2^bits) for a C++ unsigned parameter: ValueError otherwise (not a TypeError)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not 0 <= int(x) < 2 ** bits:
+        raise ValueError(f"{what}: {x!r} is not a whole number in [0, 2^{bits})")
+    return int(x)
+
+
+def _int(x, what):
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not -2 ** 63 <= int(x) < 2 ** 63:
+        raise ValueError(f"{what}: {x!r} is not a whole number")
+    return int(x)
+
+
+def _float(x, what):
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, str)):
+        raise ValueError(f"{what}: {x!r} is not a number")
+    try:
+        return float(x)
+    except ValueError:
+        raise ValueError(f"{what}: {x!r} is not a number") from None
+
+
+def _fraction(text):
+    return fractions.Fraction(text)
+
+
+def _check_mode(mode):
+    if mode not in ("exact", "mpfr", "double"):
+        raise ValueError(f"mode: '{mode}' is not one of exact, mpfr, double")
+
+
+def _domain(domain):
+    if domain is None:
+        return ""
+    if isinstance(domain, str):
+        return domain
+    try:
+        lo, hi = domain
+    except (TypeError, ValueError):
+        raise ValueError("--domain: expected LO,HI (two numbers)") from None
+    return exact_text(lo, "--domain") + "," + exact_text(hi, "--domain")
+
+
+# ---------------------------------------------------------------- solvers
+
+def _row(row, mode):
+    """A flux row of the CLI with the values typed: Fraction (exact), float (double), str + float (mpfr)."""
+    keys = ("flux", "closed_form_value", "difference")
+    if mode == "exact":
+        row["pi"] = {k: _fraction(v) for k, v in row["pi"].items()}
+        for k in keys:
+            if k in row:
+                row[k] = _fraction(row[k])
+    elif mode == "double":
+        row["pi"] = {k: float(v) for k, v in row["pi"].items()}
+        for k in keys:
+            if k in row:
+                row[k] = float(row[k])
+    else:
+        row["pi_float"] = {k: float(v) for k, v in row["pi"].items()}
+        for k in keys:
+            if k in row:
+                row[k + "_float"] = float(row[k])
+    return row
+
+
+def stationary(model, H, mode="mpfr", precision=256):
+    """Stationary distribution and spike flux at H (``ctmc-snn flux --json``).
+
+    One H gives a dict {"H", "pi": {state: value}, "flux", and for a known
+    meta.family its closed form and the difference}; a list of H a list of them.
+    """
+    _check_mode(mode)
+    many = _is_many(H)
+    items = _h_items(H) if many else _h_items([H])
+    rows = json.loads(_core.flux(*_model(model), items, mode, _uint(precision, "--precision")))
+    rows = [_row(r, mode) for r in rows]
+    return rows if many else rows[0]
+
+
+def flux(model, H, mode="mpfr", precision=256):
+    """The stationary spike flux F(H) by GTH (the ``flux`` of ``ctmc-snn flux``).
+
+    mode "exact": a Fraction; "mpfr": the decimal string the CLI prints
+    (``float()`` reads it); "double": a float. Many H (a list or an array):
+    a list, or in double mode a numpy array of the shape of H.
+    """
+    _check_mode(mode)
+    if mode == "double" and _is_many(H):
+        shape = np.shape(H)
+        return _core.flux_double(*_model(model), _h_items(H)).reshape(shape)
+    r = stationary(model, H, mode, precision)
+    return [x["flux"] for x in r] if isinstance(r, list) else r["flux"]
+
+
+def counting(model, H, T, start=None, mode="mpfr", precision=256):
+    """Spike-count statistics at input H over [0, T] (``ctmc-snn counting --json``).
+
+    Keys: "mean" E N(T), "variance" Var N(T), "fano_T" their ratio, "rate"
+    (the flux), "variance_rate" lim Var N(T)/T, "fano" the asymptotic Fano
+    factor. start: a state name (default: the stationary distribution).
+    mode "exact": rate, variance_rate and fano as Fractions (finite T in MPFR
+    at `precision`, decimal strings); "mpfr": decimal strings with "*_float"
+    beside them; "double": floats.
+    """
+    _check_mode(mode)
+    d = json.loads(_core.counting(*_model(model), exact_text(H, "--H"), exact_text(T, "--T"),
+                                  "" if start is None else str(start), mode, _uint(precision, "--precision")))
+    keys = ("mean", "variance", "fano_T", "rate", "variance_rate", "fano")
+    for k in keys:
+        v = d[k]
+        if v.startswith("undefined"):
+            d[k] = None
+            d[k + "_note"] = v
+        elif mode == "double":
+            d[k] = float(v)
+        elif mode == "exact" and k in ("rate", "variance_rate", "fano"):
+            d[k] = _fraction(v)
+        else:
+            d[k + "_float"] = float(v)
+    return d
+
+
+def formula(model):
+    """The stationary-flux formula by the Markov chain tree theorem (``ctmc-snn formula --json``).
+
+    d["flux"]["latex"] is the LaTeX of F = num / den; d["symbols"] the legend.
+    """
+    return json.loads(_core.formula(*_model(model)))
+
+
+# ---------------------------------------------------------------- proofs_check
+
+def bernstein(activation, domain, N=None, eps=None, rho=None, rho_factor=None, precision=128, cap=1000000,
+              bracket=0.0):
+    """The paper's Bernstein theorem and corollary for one target (``ctmc-snn bernstein --json``).
+
+    Give N (sup error and bounds at N) or eps (smallest N). d["refuted"] counts
+    refuted claims (the CLI then exits 1).
+    """
+    return json.loads(_core.bernstein(
+        str(activation), _domain(domain), "" if rho is None else exact_text(rho, "--rho"),
+        "" if rho_factor is None else exact_text(rho_factor, "--rho-factor"), None if N is None else _int(N, "--N"),
+        "" if eps is None else exact_text(eps, "--eps"), _uint(precision, "--precision"), _int(cap, "--cap"),
+        _float(bracket, "--bracket")))
+
+
+# ---------------------------------------------------------------- analysis
+
+class _ValuesFile:
+    """Samples or weights given as an array: written to a temporary file, one exact value a line, for the
+    library's file reader (the same reader as the CLI's --samples / --weights). Its name in messages and
+    output is `label`."""
+
+    def __init__(self, values, option, label):
+        self.path = None
+        self.option = option
+        self.label = label
+        if values is None or isinstance(values, (str, os.PathLike)):
+            self.spec = "" if values is None else os.fspath(values)
+            return
+        lines = [exact_text(v, option) for v in np.asarray(values, dtype=object).ravel().tolist()]
+        fd, self.path = tempfile.mkstemp(prefix="ctmc_snn_", suffix=".txt")
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        self.spec = self.path
+
+    def rename(self, text):
+        return text.replace(self.path, self.label) if self.path else text
+
+    def close(self):
+        if self.path:
+            os.unlink(self.path)
+
+
+def _fit_common(activation, domain, samples, weights, kw):
+    files = [_ValuesFile(samples, "--samples", "samples"), _ValuesFile(weights, "--weights", "weights")]
+    args = {"activation": str(activation), "domain": _domain(domain), "samples": files[0].spec,
+            "weights": files[1].spec}
+    for k, v in kw.items():
+        if v is None:
+            continue
+        if k == "alpha":
+            v = exact_text(v, "--alpha")
+        args[k] = v
+    return args, files
+
+
+def _run_with_files(fn, args, files):
+    try:
+        return json.loads(fn(args))
+    except ValueError as e:
+        msg = str(e)
+        for f in files:
+            msg = f.rename(msg)
+        raise ValueError(msg) from None
+    finally:
+        for f in files:
+            f.close()
+
+
+def _rename_all(d, files):
+    for f in files:
+        if f.path and isinstance(d.get("data"), str):
+            d["data"] = f.rename(d["data"])
+    return d
+
+
+def fit(activation, domain=None, family="three-state", states=None, points=401, samples=None, weights=None,
+        starts=64, seed=1, threads=0, alpha="1", rate_bound=1000.0, min_rate=1e-6, max_iterations=200,
+        basin_rounds=None, gradient="analytic", precision=128, no_widen=False, warm_start=None, output=None):
+    """Least-squares fit of a family's flux to alpha * activation (``ctmc-snn fit --json``).
+
+    Returns {"model": the fitted model dict (as the CLI prints it, with its
+    meta), "theta": numpy array of the parameters ("parameter_names" beside
+    it), "mse", "max_abs_error", "start_mse" (numpy), hops, bounds, ...}.
+    samples / weights: a file path or an array of values. Releases the GIL.
+    """
+    kw = {"family": family, "states": states, "points": points, "starts": starts, "seed": seed, "threads": threads,
+          "alpha": alpha, "rate_bound": _float(rate_bound, "--rate-bound"), "min_rate": _float(min_rate, "--min-rate"),
+          "max_iterations": max_iterations, "basin_rounds": basin_rounds, "gradient": gradient,
+          "precision": precision, "no_widen": bool(no_widen),
+          "warm_start": None if warm_start is None else _model(warm_start),
+          "output": None if output is None else os.fspath(output)}
+    args, files = _fit_common(activation, domain, samples, weights, kw)
+    d = _run_with_files(_core.fit, args, files)
+    res = _rename_all(d["result"], files)
+    res["theta"] = np.array(res["theta"], dtype=np.float64)
+    res["start_mse"] = np.array(res["start_mse"], dtype=np.float64)
+    res["model"] = d["model"]
+    return res
+
+
+def score(model, activation, domain=None, samples=None, weights=None, points=401, alpha="1", precision=128,
+          rate_bound=1000.0, min_rate=1e-6):
+    """MSE and max |error| of a model against alpha * activation, without fitting (``ctmc-snn fit --score``)."""
+    kw = {"points": points, "alpha": alpha, "precision": precision, "rate_bound": _float(rate_bound, "--rate-bound"),
+          "min_rate": _float(min_rate, "--min-rate"), "score": _model(model)}
+    args, files = _fit_common(activation, domain, samples, weights, kw)
+    return _rename_all(_run_with_files(_core.score, args, files), files)
+
+
+# ---------------------------------------------------------------- sim
+
+def simulate_neuron(model, H, T, trials=1000, seed=1, threads=0, start="stationary", alpha=1.0):
+    """Exact Gillespie simulation at a fixed H (``ctmc-snn simulate neuron --json``).
+
+    Empirical N(T) statistics beside the exact ones, z-scores and "ok"; also
+    "counts", every trial's N(T) (numpy uint64).
+    """
+    d = json.loads(_core.simulate_neuron(*_model(model), {
+        "H": exact_text(H, "--H"), "T": _float(T, "--T"), "trials": _uint(trials, "--trials", 64),
+        "seed": _uint(seed, "--seed", 64), "threads": _int(threads, "--threads"), "start": str(start),
+        "alpha": _float(alpha, "--alpha")}))
+    d["counts"] = np.array(d["counts"], dtype=np.uint64)
+    return d
+
+
+def _tensor(x, name):
+    """(float64 C array, name): every dtype numpy reads (float32, float16, ints, bools) is exact in float64."""
+    try:
+        a = np.asarray(x)
+    except Exception as e:  # a tensor on a GPU, or no __array__
+        raise ValueError(f"{name}: cannot be read as an array ({e})") from None
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_):
+        raise ValueError(f"{name}: expected a numeric array, got dtype {a.dtype}")
+    return (np.ascontiguousarray(a, dtype=np.float64), name)
+
+
+def _layers_of_state_dict(sd, activation, name):
+    """Dense layers from a state_dict: every 2-d "<prefix>weight" in order, with "<prefix>bias" if present."""
+    keys = list(sd.keys())
+    weights = [k for k in keys if k.endswith("weight") and np.ndim(sd[k]) == 2]
+    if not weights:
+        raise ValueError(f"{name}: no 2-d '*.weight' tensors (nn.Linear layers) in the state_dict")
+    if activation is None:
+        raise ValueError(f"{name}: give activation= (the hidden layers' activation, or one per layer)")
+    acts = [activation] * (len(weights) - 1) + ["linear"] if isinstance(activation, str) else list(activation)
+    if len(acts) != len(weights):
+        raise ValueError(f"{name}: {len(acts)} activations for {len(weights)} layers")
+    layers = []
+    for k, act in zip(weights, acts):
+        b = k[: -len("weight")] + "bias"
+        layers.append({"weight": _tensor(sd[k], k), "bias": _tensor(sd[b], b) if b in sd else None,
+                       "activation": str(act)})
+    return layers
+
+
+def simulate_network(net, data, neurons, T=50.0, tau=0.02, rate=3.0, dt=0.005, trials=1, seed=0, threads=0,
+                     sampler="exact", readout="spike", scale="q99", limit=0, subset="all", trace_weight="integral",
+                     output_scale="logits", layer_alpha=None, normalize=None, activation=None, if_norm=None,
+                     v0=0.0, if_steps=32):
+    """ANN vs mean-field vs spiking CTMC network (``ctmc-snn simulate network --json``).
+
+    net: a manifest path; a torch-style state_dict (name -> array or tensor,
+         nn.Linear weights [out, in]) with activation= the hidden layers'
+         activation name (or one per layer, the last "linear"); or a dict
+         {"layers": [{"weight": NAME, "bias": NAME, "activation": ...}],
+         "state_dict": {...}} naming the tensors as a manifest does.
+    data: a data folder, or a dict with "test_images", "test_labels" and
+         optionally "train_images", "train_labels" (arrays, anything with
+         __array__, or "FILE.npy" / "FILE.safetensors:NAME" specs) and "dir".
+         Images (n, features...) or (n, C, H, W), values as given.
+    neurons: a model (path, JSON or dict) or a list of them, one per spiking layer.
+    if_norm: "p99.9" or "p100" adds the integrate-and-fire baseline (--if, with v0 and if_steps).
+    Also returns "predictions" and "synops" per (trial, sample) as numpy arrays.
+    """
+    args = {"T": _float(T, "--T"), "tau": _float(tau, "--tau"), "rate": _float(rate, "--rate"),
+            "dt": _float(dt, "--dt"), "trials": _uint(trials, "--trials", 31), "seed": _uint(seed, "--seed", 64),
+            "threads": _int(threads, "--threads"), "sampler": str(sampler), "readout": str(readout),
+            "scale": str(scale), "limit": _int(limit, "--limit"), "subset": str(subset),
+            "trace_weight": str(trace_weight), "output_scale": str(output_scale)}
+    if if_norm is not None:
+        args.update(if_norm=str(if_norm), v0=_float(v0, "--v0"), if_steps=_int(if_steps, "--if-steps"))
+    if layer_alpha is not None:
+        args["layer_alpha"] = layer_alpha if isinstance(layer_alpha, str) else ",".join(
+            "auto" if a is None or a == "auto" else repr(_float(a, "--layer-alpha")) for a in layer_alpha)
+    if normalize is not None:
+        args["normalize"] = normalize if isinstance(normalize, str) else "{}/{}".format(
+            ",".join(repr(float(v)) for v in np.atleast_1d(normalize[0])),
+            ",".join(repr(float(v)) for v in np.atleast_1d(normalize[1])))
+    if isinstance(net, (str, os.PathLike)):
+        args["net_path"] = os.fspath(net)
+    elif isinstance(net, dict) and "layers" in net and "state_dict" in net:
+        sd = net["state_dict"]
+        layers = []
+        for i, l in enumerate(net["layers"]):
+            for key in ("weight", "activation"):
+                if key not in l:
+                    raise ValueError(f"net: layers[{i}]: missing \"{key}\"")
+            for key in ("weight", "bias"):
+                if key in l and l[key] not in sd:
+                    raise ValueError(f"net: layers[{i}]: tensor '{l[key]}' is not in the state_dict")
+            layers.append({"weight": _tensor(sd[l["weight"]], l["weight"]),
+                           "bias": _tensor(sd[l["bias"]], l["bias"]) if "bias" in l else None,
+                           "activation": str(l["activation"])})
+        args["layers"] = layers
+    elif hasattr(net, "keys"):
+        args["layers"] = _layers_of_state_dict(net, activation, "net")
+    else:
+        raise ValueError(f"net: expected a manifest path or a state_dict, got {type(net).__name__}")
+    if isinstance(data, (str, os.PathLike)):
+        args["dir"] = os.fspath(data)
+    elif isinstance(data, dict):
+        known = {"dir", "test_images", "test_labels", "train_images", "train_labels"}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"data: unknown key(s) {sorted(unknown)} (known: {sorted(known)})")
+        if data.get("dir") is not None:
+            args["dir"] = os.fspath(data["dir"])
+        arrays = False
+        for key in ("test_images", "test_labels", "train_images", "train_labels"):
+            v = data.get(key)
+            if v is None:
+                continue
+            if isinstance(v, (str, os.PathLike)):
+                args[key + "_spec"] = os.fspath(v)
+            else:
+                args[key] = _tensor(v, key)
+                arrays = True
+        if arrays:
+            args["data_name"] = "arrays" + (" + " + os.fspath(data["dir"]) if data.get("dir") else "")
+    else:
+        raise ValueError(f"data: expected a folder or a dict of arrays, got {type(data).__name__}")
+    ns = neurons if isinstance(neurons, (list, tuple)) else [neurons]
+    args["neurons"] = [_model(n) for n in ns]
+    d = json.loads(_core.simulate_network(args))
+    d["predictions"] = np.array(d["predictions"], dtype=np.int64)
+    d["synops"] = np.array(d["synops"], dtype=np.float64)
+    return d
+
+
+# ---------------------------------------------------------------- claims
+
+def check(claims, out=None, seed=1, threads=0, precision=256):
+    """Check another implementation's claims (``ctmc-snn check CLAIMS.json --json``; format: README
+    "Checking another implementation's claims").
+
+    claims: a claims file path, or a dict of the same schema (its relative model paths are taken from the
+    current folder). Returns {"results": [...], "verdicts": {id: "Pass" | "Fail" | "Not checkable"},
+    "passed", "failed", "not_checkable"}; with out=FOLDER also writes the report folder FOLDER/check/ and
+    adds "exit_status" (0, or 1 when a claim failed).
+    """
+    tmp = None
+    if isinstance(claims, dict):
+        doc = _jsonable(claims, "claims")
+        # The checker reads paths relative to the claims file, which is a temporary one here.
+        def here(p):
+            return os.path.abspath(p) if isinstance(p, str) and p and not os.path.isabs(p) else p
+        for c in doc.get("claims", []) if isinstance(doc.get("claims"), list) else []:
+            if not isinstance(c, dict):
+                continue
+            for key in ("model", "net", "data", "test_images", "test_labels", "train_images", "train_labels"):
+                if key in c:
+                    c[key] = here(c[key])
+            if isinstance(c.get("neurons"), list):
+                c["neurons"] = [here(n) for n in c["neurons"]]
+            elif "neurons" in c:
+                c["neurons"] = here(c["neurons"])
+            if isinstance(c.get("subset"), str) and c["subset"].startswith("index:"):
+                c["subset"] = "index:" + here(c["subset"][len("index:"):])
+        tmp = tempfile.mkdtemp(prefix="ctmc_snn_claims_")
+        path = os.path.join(tmp, "claims.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+    elif isinstance(claims, (str, os.PathLike)):
+        path = os.fspath(claims)
+    else:
+        raise ValueError(f"claims: expected a file path or a dict, got {type(claims).__name__}")
+    try:
+        text, status = _core.check(path, "" if out is None else os.fspath(out), _uint(seed, "--seed", 64),
+                                   _int(threads, "--threads"), _uint(precision, "--precision"))
+    except ValueError as e:
+        msg = str(e)
+        if tmp:
+            msg = msg.replace(path, "claims")
+        raise ValueError(msg) from None
+    finally:
+        if tmp:
+            os.unlink(path)
+            os.rmdir(tmp)
+    d = json.loads(text)
+    if tmp:
+        d["claims_file"] = "claims"
+        for r in d["results"]:
+            r["evidence"] = r["evidence"].replace(path, "claims")
+    if status >= 0:
+        d["exit_status"] = status
+    return d

@@ -1,0 +1,120 @@
+// The C++ side of the Python module ctmc_snn (python/): one function per
+// command, each the CLI command's body (cli/cmd_*.cpp) over the same library
+// calls, returning the JSON document that the command prints with --json
+// (serialized; the Python layer parses it), so that Python and the CLI give
+// the same numbers bit for bit. Only module.cpp includes pybind11; these
+// files compile as plain C++.
+//
+// Errors are the libraries' own: ctmc::InputError with the CLI's one-line
+// message (module.cpp turns it into ValueError). Option names in messages
+// are the CLI's ("--H: ..."), so one message reads the same from both.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ctmc/solvers/model.hpp"
+
+namespace ctmc::python {
+
+// A model as the Python layer passes it: a file path (read as the CLI reads
+// MODEL.json, messages naming the path) or JSON text (from a dict or a
+// string; `source` names it in messages).
+struct ModelInput {
+  std::string text;    // path when is_path, else JSON text
+  std::string source;  // name in messages and output
+  bool is_path = false;
+};
+solvers::Model load_model(const ModelInput& in);
+
+// flux MODEL --H h1,h2,... [--exact | --double | --precision p] --json
+std::string flux_json(const ModelInput& model, const std::vector<std::string>& hs, const std::string& mode,
+                      unsigned precision);
+// The double flux alone at each H (the same solve as flux_json's --double rows).
+std::vector<double> flux_double(const ModelInput& model, const std::vector<std::string>& hs);
+// counting MODEL --H h --T t [--from S] [--exact | --double | --precision p] --json
+std::string counting_json(const ModelInput& model, const std::string& h, const std::string& t, const std::string& from,
+                          const std::string& mode, unsigned precision);
+// formula MODEL --json
+std::string formula_json(const ModelInput& model);
+
+struct BernsteinArgs {
+  std::string activation, domain, rho, rho_factor, eps;
+  std::optional<std::int64_t> n;
+  unsigned precision = 128;
+  std::int64_t cap = 1000000;
+  double bracket = 0;
+};
+// bernstein ... --json (the CLI's exit 1 on a refuted claim is the "refuted" count here)
+std::string bernstein_json(const BernsteinArgs& a);
+
+// fit / fit --score: the options of cli/cmd_fit.cpp, defaults as there.
+struct FitArgs {
+  std::string activation, domain, family = "three-state", samples, weights, alpha = "1", output;
+  std::optional<ModelInput> warm_start, score;
+  std::size_t states = 0, points = 401;
+  int starts = 64, threads = 0, max_iterations = 200, basin_rounds = -1;  // -1: the library's default
+  std::string gradient = "analytic";
+  unsigned long long seed = 1;
+  double rate_bound = 1000, min_rate = 1e-6;
+  unsigned precision = 128;
+  bool no_widen = false;
+};
+// fit ... --json: the fitted model JSON with its meta, plus under "result"
+// the figures the CLI prints in text mode (parameters, MSE, hops, ...).
+std::string fit_json(const FitArgs& a);
+// fit --score MODEL ... --json
+std::string score_json(const FitArgs& a);
+
+struct NeuronArgs {
+  std::string h, start = "stationary";
+  double T = 0, alpha = 1;
+  std::size_t trials = 1000;
+  unsigned long long seed = 1;
+  int threads = 0;
+};
+// simulate neuron MODEL ... --json
+std::string simulate_neuron_json(const ModelInput& model, const NeuronArgs& a);
+
+// A tensor handed over from Python (float64 values, any dtype read exactly
+// there; shape row-major).
+struct TensorArg {
+  std::vector<std::int64_t> shape;
+  std::vector<double> values;
+  std::string name;
+};
+struct LayerArg {
+  TensorArg weight;  // [out, in]
+  std::optional<TensorArg> bias;
+  std::string activation;
+};
+struct NetworkArgs {
+  std::string net_path;         // a manifest, or "" with layers
+  std::vector<LayerArg> layers;  // in-memory weights (a state_dict)
+  std::string net_name;         // "net" field of the output
+  // Data: a folder and/or file specs as the CLI options, or arrays.
+  std::string dir, test_images_spec, test_labels_spec, train_images_spec, train_labels_spec, normalization;
+  std::optional<TensorArg> test_images, test_labels, train_images, train_labels;
+  std::string data_name;        // "data" field for arrays
+  std::vector<ModelInput> neurons;
+  double T = 50, tau = 0.02, rate = 3, dt = 0.005;
+  int trials = 1, limit = 0, threads = 0;
+  unsigned long long seed = 0;
+  std::string sampler = "exact", readout = "spike", scale = "q99", trace_weight = "integral",
+              output_scale = "logits", subset = "all", layer_alpha;
+  // The IF baseline (--if p99.9|p100, --v0, --if-steps): none when if_norm is empty.
+  std::string if_norm;
+  double v0 = 0;
+  int if_steps = 32;
+};
+// simulate network ... [--if ...] --json
+std::string simulate_network_json(const NetworkArgs& a);
+
+// check CLAIMS.json --json: the results document; with out_root, also the
+// report folder <out_root>/check/ and *status its exit status (0 or 1),
+// else *status = -1.
+std::string check_json(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
+                       int threads, unsigned precision, int* status);
+
+}  // namespace ctmc::python

@@ -1,0 +1,31 @@
+// check CLAIMS.json: the claims checker of reports/check.hpp, as `ctmc-snn check` runs it.
+#include <fmt/format.h>
+
+#include "core.hpp"
+#include "ctmc/reports/check.hpp"
+#include "ctmc/solvers/errors.hpp"
+
+namespace ctmc::python {
+
+std::string check_json(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
+                       int threads, unsigned precision, int* status) {
+  // The CLI's ranges for --threads and --precision (CLI11 checks there).
+  if (threads < 0 || threads > 1024) throw InputError(fmt::format("--threads: {} is not in 0..1024", threads));
+  if (precision < 53 || precision > 100000)
+    throw InputError(fmt::format("--precision: Value {} not in range [53 - 100000]", precision));
+  reports::ReportContext ctx;
+  ctx.seed = seed;
+  ctx.threads = threads;
+  ctx.precision = precision;
+  ctx.command_line = "ctmc_snn.check";
+  if (out_root.empty()) {
+    *status = -1;
+    return reports::check_claims(claims_path, ctx).dump();
+  }
+  ctx.out_root = out_root;
+  nlohmann::ordered_json doc;
+  *status = reports::check_claims_report(claims_path, ctx, &doc);
+  return doc.dump();
+}
+
+}  // namespace ctmc::python

@@ -1,0 +1,238 @@
+// The pybind11 module ctmc_snn._core: thin bindings over python/src/core_*.cpp
+// (see core.hpp). The Python package (python/ctmc_snn/__init__.py) turns its
+// JSON documents into dicts, Fractions and numpy arrays.
+//
+// Every call releases the GIL once its arguments are copied into C++ values
+// (a fit or a simulation may run for minutes; other Python threads go on), and
+// then holds one mutex: the MPFR precision is process-wide state that two
+// calls at different precisions must not share.
+#include <omp.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <mutex>
+#include <new>
+#include <type_traits>
+
+#include "core.hpp"
+#include "ctmc/solvers/errors.hpp"
+
+namespace py = pybind11;
+using namespace ctmc::python;
+
+namespace {
+
+std::mutex g_library;
+
+// The CLI's last line of defence (cli/main.cpp one_line): control characters
+// of a message written as escapes, so a message stays one line.
+std::string one_line(const std::string& text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) out += ch;
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+  }
+  return out;
+}
+
+template <class F>
+auto call(F&& f) {
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(g_library);
+  return f();
+}
+
+ModelInput model_input(const std::string& text, const std::string& source, bool is_path) {
+  return ModelInput{text, source, is_path};
+}
+
+// A keyword's value as T; a value of the wrong type (seed=-1, starts="x")
+// is a ValueError naming the keyword, not pybind11's RuntimeError.
+template <class T>
+T get(const py::dict& d, const char* key, T fallback) {
+  if (!d.contains(key) || d[key].is_none()) return fallback;
+  try {
+    return d[key].cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::value_error(std::string(key) + ": " + py::repr(d[key]).cast<std::string>() +
+                          " is not of the expected type or range" +
+                          (std::is_unsigned_v<T> ? " (a whole number >= 0)" : ""));
+  }
+}
+
+std::optional<ModelInput> model_of(const py::dict& d, const char* key) {
+  if (!d.contains(key) || d[key].is_none()) return std::nullopt;
+  const auto t = d[key].cast<py::tuple>();
+  return ModelInput{t[0].cast<std::string>(), t[1].cast<std::string>(), t[2].cast<bool>()};
+}
+
+FitArgs fit_args(const py::dict& d) {
+  FitArgs a;
+  a.activation = get<std::string>(d, "activation", "");
+  a.domain = get<std::string>(d, "domain", "");
+  a.family = get<std::string>(d, "family", a.family);
+  a.samples = get<std::string>(d, "samples", "");
+  a.weights = get<std::string>(d, "weights", "");
+  a.alpha = get<std::string>(d, "alpha", a.alpha);
+  a.output = get<std::string>(d, "output", "");
+  a.warm_start = model_of(d, "warm_start");
+  a.score = model_of(d, "score");
+  a.states = get<std::size_t>(d, "states", a.states);
+  a.points = get<std::size_t>(d, "points", a.points);
+  a.starts = get<int>(d, "starts", a.starts);
+  a.threads = get<int>(d, "threads", a.threads);
+  a.max_iterations = get<int>(d, "max_iterations", a.max_iterations);
+  a.basin_rounds = get<int>(d, "basin_rounds", a.basin_rounds);
+  a.gradient = get<std::string>(d, "gradient", a.gradient);
+  a.seed = get<unsigned long long>(d, "seed", a.seed);
+  a.rate_bound = get<double>(d, "rate_bound", a.rate_bound);
+  a.min_rate = get<double>(d, "min_rate", a.min_rate);
+  a.precision = get<unsigned>(d, "precision", a.precision);
+  a.no_widen = get<bool>(d, "no_widen", a.no_widen);
+  return a;
+}
+
+// A float64 C-contiguous array (the Python layer converts) as a TensorArg.
+std::optional<TensorArg> tensor_of(const py::dict& d, const char* key) {
+  if (!d.contains(key) || d[key].is_none()) return std::nullopt;
+  const auto t = d[key].cast<py::tuple>();
+  auto arr = t[0].cast<py::array_t<double, py::array::c_style | py::array::forcecast>>();
+  TensorArg out;
+  out.name = t[1].cast<std::string>();
+  for (py::ssize_t i = 0; i < arr.ndim(); ++i) out.shape.push_back(static_cast<std::int64_t>(arr.shape(i)));
+  out.values.assign(arr.data(), arr.data() + arr.size());
+  return out;
+}
+
+NetworkArgs network_args(const py::dict& d) {
+  NetworkArgs a;
+  a.net_path = get<std::string>(d, "net_path", "");
+  a.net_name = get<std::string>(d, "net_name", "net");
+  if (d.contains("layers") && !d["layers"].is_none()) {
+    for (auto item : d["layers"].cast<py::list>()) {
+      const auto l = item.cast<py::dict>();
+      LayerArg la;
+      la.weight = *tensor_of(l, "weight");
+      la.bias = tensor_of(l, "bias");
+      la.activation = get<std::string>(l, "activation", "");
+      a.layers.push_back(std::move(la));
+    }
+  }
+  a.dir = get<std::string>(d, "dir", "");
+  a.test_images_spec = get<std::string>(d, "test_images_spec", "");
+  a.test_labels_spec = get<std::string>(d, "test_labels_spec", "");
+  a.train_images_spec = get<std::string>(d, "train_images_spec", "");
+  a.train_labels_spec = get<std::string>(d, "train_labels_spec", "");
+  a.normalization = get<std::string>(d, "normalize", "");
+  a.test_images = tensor_of(d, "test_images");
+  a.test_labels = tensor_of(d, "test_labels");
+  a.train_images = tensor_of(d, "train_images");
+  a.train_labels = tensor_of(d, "train_labels");
+  a.data_name = get<std::string>(d, "data_name", "");
+  for (auto item : d["neurons"].cast<py::list>()) {
+    const auto t = item.cast<py::tuple>();
+    a.neurons.push_back({t[0].cast<std::string>(), t[1].cast<std::string>(), t[2].cast<bool>()});
+  }
+  a.T = get<double>(d, "T", a.T);
+  a.tau = get<double>(d, "tau", a.tau);
+  a.rate = get<double>(d, "rate", a.rate);
+  a.dt = get<double>(d, "dt", a.dt);
+  a.trials = get<int>(d, "trials", a.trials);
+  a.limit = get<int>(d, "limit", a.limit);
+  a.threads = get<int>(d, "threads", a.threads);
+  a.seed = get<unsigned long long>(d, "seed", a.seed);
+  a.sampler = get<std::string>(d, "sampler", a.sampler);
+  a.readout = get<std::string>(d, "readout", a.readout);
+  a.scale = get<std::string>(d, "scale", a.scale);
+  a.trace_weight = get<std::string>(d, "trace_weight", a.trace_weight);
+  a.output_scale = get<std::string>(d, "output_scale", a.output_scale);
+  a.subset = get<std::string>(d, "subset", a.subset);
+  a.layer_alpha = get<std::string>(d, "layer_alpha", "");
+  a.if_norm = get<std::string>(d, "if_norm", "");
+  a.v0 = get<double>(d, "v0", a.v0);
+  a.if_steps = get<int>(d, "if_steps", a.if_steps);
+  return a;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "ctmc-snn library bindings (use the ctmc_snn package, not this module)";
+  // As the CLI at start-up (cli/command.hpp kMaxThreads): libgomp crashes
+  // when OMP_NUM_THREADS asks for 100000 threads.
+  if (omp_get_max_threads() > 1024) omp_set_num_threads(1024);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ctmc::InputError& e) {
+      PyErr_SetString(PyExc_ValueError, one_line(e.what()).c_str());
+    } catch (const ctmc::CheckFailed& e) {
+      PyErr_SetString(PyExc_RuntimeError, ("check failed: " + one_line(e.what())).c_str());
+    }
+  });
+
+  m.def("flux", [](const std::string& text, const std::string& source, bool is_path,
+                   const std::vector<std::string>& hs, const std::string& mode, unsigned precision) {
+    const auto mi = model_input(text, source, is_path);
+    return call([&] { return flux_json(mi, hs, mode, precision); });
+  });
+  m.def("flux_double", [](const std::string& text, const std::string& source, bool is_path,
+                          const std::vector<std::string>& hs) {
+    const auto mi = model_input(text, source, is_path);
+    std::vector<double> v = call([&] { return flux_double(mi, hs); });
+    py::array_t<double> out(static_cast<py::ssize_t>(v.size()));
+    std::copy(v.begin(), v.end(), out.mutable_data());
+    return out;
+  });
+  m.def("counting", [](const std::string& text, const std::string& source, bool is_path, const std::string& h,
+                       const std::string& t, const std::string& from, const std::string& mode, unsigned precision) {
+    const auto mi = model_input(text, source, is_path);
+    return call([&] { return counting_json(mi, h, t, from, mode, precision); });
+  });
+  m.def("formula", [](const std::string& text, const std::string& source, bool is_path) {
+    const auto mi = model_input(text, source, is_path);
+    return call([&] { return formula_json(mi); });
+  });
+  m.def("bernstein", [](const std::string& activation, const std::string& domain, const std::string& rho,
+                        const std::string& rho_factor, std::optional<std::int64_t> n, const std::string& eps,
+                        unsigned precision, std::int64_t cap, double bracket) {
+    BernsteinArgs a{activation, domain, rho, rho_factor, eps, n, precision, cap, bracket};
+    return call([&] { return bernstein_json(a); });
+  });
+  m.def("fit", [](const py::dict& d) {
+    const FitArgs a = fit_args(d);
+    return call([&] { return fit_json(a); });
+  });
+  m.def("score", [](const py::dict& d) {
+    const FitArgs a = fit_args(d);
+    return call([&] { return score_json(a); });
+  });
+  m.def("simulate_neuron", [](const std::string& text, const std::string& source, bool is_path, const py::dict& d) {
+    const auto mi = model_input(text, source, is_path);
+    NeuronArgs a;
+    a.h = get<std::string>(d, "H", "");
+    a.T = get<double>(d, "T", a.T);
+    a.trials = get<std::size_t>(d, "trials", a.trials);
+    a.seed = get<unsigned long long>(d, "seed", a.seed);
+    a.threads = get<int>(d, "threads", a.threads);
+    a.start = get<std::string>(d, "start", a.start);
+    a.alpha = get<double>(d, "alpha", a.alpha);
+    return call([&] { return simulate_neuron_json(mi, a); });
+  });
+  m.def("check", [](const std::string& path, const std::string& out, unsigned long long seed, int threads,
+                    unsigned precision) {
+    int status = -1;
+    std::string doc = call([&] { return check_json(path, out, seed, threads, precision, &status); });
+    return py::make_tuple(doc, status);
+  });
+  m.def("simulate_network", [](const py::dict& d) {
+    const NetworkArgs a = network_args(d);
+    return call([&] { return simulate_network_json(a); });
+  });
+}

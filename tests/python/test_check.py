@@ -1,0 +1,286 @@
+"""Tests of the claims checker: `ctmc-snn check CLAIMS.json` and ctmc_snn.check (CTest "check_claims";
+the ctmc_snn parts are skipped where the module is not built).
+
+True claims are computed here independently (exact rationals from the closed
+forms); false ones are those values perturbed. Simulation claims come from
+the toolkit's own SSA at other seeds, standing in for another implementation.
+"""
+import fractions
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+try:  # the checker is the CLI's; the module is only needed for its Python tests
+    import ctmc_snn
+except ImportError:
+    ctmc_snn = None
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.abspath(os.environ.get("CTMC_SOURCE_DIR", os.path.join(HERE, "..", "..")))
+CLI = os.environ.get("CTMC_CLI", os.path.join(SOURCE, "build", "cli", "ctmc-snn"))
+F = fractions.Fraction
+
+# Three-state (paper eq. 1-2): a = H, b = 1/2, c = 1/3 + 2H, d = 2.
+THREE = {"states": ["B", "G", "R"], "transitions": [
+    {"from": "B", "to": "G", "offset": 0, "slope": 1},
+    {"from": "G", "to": "B", "offset": "0.5"},
+    {"from": "G", "to": "R", "offset": "1/3", "slope": 2, "spike": True},
+    {"from": "R", "to": "B", "offset": 2}]}
+
+
+def three_state_exact(h):
+    a, b, c, d = h, F(1, 2), F(1, 3) + 2 * h, F(2)
+    w = {"B": d * (b + c), "G": a * d, "R": a * c}
+    t = sum(w.values())
+    return a * c * d / (d * (a + b + c) + a * c), {k: v / t for k, v in w.items()}
+
+
+def two_state(a, d):
+    return {"states": ["B", "R"], "transitions": [{"from": "B", "to": "R", "offset": str(a), "spike": True},
+                                                  {"from": "R", "to": "B", "offset": str(d)}]}
+
+
+def run_check(claims, *extra):
+    with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+        path = os.path.join(t, "claims.json")
+        with open(path, "w") as f:
+            json.dump(claims, f)
+        p = subprocess.run([CLI, "check", path, "--out", os.path.join(t, "out"), "--json", *extra],
+                           capture_output=True, text=True)
+        files = sorted(os.listdir(os.path.join(t, "out", "check"))) if p.returncode in (0, 1) else []
+        return p.returncode, (json.loads(p.stdout) if p.returncode in (0, 1) else None), p.stderr, files
+
+
+class Verdicts(unittest.TestCase):
+    def test_true_and_false_claims_of_every_kind(self):
+        h = F(3, 5)
+        flux, pi = three_state_exact(h)
+        a, d = F(3, 2), F(5, 7)
+        rate = a * d / (a + d)
+        fano = (a * a + d * d) / (a + d) ** 2  # alternating renewal with exponential phases
+        # Off by less than 1e-12 relative: only an exact comparison sees it.
+        nearly = flux * (1 + F(1, 10 ** 13))
+        self.assertLess(abs(float(nearly) - float(flux)), 1e-12 * float(flux))
+        # A relu copy: F = H d / (H + d), d = 10^6; its max error on [0, 1] at H = 1 is 1/(1 + d).
+        relu = {"states": ["B", "R"], "transitions": [
+            {"from": "B", "to": "R", "offset": 0, "slope": 1, "spike": True}, {"from": "R", "to": "B", "offset": 10 ** 6}]}
+        max_err = F(1, 1 + 10 ** 6)
+        claims = {"claims": [
+            {"id": "flux-true", "kind": "flux", "model": THREE, "H": "3/5", "value": str(flux)},
+            {"id": "flux-nearly", "kind": "flux", "model": THREE, "H": "3/5",
+             "value": str(nearly.numerator) + "/" + str(nearly.denominator)},
+            {"id": "flux-rel-ok", "kind": "flux", "model": THREE, "H": "0.6", "value": float(flux),
+             "tolerance": {"relative": 1e-15}},
+            {"id": "stationary-true", "kind": "stationary", "model": THREE, "H": 0.6,
+             "pi": {k: str(v) for k, v in pi.items()}},
+            {"id": "stationary-false", "kind": "stationary", "model": THREE, "H": 0.6,
+             "pi": {"B": str(pi["B"]), "R": str(pi["R"] * F(11, 10))}},
+            {"id": "counting-true", "kind": "counting", "model": two_state(a, d), "H": 0, "rate": str(rate),
+             "fano": str(fano), "variance_rate": str(fano * rate)},
+            {"id": "counting-finite-true", "kind": "counting", "model": two_state(a, d), "H": 0, "T": 4,
+             "mean": str(rate * 4), "tolerance": {"relative": 1e-60}},
+            {"id": "counting-false", "kind": "counting", "model": two_state(a, d), "H": 0, "fano": "1"},
+            {"id": "fit-true", "kind": "fit", "model": relu, "activation": "relu", "domain": "0,1", "points": 11,
+             "max_error": "{:.6e}".format(float(max_err))},
+            {"id": "fit-false", "kind": "fit", "model": relu, "activation": "relu", "domain": "0,1", "points": 11,
+             "max_error": "1.1e-6"},
+        ]}
+        rc, doc, err, files = run_check(claims)
+        self.assertEqual(rc, 1, err)  # a claim failed
+        v = doc["verdicts"]
+        self.assertEqual(v, {"flux-true": "Pass", "flux-nearly": "Fail", "flux-rel-ok": "Pass",
+                             "stationary-true": "Pass", "stationary-false": "Fail", "counting-true": "Pass",
+                             "counting-finite-true": "Pass", "counting-false": "Fail", "fit-true": "Pass",
+                             "fit-false": "Fail"})
+        self.assertEqual((doc["passed"], doc["failed"], doc["not_checkable"]), (6, 4, 0))
+        for name in ("report.md", "meta.json", "results.json", "claims.csv"):
+            self.assertIn(name, files)
+        # Only true claims: exit 0.
+        rc, doc, err, _ = run_check({"claims": [c for c in claims["claims"] if v[c["id"]] != "Fail"]})
+        self.assertEqual(rc, 0, err)
+
+    def test_simulation_claims_no_false_alarm_over_20_seeds(self):
+        # The "other implementation": our own SSA at seeds 1..20, 400 trials each.
+        model = two_state("3/2", "5/7")
+        claims = []
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            path = os.path.join(t, "m.json")
+            with open(path, "w") as f:
+                json.dump(model, f)
+            runs = [json.loads(subprocess.run([CLI, "simulate", "neuron", path, "--H", "0", "--T", "4", "--trials",
+                                               "400", "--seed", str(seed), "--json"], capture_output=True,
+                                              text=True).stdout) for seed in range(1, 21)]
+        for seed, r in zip(range(1, 21), runs):
+            claims.append({"id": f"sim-{seed}", "kind": "simulation", "model": model, "H": 0, "T": 4, "trials": 400,
+                           "mean": r["empirical"]["mean_count"], "variance": r["empirical"]["variance_count"],
+                           "false_alarm": 1e-3})
+        # And a wrong one: the mean off by ten of its standard errors.
+        exact = runs[0]["exact"]
+        claims.append({"id": "sim-wrong", "kind": "simulation", "model": model, "H": 0, "T": 4, "trials": 400,
+                       "mean": exact["mean_count"] + 10 * (exact["variance_count"] / 400) ** 0.5})
+        rc, doc, err, _ = run_check({"claims": claims}, "--seed", "1000")
+        self.assertEqual(rc, 1, err)
+        for seed in range(1, 21):
+            self.assertEqual(doc["verdicts"][f"sim-{seed}"], "Pass", seed)
+        self.assertEqual(doc["verdicts"]["sim-wrong"], "Fail")
+
+    def test_network_claims(self):
+        # The "other implementation": `simulate network` at seed 4, 3 trials, on 200 float images.
+        try:
+            import numpy as np
+        except ImportError:
+            self.skipTest("numpy (python3-numpy) is not installed")
+        fixtures = os.path.join(SOURCE, "tests", "fixtures")
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            rng = np.random.default_rng(3)
+            images = rng.random((200, 2)).astype(np.float32)
+            np.save(os.path.join(t, "ti.npy"), images)
+            np.save(os.path.join(t, "tl.npy"), (images[:, 0] > images[:, 1]).astype(np.int64))
+            config = {"net": os.path.join(fixtures, "tiny_mlp.json"),
+                      "neurons": os.path.join(fixtures, "two_state_family.json"),
+                      "test_images": os.path.join(t, "ti.npy"), "test_labels": os.path.join(t, "tl.npy"),
+                      "train_images": os.path.join(t, "ti.npy"), "train_labels": os.path.join(t, "tl.npy"),
+                      "T": 2, "dt": 0.01, "rate": 5, "sampler": "exact", "trace_weight": "1/tau"}
+            p = subprocess.run([CLI, "simulate", "network", "--net", config["net"], "--neurons", config["neurons"],
+                                "--test-images", config["test_images"], "--test-labels", config["test_labels"],
+                                "--train-images", config["train_images"], "--train-labels", config["train_labels"],
+                                "--T", "2", "--dt", "0.01", "--rate", "5", "--trace-weight", "1/tau", "--trials", "3",
+                                "--seed", "4", "--json"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            r = json.loads(p.stdout)
+            true = dict(config, id="net-true", kind="network", trials=3, A_ANN=r["A_ANN"], A_MF=r["A_MF"],
+                        A_SNN=r["A_SNN_mean"], SynOps=r["synops_per_sample_mean"])
+            wrong_mf = dict(config, id="net-mf", kind="network", A_MF=r["A_MF"] + 1)
+            wrong_synops = dict(config, id="net-synops", kind="network", trials=3,
+                                SynOps=2 * r["synops_per_sample_mean"])
+            rc, doc, err, _ = run_check({"claims": [true, wrong_mf, wrong_synops]}, "--seed", "1000")
+            self.assertEqual(rc, 1, err)
+            self.assertEqual(doc["verdicts"], {"net-true": "Pass", "net-mf": "Fail", "net-synops": "Fail"})
+            # No false alarm over 20 right claims (seeds 1..20 of the other implementation) at 1e-3.
+            right = []
+            for seed in range(1, 21):
+                p = subprocess.run([CLI, "simulate", "network", "--net", config["net"], "--neurons",
+                                    config["neurons"], "--test-images", config["test_images"], "--test-labels",
+                                    config["test_labels"], "--train-images", config["train_images"],
+                                    "--train-labels", config["train_labels"], "--T", "2", "--dt", "0.01", "--rate",
+                                    "5", "--trace-weight", "1/tau", "--trials", "2", "--seed", str(seed), "--json"],
+                                   capture_output=True, text=True)
+                r = json.loads(p.stdout)
+                right.append(dict(config, id=f"net-{seed}", kind="network", trials=2, A_SNN=r["A_SNN_mean"],
+                                  SynOps=r["synops_per_sample_mean"]))
+            rc, doc, err, _ = run_check({"claims": right}, "--seed", "1000")
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(doc["passed"], 20)
+            # A convention named wrong is bad input naming the claim.
+            rc, _, err, _ = run_check({"claims": [dict(true, sampler="magic")]})
+            self.assertEqual(rc, 2)
+            self.assertIn("claim 'net-true'", err)
+
+    @unittest.skipIf(ctmc_snn is None, "the Python module is not built")
+    def test_python_check_matches_cli(self):
+        flux, _ = three_state_exact(F(1, 2))
+        claims = {"claims": [{"id": "f", "kind": "flux", "model": THREE, "H": "1/2", "value": str(flux)},
+                             {"id": "g", "kind": "flux", "model": THREE, "H": "1/2", "value": "0.6"}]}
+        rc, doc, err, _ = run_check(claims)
+        py = ctmc_snn.check(claims)
+        self.assertEqual(py["verdicts"], {"f": "Pass", "g": "Fail"})
+        # Relative paths of a dict's claims are the current folder's.
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            with open(os.path.join(t, "m.json"), "w") as f:
+                json.dump(THREE, f)
+            os.chdir(t)
+            try:
+                self.assertEqual(ctmc_snn.check({"claims": [dict(claims["claims"][0], model="m.json")]})["verdicts"],
+                                 {"f": "Pass"})
+            finally:
+                os.chdir(cwd)
+        for bad in ({"threads": 100000}, {"precision": 8}, {"seed": -1}):
+            with self.assertRaises(ValueError):
+                ctmc_snn.check(claims, **bad)
+        self.assertEqual(py["results"], doc["results"])
+
+    def test_paper_example(self):
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            p = subprocess.run([CLI, "check", os.path.join(SOURCE, "examples", "claims_paper.json"), "--out", t,
+                                "--json", "--threads", "2"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            v = json.loads(p.stdout)["verdicts"]
+            for k in ("eq2-flux", "eq2-stationary", "eq2-rate", "bernstein-flux", "fig2-sigmoid-mse"):
+                self.assertEqual(v[k], "Pass", k)
+
+
+class Mutations(unittest.TestCase):
+    """A small, seeded stand-in for a fuzz target of the claims reader: mutated claims files (bytes flipped,
+    inserted, deleted, truncated) end with exit 0, 1 or 2 and at most one line on stderr; never 3 (internal
+    error) or a signal."""
+
+    def test_mutated_claims_files(self):
+        import random
+        flux, pi = three_state_exact(F(1, 2))
+        base = json.dumps({"claims": [
+            {"id": "f", "kind": "flux", "model": THREE, "H": "1/2", "value": str(flux), "tolerance": "digits"},
+            {"id": "p", "kind": "stationary", "model": THREE, "H": 0.5, "pi": {"B": str(pi["B"])}},
+            {"id": "c", "kind": "counting", "model": THREE, "H": 1, "T": "0.5", "mean": "0.1", "rate": 1,
+             "tolerance": {"relative": 0.5}}]}).encode()
+        rng = random.Random(20261127)
+        alphabet = b'{}[]":,.-+/e0123456789 \\nabcdefghijklmnopqrstuvwxyz\x00\xff'
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            path = os.path.join(t, "claims.json")
+            for i in range(300):
+                data = bytearray(base)
+                for _ in range(rng.randint(1, 2)):
+                    op = rng.choices(range(4), weights=(6, 3, 3, 1))[0]
+                    k = rng.randrange(len(data) + 1)
+                    if op == 0 and k < len(data):
+                        data[k] = rng.choice(alphabet)
+                    elif op == 1:
+                        data[k:k] = bytes([rng.choice(alphabet)])
+                    elif op == 2 and k < len(data):
+                        del data[k:k + rng.randint(1, 8)]
+                    else:
+                        data = data[:k]
+                with open(path, "wb") as f:
+                    f.write(data)
+                p = subprocess.run([CLI, "check", path, "--out", os.path.join(t, "out")], capture_output=True,
+                                   timeout=60)
+                self.assertIn(p.returncode, (0, 1, 2), (i, bytes(data), p.stderr))
+                if p.returncode == 2:
+                    self.assertEqual(p.stderr.count(b"\n"), 1, (i, p.stderr))
+
+
+class Malformed(unittest.TestCase):
+    def assert_refused(self, claims, *fragments):
+        rc, _, err, _ = run_check(claims)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(err.count("\n"), 1, err)
+        for f in fragments:
+            self.assertIn(f, err)
+        if ctmc_snn is None:
+            return
+        with self.assertRaises(ValueError) as cm:
+            ctmc_snn.check(claims)
+        for f in fragments:
+            self.assertIn(f, str(cm.exception))
+
+    def test_names_the_claim_and_the_field(self):
+        good = {"id": "x", "kind": "flux", "model": THREE, "H": "1", "value": "1"}
+        self.assert_refused({"claims": [good, dict(good, id="y", H="abc")]}, "claim 'y'", "H")
+        self.assert_refused({"claims": [dict(good, valeu="1")]}, "claim 'x'", "valeu")
+        self.assert_refused({"claims": [dict(good, kind="magic")]}, "claim 'x'", "kind")
+        self.assert_refused({"claims": [{k: v for k, v in good.items() if k != "value"}]}, "claim 'x'", "value")
+        self.assert_refused({"claims": [dict(good, tolerance={"relative": -1})]}, "claim 'x'", "tolerance")
+        self.assert_refused({"claims": [good, good]}, "claim 'x'", "id")
+        self.assert_refused({"claims": [{"kind": "flux"}]}, "claims[0]", "id")
+        self.assert_refused({"claims": [dict(good, model="no/such/model.json")]}, "model.json")
+        self.assert_refused({"claims": [dict(good, kind="stationary", pi={"Q": "1"})]}, "claim 'x'", "pi.Q")
+        self.assert_refused({"claims": [{"id": "s", "kind": "simulation", "model": THREE, "H": 1, "T": 1,
+                                         "trials": 1, "mean": 1}]}, "claim 's'", "trials")
+        self.assert_refused({"claims": []}, "claims")
+        self.assert_refused({"claimz": []}, "claimz")
+
+
+if __name__ == "__main__":
+    unittest.main()
