@@ -51,7 +51,7 @@ std::optional<std::size_t> cheapest_below(const std::vector<double>& cost, const
                                           double criterion) {
   check_sizes(cost, gap);
   for (std::size_t i : by_cost(cost, gap))
-    if (gap[i] < criterion) return i;
+    if (below_criterion(gap[i], criterion)) return i;
   return std::nullopt;
 }
 

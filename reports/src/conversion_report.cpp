@@ -1054,7 +1054,7 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
               t.rows.push_back({key, fmt::format("p{:g}", pc), fmt::format("{:g}", v0), std::to_string(p.steps),
                                 fmt_pm(p.gap, p.gap_sd, 2, show_sd), fmt_k(p.synops),
                                 fmt::format("{:.2f}", p.spikes_per_neuron)});
-              if (key == std::string("relu") && p.gap < kCriterion && (!if_best || p.synops < if_best->synops))
+              if (key == std::string("relu") && analysis::below_criterion(p.gap, kCriterion) && (!if_best || p.synops < if_best->synops))
                 if_best = p;
             }
           pl.series.push_back(s);
@@ -1298,10 +1298,10 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
       for (const auto& [vkey, vr] : vmap) {
         const Json* p = min_cost_point(vr.doc);
         for (const Json& q : vr.doc.at("points")) {
-          if (q.at("sampler") != "exact" || !(num(q.at("gap_mean")) < kCriterion)) continue;
+          if (q.at("sampler") != "exact" || !analysis::below_criterion(num(q.at("gap_mean")), kCriterion)) continue;
           if (!p || num(q.at("synops_per_sample_mean")) < num(p->at("synops_per_sample_mean"))) ok = false;
         }
-        if (p && !(num(p->at("gap_mean")) < kCriterion)) ok = false;
+        if (p && !analysis::below_criterion(num(p->at("gap_mean")), kCriterion)) ok = false;
       }
     w.check("each minimum-cost point is under the criterion and no cheaper point is", ok);
   }

@@ -75,3 +75,13 @@ TEST_CASE("pareto: a hand example, and lists of different lengths") {
   CHECK(cheapest_below(cost, gap, 0.1) == std::nullopt);
   CHECK_THROWS_AS(pareto_frontier({1, 2}, {1}), ctmc::InputError);
 }
+
+TEST_CASE("cheapest_below: a gap equal to the criterion up to rounding does not meet it") {
+  // 1 pp between accuracies 324/500 and 319/500 in percent, as sweeps compute them: 0.99999999999999289.
+  const double gap = 100 * (324.0 / 500) - 100 * (319.0 / 500);
+  REQUIRE(gap != 1.0);
+  CHECK_FALSE(ctmc::analysis::below_criterion(gap, 1.0));
+  CHECK(ctmc::analysis::below_criterion(0.8, 1.0));
+  const std::vector<double> cost{1e3, 5e3}, gaps{gap, 0.8};
+  CHECK(cheapest_below(cost, gaps, 1.0) == std::optional<std::size_t>(1));
+}

@@ -17,8 +17,15 @@ namespace ctmc::analysis {
 // InputError when the two lists differ in length.
 std::vector<std::size_t> pareto_frontier(const std::vector<double>& cost, const std::vector<double>& gap);
 
-// The point of least cost among those with gap < criterion (ties: the lower
-// gap, then the lower index); nullopt when none meets it.
+// Whether a gap (pp) is below the criterion. Accuracies are ratios of counts,
+// so a gap equal to the criterion can come out a rounding error below it
+// (64.8 - 63.800000000000004 = 0.99999999999999289); within kGapTolerance it
+// counts as equal.
+inline constexpr double kGapTolerance = 1e-9;
+inline bool below_criterion(double gap, double criterion) { return gap < criterion - kGapTolerance; }
+
+// The point of least cost among those with below_criterion(gap, criterion)
+// (ties: the lower gap, then the lower index); nullopt when none meets it.
 std::optional<std::size_t> cheapest_below(const std::vector<double>& cost, const std::vector<double>& gap,
                                           double criterion);
 
