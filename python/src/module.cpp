@@ -17,6 +17,7 @@
 
 #include "core.hpp"
 #include "ctmc/reports/command_text.hpp"
+#include "ctmc/reports/limits.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace py = pybind11;
@@ -150,9 +151,9 @@ NetworkArgs network_args(const py::dict& d) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "ctmc-snn library bindings (use the ctmc_snn package, not this module)";
-  // As the CLI at start-up (cli/command.hpp kMaxThreads): libgomp crashes
-  // when OMP_NUM_THREADS asks for 100000 threads.
-  if (omp_get_max_threads() > 1024) omp_set_num_threads(1024);
+  // As the CLI at start-up: libgomp crashes when OMP_NUM_THREADS asks for
+  // 100000 threads.
+  if (omp_get_max_threads() > ctmc::reports::kMaxThreads) omp_set_num_threads(ctmc::reports::kMaxThreads);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

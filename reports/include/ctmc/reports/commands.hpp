@@ -13,6 +13,7 @@
 #include <string>
 
 #include "ctmc/analysis/fit.hpp"
+#include "ctmc/reports/limits.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/network_sim.hpp"
@@ -29,10 +30,6 @@ struct ModelInput {
 };
 solvers::Model load_model(const ModelInput& in);
 inline ModelInput model_file(const std::string& path) { return ModelInput{path, path, true}; }
-
-// The most threads any command runs: --threads is refused above it (libgomp
-// crashes when asked for 100000 threads).
-inline constexpr int kMaxThreads = 1024;
 
 // The scalar a command computes in: MPFR at a precision (the default),
 // exact rationals, or IEEE double.
