@@ -6,9 +6,8 @@
 // stationary numerators (tree sums) and F = num / den, as text and LaTeX.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "command.hpp"
+#include "ctmc/reports/commands.hpp"
 #include "ctmc/solvers/latex_text.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/tree_theorem.hpp"
@@ -24,34 +23,12 @@ struct FormulaOptions {
 
 void run_formula(const FormulaOptions& o) {
   const auto model = solvers::read_model_file(o.model_path);
-  const auto f = solvers::flux_formula(model, o.model_path);
-  const auto& tree = f.tree;
   if (o.json) {
-    nlohmann::ordered_json j;
-    j["model"] = o.model_path;
-    j["states"] = model.states;
-    nlohmann::ordered_json legend = nlohmann::ordered_json::array();
-    for (const auto& s : f.symbols.legend) {
-      const auto& t = model.transitions[s.transition];
-      legend.push_back({{"symbol", s.name},
-                        {"latex", s.latex},
-                        {"from", model.states[t.from]},
-                        {"to", model.states[t.to]},
-                        {"spike", t.spike},
-                        {"rate", s.rate_text}});
-    }
-    j["symbols"] = legend;
-    nlohmann::ordered_json sums = nlohmann::ordered_json::object();
-    for (std::size_t i = 0; i < model.size(); ++i) sums[model.states[i]] = tree.tree_sums[i].to_text();
-    j["tree_sums"] = sums;
-    j["spanning_trees"] = tree.trees;
-    j["flux"] = {{"numerator", tree.flux_num.to_text()},
-                 {"denominator", tree.flux_den.to_text()},
-                 {"text", f.text},
-                 {"latex", f.latex}};
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", reports::formula_json(model, o.model_path).dump(2));
     return;
   }
+  const auto f = solvers::flux_formula(model, o.model_path);
+  const auto& tree = f.tree;
   if (o.latex) {
     // Symbols, then the formula, as LaTeX lines ready to paste. State names
     // are the user's text: escaped, even in the comment lines (a newline in

@@ -18,7 +18,7 @@
 
 #include "command.hpp"
 #include "data_options.hpp"
-#include "number_list.hpp"
+#include "ctmc/reports/command_text.hpp"
 #include "output_path.hpp"
 #include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/sweep.hpp"
@@ -74,9 +74,9 @@ void run(SweepOptions o) {
   sim::SweepSpec& s = o.spec;
   s.nets = solvers::split_input_list(o.nets, "--net");
   s.neurons = solvers::split_input_list(o.neurons, "--neurons");
-  s.taus = number_list(o.taus, "--tau");
-  s.rates = number_list(o.rates, "--rate");
-  s.T = number_list(o.T, "--T");
+  s.taus = reports::number_list(o.taus, "--tau");
+  s.rates = reports::number_list(o.rates, "--rate");
+  s.T = reports::number_list(o.T, "--T");
   s.samplers.clear();
   for (const auto& name : solvers::split_input_list(o.samplers, "--sampler")) s.samplers.push_back(sim::parse_sampler(name));
   s.readout = sim::parse_readout(o.readout);
@@ -84,7 +84,7 @@ void run(SweepOptions o) {
   s.trace_weight = sim::parse_trace_weight(o.trace_weight);
   s.output_scale = sim::parse_output_scale(o.output_scale);
   s.subset = sim::parse_test_subset(o.subset);
-  if (!o.layer_alpha.empty()) s.layer_alpha = layer_alpha_list(o.layer_alpha);
+  if (!o.layer_alpha.empty()) s.layer_alpha = reports::layer_alpha_list(o.layer_alpha);
   const sim::Shard shard = o.shard.empty() ? sim::Shard{} : sim::parse_shard(o.shard);
   sim::validate_sweep(s);
   check_output_path(o.out, "--out");

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "ctmc/reports/limits.hpp"
+
 namespace ctmc::cli {
 
 using Setup = std::function<void(CLI::App& root)>;
@@ -53,10 +55,8 @@ inline const CLI::Validator kNoMinus(
     },
     "", "NO_MINUS");
 
-// The most threads any command runs: --threads is refused above it, and the
-// OpenMP default taken from OMP_NUM_THREADS is cut down to it at start-up
-// (main.cpp); libgomp crashes (SIGSEGV) when asked for 100000 threads.
-inline constexpr int kMaxThreads = 1024;
+// The most threads any command runs (main.cpp cuts OMP_NUM_THREADS down to it).
+using reports::kMaxThreads;
 
 // Thrown from a command callback to end with a given exit status.
 struct ExitStatus {

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "command.hpp"
+#include "ctmc/reports/command_text.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::cli {
@@ -56,27 +57,8 @@ void refuse_empty_values(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_values(*sub);
 }
 
-// The last line of defence for "one line per error": control characters in a
-// message (a state name or file name holding a newline could otherwise print
-// a second, forged "ctmc-snn:" line, or send terminal escapes) are written as
-// \n, \r, \t or \xHH.
-std::string one_line(const std::string& text) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c != 0x7f) out += ch;
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
-  }
-  return out;
-}
-
 int fail(int status, const std::string& message) {
-  std::cerr << one_line(message) << "\n";
+  std::cerr << ctmc::reports::one_line(message) << "\n";
   return status;
 }
 }  // namespace

@@ -1,6 +1,6 @@
 // The C++ side of the Python module ctmc_snn (python/): one function per
-// command, each the CLI command's body (cli/cmd_*.cpp) over the same library
-// calls, returning the JSON document that the command prints with --json
+// command, each over the body the CLI command runs (reports/commands.hpp),
+// returning the JSON document that the command prints with --json
 // (serialized; the Python layer parses it), so that Python and the CLI give
 // the same numbers bit for bit. Only module.cpp includes pybind11; these
 // files compile as plain C++.
@@ -14,19 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "ctmc/reports/commands.hpp"
 #include "ctmc/solvers/model.hpp"
 
 namespace ctmc::python {
 
-// A model as the Python layer passes it: a file path (read as the CLI reads
-// MODEL.json, messages naming the path) or JSON text (from a dict or a
-// string; `source` names it in messages).
-struct ModelInput {
-  std::string text;    // path when is_path, else JSON text
-  std::string source;  // name in messages and output
-  bool is_path = false;
-};
-solvers::Model load_model(const ModelInput& in);
+// A model as the Python layer passes it: a file path or JSON text.
+using reports::load_model;
+using reports::ModelInput;
 
 // flux MODEL --H h1,h2,... [--exact | --double | --precision p] --json
 std::string flux_json(const ModelInput& model, const std::vector<std::string>& hs, const std::string& mode,
@@ -39,41 +34,19 @@ std::string counting_json(const ModelInput& model, const std::string& h, const s
 // formula MODEL --json
 std::string formula_json(const ModelInput& model);
 
-struct BernsteinArgs {
-  std::string activation, domain, rho, rho_factor, eps;
-  std::optional<std::int64_t> n;
-  unsigned precision = 128;
-  std::int64_t cap = 1000000;
-  double bracket = 0;
-};
+using BernsteinArgs = reports::BernsteinOptions;
 // bernstein ... --json (the CLI's exit 1 on a refuted claim is the "refuted" count here)
 std::string bernstein_json(const BernsteinArgs& a);
 
 // fit / fit --score: the options of cli/cmd_fit.cpp, defaults as there.
-struct FitArgs {
-  std::string activation, domain, family = "three-state", samples, weights, alpha = "1", output;
-  std::optional<ModelInput> warm_start, score;
-  std::size_t states = 0, points = 401;
-  int starts = 64, threads = 0, max_iterations = 200, basin_rounds = -1;  // -1: the library's default
-  std::string gradient = "analytic";
-  unsigned long long seed = 1;
-  double rate_bound = 1000, min_rate = 1e-6;
-  unsigned precision = 128;
-  bool no_widen = false;
-};
+using FitArgs = reports::FitCommandOptions;
 // fit ... --json: the fitted model JSON with its meta, plus under "result"
 // the figures the CLI prints in text mode (parameters, MSE, hops, ...).
 std::string fit_json(const FitArgs& a);
 // fit --score MODEL ... --json
 std::string score_json(const FitArgs& a);
 
-struct NeuronArgs {
-  std::string h, start = "stationary";
-  double T = 0, alpha = 1;
-  std::size_t trials = 1000;
-  unsigned long long seed = 1;
-  int threads = 0;
-};
+using NeuronArgs = reports::NeuronSimOptions;
 // simulate neuron MODEL ... --json
 std::string simulate_neuron_json(const ModelInput& model, const NeuronArgs& a);
 

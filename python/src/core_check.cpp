@@ -3,6 +3,8 @@
 
 #include "core.hpp"
 #include "ctmc/reports/check.hpp"
+#include "ctmc/reports/commands.hpp"
+#include "ctmc/reports/limits.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::python {
@@ -10,9 +12,9 @@ namespace ctmc::python {
 std::string check_json(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
                        int threads, unsigned precision, int* status) {
   // The CLI's ranges for --threads and --precision (CLI11 checks there).
-  if (threads < 0 || threads > 1024) throw InputError(fmt::format("--threads: {} is not in 0..1024", threads));
-  if (precision < 53 || precision > 100000)
-    throw InputError(fmt::format("--precision: Value {} not in range [53 - 100000]", precision));
+  if (threads < 0 || threads > reports::kMaxThreads)
+    throw InputError(fmt::format("--threads: {} is not in 0..{}", threads, reports::kMaxThreads));
+  reports::checked_precision(precision);
   reports::ReportContext ctx;
   ctx.seed = seed;
   ctx.threads = threads;

@@ -16,6 +16,8 @@
 #include <type_traits>
 
 #include "core.hpp"
+#include "ctmc/reports/command_text.hpp"
+#include "ctmc/reports/limits.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace py = pybind11;
@@ -24,22 +26,6 @@ using namespace ctmc::python;
 namespace {
 
 std::mutex g_library;
-
-// The CLI's last line of defence (cli/main.cpp one_line): control characters
-// of a message written as escapes, so a message stays one line.
-std::string one_line(const std::string& text) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c != 0x7f) out += ch;
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
-  }
-  return out;
-}
 
 template <class F>
 auto call(F&& f) {
@@ -89,6 +75,7 @@ FitArgs fit_args(const py::dict& d) {
   a.threads = get<int>(d, "threads", a.threads);
   a.max_iterations = get<int>(d, "max_iterations", a.max_iterations);
   a.basin_rounds = get<int>(d, "basin_rounds", a.basin_rounds);
+  if (a.basin_rounds < 0) a.basin_rounds = FitArgs{}.basin_rounds;  // below 0: the library's default
   a.gradient = get<std::string>(d, "gradient", a.gradient);
   a.seed = get<unsigned long long>(d, "seed", a.seed);
   a.rate_bound = get<double>(d, "rate_bound", a.rate_bound);
@@ -164,16 +151,16 @@ NetworkArgs network_args(const py::dict& d) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "ctmc-snn library bindings (use the ctmc_snn package, not this module)";
-  // As the CLI at start-up (cli/command.hpp kMaxThreads): libgomp crashes
-  // when OMP_NUM_THREADS asks for 100000 threads.
-  if (omp_get_max_threads() > 1024) omp_set_num_threads(1024);
+  // As the CLI at start-up: libgomp crashes when OMP_NUM_THREADS asks for
+  // 100000 threads.
+  if (omp_get_max_threads() > ctmc::reports::kMaxThreads) omp_set_num_threads(ctmc::reports::kMaxThreads);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const ctmc::InputError& e) {
-      PyErr_SetString(PyExc_ValueError, one_line(e.what()).c_str());
+      PyErr_SetString(PyExc_ValueError, ctmc::reports::one_line(e.what()).c_str());
     } catch (const ctmc::CheckFailed& e) {
-      PyErr_SetString(PyExc_RuntimeError, ("check failed: " + one_line(e.what())).c_str());
+      PyErr_SetString(PyExc_RuntimeError, ("check failed: " + ctmc::reports::one_line(e.what())).c_str());
     }
   });
 
@@ -203,15 +190,15 @@ PYBIND11_MODULE(_core, m) {
                         const std::string& rho_factor, std::optional<std::int64_t> n, const std::string& eps,
                         unsigned precision, std::int64_t cap, double bracket) {
     BernsteinArgs a{activation, domain, rho, rho_factor, eps, n, precision, cap, bracket};
-    return call([&] { return bernstein_json(a); });
+    return call([&] { return ctmc::python::bernstein_json(a); });
   });
   m.def("fit", [](const py::dict& d) {
     const FitArgs a = fit_args(d);
-    return call([&] { return fit_json(a); });
+    return call([&] { return ctmc::python::fit_json(a); });
   });
   m.def("score", [](const py::dict& d) {
     const FitArgs a = fit_args(d);
-    return call([&] { return score_json(a); });
+    return call([&] { return ctmc::python::score_json(a); });
   });
   m.def("simulate_neuron", [](const std::string& text, const std::string& source, bool is_path, const py::dict& d) {
     const auto mi = model_input(text, source, is_path);
@@ -223,7 +210,7 @@ PYBIND11_MODULE(_core, m) {
     a.threads = get<int>(d, "threads", a.threads);
     a.start = get<std::string>(d, "start", a.start);
     a.alpha = get<double>(d, "alpha", a.alpha);
-    return call([&] { return simulate_neuron_json(mi, a); });
+    return call([&] { return ctmc::python::simulate_neuron_json(mi, a); });
   });
   m.def("check", [](const std::string& path, const std::string& out, unsigned long long seed, int threads,
                     unsigned precision) {

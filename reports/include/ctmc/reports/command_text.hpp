@@ -1,0 +1,78 @@
+// Text helpers shared by the CLI and the Python module, so that both print
+// and parse the same way: solver scalars as text, comma-separated number
+// lists, and error messages kept on one line.
+#pragma once
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
+#include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/scalar.hpp"
+
+namespace ctmc::reports {
+
+// A solver scalar: exact text for rationals, 17 significant digits for
+// double, and the digits the precision carries for MPFR.
+template <class T>
+std::string show(const T& x, unsigned precision) {
+  if constexpr (std::is_same_v<T, solvers::Rational>) {
+    return solvers::exact_text(x);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return fmt::format("{:.17g}", x);
+  } else {
+    return solvers::to_string(x, static_cast<int>(precision * 0.30103) + 1);
+  }
+}
+
+// The whole of `item` as a double; InputError naming `option` otherwise.
+inline double parse_number(const std::string& item, const std::string& option) {
+  std::size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(item, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (item.empty() || used != item.size()) throw InputError(fmt::format("{}: '{}' is not a number", option, item));
+  return x;
+}
+
+// Comma-separated plain numbers (grids of a sweep, per-layer values) as doubles.
+inline std::vector<double> number_list(const std::string& text, const std::string& option) {
+  std::vector<double> v;
+  for (const auto& item : solvers::split_input_list(text, option)) v.push_back(parse_number(item, option));
+  return v;
+}
+
+// --layer-alpha: one alpha_l per spiking layer, "auto" (NaN) keeping the scale rule.
+inline std::vector<double> layer_alpha_list(const std::string& text) {
+  std::vector<double> v;
+  for (const auto& item : solvers::split_input_list(text, "--layer-alpha"))
+    v.push_back(item == "auto" ? std::nan("") : parse_number(item, "--layer-alpha"));
+  return v;
+}
+
+// "One line per error": control characters in a message (a state name or
+// file name holding a newline could otherwise print a second, forged line,
+// or send terminal escapes) are written as \n, \r, \t or \xHH.
+inline std::string one_line(const std::string& text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) out += ch;
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+  }
+  return out;
+}
+
+}  // namespace ctmc::reports

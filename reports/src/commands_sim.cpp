@@ -1,0 +1,230 @@
+// simulate neuron, simulate network (reports/commands.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+
+#include "ctmc/reports/command_text.hpp"
+#include "ctmc/reports/commands.hpp"
+#include "ctmc/sim/if_baseline.hpp"
+#include "ctmc/sim/sampler.hpp"
+#include "ctmc/sim/ssa.hpp"
+#include "ctmc/solvers/counting.hpp"
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/exact.hpp"
+
+namespace ctmc::reports {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr double kZ = 4.4;  // two-sided false-alarm rate 1.1e-5 per statistic
+// Work bounds: more trials, or more expected transitions over all trials, than
+// this is a typo (--T 1e300) and would run for days or exhaust memory.
+constexpr std::size_t kMaxTrials = 1000000000;    // 1e9
+constexpr double kMaxExpectedTransitions = 1e11;  // max exit rate x alpha x T x trials
+
+std::size_t parse_start(const std::string& text, const solvers::Model& m) {
+  for (std::size_t i = 0; i < m.size(); ++i)
+    if (m.states[i] == text) return i;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (!text.empty() && *end == '\0' && errno == 0 && v < m.size()) return static_cast<std::size_t>(v);
+  throw InputError(fmt::format("--start: '{}' is neither 'stationary' nor a state of the model (name or index < {})",
+                               text, m.size()));
+}
+
+}  // namespace
+
+ojson simulate_neuron_json(const ModelInput& in, const NeuronSimOptions& o, bool with_counts) {
+  if (!std::isfinite(o.T) || o.T <= 0) throw InputError(fmt::format("--T: must be a finite time > 0, got {}", o.T));
+  if (o.trials < 2) throw InputError("--trials: must be >= 2 (the variance needs two trials)");
+  if (o.trials > kMaxTrials) throw InputError(fmt::format("--trials: {} is too many (at most {})", o.trials, kMaxTrials));
+  if (o.threads < 0 || o.threads > kMaxThreads)
+    throw InputError(fmt::format("--threads: {} is not in 0..{} (0 = all cores)", o.threads, kMaxThreads));
+  if (!std::isfinite(o.alpha) || o.alpha <= 0) throw InputError("--alpha: must be finite and > 0");
+  const auto model = load_model(in);
+  const std::string& source = in.source;
+  const auto H = solvers::parse_input_value(o.h, "--H");
+  {
+    // Refuse before simulating when the expected number of transitions (the
+    // fastest state's exit rate bounds it) is beyond the budget.
+    const sim::SsaChain chain(model, H, o.alpha);
+    double max_rate = 0;
+    for (std::size_t i = 0; i < chain.size(); ++i) max_rate = std::max(max_rate, chain.exit_rate(i));
+    const double work = max_rate * o.T * static_cast<double>(o.trials);
+    if (!(work <= kMaxExpectedTransitions))
+      throw InputError(fmt::format("--T/--trials: up to {:.3g} transitions expected (max exit rate {:.3g} x T {:g} x {} "
+                                   "trials), beyond the budget of {:.0e}; lower --T or --trials",
+                                   work, max_rate, o.T, o.trials, kMaxExpectedTransitions));
+  }
+
+  sim::SsaOptions so;
+  so.T = o.T;
+  so.trials = o.trials;
+  so.seed = o.seed;
+  so.threads = o.threads;
+  so.rate_scale = o.alpha;
+  if (o.start != "stationary") {
+    so.start = sim::StartMode::State;
+    so.start_state = parse_start(o.start, model);
+  }
+  const auto run = sim::simulate_neuron(model, H, so, source);
+  const auto st = sim::count_stats(run.counts[0]);
+
+  // Exact values. Scaling all rates by alpha is a time change: N_alpha(T) has
+  // the law of N_1(alpha T), and the stationary distribution is unchanged.
+  const auto asym = solvers::asymptotic_counting<double>(model, H, source);
+  const auto exact = solvers::counting_moments<double>(model, H, run.initial, o.alpha * o.T, source);
+  const double flux = o.alpha * asym.rate, variance_rate = o.alpha * asym.variance_rate;
+  // The mean's standard error from the exact Var N(T), not the sample's:
+  // with rare spikes every trial can count 0, the sample se is then 0 and
+  // any difference would read as infinitely many standard errors.
+  const double z_mean = sim::z_score(st.mean, exact.mean, std::sqrt(std::max(0.0, exact.variance) / st.n));
+  // The variance's se needs the fourth moment, taken from the sample; when
+  // every trial gave the same count it is 0 and the variance cannot be judged
+  // (NaN: not tested) unless the exact variance is 0 as well.
+  const bool var_testable = st.se_variance > 0 || exact.variance == 0;
+  const double z_var = var_testable ? sim::z_score(st.variance, exact.variance, st.se_variance) : NAN;
+  const bool checked = o.trials >= kMinCheckedTrials;
+  const bool ok = !checked || (std::abs(z_mean) < kZ && (!var_testable || std::abs(z_var) < kZ));
+
+  ojson j;
+  j["model"] = source;
+  j["H"] = solvers::exact_text(H);
+  j["T"] = o.T;
+  j["alpha"] = o.alpha;
+  j["trials"] = o.trials;
+  j["seed"] = o.seed;
+  j["start"] = o.start;
+  j["transitions"] = run.transitions;
+  j["empirical"] = {{"mean_count", st.mean},
+                    {"rate", st.mean / o.T},
+                    {"se_rate", st.se_mean / o.T},
+                    {"variance_count", st.variance},
+                    {"se_variance_count", st.se_variance},
+                    {"variance_per_time", st.variance / o.T},
+                    {"fano", st.mean > 0 ? st.variance / st.mean : NAN}};
+  j["exact"] = {{"stationary_flux", flux},
+                {"mean_count", exact.mean},
+                {"rate", exact.mean / o.T},
+                {"variance_count", exact.variance},
+                {"asymptotic_variance_rate", variance_rate},
+                {"asymptotic_fano", asym.rate > 0 ? asym.variance_rate / asym.rate : NAN}};
+  j["agreement"] = {{"z_mean", z_mean},
+                    {"z_variance", var_testable ? ojson(z_var) : ojson(nullptr)},
+                    {"variance_tested", var_testable},
+                    {"threshold", kZ},
+                    {"checked", checked},
+                    {"ok", ok}};
+  ojson occ = ojson::object();
+  for (std::size_t i = 0; i < model.size(); ++i)
+    occ[model.states[i]] = {{"empirical", run.occupancy[i]}, {"stationary", asym.theta[i]}};
+  j["occupancy"] = occ;
+
+  if (with_counts) j["counts"] = run.counts[0];
+  return j;
+}
+
+ojson simulate_network_json(const NetworkCommandOptions& o, const NetworkInputs& in, bool with_runs) {
+  if (o.opt.threads < 0 || o.opt.threads > kMaxThreads)
+    throw InputError(fmt::format("--threads: {} is not in 0..{}", o.opt.threads, kMaxThreads));
+  if (o.opt.trials < 0) throw InputError(fmt::format("--trials: need a number >= 0, got '{}'", o.opt.trials));
+  sim::NetworkSimOptions opt = o.opt;
+  opt.snn.sampler = sim::parse_sampler(o.sampler);
+  opt.snn.readout = sim::parse_readout(o.readout);
+  opt.scale = sim::parse_scale_mode(o.scale);
+  opt.snn.trace_weight = sim::parse_trace_weight(o.trace_weight);
+  opt.output_scale = sim::parse_output_scale(o.output_scale);
+  opt.subset = sim::parse_test_subset(o.subset);
+  if (!o.layer_alpha.empty()) opt.layer_alpha = reports::layer_alpha_list(o.layer_alpha);
+  const std::vector<sim::NeuronModel> neurons = in.neurons();
+  if (neurons.empty()) throw InputError("--neurons: no model file given");
+  const sim::Mlp net = in.net();
+  const sim::DatasetSplit data = in.data();
+  // The IF baseline first: it is the cheaper of the two, so its bad input
+  // (e.g. --if-steps beyond the work budget) is not found after the CTMC run.
+  std::optional<sim::IfResult> ifr;
+  if (!o.if_norm.empty()) {
+    sim::IfOptions io;
+    io.percentile = sim::parse_if_norm(o.if_norm);
+    io.v0 = o.v0;
+    io.steps = o.if_steps;
+    io.readout = opt.snn.readout;
+    io.threads = opt.threads;
+    io.limit = opt.limit;
+    io.subset = opt.subset;
+    ifr = sim::simulate_if(net, data.train, data.test, io);
+  }
+  const sim::NetworkSimResult r = sim::simulate_network(net, data.train, data.test, neurons, opt);
+
+  const double pp = 100.0;
+  ojson j;
+  j["net"] = in.net_name;
+  j["data"] = in.data_name;
+  j["test_images"] = r.samples;
+  j["T"] = opt.snn.T;
+  j["dt"] = opt.snn.dt;
+  j["steps"] = r.steps;
+  j["tau"] = opt.snn.tau;
+  j["rate"] = opt.rate;
+  j["scale"] = o.scale;
+  j["sampler"] = o.sampler;
+  j["sampler_rule"] = sim::sampler_rule(opt.snn.sampler);
+  j["readout"] = o.readout;
+  j["trace_weight"] = o.trace_weight;
+  j["output_scale"] = o.output_scale;
+  j["subset"] = o.subset;
+  j["trials"] = opt.trials;
+  j["seed"] = opt.seed;
+  ojson layers = ojson::array();
+  for (std::size_t l = 0; l < r.alpha.size(); ++l) {
+    layers.push_back({{"layer", l + 1},
+                      {"neuron", neurons.size() == 1 ? neurons[0].source : neurons[l].source},
+                      {"alpha_fit", r.alpha_fit[l]},
+                      {"q99", r.q99[l]},
+                      {"alpha", r.alpha[l]}});
+    const auto [lo, hi] = r.fit_domain[l];
+    if (std::isnan(lo)) continue;
+    layers.back()["fit_domain"] = {lo, hi};
+    layers.back()["mean_field_inputs_outside_fit_domain"] = r.outside_fit_domain[l];
+  }
+  j["layers"] = layers;
+  // train/evaluate --json give fractions; here the unit is said explicitly.
+  j["units"] = "accuracies in percent, gaps in percentage points";
+  j["A_ANN"] = pp * r.acc_ann;
+  j["A_MF"] = pp * r.acc_mf;
+  j["A_SNN_mean"] = pp * r.acc_snn_mean;
+  j["A_SNN_sd"] = pp * r.acc_snn_sd;
+  ojson per_trial = ojson::array();
+  for (double a : r.acc_snn) per_trial.push_back(pp * a);
+  j["A_SNN_trials"] = per_trial;
+  j["gap"] = pp * (r.acc_ann - r.acc_snn_mean);
+  j["mean_field_mismatch"] = pp * (r.acc_ann - r.acc_mf);
+  j["sampling_gap"] = pp * (r.acc_mf - r.acc_snn_mean);
+  j["synops_per_sample_mean"] = r.synops_mean;
+  j["synops_per_sample_sd"] = r.synops_sd;
+  j["spikes_per_neuron"] = r.spikes_per_neuron;
+  j["spiking_neurons"] = r.spiking_neurons;
+  j["transitions_per_sample"] = r.transitions_per_sample;
+  if (opt.snn.sampler == sim::SamplerKind::Euler) j["euler_renormalized_steps"] = r.euler_renormalized;
+  if (ifr) {
+    ojson lam = ojson::array();
+    for (double v : ifr->lambda) lam.push_back(v);
+    j["if_baseline"] = {{"normalisation", o.if_norm}, {"v0", o.v0},        {"steps", o.if_steps},
+                        {"lambda", lam},              {"A_IF", pp * ifr->acc_if}, {"gap", pp * (ifr->acc_ann - ifr->acc_if)},
+                        {"synops_per_sample_mean", ifr->synops_mean}, {"synops_per_sample_sd", ifr->synops_sd},
+                        {"spikes_per_neuron", ifr->spikes_per_neuron}};
+  }
+  if (with_runs) {
+    j["predictions"] = r.predictions;
+    j["synops"] = r.synops;
+  }
+  return j;
+}
+
+}  // namespace ctmc::reports
