@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "../test_temp_files.hpp"
@@ -41,6 +42,12 @@ inline RunResult run_cli(const std::string& args, const std::string& shell_prefi
 using ctmc::testing::temp_dir;
 inline std::string write_file(const std::string& name, const std::string& text) {
   return ctmc::testing::write_temp_file(name, text);
+}
+
+// A file's bytes ("" when it cannot be read).
+inline std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
 inline std::string fixture(const std::string& name) { return std::string(CTMC_FIXTURES_DIR) + "/" + name; }

@@ -16,13 +16,6 @@ using namespace ctmc::reports;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // A learnable 28x28 task: class c lights rows 2c..2c+2, plus noise.
 fs::path conversion_data_root() {
   static const fs::path root = [] {

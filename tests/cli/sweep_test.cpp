@@ -13,13 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string shell_arg(const std::string& p) { return "\"" + p + "\""; }
 std::string shell_arg(const fs::path& p) { return shell_arg(p.string()); }
 

@@ -17,11 +17,6 @@ using namespace ctmc_cli_test;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 // The line of the output that starts with "ctmc-snn:" (the error message).
 std::string error_line(const std::string& out) {
   const auto at = out.find("ctmc-snn:");
