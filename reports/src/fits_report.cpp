@@ -195,7 +195,7 @@ int run(const ReportContext& ctx) {
                   "MSE bounds x10", "MSE bounds x100", "MSE, second check", kPaperColumn, "parameters",
                   "model"};
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
-  int beaten = 0;
+  int beaten = 0, small_beaten = 0;
   std::vector<std::string> beaten_rows, exact_rows;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
@@ -203,6 +203,11 @@ int run(const ReportContext& ctx) {
     const auto& c = checks[i].result;
     const bool beat = analysis::check_beats(c.mse, r.mse);
     beaten += beat;
+    // Families with many local optima state the best MSE known (an upper
+    // bound): a second optimizer beating them is a diagnostic (issue 20's
+    // decision); on the two- and three-state families it is an error.
+    small_beaten += beat && (row.family.family == analysis::FitFamily::TwoState ||
+                             row.family.family == analysis::FitFamily::ThreeState);
     if (beat) {
       // The check's lower fit, written beside the row's (as the seed sweep's are).
       const std::string file = model_stem(row) + "_check.json";
@@ -265,10 +270,11 @@ int run(const ReportContext& ctx) {
   w.heading("Fits: target x family");
   w.table(main, "fits.csv");
   w.write_json("fits.json", json);
-  w.check(fmt::format("second optimizer check: dogleg from {} independent starts (seed {}) does not beat any row by more "
-                      "than {:g} relative and {:g} absolute ({} of {} rows beaten)",
-                      check.starts, check.seed, kBeatTolerance, kBeatFloor, beaten, rows.size()),
-          beaten == 0);
+  w.check(fmt::format("second optimizer check: dogleg from {} independent starts (seed {}) does not beat any two- or "
+                      "three-state row by more than {:g} relative and {:g} absolute ({} of {} rows beaten, {} of them "
+                      "two- or three-state; rows of the families with many local optima state the best MSE known)",
+                      check.starts, check.seed, kBeatTolerance, kBeatFloor, beaten, rows.size(), small_beaten),
+          small_beaten == 0);
   w.heading("How far the optimum is shown", 3);
   w.paragraph(fmt::format(
       "The second check is plain multistart (no basin hopping or time-scale moves) with Powell's dogleg instead "
