@@ -24,6 +24,7 @@
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/mlp.hpp"
 #include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/stats.hpp"
 #include "ctmc/sim/sweep.hpp"
 #include "ctmc/sim/train.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -591,18 +592,7 @@ std::vector<IfPoint> run_if(Study& st, const DataCase& dc, const VariantRun& vr)
           synops.push_back(r.synops_mean);
           spn.push_back(r.spikes_per_neuron);
         }
-        const auto mean = [](const std::vector<double>& x) {
-          double s = 0;
-          for (double v : x) s += v;
-          return s / static_cast<double>(x.size());
-        };
-        double sd = 0;
-        if (gaps.size() > 1) {
-          const double m = mean(gaps);
-          for (double g : gaps) sd += (g - m) * (g - m);
-          sd = std::sqrt(sd / static_cast<double>(gaps.size() - 1));
-        }
-        out.push_back({p, v0, steps, mean(gaps), sd, mean(synops), mean(spn)});
+        out.push_back({p, v0, steps, sim::mean_of(gaps), sim::sd_of(gaps), sim::mean_of(synops), sim::mean_of(spn)});
       }
   return out;
 }
@@ -803,8 +793,7 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     for (const Variant& v : variants) {
       if (v.K) continue;
       const VariantRun& vr = runs.at(dc.key).at(v.key);
-      double acc = 0;
-      for (double a : vr.ann_test) acc += a / static_cast<double>(vr.ann_test.size());
+      const double acc = sim::mean_of(vr.ann_test);
       std::vector<std::string> mse;
       for (double m : vr.fit_mse) mse.push_back(fmt_sci(m, 1));
       const Json* p = min_cost_point(vr.doc);
@@ -922,8 +911,7 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     for (const std::string& key : keys) {
       const VariantRun& vr = runs.at(dc.key).at(key);
       const double K = vr.v->K.value_or(std::numeric_limits<double>::infinity());
-      double acc = 0;
-      for (double a : vr.ann_test) acc += a / static_cast<double>(vr.ann_test.size());
+      const double acc = sim::mean_of(vr.ann_test);
       std::vector<float> pos[2];
       double above[2] = {0, 0}, active[2] = {0, 0};
       for (const sim::Mlp& net : vr.nets) {
@@ -1251,8 +1239,7 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
                       verdict_name(Verdict::NotComparable),
                       fmt::format("claimed for VGG-11; on the MLP here {}", sampling_dominates ? "it holds" : "it fails")});
     for (const char* key : {"sigmoid", "softplus", "relu"}) {
-      double acc = 0;
-      for (double a : mnist.at(key).ann_test) acc += a / static_cast<double>(mnist.at(key).ann_test.size());
+      const double acc = sim::mean_of(mnist.at(key).ann_test);
       t.rows.push_back({fmt::format("source ANN accuracy, {}", key), fmt::format("{:.1f}%", kPaperAnnAccuracy.at(key)),
                         fmt::format("{:.2f}%", acc), verdict_name(Verdict::NotComparable),
                         "8000 training digits here, 60000 in the paper"});

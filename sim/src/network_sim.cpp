@@ -11,6 +11,7 @@
 #include "ctmc/sim/meanfield.hpp"
 #include "ctmc/sim/neuron_kernel.hpp"
 #include "ctmc/sim/rng.hpp"
+#include "ctmc/sim/stats.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "loop_errors.hpp"
 
@@ -55,20 +56,6 @@ struct ThreadCount {
   }
   ~ThreadCount() { omp_set_num_threads(saved); }
 };
-
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
-
-double sd_of(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  const double m = mean_of(v);
-  double s = 0;
-  for (double x : v) s += (x - m) * (x - m);
-  return std::sqrt(s / static_cast<double>(v.size() - 1));
-}
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "ctmc/sim/sweep.hpp"
+#include "ctmc/sim/stats.hpp"
 
 #include <fmt/format.h>
 
@@ -42,25 +43,11 @@ void check_positive(const std::vector<double>& v, const std::string& option) {
 // A number of a record; JSON null stands for NaN (nlohmann writes NaN so).
 double num(const Json& j) { return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>(); }
 
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? std::numeric_limits<double>::quiet_NaN() : s / static_cast<double>(v.size());
-}
-
-double sd(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  const double m = mean(v);
-  double s = 0;
-  for (double x : v) s += (x - m) * (x - m);
-  return std::sqrt(s / static_cast<double>(v.size() - 1));
-}
-
 // The mean over records of the number at `key` of each.
-double mean_of(const std::vector<const Json*>& records, const std::function<double(const Json&)>& get) {
+double mean_over(const std::vector<const Json*>& records, const std::function<double(const Json&)>& get) {
   std::vector<double> v;
   for (const Json* r : records) v.push_back(get(*r));
-  return mean(v);
+  return mean_of(v);
 }
 
 struct SweepInputs {
@@ -309,7 +296,7 @@ Json sweep_document(const Json& spec, const Json& runs) {
             std::vector<double> acc;
             for (const Json* r : recs) acc.push_back(r->at("windows").at(w).at("A_SNN").get<double>());
             const auto window_mean = [&](const char* key) {
-              return mean_of(recs, [&](const Json& r) { return num(r.at("windows").at(w).at(key)); });
+              return mean_over(recs, [&](const Json& r) { return num(r.at("windows").at(w).at(key)); });
             };
             Json c;
             c["net"] = ni;
@@ -319,11 +306,11 @@ Json sweep_document(const Json& spec, const Json& runs) {
             c["T"] = Ts.at(w);
             c["A_ANN"] = a_ann;
             c["A_MF"] = a_mf;
-            c["A_SNN_mean"] = mean(acc);
-            c["A_SNN_sd"] = sd(acc);
-            c["gap"] = a_ann - mean(acc);
+            c["A_SNN_mean"] = mean_of(acc);
+            c["A_SNN_sd"] = sd_of(acc);
+            c["gap"] = a_ann - mean_of(acc);
             c["mean_field_mismatch"] = a_ann - a_mf;
-            c["sampling_gap"] = a_mf - mean(acc);
+            c["sampling_gap"] = a_mf - mean_of(acc);
             c["synops_per_sample"] = window_mean("synops_per_sample");
             c["spikes_per_neuron"] = window_mean("spikes_per_neuron");
             c["transitions_per_sample"] = window_mean("transitions_per_sample");
@@ -332,13 +319,13 @@ Json sweep_document(const Json& spec, const Json& runs) {
             Json quantiles = Json::array();
             for (std::size_t q = 0; q < first.at("windows").at(w).at("count_quantiles").size(); ++q)
               quantiles.push_back(
-                  mean_of(recs, [&](const Json& r) { return num(r.at("windows").at(w).at("count_quantiles").at(q)); }));
+                  mean_over(recs, [&](const Json& r) { return num(r.at("windows").at(w).at("count_quantiles").at(q)); }));
             c["count_quantiles"] = quantiles;
             c["silent_fraction"] = window_mean("silent_fraction");
             Json layers = Json::array();
             for (std::size_t l = 0; l < first.at("layers").size(); ++l) {
               const auto layer_mean = [&](const char* key) {
-                return mean_of(recs, [&](const Json& r) { return num(r.at("windows").at(w).at("layers").at(l).at(key)); });
+                return mean_over(recs, [&](const Json& r) { return num(r.at("windows").at(w).at("layers").at(l).at(key)); });
               };
               layers.push_back({{"spikes_per_neuron", layer_mean("spikes_per_neuron")},
                                 {"rate_rel_rmse", layer_mean("rate_rel_rmse")},
@@ -359,7 +346,7 @@ Json sweep_document(const Json& spec, const Json& runs) {
     const auto stat = [&](const char* name) {
       std::vector<double> v;
       for (std::size_t id : ids) v.push_back(num(cells.at(id).at(name)));
-      return std::make_pair(mean(v), sd(v));
+      return std::make_pair(mean_of(v), sd_of(v));
     };
     Json p;
     p["sampler"] = samplers.at(key[0]);
