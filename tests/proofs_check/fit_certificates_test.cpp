@@ -1,0 +1,223 @@
+// The fit certificates against independent references: the certified sup
+// error of a chain against dense MPFR evaluations (GTH on the exact model, a
+// different algorithm from the tree-theorem enclosure), and the branch and
+// bound's lower bound against objectives evaluated in MPFR at feasible
+// parameters (random and, where the optimum is known by construction, the
+// optimum itself).
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "ctmc/analysis/activation.hpp"
+#include "ctmc/proofs_check/chain_sup.hpp"
+#include "ctmc/proofs_check/fit_optimality.hpp"
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/stationary.hpp"
+#include "../test_temp_files.hpp"
+
+using namespace ctmc;
+using solvers::Mpfr;
+using solvers::Rational;
+
+namespace {
+
+// 128-bit MPFR for the references, the previous default restored after.
+struct Bits128 {
+  unsigned saved = solvers::precision_bits();
+  Bits128() { solvers::set_precision_bits(128); }
+  ~Bits128() { solvers::set_precision_bits(saved); }
+};
+
+// max over `points` equally spaced H in [lo, hi] of |F(H) - alpha phi(H)|,
+// F by GTH in MPFR (128 bits) on the exact model.
+double dense_max_error(const solvers::Model& m, const analysis::Activation& act, const Rational& alpha,
+                       const Rational& lo, const Rational& hi, int points) {
+  const Bits128 bits;
+  Mpfr best = 0;
+  for (int k = 0; k <= points; ++k) {
+    const Rational H = lo + (hi - lo) * Rational(k, points);
+    const Mpfr F = solvers::solve_stationary<Mpfr>(m, H).flux;
+    const Mpfr e = abs(F - Mpfr(alpha) * act.eval(Mpfr(H)));
+    if (e > best) best = e;
+  }
+  return best.convert_to<double>();
+}
+
+solvers::Affine affine(Rational p, Rational s = 0) { return {p, s}; }
+
+// f(theta) = mean (F_theta(H_m) - y_m)^2 in MPFR, F by GTH on the model.
+double objective(proofs_check::ClosedFamily f, const std::vector<double>& th, const std::vector<Rational>& h,
+                 const std::vector<Rational>& y) {
+  const Bits128 bits;
+  const solvers::Model m =
+      f == proofs_check::ClosedFamily::TwoState
+          ? solvers::two_state_model(affine(Rational(th[0]), Rational(th[1])), affine(Rational(th[2])))
+          : solvers::three_state_model(affine(Rational(th[0]), Rational(th[1])), affine(Rational(th[2])),
+                                       affine(Rational(th[3]), Rational(th[4])), affine(Rational(th[5])));
+  Mpfr s = 0;
+  for (std::size_t k = 0; k < h.size(); ++k) {
+    const Mpfr r = solvers::solve_stationary<Mpfr>(m, h[k]).flux - Mpfr(y[k]);
+    s += r * r;
+  }
+  return (s / Mpfr(h.size())).convert_to<double>();
+}
+
+}  // namespace
+
+TEST_CASE("certified sup error encloses a dense MPFR evaluation at 1e5 points") {
+  // A three-state chain whose G -> R rate crosses 0 inside the domain (a
+  // kink of the flux) against the sigmoid, and a four-state chain against
+  // ReLU (a kink of the target).
+  const auto three = solvers::three_state_model(affine(Rational(3, 5), Rational(3, 10)), affine(Rational(1, 2)),
+                                                affine(Rational(5), Rational(-1, 2)), affine(Rational(2)));
+  solvers::Model four;
+  four.states = {"A", "B", "C", "D"};
+  auto add = [&](std::size_t i, std::size_t j, Rational p, Rational s, bool spike) {
+    solvers::Transition t;
+    t.from = i;
+    t.to = j;
+    t.offset = solvers::ExactValue(p);
+    t.slope = solvers::ExactValue(s);
+    t.spike = spike;
+    four.transitions.push_back(t);
+  };
+  add(0, 1, Rational(1, 4), Rational(2), false);
+  add(1, 2, Rational(3), Rational(1, 3), false);
+  add(2, 0, Rational(7, 2), 0, true);
+  add(1, 0, Rational(1, 5), Rational(-1, 10), false);
+  add(2, 3, Rational(1, 2), Rational(1, 4), false);
+  add(3, 0, Rational(4), 0, true);
+  struct Case {
+    const solvers::Model* m;
+    const char* act;
+    Rational alpha, lo, hi;
+  };
+  for (const Case& c : {Case{&three, "sigmoid", 1, -6, 6}, Case{&four, "relu", Rational(1, 2), -1, 5}}) {
+    CAPTURE(c.act);
+    const auto act = analysis::parse_activation(c.act);
+    const auto r = proofs_check::certified_chain_sup(*c.m, act, c.alpha, c.lo, c.hi);
+    CHECK(r.converged);
+    CHECK(r.lower <= r.upper);
+    CHECK(r.upper <= r.lower * 1.01 + 1e-12);
+    const double dense = dense_max_error(*c.m, act, c.alpha, c.lo, c.hi, 100000);
+    CHECK(dense <= r.upper);
+    // The dense grid comes within its own resolution of the sup.
+    CHECK(dense >= r.lower * 0.999);
+  }
+}
+
+TEST_CASE("certified sup error: bad input") {
+  const auto two = solvers::two_state_model(affine(1, 1), affine(2));
+  const auto sig = analysis::parse_activation("sigmoid");
+  CHECK_THROWS_AS(proofs_check::certified_chain_sup(two, sig, 1, 1, 1), InputError);
+  solvers::Model big;
+  for (int k = 0; k < 8; ++k) big.states.push_back("S" + std::to_string(k));
+  for (std::size_t k = 0; k < 8; ++k) {
+    solvers::Transition t;
+    t.from = k;
+    t.to = (k + 1) % 8;
+    t.offset = solvers::ExactValue(Rational(1));
+    t.spike = k == 0;
+    big.transitions.push_back(t);
+  }
+  CHECK_THROWS_AS(proofs_check::certified_chain_sup(big, sig, 1, -1, 1), InputError);
+  const auto tab = analysis::parse_activation("table:" + testing::write_temp_file("cert_table.csv", "0,0\n1,1\n"));
+  CHECK_NOTHROW(proofs_check::certified_chain_sup(two, tab, 1, Rational(1, 10), Rational(9, 10)));
+  CHECK_THROWS_AS(proofs_check::certified_chain_sup(two, tab, 1, -1, 2), InputError);
+}
+
+TEST_CASE("branch and bound certifies a known optimum of the two-state family") {
+  // Targets generated by the family at theta* = (1/2, 4/5, 2) on 41 points,
+  // one point doubled with targets y +- delta: for any theta that pair adds
+  // 2 (F - y)^2 + 2 delta^2 >= 2 delta^2, so the minimum is exactly
+  // 2 delta^2 / 42, reached at theta* (and only the pair contributes).
+  const std::vector<double> star = {0.5, 0.8, 2.0};
+  proofs_check::OptimalityProblem p;
+  p.family = proofs_check::ClosedFamily::TwoState;
+  const Rational delta(1, 100);
+  for (int k = 0; k <= 40; ++k) {
+    const Rational H = Rational(-3) + Rational(6 * k, 40);
+    Rational a = Rational(1, 2) + Rational(4, 5) * H;
+    if (a < 0) a = 0;
+    const Rational F = a * 2 / (a + 2);
+    if (k == 20) {
+      p.h.insert(p.h.end(), {H, H});
+      p.y.insert(p.y.end(), {F + delta, F - delta});
+    } else {
+      p.h.push_back(H);
+      p.y.push_back(F);
+    }
+  }
+  p.lower = {-10, -10, 1e-3};
+  p.upper = {10, 10, 10};
+  const double fstar = (Rational(2) * delta * delta / 42).convert_to<double>();
+  CHECK(objective(p.family, star, p.h, p.y) == doctest::Approx(fstar).epsilon(1e-12));
+  SUBCASE("from the optimum: certified within 0.1%") {
+    const auto r = proofs_check::certify_optimality(p, fstar);
+    CHECK(r.certified);
+    CHECK(r.lower_bound <= fstar);
+    CHECK(r.gap <= 1e-3 * (1 + 1e-9));
+  }
+  SUBCASE("from a worse fit: the bound stays below the optimum, the search finds it") {
+    const auto r = proofs_check::certify_optimality(p, 3 * fstar);
+    CHECK(r.lower_bound <= fstar);
+    CHECK(r.incumbent <= fstar * 1.001);
+    CHECK_FALSE(r.certified);
+    REQUIRE(r.best_centre.size() == 3);
+    CHECK(objective(p.family, r.best_centre, p.h, p.y) <= fstar * 1.001);
+  }
+}
+
+TEST_CASE("branch and bound never bounds above a feasible objective (random targets)") {
+  for (auto family : {proofs_check::ClosedFamily::TwoState, proofs_check::ClosedFamily::ThreeState}) {
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      CAPTURE(seed);
+      std::mt19937_64 rng(seed);
+      std::uniform_real_distribution<double> unit(0, 1);
+      proofs_check::OptimalityProblem p;
+      p.family = family;
+      for (int k = 0; k <= 20; ++k) {
+        p.h.push_back(Rational(-2) + Rational(4 * k, 20));
+        p.y.push_back(Rational(unit(rng)) * Rational(k, 20));  // a noisy increasing target
+      }
+      const std::size_t n = proofs_check::parameter_count(family);
+      const double R = 5;
+      p.lower.assign(n, -R);
+      p.upper.assign(n, R);
+      for (std::size_t k : family == proofs_check::ClosedFamily::TwoState ? std::vector<std::size_t>{2}
+                                                                         : std::vector<std::size_t>{2, 5})
+        p.lower[k] = 1e-3;
+      // The best of 50 random feasible points is a feasible MSE.
+      double best = INFINITY;
+      std::vector<std::vector<double>> thetas;
+      for (int j = 0; j < 50; ++j) {
+        std::vector<double> th(n);
+        for (std::size_t k = 0; k < n; ++k) th[k] = p.lower[k] + (p.upper[k] - p.lower[k]) * unit(rng);
+        best = std::min(best, objective(family, th, p.h, p.y));
+        thetas.push_back(th);
+      }
+      proofs_check::OptimalityOptions o;
+      o.max_boxes = 4000;
+      const auto r = proofs_check::certify_optimality(p, best, o);
+      CHECK(r.lower_bound <= best);
+      CHECK(r.lower_bound <= r.incumbent);
+      if (!r.best_centre.empty()) CHECK(r.lower_bound <= objective(family, r.best_centre, p.h, p.y));
+    }
+  }
+}
+
+TEST_CASE("branch and bound: bad input") {
+  proofs_check::OptimalityProblem p;
+  p.h = {0, 1};
+  p.y = {Rational(1, 2), Rational(1, 3)};
+  p.lower = {-1, -1, 1e-3};
+  p.upper = {1, 1};
+  CHECK_THROWS_AS(proofs_check::certify_optimality(p, 1), InputError);
+  p.upper = {1, 1, 1};
+  p.lower[2] = 0;
+  CHECK_THROWS_AS(proofs_check::certify_optimality(p, 1), InputError);
+  p.lower[2] = 1e-3;
+  p.y.pop_back();
+  CHECK_THROWS_AS(proofs_check::certify_optimality(p, 1), InputError);
+}
