@@ -3,8 +3,10 @@
 //   [--threads T] [--alpha A] [--rate-bound R] [--basin-rounds K]
 //   [--gradient analytic|jet] [--warm-start model.json] [--output model.json]
 //   [--json]
-// ctmc-snn fit --activation NAME --domain LO,HI --score model.json [--json]
-//   (the model's MSE and max error against the target, no fit)
+// ctmc-snn fit --activation NAME --domain LO,HI --score model.json [--certify] [--json]
+//   (the model's MSE and max error against the target, no fit; --certify
+//   adds the certified sup error over the domain and, for a two- or
+//   three-state chain, the certified bound on its family's optimum)
 //
 // Least-squares fit of a CTMC family's stationary flux to alpha * phi (paper
 // eq. 3); see analysis/include/ctmc/analysis/fit.hpp for the method, bounds and
@@ -17,6 +19,7 @@
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/reports/commands.hpp"
+#include "ctmc/reports/fit_certificates.hpp"
 
 namespace ctmc::cli {
 namespace {
@@ -27,11 +30,37 @@ struct FitCliOptions {
   bool json = false;
 };
 
+void print_certificates(const reports::CertifyRun& c, const analysis::FitProblem& p) {
+  if (c.sup) {
+    const auto& s = *c.sup;
+    fmt::print("sup |err|   {:.6e} certified over [{}, {}]{} (proven >= {:.6e} at H = {:.6g}; {} cells)\n", s.upper,
+               solvers::to_string(p.data.lo), solvers::to_string(p.data.hi), s.converged ? "" : " (not tight to 1%)",
+               s.lower, s.argmax, s.cells);
+  } else {
+    fmt::print("sup |err|   undefined: {}\n", c.sup_error);
+  }
+  if (!c.optimum) {
+    fmt::print("optimum     not certified (only for two- and three-state chains)\n");
+    return;
+  }
+  const auto& r = *c.optimum;
+  fmt::print("optimum     {} family within the bounds: {} (lower bound {:.6e}, {} boxes{})\n",
+             analysis::family_name(*c.family),
+             r.certified ? fmt::format("global optimum within {:g}% certified", 100 * reports::kOptimalityGap)
+                         : fmt::format("gap {:.3g}% not closed", 100 * r.gap),
+             r.lower_bound, r.boxes, r.exhausted ? ", budget exhausted" : "");
+}
+
 void score_model(const FitCliOptions& c, const analysis::FitProblem& p) {
   const auto& o = c.opt;
   const auto s = reports::run_score(o, p);
+  // Certified before anything is printed: a bad --certify exits 2 with no output.
+  const auto cert = o.certify ? std::optional<reports::CertifyRun>(reports::run_certify(o, p, s.model, s.errors.mse, false))
+                              : std::nullopt;
   if (c.json) {
-    fmt::print("{}\n", reports::score_json(o, p, s).dump(2));
+    auto j = reports::score_json(o, p, s);
+    if (cert) j["certificates"] = reports::certify_json(*cert);
+    fmt::print("{}\n", j.dump(2));
     return;
   }
   fmt::print("model       {} ({} states, {} transitions)\n", c.score, s.model.size(), s.model.transitions.size());
@@ -39,6 +68,7 @@ void score_model(const FitCliOptions& c, const analysis::FitProblem& p) {
   fmt::print("data        {}\n", p.data.description);
   fmt::print("MSE         {:.6e}   (MPFR {} bits)\n", s.errors.mse, o.precision);
   fmt::print("max |err|   {:.6e} at H = {:.6g}\n", s.errors.max_abs_error, s.errors.max_abs_error_at);
+  if (cert) print_certificates(*cert, p);
 }
 
 void run_fit(FitCliOptions& c) {
@@ -57,8 +87,12 @@ void run_fit(FitCliOptions& c) {
   const auto& r = run.result;
   const auto& warm_mse = run.warm_mse;
   const auto warm_states = run.warm_states;
+  const auto cert = o.certify ? std::optional<reports::CertifyRun>(reports::run_certify(o, p, r.model, r.mse, true))
+                              : std::nullopt;
   if (c.json) {
-    fmt::print("{}\n", solvers::model_to_json(r.model).dump(2));
+    auto j = solvers::model_to_json(r.model);
+    if (cert) j["meta"]["certificates"] = reports::certify_json(*cert);
+    fmt::print("{}\n", j.dump(2));
     return;
   }
   fmt::print("family      {}\n", analysis::family_name(r.family));
@@ -101,6 +135,7 @@ void run_fit(FitCliOptions& c) {
       fmt::print("  bounds x{:<4g} MSE {:.6e}, max |err| {:.6e}{}\n", w.widen, w.mse, w.max_abs_error,
                  w.on_bound.empty() ? "" : " (still on a bound)");
   }
+  if (cert) print_certificates(*cert, p);
   if (!o.output.empty()) fmt::print("model       {}\n", o.output);
 }
 
@@ -150,8 +185,15 @@ Register reg([](CLI::App& root) {
   auto* output = cmd->add_option("--output", o->opt.output, "Write the fitted model JSON here");
   score->excludes(output);
   score->excludes("--warm-start");
+  cmd->add_flag("--certify", o->opt.certify,
+                "Certify the scored or fitted chain: its sup |err| over the whole --domain (MPFI, tight to 1%), and "
+                "for a two- or three-state chain a lower bound on that family's optimum within the bounds (interval "
+                "branch and bound; with --score and --family the chain must be of that family)");
   cmd->add_flag("--json", o->json, "Print the model JSON (with the fit's meta) to stdout");
-  cmd->callback([o] { run_fit(*o); });
+  cmd->callback([o, cmd] {
+    o->opt.family_given = cmd->get_option("--family")->count() > 0;
+    run_fit(*o);
+  });
 });
 
 }  // namespace

@@ -229,6 +229,7 @@ std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& tar
       row.states.push_back(n);
       row.mse.push_back(r.mse);
       row.max_abs_error.push_back(r.max_abs_error);
+      row.models.push_back(r.model);
       for (std::size_t k = 0; k < tolerances.size(); ++k)
         if (!row.min_states[k] && r.max_abs_error <= tolerances[k]) row.min_states[k] = n;
     }

@@ -93,6 +93,9 @@ Trees enumerate_trees(const solvers::Model& m) {
   return t;
 }
 
+// x (1 + g) rounded up; an exact 0 (a sum of empty or zero products) stays 0.
+double grow(double x, double g) { return x == 0 ? 0.0 : outward::up(x * (1 + g)); }
+
 // Enclosures of the error e(H) = F(H) - alpha phi(H) at points and over
 // cells. Over a cell X with midpoint m the bound is the intersection of
 //   the monotone one    [N(r_lo)/D(r_hi), N(r_hi)/D(r_lo)] - alpha phi(X)
@@ -212,7 +215,7 @@ class ErrorEnclosure {
         hi += ph;
       }
       wlo_[root] = std::max(0.0, outward::down(lo * (1 - gamma2_)));
-      whi_[root] = outward::up(hi * (1 + gamma2_));
+      whi_[root] = grow(hi, gamma2_);
     }
     double n_lo = 0, d_lo = 0, n_hi = 0, d_hi = 0;
     for (std::size_t i = 0; i < trees_.n; ++i) {
@@ -223,15 +226,15 @@ class ErrorEnclosure {
       n_lo += rlo_[t] * wlo_[m_.transitions[t].from];
       n_hi += rhi_[t] * whi_[m_.transitions[t].from];
     }
+    if (d_hi == 0)  // no spanning tree at the rates' upper ends: none on the cell
+      throw InputError(fmt::format("{}: the chain has no unique closed class at H = {:.17g}", source_, at));
     // The w's are already rigorous; the few sums and products here get their
     // own (tiny) a-priori margin.
     const double g = 4 * double(trees_.n + spikes_.size() + 2) * std::ldexp(1.0, -53);
     n_lo = std::max(0.0, outward::down(n_lo * (1 - g)));
     d_lo = std::max(0.0, outward::down(d_lo * (1 - g)));
-    n_hi = outward::up(n_hi * (1 + g));
-    d_hi = outward::up(d_hi * (1 + g));
-    if (d_hi == 0)
-      throw InputError(fmt::format("{}: the chain has no unique closed class at H = {:.17g}", source_, at));
+    n_hi = grow(n_hi, g);
+    d_hi = grow(d_hi, g);
     return {outward::div_dn(n_lo, d_hi), d_lo > 0 ? outward::div_up(n_hi, d_lo) : INFINITY};
   }
 
@@ -376,8 +379,9 @@ ChainSupResult certified_chain_sup(const solvers::Model& model, const analysis::
   double stuck = 0;  // cells at double resolution that could not be split
   while (!cells.empty()) {
     const Cell c = cells.top();
-    if (c.upper <= r.lower * (1 + opt.rel_tol) + abs_tol) {
-      r.converged = stuck <= r.lower * (1 + opt.rel_tol) + abs_tol;
+    const double enough = std::max(r.lower * (1 + opt.rel_tol) + abs_tol, opt.stop_below);
+    if (c.upper <= enough) {
+      r.converged = stuck <= enough;
       break;
     }
     if (r.cells >= opt.max_cells) break;

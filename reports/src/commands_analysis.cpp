@@ -10,6 +10,7 @@
 #include "ctmc/proofs_check/bernstein.hpp"
 #include "ctmc/proofs_check/bernstein_claims.hpp"
 #include "ctmc/reports/commands.hpp"
+#include "ctmc/reports/fit_certificates.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 
@@ -223,7 +224,61 @@ ojson score_json(const FitCommandOptions& o, const analysis::FitProblem& p, cons
 
 ojson score_json(const FitCommandOptions& o) {
   const auto p = fit_problem(o);
-  return score_json(o, p, run_score(o, p));
+  const auto s = run_score(o, p);
+  const auto c = o.certify ? std::optional<CertifyRun>(run_certify(o, p, s.model, s.errors.mse, false)) : std::nullopt;
+  ojson j = score_json(o, p, s);
+  if (c) j["certificates"] = certify_json(*c);
+  return j;
+}
+
+CertifyRun run_certify(const FitCommandOptions& o, const analysis::FitProblem& p, const solvers::Model& model,
+                       double mse, bool fitted) {
+  CertifyRun c;
+  const std::string source = fitted ? std::string("fitted model") : "--score " + o.score->source;
+  if (fitted) {
+    auto cell = try_certified_sup(model, p);
+    c.sup = cell.sup;
+    c.sup_error = cell.error;
+  } else {
+    c.sup = certified_sup_error(model, p, {}, "--certify: " + source);
+  }
+  if (fitted || o.family_given) {
+    if (!fitted)
+      if (auto why = family_mismatch(model, p.family))
+        throw InputError(fmt::format("--certify: {} is not a {} chain: {}", source, analysis::family_name(p.family),
+                                     *why));
+    if (closed_family(p.family)) c.family = p.family;
+  } else {
+    for (const analysis::FamilySpec f : {analysis::FamilySpec{analysis::FitFamily::TwoState, 2},
+                                         analysis::FamilySpec{analysis::FitFamily::ThreeState, 3}})
+      if (!family_mismatch(model, f)) c.family = f;
+  }
+  if (c.family) {
+    analysis::FitProblem q = p;
+    q.family = *c.family;
+    c.optimum = certify_fit_optimum(q, mse, o.precision);
+  }
+  return c;
+}
+
+ojson certify_json(const CertifyRun& c) {
+  ojson out;
+  if (c.sup)
+    out["sup_abs_error"] = {{"lower", c.sup->lower}, {"upper", c.sup->upper}, {"at", c.sup->argmax},
+                            {"converged", c.sup->converged}, {"cells", c.sup->cells}};
+  else
+    out["sup_abs_error"] = {{"undefined", c.sup_error}};
+  if (c.optimum)
+    out["optimality"] = {{"family", analysis::family_name(*c.family)},
+                         {"lower_bound", c.optimum->lower_bound},
+                         {"gap", c.optimum->gap},
+                         {"certified", c.optimum->certified},
+                         {"rel_gap", kOptimalityGap},
+                         {"boxes", c.optimum->boxes},
+                         {"budget_exhausted", c.optimum->exhausted}};
+  else
+    out["optimality"] = nullptr;
+  return out;
 }
 
 FitRun run_fit(const FitCommandOptions& o, const analysis::FitProblem& p) {
@@ -314,7 +369,10 @@ ojson fit_json(const FitCommandOptions& o, const analysis::FitProblem& p, const 
 
 ojson fit_json(const FitCommandOptions& o) {
   const auto p = fit_problem(o);
-  return fit_json(o, p, run_fit(o, p));
+  const auto run = run_fit(o, p);
+  ojson j = fit_json(o, p, run);
+  if (o.certify) j["certificates"] = certify_json(run_certify(o, p, run.result.model, run.result.mse, true));
+  return j;
 }
 
 }  // namespace ctmc::reports

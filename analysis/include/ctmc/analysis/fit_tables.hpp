@@ -93,6 +93,7 @@ struct StatesNeededRow {
   FitTarget target;
   std::vector<std::size_t> states;        // n_min..n_max
   std::vector<double> mse, max_abs_error; // per n
+  std::vector<solvers::Model> models;     // per n: the fitted chains
   std::vector<double> tolerances;
   std::vector<std::optional<std::size_t>> min_states;       // per tolerance; nullopt: > n_max
   std::vector<std::optional<std::size_t>> bernstein_degree; // per tolerance: N (states 2(N+1))

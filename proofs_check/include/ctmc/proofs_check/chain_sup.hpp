@@ -40,10 +40,13 @@ struct ChainSupOptions {
   double rel_tol = 0.01;     // the enclosure is tight to 1%
   // Absolute slack, as a multiple of max |alpha phi| on the points: fits at the
   // rounding floor (errors ~1e-13) cannot be enclosed to 1% in double.
-  double abs_tol_scale = 1e-11;
+  double abs_tol_scale = 1e-10;
   std::size_t initial_cells = 400;
-  std::int64_t max_cells = 4000000;  // budget; converged = false when it runs out
+  std::int64_t max_cells = 300000;  // budget; converged = false when it runs out
   unsigned precision = 128;          // MPFI bits of the target's enclosures
+  // Stop as soon as upper <= stop_below (> 0): enough to show the sup is
+  // below a tolerance (converged is then true).
+  double stop_below = 0;
 };
 
 struct ChainSupResult {

@@ -13,6 +13,8 @@
 #include <string>
 
 #include "ctmc/analysis/fit.hpp"
+#include "ctmc/proofs_check/chain_sup.hpp"
+#include "ctmc/proofs_check/fit_optimality.hpp"
 #include "ctmc/reports/limits.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
@@ -84,6 +86,10 @@ struct FitCommandOptions {
   double rate_bound = 1000, min_rate = 1e-6;
   unsigned precision = 128;
   bool no_widen = false;
+  // --certify: the certificates of the scored or fitted chain (issue 20).
+  // family_given: --family was on the command line (with --score, the
+  // chain must then be of that family).
+  bool certify = false, family_given = false;
 };
 // Every numeric option, before anything is read or fitted.
 void check_fit_options(const FitCommandOptions& o);
@@ -114,6 +120,25 @@ struct ScoreRun {
 ScoreRun run_score(const FitCommandOptions& o, const analysis::FitProblem& p);
 nlohmann::ordered_json score_json(const FitCommandOptions& o, const analysis::FitProblem& p, const ScoreRun& s);
 nlohmann::ordered_json score_json(const FitCommandOptions& o);
+
+// fit --certify: the certified sup |nu - alpha phi| over the domain, and for
+// a two- or three-state chain the certified lower bound on that family's
+// least-squares optimum within the bounds. `fitted`: the chain is the fit of
+// o.family (else a scored chain: with o.family_given it must be of that
+// family, InputError naming --certify otherwise; without, the family is
+// recognised from its transitions). `mse`: the chain's MSE on the data.
+// A fitted chain whose flux is not defined somewhere on the domain (several
+// closed classes between the data points) gets sup_error instead of sup; a
+// scored one is an InputError.
+struct CertifyRun {
+  std::optional<proofs_check::ChainSupResult> sup;
+  std::string sup_error;
+  std::optional<analysis::FamilySpec> family;  // the closed family certified, if any
+  std::optional<proofs_check::OptimalityResult> optimum;
+};
+CertifyRun run_certify(const FitCommandOptions& o, const analysis::FitProblem& p, const solvers::Model& model,
+                       double mse, bool fitted);
+nlohmann::ordered_json certify_json(const CertifyRun& c);
 
 // simulate neuron MODEL --H h --T t --trials n [--seed s] [--threads k]
 //                 [--start stationary|STATE] [--alpha a] --json
