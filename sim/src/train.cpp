@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/seeding.hpp"
 #include "dense_kernels.hpp"
 
@@ -122,15 +123,6 @@ void backprop(const Mlp& net, const std::vector<detail::ResolvedActivation>& act
   }
 }
 
-// Restores the OpenMP thread count on every exit path.
-struct ThreadCountGuard {
-  int saved = omp_get_max_threads();
-  explicit ThreadCountGuard(int threads) {
-    if (threads > 0) omp_set_num_threads(threads);
-  }
-  ~ThreadCountGuard() { omp_set_num_threads(saved); }
-};
-
 }  // namespace
 
 Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std::string& activation, std::uint64_t seed) {
@@ -165,7 +157,7 @@ TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
       throw InputError("train: label " + std::to_string(d.labels[i]) + " of sample " + std::to_string(i) + " is outside 0.." +
                        std::to_string(classes - 1));
 
-  const ThreadCountGuard threads(cfg.threads);
+  const solvers::ThreadScope threads(cfg.threads);
   detail::make_eigen_serial();
 
   TrainResult res;
