@@ -12,15 +12,12 @@
 namespace ctmc::proofs_check {
 
 using solvers::Affine;
-using solvers::Integer;
 
 namespace {
 
-Rational pow10(int k) {
-  Integer p = 1;
-  for (int i = 0; i < (k < 0 ? -k : k); ++i) p *= 10;
-  return k < 0 ? Rational(Integer(1), p) : Rational(p);
-}
+// 10^k exactly: the rational that the decimal "1ek" denotes (parse_exact forms
+// the power by GMP powering).
+Rational pow10(int k) { return *solvers::parse_exact(fmt::format("1e{}", k)); }
 
 long uniform(std::mt19937_64& rng, long lo, long hi) { return std::uniform_int_distribution<long>(lo, hi)(rng); }
 
