@@ -53,7 +53,7 @@ TEST_CASE("number texts are keyed by RFC 6901 pointers: a key with '/' or '~' sh
   }
 }
 
-TEST_CASE("a top-level key 'transitions/0' does not change transitions[0] (reviewer's collide.json)") {
+TEST_CASE("a top-level key 'transitions/0' does not change transitions[0] (collide.json)") {
   // Read as a JSON pointer it would set transitions[0].offset = 1000 (flux 1000/1001, not 1/2).
   const std::string text = R"({"states":["A","B"],"transitions":[{"from":"A","to":"B","offset":1,"spike":true},
     {"from":"B","to":"A","offset":1}],"transitions/0":{"offset":1000}})";
