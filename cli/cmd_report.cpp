@@ -1,6 +1,5 @@
 // ctmc-snn report <name> [--out DIR] [--seed S] [--threads N] [--precision BITS]
 #include <fmt/format.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <new>
@@ -11,6 +10,7 @@
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 
 namespace ctmc::cli {
 namespace {
@@ -42,7 +42,8 @@ Register reg([](CLI::App& root) {
   };
   auto run_one = [ctx](const reports::ReportDef& def) {
     ctx->command_line = command_line();
-    if (ctx->threads > 0) omp_set_num_threads(ctx->threads);
+    // --threads for this report's parallel regions, the caller's count after it.
+    const solvers::ThreadScope threads(ctx->threads);
     fmt::print(stderr, "report {}: {}\n", def.name, def.description);
     return def.run(*ctx);
   };

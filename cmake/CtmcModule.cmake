@@ -28,9 +28,16 @@ function(ctmc_add_module name)
   install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endfunction()
 
-# One doctest binary per module: every tests/<module>/*.cpp.
+# One doctest binary per module (every tests/<module>/*.cpp, so the suite
+# links once) and one CTest test per test file: test `<module>.<stem>` runs
+# the binary with doctest's --source-file filter, so `ctest -R gth` or
+# `ctest -L unit` runs single files and a failure names its file.
+# Labels: LABEL (default unit) for every file of the suite, except the files
+# listed in SLOW (stems without _test), which are labelled `slow` only, so
+# `ctest -L unit` stays quick. A filter that matches no test case fails
+# (doctest reports "test cases: 0"): a renamed file cannot pass silently.
 function(ctmc_add_test_suite module)
-  cmake_parse_arguments(T "" "LABEL" "DEPS" ${ARGN})
+  cmake_parse_arguments(T "" "LABEL" "DEPS;SLOW" ${ARGN})
   file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${module}/*.cpp)
   if(NOT _src)
     return()
@@ -44,9 +51,23 @@ function(ctmc_add_test_suite module)
   if(NOT T_LABEL)
     set(T_LABEL unit)
   endif()
-  add_test(NAME ${module} COMMAND test_${module})
-  # Passive OpenMP waiting: suites run side by side under ctest -j, and
-  # spinning threads would steal each other's cores.
-  set_tests_properties(${module} PROPERTIES LABELS ${T_LABEL} TIMEOUT 1200
-    ENVIRONMENT "OMP_WAIT_POLICY=passive")
+  foreach(_file IN LISTS _src)
+    get_filename_component(_name ${_file} NAME)
+    string(REGEX REPLACE "_test\\.cpp$" "" _stem ${_name})
+    set(_labels ${T_LABEL})
+    if(_stem IN_LIST T_SLOW)
+      set(_labels slow)
+    endif()
+    add_test(NAME ${module}.${_stem} COMMAND test_${module} "--source-file=*/tests/${module}/${_name}")
+    # Passive OpenMP waiting: tests run side by side under ctest -j, and
+    # spinning threads would steal each other's cores.
+    set_tests_properties(${module}.${_stem} PROPERTIES LABELS "${_labels}" TIMEOUT 1200
+      FAIL_REGULAR_EXPRESSION "test cases: +0 [|]"
+      ENVIRONMENT "OMP_WAIT_POLICY=passive")
+  endforeach()
+  foreach(_slow IN LISTS T_SLOW)
+    if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${module}/${_slow}_test.cpp)
+      message(FATAL_ERROR "ctmc-snn: SLOW names ${module}/${_slow}_test.cpp, which does not exist")
+    endif()
+  endforeach()
 endfunction()

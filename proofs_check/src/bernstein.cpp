@@ -76,7 +76,8 @@ BernsteinProblem make_problem(const analysis::Activation& act, const Rational& i
   BernsteinProblem p{act, imin, imax, Rational(0), prec};
   Ivl mx(prec);
   p.max_psi(mx);
-  // softplus on [-1e200, 1e200] overflowed and was reported as "F x max phi = 0 ... phi is not positive".
+  // An overflowing max phi (softplus on [-1e200, 1e200]) is named as such, not
+  // mistaken further on for a phi that is not positive.
   if (!mpfi_bounded_p(mx) || !std::isfinite(mpfr_get_d(&mx.get()->right, MPFR_RNDU)))
     throw InputError(fmt::format("--domain: max phi of {} on [{}, {}] is beyond the range of a double", act.name,
                                  solvers::exact_text(imin), solvers::exact_text(imax)));

@@ -7,26 +7,17 @@
 #include "ctmc/proofs_check/flux_identities.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
+#include "ctmc/solvers/seeding.hpp"
 
 namespace ctmc::proofs_check {
 
 using solvers::Affine;
-using solvers::Integer;
 
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-Rational pow10(int k) {
-  Integer p = 1;
-  for (int i = 0; i < (k < 0 ? -k : k); ++i) p *= 10;
-  return k < 0 ? Rational(Integer(1), p) : Rational(p);
-}
+// 10^k exactly: the rational that the decimal "1ek" denotes (parse_exact forms
+// the power by GMP powering).
+Rational pow10(int k) { return *solvers::parse_exact(fmt::format("1e{}", k)); }
 
 long uniform(std::mt19937_64& rng, long lo, long hi) { return std::uniform_int_distribution<long>(lo, hi)(rng); }
 
@@ -238,9 +229,7 @@ FamilyCase bernstein_family(std::size_t N) {
 }  // namespace
 
 std::uint64_t point_seed(std::uint64_t seed, const std::string& tag, std::uint64_t index) {
-  std::uint64_t h = splitmix64(seed);
-  for (unsigned char ch : tag) h = splitmix64(h ^ ch);
-  return splitmix64(h ^ splitmix64(index));
+  return solvers::named_stream_seed(seed, tag, index);
 }
 
 FamilyCase family_case(FluxFamily family, std::size_t N) {

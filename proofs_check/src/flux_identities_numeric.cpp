@@ -12,6 +12,7 @@
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/linear_solve.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 #ifdef _OPENMP
@@ -162,7 +163,7 @@ ScalarCheck exact_check(const FamilyCase& c, const FluxCheckOptions& o) {
 
 // (3) MPFR GTH at `bits` against the exact closed form.
 ScalarCheck mpfr_check(const FamilyCase& c, const std::vector<Point>& pts, unsigned bits, const std::string& kind) {
-  solvers::set_precision_bits(bits);
+  const solvers::PrecisionScope precision(bits);
   const double tol = std::ldexp(1.0, -static_cast<int>(bits - 8));
   ErrorStats e;
   for (std::size_t i = 0; i < pts.size(); ++i) {
@@ -179,7 +180,7 @@ ScalarCheck mpfr_check(const FamilyCase& c, const std::vector<Point>& pts, unsig
 // Interval GTH at `bits`: the enclosure must contain the exact value.
 // max_rel_error holds the largest relative width.
 ScalarCheck mpfi_check(const FamilyCase& c, const std::vector<Point>& pts, unsigned bits, const std::string& kind) {
-  solvers::set_precision_bits(bits);
+  const solvers::PrecisionScope precision(bits);
   ErrorStats e;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     bool ok = false;
@@ -256,10 +257,8 @@ FluxCheckResult check_family(const FamilyCase& c, const FluxCheckOptions& o) {
   const auto stiff = stiff_points(c, o);
   std::vector<Point> mixed = stiff;
   for (std::size_t i = 0; i < o.mpfr_random_points; ++i) mixed.push_back(random_point(c, o.seed, i));
-  const unsigned saved = solvers::precision_bits();
   for (unsigned p : o.precisions) r.scalars.push_back(mpfr_check(c, mixed, p, "stiff+random"));
   r.scalars.push_back(mpfi_check(c, mixed, o.precisions.front(), "stiff+random"));
-  solvers::set_precision_bits(saved);
   auto [gth, lu] = double_checks(c, stiff);
   r.scalars.push_back(std::move(gth));
   r.scalars.push_back(std::move(lu));

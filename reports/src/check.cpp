@@ -29,6 +29,7 @@
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/json_input.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 namespace ctmc::reports {
@@ -613,7 +614,7 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
     return rows;
   }
   if (c.kind == "counting") {
-    solvers::set_precision_bits(ctx.precision);
+    const solvers::PrecisionScope precision(ctx.precision);
     const auto as = solvers::asymptotic_counting<Rational>(c.model, c.H, c.model_source);
     std::optional<solvers::CountingMoments<Mpfr>> mom;
     for (const auto& v : c.values) {

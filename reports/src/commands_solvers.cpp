@@ -10,6 +10,7 @@
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "ctmc/solvers/tree_theorem.hpp"
 
@@ -160,13 +161,13 @@ ojson flux_json(const solvers::Model& model, const std::string& source, const Fl
     case Arithmetic::Mpfr:
       break;
   }
-  solvers::set_precision_bits(checked_precision(o.precision));
+  const solvers::PrecisionScope precision(checked_precision(o.precision));
   return run_flux<solvers::Mpfr>(model, source, o);
 }
 
 ojson counting_json(const solvers::Model& model, const std::string& source, const CountingOptions& o) {
   if (o.arithmetic == Arithmetic::Double) return run_counting<double, double>(model, source, o);
-  solvers::set_precision_bits(checked_precision(o.precision));
+  const solvers::PrecisionScope precision(checked_precision(o.precision));
   if (o.arithmetic == Arithmetic::Exact) return run_counting<solvers::Rational, solvers::Mpfr>(model, source, o);
   return run_counting<solvers::Mpfr, solvers::Mpfr>(model, source, o);
 }

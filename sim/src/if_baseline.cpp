@@ -7,6 +7,7 @@
 
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/quote.hpp"
 #include "loop_errors.hpp"
 
@@ -142,19 +143,19 @@ IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_a
   const int n = test.size();
   res.predictions.assign(n, -1);
   std::vector<double> synops(n), spikes(n);
-  const int saved = omp_get_max_threads();
-  if (opt.threads > 0) omp_set_num_threads(opt.threads);
   detail::LoopErrors errors;  // an exception must not leave the parallel loop (std::terminate)
+  {
+    const solvers::ThreadScope threads(opt.threads);
 #pragma omp parallel for schedule(dynamic, 4)
-  for (int s = 0; s < n; ++s) {
-    errors.run(s, [&] {
-      const IfSampleRun r = ifn.run(test.images.col(s).data());
-      res.predictions[s] = r.prediction;
-      synops[s] = r.synops;
-      spikes[s] = static_cast<double>(r.spikes);
-    });
+    for (int s = 0; s < n; ++s) {
+      errors.run(s, [&] {
+        const IfSampleRun r = ifn.run(test.images.col(s).data());
+        res.predictions[s] = r.prediction;
+        synops[s] = r.synops;
+        spikes[s] = static_cast<double>(r.spikes);
+      });
+    }
   }
-  omp_set_num_threads(saved);
   errors.rethrow();
   int correct = 0;
   double syn_sum = 0, spk_sum = 0;

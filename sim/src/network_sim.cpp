@@ -13,6 +13,7 @@
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/sim/stats.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 #include "loop_errors.hpp"
 
 namespace ctmc::sim {
@@ -47,17 +48,6 @@ std::vector<Eigen::MatrixXf> layer_activations(const Mlp& net, const Dataset& da
   return acts;
 }
 
-namespace {
-
-struct ThreadCount {
-  int saved = omp_get_max_threads();
-  explicit ThreadCount(int n) {
-    if (n > 0) omp_set_num_threads(n);
-  }
-  ~ThreadCount() { omp_set_num_threads(saved); }
-};
-
-}  // namespace
 
 std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
                               Readout readout, OutputScale output_scale) {
@@ -112,7 +102,7 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
                                    "raise --dt",
                                    runs * steps * neurons, opt.trials, test.size(), steps, neurons, kMaxNeuronSteps));
   }
-  ThreadCount threads(opt.threads);
+  const solvers::ThreadScope threads(opt.threads);
 
   NetworkSimResult res;
   res.samples = test.size();

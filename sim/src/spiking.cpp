@@ -38,8 +38,8 @@ std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t trial, std::u
 std::int64_t window_steps(double T, double dt, const std::string& what) {
   if (!(T > 0) || !std::isfinite(T)) throw InputError(fmt::format("{}: {} must be positive", what, T));
   const double steps = std::round(T / dt);
-  // Beyond this the step count is a typo (--T 1e300): the cast below was
-  // undefined past 2^63 (reported -9223372036854775808 steps).
+  // Beyond this the step count is a typo (--T 1e300), and the cast below
+  // would be undefined past 2^63.
   if (steps > kMaxSteps)
     throw InputError(fmt::format("{}/--dt: T / dt = {:.3g} steps is too many (at most {:.0e})", what, T / dt,
                                  kMaxSteps));

@@ -25,7 +25,8 @@ std::vector<double> rates_at(const solvers::Model& m, const solvers::Rational& H
   for (std::size_t e = 0; e < exact.size(); ++e) {
     const double rate = solvers::to_double(exact[e]);
     r.push_back(rate * scale);
-    // --alpha 1e308 was reported as "ssa: transition 2: rate inf is not finite and >= 0".
+    // An overflow (the rate itself, or --alpha 1e308 times it) names the option
+    // that caused it, not the infinite rate it produced.
     if (!std::isfinite(rate))
       throw InputError(fmt::format("--H: the rate of transitions[{}] ({} -> {}) at this H is beyond the range of a double",
                                    e, m.states[m.transitions[e].from], m.states[m.transitions[e].to]));

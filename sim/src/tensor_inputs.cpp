@@ -10,6 +10,7 @@
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/input_file.hpp"
+#include "ctmc/solvers/model.hpp"
 
 namespace ctmc::sim {
 namespace {
@@ -233,10 +234,7 @@ Normalization parse_normalization(const std::string& text, const std::string& op
     throw InputError(fmt::format("{}: '{}' is not MEAN/SD (comma-separated per channel)", option, text));
   const auto list = [&](const std::string& part, bool positive) {
     std::vector<double> v;
-    std::size_t b = 0;
-    while (b <= part.size()) {
-      const auto e = std::min(part.find(',', b), part.size());
-      const std::string item = part.substr(b, e - b);
+    for (const std::string& item : solvers::split_input_list(part, option)) {
       std::size_t used = 0;
       double x = 0;
       try {
@@ -244,10 +242,9 @@ Normalization parse_normalization(const std::string& text, const std::string& op
       } catch (const std::exception&) {
         used = 0;
       }
-      if (item.empty() || used != item.size() || !std::isfinite(x) || (positive && !(x > 0)))
+      if (used != item.size() || !std::isfinite(x) || (positive && !(x > 0)))
         throw InputError(fmt::format("{}: '{}' is not a {}number", option, item, positive ? "positive " : ""));
       v.push_back(x);
-      b = e + 1;
     }
     return v;
   };

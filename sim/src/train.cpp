@@ -9,16 +9,22 @@
 #include <random>
 
 #include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/solvers/seeding.hpp"
 #include "dense_kernels.hpp"
 
 namespace ctmc::sim {
 namespace {
 
-// Stream ids mixed into the seed (one per purpose, so streams never collide).
+// The numbered purposes of training's streams (seeding.hpp): layer l's
+// initial weights draw from stream l of kInitStream, epoch e's order from
+// stream e of kShuffleStream (fewer than 0x1000 layers, so they never meet).
 constexpr std::uint64_t kInitStream = 0x1000;
 constexpr std::uint64_t kShuffleStream = 0x2000;
 
-std::mt19937_64 stream_rng(std::uint64_t seed, std::uint64_t stream) { return std::mt19937_64(splitmix64(seed ^ splitmix64(stream))); }
+std::mt19937_64 stream_rng(std::uint64_t seed, std::uint64_t purpose, std::uint64_t index) {
+  return std::mt19937_64(solvers::numbered_stream_seed(seed, purpose, index));
+}
 
 // Uniform in [lo, hi) from the top 24 bits: portable (std::uniform_real_distribution
 // is implementation-defined) and exact in float.
@@ -117,23 +123,7 @@ void backprop(const Mlp& net, const std::vector<detail::ResolvedActivation>& act
   }
 }
 
-// Restores the OpenMP thread count on every exit path.
-struct ThreadCountGuard {
-  int saved = omp_get_max_threads();
-  explicit ThreadCountGuard(int threads) {
-    if (threads > 0) omp_set_num_threads(threads);
-  }
-  ~ThreadCountGuard() { omp_set_num_threads(saved); }
-};
-
 }  // namespace
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std::string& activation, std::uint64_t seed) {
   Mlp net;
@@ -143,7 +133,7 @@ Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std:
   for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
     DenseLayer d;
     d.activation = l + 2 == sizes.size() ? "linear" : activation;
-    auto g = stream_rng(seed, kInitStream + l);
+    auto g = stream_rng(seed, kInitStream, l);
     const float bound = 1.0f / std::sqrt(float(sizes[l]));
     d.W.resize(sizes[l + 1], sizes[l]);
     d.b.resize(sizes[l + 1]);
@@ -167,7 +157,7 @@ TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
       throw InputError("train: label " + std::to_string(d.labels[i]) + " of sample " + std::to_string(i) + " is outside 0.." +
                        std::to_string(classes - 1));
 
-  const ThreadCountGuard threads(cfg.threads);
+  const solvers::ThreadScope threads(cfg.threads);
   detail::make_eigen_serial();
 
   TrainResult res;
@@ -196,7 +186,7 @@ TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
 
   for (int epoch = 1; epoch <= cfg.epochs; ++epoch) {
     for (int i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
-    auto g = stream_rng(cfg.seed, kShuffleStream + static_cast<std::uint64_t>(epoch));
+    auto g = stream_rng(cfg.seed, kShuffleStream, static_cast<std::uint64_t>(epoch));
     shuffle(order, g);
     double loss_sum = 0;
     int correct = 0;

@@ -11,6 +11,7 @@
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/expm.hpp"
 #include "ctmc/solvers/gth.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 namespace ctmc::solvers {
@@ -46,8 +47,8 @@ namespace {
 constexpr unsigned kGuardBits = 64;
 constexpr int kMaxDoubleSquarings = 25;
 // The finite-T moments work on dense n x n blocks (three per product, a
-// dozen alive at once, n^3 per squaring): a 3000-state ring took 7.7 GB in
-// MPFR before GMP aborted (signal 6), and ran for minutes in double. Beyond
+// dozen alive at once, n^3 per squaring): a 3000-state ring needs more than
+// 7.7 GB in MPFR (GMP aborts) and minutes in double. Beyond
 // these sizes a chain is refused up front (the asymptotic figures, one
 // O(n^3) solve, are not limited).
 constexpr std::size_t kMaxCountingStatesDouble = 1000, kMaxCountingStatesMpfr = 300;
@@ -121,17 +122,6 @@ int squarings_needed(double log2_norm) {
   return log2_norm > 0 ? static_cast<int>(std::ceil(log2_norm)) + 1 : 0;
 }
 
-class GuardPrecision {
- public:
-  explicit GuardPrecision(unsigned extra) : saved_(precision_bits()) { set_precision_bits(saved_ + extra); }
-  ~GuardPrecision() { set_precision_bits(saved_); }
-  GuardPrecision(const GuardPrecision&) = delete;
-  GuardPrecision& operator=(const GuardPrecision&) = delete;
-
- private:
-  unsigned saved_;
-};
-
 // A copy of x at the current default precision (Boost copies keep the source's precision).
 Mpfr at_default_precision(const Mpfr& x) {
   Mpfr r;
@@ -174,7 +164,7 @@ CountingMoments<Mpfr> counting_moments(const Model& m, const Rational& H, const 
       throw InputError(fmt::format("{}: at T = {} the rates x T reach 2^{:.0f}, beyond the range of double in which "
                                    "the matrix exponential is planned",
                                    source, to_string(t, 6), log2_norm));
-    GuardPrecision guard(kGuardBits + static_cast<unsigned>(squarings_needed(log2_norm)));
+    const PrecisionScope guard(precision_bits() + kGuardBits + static_cast<unsigned>(squarings_needed(log2_norm)));
     std::vector<Mpfr> p;
     p.reserve(pi0.size());
     for (const auto& x : pi0) p.push_back(at_default_precision(x));
@@ -267,10 +257,10 @@ AsymptoticCounting<T> asymptotic_counting(const Model& m, const Rational& H, con
   // matrix (theta D = 0, D 1 = 0, Q D = 1 theta - I), so D v solves the
   // Poisson equation Q y = lambda 1 - v with theta y = 0. It is solved with
   // one state pinned (poisson_pinned: GTH-style, no subtraction in any pivot)
-  // and shifted to theta y = 0. The earlier route, (alpha 1 theta - Q) y = v
-  // with alpha the largest exit rate, added alpha theta_j to every rate: the
-  // small rates were lost beside alpha (three-state sigmoid at H = 1e10: 7
-  // digits lost in double; at H = 1e300 the 256-bit value was 1.525 for an
+  // and shifted to theta y = 0. The textbook route, (alpha 1 theta - Q) y = v
+  // with alpha the largest exit rate, adds alpha theta_j to every rate, and
+  // the small rates are lost beside alpha (three-state sigmoid at H = 1e10: 7
+  // digits in double; at H = 1e300 a 256-bit variance rate of 1.525 for an
   // exact 1.131). Using D v rather than Z v = 1 theta v + D v also keeps
   // lambda^2 out of the sum, which would cancel against it.
   T lambda(0);

@@ -33,9 +33,9 @@ std::optional<Integer> parse_integer(std::string_view s) {
   return neg ? Integer(-z) : z;
 }
 
-// GMP's powering (repeated squaring): a loop of e multiplications by 10 was
-// quadratic in e, and e is the number of digits written after the point, so a
-// 1 MB rate "0.000...1" took 18 s to read.
+// GMP's powering (repeated squaring): e is the number of digits written after
+// the point, and a loop of e multiplications by 10 would be quadratic in e
+// (18 s for a 1 MB rate "0.000...1").
 Integer pow10(long e) {
   Integer r;
   mpz_ui_pow_ui(r.backend().data(), 10, static_cast<unsigned long>(e));
@@ -92,7 +92,7 @@ std::optional<Rational> parse_exact(std::string_view text) {
 std::string exact_text(const Rational& q) {
   Integer den = denominator(q);
   // A finite decimal exists iff the denominator is 2^a 5^b. Whole powers are
-  // removed at once (a division per factor was quadratic for 10^-1000000).
+  // removed at once (a division per factor would be quadratic for 10^-1000000).
   Integer d = den;
   const auto twos = static_cast<unsigned>(mpz_scan1(d.backend().data(), 0));
   mpz_tdiv_q_2exp(d.backend().data(), d.backend().data(), twos);

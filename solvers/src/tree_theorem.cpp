@@ -165,7 +165,7 @@ SymbolicModel symbolic_model(const Model& m) {
     family = m.meta["family"].get<std::string>();
   // The paper's names, when the model really has the family's shape.
   const std::vector<std::string> names = family_symbols(m, family);
-  std::unordered_set<std::string> taken;  // a scan of the legend per symbol was quadratic
+  std::unordered_set<std::string> taken;  // a scan of the legend per symbol would be quadratic
   for (std::size_t k = 0; k < m.transitions.size(); ++k) {
     const auto& t = m.transitions[k];
     if (t.slope.value == 0 && t.offset.value == 0) continue;  // identically zero

@@ -42,7 +42,7 @@ double reference(double x, double x0, double y0, double x1, double y1) {
 }  // namespace
 
 TEST_CASE("a table with rows at -1e308 and 1e308 interpolates between them") {
-  // Unscaled, x1 - x0 overflowed to inf, t = 0 and phi was 0 everywhere
+  // Unscaled, x1 - x0 overflows to inf, t = 0 and phi would be 0 everywhere
   // (fit --score MSE 0.25 against a chain of flux 1/2).
   const double xs[] = {-1e308, -1e300, -1.5, 0.0, 1e-300, 0.75, 3e200, 9e307, 1e308};
   struct Case {

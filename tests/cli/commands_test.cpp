@@ -128,13 +128,13 @@ TEST_CASE("unknown commands are named; negative seeds and counts and empty list 
   check_exit2("simulate network --net n.json --data d --neurons " + m + " --seed -1", "--seed");
   check_exit2("report flux --seed -1", "--seed: need a number >= 0");
   check_exit2("train --data d --output o.json --seed -1", "--seed");
-  // Empty items were dropped ("--clip ''" evaluated nothing and exited 0);
+  // Dropping empty items would make "--clip ''" evaluate nothing and exit 0:
   // an empty value is refused for every option when the command line is
   // parsed (main.cpp), before the list is read.
   check_exit2("evaluate --net n.json --data d --clip ''", "--clip: empty value");
   check_exit2("train --data d --output o.json --hidden 4,", "--hidden: empty item");
   check_exit2("simulate network --net n.json --data d --neurons " + m + ",", "--neurons: empty item");
-  // IF options without --if were ignored without a word.
+  // IF options without --if would be ignored: refused.
   check_exit2("simulate network --net n.json --data d --neurons " + m + " --v0 0.5", "--v0 requires --if");
   check_exit2("simulate network --net n.json --data d --neurons " + m + " --if-steps 8", "--if-steps requires --if");
 }
@@ -143,13 +143,13 @@ TEST_CASE("bernstein: bad input exits 2 with the reason") {
   check_exit2("bernstein --activation sigmoid --domain -8,8 --N 0", "--N");
   check_exit2("bernstein --activation sigmoid --domain 8,-8 --N 4", "--domain");
   check_exit2("bernstein --activation sigmoid --domain -8,8 --rho 0.5 --N 4", "--rho");
-  // --cap and --bracket steer only the --eps search: without it they were ignored silently.
+  // --cap and --bracket steer only the --eps search: without it they would be ignored silently.
   check_exit2("bernstein --activation sigmoid --domain -8,8 --N 4 --bracket 0.5", "--bracket requires --eps");
   check_exit2("bernstein --activation sigmoid --domain -8,8 --N 4 --cap 10", "--cap requires --eps");
   check_exit2("bernstein --activation sigmoid --domain -8,8 --eps 0", "--eps");
   check_exit2("bernstein --activation nosuch --domain -8,8 --N 4", "nosuch");
-  // eps is used in double: 1e-400 rounded to 0 and the search was skipped
-  // (exit 0); 1e400 rounded to inf and claim 2 was "proved" at N = 1.
+  // eps is used in double: 1e-400 rounds to 0 (the search would be skipped,
+  // exit 0) and 1e400 to inf (claim 2 "proved" at N = 1): both refused.
   check_exit2("bernstein --activation sigmoid --domain -8,8 --eps 1e-400", "--eps");
   check_exit2("bernstein --activation sigmoid --domain -8,8 --eps 1e400", "--eps");
   // phi <= 0 on the domain: no --rho was given, so the message names the factor.
@@ -205,7 +205,7 @@ TEST_CASE("evaluate and train: a data folder without test images exits 2, not a 
 }
 
 TEST_CASE("train: an --output that is a folder (or whose weights file is) exits 2 before any data is read") {
-  // It used to train first and fail only when writing. A data folder that
+  // Checked before training, not when writing after it. A data folder that
   // does not exist shows the order: the --output error comes first.
   const auto folder = temp_dir() / "train_out_folder.json";
   fs::create_directories(folder);
@@ -232,8 +232,8 @@ TEST_CASE("simulate network: a missing network manifest exits 2 naming it") {
 }
 
 TEST_CASE("bernstein: a sufficient N beyond 2^62 is reported as such, not as a negative number or a refutation") {
-  // (L_h / (2 eps))^2 ~ 1e29 here: the cast to int64 was undefined (printed
-  // -9223372036854775808, which is below any N_lo and would read as "refuted").
+  // (L_h / (2 eps))^2 ~ 1e29 here: a cast to int64 would be undefined (on
+  // x86, -9223372036854775808, below any N_lo, which would read as "refuted").
   const auto r = run_cli("bernstein --activation relu --domain 1,10001 --rho 1000000000000 --eps 1e-6 --cap 4");
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK_MESSAGE(r.output.find("paper's sufficient N = > 2^62") != std::string::npos, r.output);

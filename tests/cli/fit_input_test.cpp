@@ -232,8 +232,8 @@ TEST_CASE("activation tables and parameters are parsed strictly") {
   for (const auto& b : bad) expect_exit2("bernstein --activation table:" + write_file(b.file, b.text) + tail, b.reason);
   const auto bom_ok = write_file("tab_bom_ok.csv", "\xEF\xBB\xBFx,phi\r\n-5,0\r\n0,0\r\n5,5\r\n");
   CHECK(run_cli("bernstein --activation table:" + bom_ok + tail).status == 0);
-  // A domain beyond the table's rows was checked or fitted against the
-  // constant extension without a word.
+  // A domain beyond the table's rows is refused: checking or fitting there
+  // would use the constant extension without a word.
   expect_exit2("bernstein --activation table:" + bom_ok + " --domain -6,5 --N 4", "has rows for x in [-5, 5] only");
   expect_exit2("fit --activation table:" + bom_ok + " --domain -5,6 --family two-state --starts 2",
                "has rows for x in [-5, 5] only");

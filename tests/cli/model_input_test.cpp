@@ -70,7 +70,7 @@ TEST_CASE("bad model files: exit 2, one line naming the file and the field") {
 }
 
 TEST_CASE("unknown or misspelt keys: exit 2, one line naming the file and the place") {
-  // A misspelt slope or spike used to be ignored (rate 1 constant, no spike).
+  // Ignored, a misspelt slope or spike would give a constant rate 1 with no spike.
   check_bad_model("typo_slope.json", three_state_with(R"({"from": "R", "to": "G", "offset": 1, "slpoe": 2})"),
                   {"transitions[4]: unknown key 'slpoe' (expected from, to, offset, slope, spike)"});
   check_bad_model("typo_spike.json", three_state_with(R"({"from": "R", "to": "G", "offset": 1, "spkie": true})"),
@@ -87,8 +87,8 @@ TEST_CASE("unknown or misspelt keys: exit 2, one line naming the file and the pl
 
 TEST_CASE("flux with an H in the list that fails: exit 2 and no output before the message") {
   // {B} and {C} are both closed at H = 0 (rates B -> A and C -> A are max(0, H)).
-  // At H = 1 the chain is fine; the H = 1 block used to be printed before the
-  // error at H = 0, leaving half a report.
+  // At H = 1 the chain is fine; its block must not be printed before the
+  // error at H = 0 (half a report).
   const std::string path = write_model("twoclass.json", R"({"states":["A","B","C"],"transitions":[
       {"from":"A","to":"B","offset":1,"spike":true},{"from":"A","to":"C","offset":1},
       {"from":"B","to":"A","offset":0,"slope":1},{"from":"C","to":"A","offset":0,"slope":1}]})");

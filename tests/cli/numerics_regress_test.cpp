@@ -79,8 +79,8 @@ TEST_CASE("simulate network with a 502-state Bernstein neuron: finite flux near 
   }
   // Only image (3, 255) in the test split: neurons 1 and 2 sit at u = 0,
   // where the chain rests in A0 (jump rate 0), so the work estimate is
-  // neuron 3's alone; its NaN jump rate had passed the budget and
-  // --rate 1e12 ran without end (here cut at 120 s: status 124).
+  // neuron 3's alone; a NaN jump rate would pass the budget check and
+  // --rate 1e12 would run without end (`timeout` cuts a hang at 120 s: status 124).
   const std::string one = write_data("bern_one", images, labels, {{3, 255}}, {1});
   const auto r = run_cli("simulate network --net " + net + " --data " + one + " --neurons " + model +
                              " --T 1 --trials 1 --threads 1 --readout integrate --rate 1e12",

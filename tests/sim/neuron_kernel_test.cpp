@@ -60,8 +60,8 @@ std::vector<std::vector<char>> reach_by_bfs(const solvers::Model& m) {
 
 TEST_CASE("502-state Bernstein kernel: the flux is finite and the closed form's at every H, near u = 1 too") {
   // The unnormalized GTH back-substitution grows like C(N, i) (u/(1-u))^i:
-  // beyond 1e308 for u > 0.95 at N = 250. Without rescaling, pi was NaN at
-  // H = 0.99 and the mean field used the NaN (a wrong A_MF with exit 0).
+  // beyond 1e308 for u > 0.95 at N = 250. Without rescaling, pi is NaN at
+  // H = 0.99 and the mean field would use the NaN (a wrong A_MF with exit 0).
   const auto model = bernstein_identity(250);
   const NeuronKernel k(model, 1.0, "bernstein-250");
   const NeuronKernel k3(model, 3.0, "bernstein-250 x3");

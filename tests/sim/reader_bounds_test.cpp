@@ -88,8 +88,8 @@ bool have_dev_zero() { return fs::exists("/dev/zero"); }
 
 TEST_CASE("a gzip CIFAR-10 batch inflates no further than 10000 records") {
   // 40 MB of zeros in ~40 KB of gzip: a valid-looking batch of 13,000 black
-  // images. Unbounded, a 1 MB .gz of this kind inflated to 1 GiB (2 GB RSS)
-  // before any check. Now the error comes at the first piece past
+  // images. Unbounded, a 1 MB .gz of this kind would inflate to 1 GiB (2 GB
+  // RSS) before any check; the error comes at the first piece past
   // kCifarMaxRecords x 3073 bytes.
   TempDir t;
   const std::string gz = t.file("data_batch_1.bin");
@@ -157,7 +157,7 @@ TEST_CASE("a safetensors file is bounded: its size, and its header length by the
   TempDir t;
   const std::string f = t.file("big.safetensors");
   // 0x05f5e101 = 100,000,001: one byte more than the format allows, in a
-  // (sparse) file that is long enough; it was read and parsed.
+  // (sparse) file that is long enough to hold it.
   write_bytes(f, {0x01, 0xe1, 0xf5, 0x05, 0, 0, 0, 0});
   fs::resize_file(f, 8 + 100000001);
   check_input_error([&] { read_safetensors(f); }, f, "header length 100000001 is more than the 100000000 bytes the format allows");
@@ -184,7 +184,7 @@ TEST_CASE("JSON readers refuse duplicate keys, deep nesting and report type erro
   // The last "activation" silently won: relu became linear.
   with("\"activation\": \"relu\"}", "\"activation\": \"relu\", \"activation\": \"linear\"}");
   check_input_error([&] { load_network(mpath); }, mpath, "malformed JSON: at layers[0]: duplicate key 'activation'");
-  // "type": 1 or [] was nlohmann's type_error: "internal error: type must be string", exit 3.
+  // "type": 1 or [] is bad input naming the key, not nlohmann's type_error (an internal error, exit 3).
   with("{\"type\": \"dense\", \"weight\": \"fc1.weight\"", "{\"type\": 1, \"weight\": \"fc1.weight\"");
   check_input_error([&] { load_network(mpath); }, mpath, "layers[0].type: expected a string, got a non-negative integer");
   with("{\"type\": \"dense\", \"weight\": \"fc1.weight\"", "{\"type\": [], \"weight\": \"fc1.weight\"");
@@ -195,7 +195,7 @@ TEST_CASE("JSON readers refuse duplicate keys, deep nesting and report type erro
   // message dumped it (SIGSEGV, exit 139).
   with("\"version\": 1", "\"version\": " + std::string(100000, '[') + std::string(100000, ']'));
   check_input_error([&] { load_network(mpath); }, mpath, "malformed JSON: at version[0]: nested deeper than 512 levels");
-  // A 290 KB "version" was dumped whole into the message.
+  // A 290 KB "version" must not be copied whole into the message.
   std::string ones = "[1";
   for (int i = 0; i < 145000; ++i) ones += ",1";
   with("\"version\": 1", "\"version\": " + ones + "]");

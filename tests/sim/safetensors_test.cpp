@@ -202,8 +202,8 @@ TEST_CASE("malformed safetensors and manifests are InputErrors naming the file")
   m = manifest;
   m["layers"][1]["activation"] = "relu";
   try_manifest(m, "must be \"linear\"");
-  // Unknown keys: a misspelt "bias" was read as a zero bias, stray top-level
-  // keys and versions were ignored.
+  // Unknown keys are errors: ignored, a misspelt "bias" would read as a zero
+  // bias, and stray top-level keys and versions would pass unnoticed.
   m = manifest;
   m["layers"][0]["bais"] = m["layers"][0]["bias"];
   m["layers"][0].erase("bias");

@@ -218,8 +218,8 @@ TEST_CASE("simulate_network: identical results for any thread count; bad inputs"
   opt.snn.T = 1.005;
   CHECK_THROWS_AS(simulate_network(net, train, test, neurons, opt), ctmc::InputError);
   // Sizes beyond the work budgets are refused up front, naming the options:
-  // T / dt = 1e302 steps was cast to -9223372036854775808 and "ran" (exit 0),
-  // and 1e8 trials ran for days.
+  // T / dt = 1e302 steps does not fit the step counter's integer type, and
+  // 1e8 trials would run for days.
   opt.snn.T = 1e300;
   CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--T/"), ctmc::InputError);
   opt.snn.dt = 1e-300;

@@ -216,9 +216,8 @@ TEST_CASE("finite-T moments with rates x t far below 1, from a state away from t
 
 TEST_CASE("finite-T moments when the rates x T are below double's smallest subnormal (T = 1e-400, 1e-10000)") {
   // ||A T|| ~ 4e-400 is 0 in double: an expm plan made from the norm in
-  // double returned exp(A T) = I, so E N(T) = Var N(T) = 0 (ctmc-snn
-  // counting three_state.json --T 1e-400 printed 0). The plan is now made
-  // from log2 of the norm taken in MPFR. References: the exact series to 12
+  // double would return exp(A T) = I, so E N(T) = Var N(T) = 0. The plan is
+  // made from log2 of the norm taken in MPFR. References: the exact series to 12
   // terms (the leading terms are T and T^2; the tail is below T^12).
   set_precision_bits(256);
   const auto m = three_state(2, 1, 3, Rational(1, 2));  // tests/fixtures/three_state.json: lambda = 1/3
@@ -313,8 +312,8 @@ TEST_CASE("asymptotic counting on a chain with transient states (one closed clas
 
 TEST_CASE("double precision at large lambda t: the centered formulas keep the variance accurate") {
   // Rates x1000, t = 1000: E N ~ 3.3e5, so the uncentered E[N(N-1)] + E N - (E N)^2
-  // would cancel about 1e11 against 1.7e5 and lose ~6 digits (3e-4 relative
-  // error was observed before centering). Reference: the same moments in MPFR
+  // would cancel about 1e11 against 1.7e5 and lose ~6 digits (a relative
+  // error of about 3e-4). Reference: the same moments in MPFR
   // at 256 bits.
   set_precision_bits(256);
   const auto m = three_state(2000, 1000, 3000, 500);
@@ -330,8 +329,8 @@ TEST_CASE("MPFR at huge lambda t: guard bits grow with the squarings, Var N(t) =
   // Two-state renewal chain from its stationary start: E N(t) = lambda t
   // exactly and Var N(t) = v t + c + O(e^{-(a+d) t}). c is taken at t = 200
   // (the exponential term is below 1e-170 there), then t = 1e16 and 1e80
-  // need 55 and 268 squarings: with a fixed 64 guard bits the variance kept
-  // only about 12 of its 77 digits at 1e80.
+  // need 55 and 268 squarings: a fixed 64 guard bits would keep only about
+  // 12 of the variance's 77 digits at 1e80.
   set_precision_bits(256);
   const Rational a(3, 2), d(1, 2);
   const auto m = two_state_model(constant(a), constant(d));
@@ -369,8 +368,8 @@ TEST_CASE("double refuses horizons whose squarings would cost it more than 25 bi
 TEST_CASE("asymptotic counting with rates far from 1: the deviation system is solved on the rates' scale") {
   // Two-state renewal chain (see above): lambda = 1/E X, v = lambda Var X / (E X)^2.
   // 1 theta - Q has entries of size 1 beside the rates; with rates ~1e20 in
-  // double (or 1e200 in MPFR) the theta part is lost beside Q and the system
-  // was singular. The reference is the renewal closed form in exact rationals.
+  // double (or 1e200 in MPFR) the theta part is lost beside Q and that system
+  // is singular. The reference is the renewal closed form in exact rationals.
   set_precision_bits(256);
   const std::pair<const char*, const char*> cases[] = {
       {"1e20", "3e20"}, {"1e20", "1"}, {"1", "5e19"}, {"1e-20", "3e-20"}, {"2.5e200", "1e200"}};
@@ -393,10 +392,10 @@ TEST_CASE("asymptotic counting with rates far from 1: the deviation system is so
 }
 
 TEST_CASE("asymptotic counting with rates of very different sizes keeps every rate (pinned Poisson solve)") {
-  // The deviation system used to be (alpha 1 theta - Q) y = v with alpha the
-  // largest exit rate: rates far below alpha were lost beside alpha theta_j
-  // (the three-state neuron below at H = 1e10 kept 7 digits in double, and at
-  // H = 1e300 the 256-bit variance rate was 1.525 for an exact 1.131).
+  // The textbook deviation system (alpha 1 theta - Q) y = v, alpha the
+  // largest exit rate, loses rates far below alpha beside alpha theta_j (the
+  // three-state neuron below at H = 1e10 keeps 7 digits in double, and at
+  // H = 1e300 its 256-bit variance rate is 1.525 for an exact 1.131).
   set_precision_bits(256);
   const auto sigmoid_like = three_state_model(Affine{Rational(14, 10), Rational(3, 4)}, constant(Rational(115, 100)),
                                               constant(Rational(18, 10)), constant(10));
@@ -442,7 +441,7 @@ TEST_CASE("asymptotic counting with rates of very different sizes keeps every ra
 }
 
 TEST_CASE("finite-T counting refuses chains beyond its dense size limits up front") {
-  // A 3000-state ring took 7.7 GB in MPFR before GMP aborted; now an
+  // A 3000-state ring would need more than 7.7 GB in MPFR (GMP aborts): an
   // InputError naming the state count, before any allocation.
   auto ring = [](std::size_t n) {
     Model m;

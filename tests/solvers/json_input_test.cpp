@@ -64,7 +64,7 @@ TEST_CASE("parse_json_strict: nesting cap, duplicate keys and short parse errors
   const std::string long_key(1000, 'q');
   const auto e = error_of([&] { parse_json_strict<nlohmann::json>("{\"" + long_key + "\": [1, x]}", "p.json"); });
   CHECK(e.rfind("p.json: malformed JSON: at '" + std::string(57, 'q') + "...' (1000 bytes)[1]: ", 0) == 0);
-  // nlohmann quotes the token read so far: a 200 KB string literal was quoted whole.
+  // nlohmann quotes the token read so far: a 200 KB string literal must not be quoted whole.
   const auto s = error_of([] { parse_json_strict<nlohmann::json>("[\"" + std::string(200000, 's') + "\x01\"]", "s.json"); });
   CHECK(s.rfind("s.json: malformed JSON: at [0]: ", 0) == 0);
   CHECK(s.size() < 400);  // nlohmann's own text is about 200 bytes

@@ -53,8 +53,8 @@ TEST_CASE("number texts are keyed by RFC 6901 pointers: a key with '/' or '~' sh
   }
 }
 
-TEST_CASE("a top-level key 'transitions/0' does not change transitions[0] (reviewer's collide.json)") {
-  // It used to be read as transitions[0].offset = 1000 (flux 1000/1001, not 1/2).
+TEST_CASE("a top-level key 'transitions/0' does not change transitions[0] (collide.json)") {
+  // Read as a JSON pointer it would set transitions[0].offset = 1000 (flux 1000/1001, not 1/2).
   const std::string text = R"({"states":["A","B"],"transitions":[{"from":"A","to":"B","offset":1,"spike":true},
     {"from":"B","to":"A","offset":1}],"transitions/0":{"offset":1000}})";
   const auto e = read_error(text, "collide.json");
@@ -68,7 +68,7 @@ TEST_CASE("a top-level key 'transitions/0' does not change transitions[0] (revie
 }
 
 TEST_CASE("unknown or misspelt keys are rejected with one line naming the file and the place") {
-  // The reviewer's typo.json was read as a constant rate 1 with no spike.
+  // Ignoring the misspelt keys of typo.json would read a constant rate 1 with no spike.
   CHECK(read_error(R"({"states":["A","B"],"transitions":[{"from":"A","to":"B","offset":"1","slpoe":"2","spike":true},
     {"from":"B","to":"A","offset":"1"}]})",
                    "typo.json") ==

@@ -202,8 +202,8 @@ std::string symbol_of(const Model& m, const SymbolicModel& s, const std::string&
 }  // namespace
 
 TEST_CASE("the paper's symbols follow the family's structure, not the order transitions are listed in") {
-  // The reviewer's reorder.json: three-state, transitions in another order. By
-  // index, G -> R was labelled a; by structure it is c.
+  // reorder.json: three-state, transitions in another order. By index, G -> R
+  // would be labelled a; by structure it is c.
   const auto m = model_from_json_text(R"({"states":["B","G","R"],"transitions":[
     {"from":"G","to":"R","offset":3,"spike":true},
     {"from":"B","to":"G","offset":2},
@@ -226,7 +226,7 @@ TEST_CASE("the paper's symbols follow the family's structure, not the order tran
 }
 
 TEST_CASE("meta.family without the family's shape gives generic r_X_Y symbols") {
-  // The reviewer's wrongshape.json: two-state by meta, but states X, Y (and
+  // wrongshape.json: two-state by meta, but states X, Y (and
   // listed R -> B first): the paper's a and d would be wrong.
   const auto m = model_from_json_text(R"({"states":["X","Y"],"transitions":[
     {"from":"Y","to":"X","offset":3},{"from":"X","to":"Y","offset":2,"spike":true}],"meta":{"family":"two-state"}})",

@@ -46,8 +46,8 @@ Claim claim1_symbolic(std::vector<std::string>* identities = nullptr);
 // enclosure cannot prove an equality). The exact path costs about 0.1 s for
 // five inputs at N = 256, 0.8 s at N = 512, 5 s at N = 1024 and 6 minutes at
 // N = 4096 (sigmoid on [-6, 6]), hence the default limit: `ctmc-snn bernstein`
-// checks N = 64 by default and so proves claim 1 there (it said Unknown with
-// the old limit of 48).
+// checks N = 64 by default, and a limit below 64 would leave claim 1 Unknown
+// there.
 struct Claim1Point {
   Rational u;
   std::string method;  // "exact rationals" or "MPFI"

@@ -27,9 +27,9 @@
 // offset = r - slope * H (exactly), so the full model pipeline is exercised
 // while both sides still see the same rational rate values.
 //
-// Randomness: every point has its own std::mt19937_64 stream seeded from
-// (seed, case name, check kind, point index) via splitmix64, so results do not
-// depend on the order or thread count in which points are checked.
+// Randomness: every point has its own std::mt19937_64 stream seeded by
+// point_seed from (seed, case name / check kind, point index), so results do
+// not depend on the order or thread count in which points are checked.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -140,7 +140,8 @@ struct FluxCheckResult {
 SymbolicCheck check_symbolic(const FamilyCase& c);
 FluxCheckResult check_family(const FamilyCase& c, const FluxCheckOptions& options);
 
-// splitmix64 of (seed, tag, index): the seed of one point's stream.
+// The seed of one point's stream: named_stream_seed(seed, tag, index)
+// (ctmc/solvers/seeding.hpp), the tag naming the purpose ("case/kind").
 std::uint64_t point_seed(std::uint64_t seed, const std::string& tag, std::uint64_t index);
 
 }  // namespace ctmc::proofs_check

@@ -7,36 +7,24 @@
 // never from a generator shared between threads, so the schedule cannot
 // change the numbers.
 //
-// stream_seed hashes (seed, stream) with splitmix64 (Steele, Lea and Flood,
-// "Fast splittable pseudorandom number generators", OOPSLA 2014); Rng is
-// xoshiro256** (Blackman and Vigna, "Scrambled linear pseudorandom number
-// generators", ACM TOMS 2021), whose 256-bit state is filled from the seed by
-// splitmix64 as its authors recommend. Rng satisfies the C++
-// UniformRandomBitGenerator requirements, so <random> distributions accept it.
+// stream_seed and splitmix64 are the seeding module's
+// (ctmc/solvers/seeding.hpp); Rng is xoshiro256** (Blackman and Vigna,
+// "Scrambled linear pseudorandom number generators", ACM TOMS 2021), whose
+// 256-bit state is filled from the seed by splitmix64 as its authors
+// recommend. Rng satisfies the C++ UniformRandomBitGenerator requirements, so
+// <random> distributions accept it.
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
+#include "ctmc/solvers/seeding.hpp"
+
 namespace ctmc::sim {
 
-// splitmix64 output function: a bijective 64-bit mixer (the "finalizer").
-inline std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// One splitmix64 step: advances state by the golden-ratio increment.
-inline std::uint64_t splitmix64_next(std::uint64_t& state) {
-  state += 0x9e3779b97f4a7c15ULL;
-  return mix64(state);
-}
-
-// Seed of stream `stream` (and optional sub-stream) of the run seeded `seed`.
-// Distinct (seed, stream, sub) triples give unrelated 64-bit seeds.
-std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream);
-std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream, std::uint64_t sub);
+using solvers::mix64;
+using solvers::splitmix64_next;
+using solvers::stream_seed;
 
 class Rng {
  public:

@@ -6,8 +6,8 @@
 // comparable to a plain PyTorch run: W, b ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
 //
 // Reproducibility: every random draw (initial weights per layer, the order of
-// each epoch) comes from its own std::mt19937_64 seeded with splitmix64 of
-// (seed, stream), and every product is split into thread-independent blocks
+// each epoch) comes from its own std::mt19937_64 seeded with
+// numbered_stream_seed(seed, purpose, layer or epoch) (seeding.hpp), and every product is split into thread-independent blocks
 // (see sim/src/dense_kernels.hpp), so a given seed gives bit-identical weights
 // for any thread count.
 #pragma once
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ctmc/sim/mlp.hpp"
+#include "ctmc/solvers/seeding.hpp"
 
 namespace ctmc::sim {
 
@@ -56,8 +57,8 @@ struct LossGradients {
 };
 LossGradients loss_gradients(const Mlp& net, const Eigen::MatrixXf& x, const std::vector<int>& labels);
 
-// The 64-bit hash that derives independent stream seeds (Steele, Lea & Flood 2014).
-std::uint64_t splitmix64(std::uint64_t x);
+// The 64-bit hash that derives independent stream seeds (ctmc/solvers/seeding.hpp).
+using solvers::splitmix64;
 
 // An untrained network with PyTorch's default initialisation; the output layer is "linear".
 Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std::string& activation, std::uint64_t seed);

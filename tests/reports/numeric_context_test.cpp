@@ -1,0 +1,160 @@
+// No public entry point leaves a process-wide numeric setting changed: Boost's
+// default precision of Mpfr and Interval values, and OpenMP's thread count
+// (ctmc/solvers/numeric_context.hpp). Each entry point runs on a small input
+// with a precision and a thread count other than the current ones, and the
+// settings are compared with those before the call.
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ctmc/proofs_check/flux_identities.hpp"
+#include "ctmc/reports/commands.hpp"
+#include "ctmc/sim/if_baseline.hpp"
+#include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/train.hpp"
+#include "ctmc/solvers/counting.hpp"
+#include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/solvers/scalar.hpp"
+
+using namespace ctmc;
+using solvers::Affine;
+using solvers::Interval;
+using solvers::Mpfr;
+using solvers::Rational;
+
+namespace {
+
+struct Settings {
+  unsigned mpfr_digits10 = Mpfr::default_precision();
+  unsigned interval_digits10 = Interval::default_precision();
+  int threads = omp_get_max_threads();
+  bool operator==(const Settings&) const = default;
+};
+
+// Runs f and checks that the settings afterwards are those before.
+void check_restores(const std::string& name, const std::function<void()>& f) {
+  CAPTURE(name);
+  const Settings before;
+  f();
+  const Settings after;
+  CHECK(after.mpfr_digits10 == before.mpfr_digits10);
+  CHECK(after.interval_digits10 == before.interval_digits10);
+  CHECK(after.threads == before.threads);
+}
+
+solvers::Model three_state() {
+  return solvers::three_state_model(Affine{Rational(1), Rational(2)}, Affine{Rational(1), 0},
+                                    Affine{Rational(1, 2), Rational(1)}, Affine{Rational(2), 0});
+}
+
+// A threshold task on two features: class 1 when x0 > x1.
+sim::Dataset threshold_data(int n, unsigned seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  sim::Dataset d;
+  d.images = Eigen::MatrixXf(2, n);
+  d.labels.resize(n);
+  for (int i = 0; i < n; ++i) {
+    d.images(0, i) = u(g);
+    d.images(1, i) = u(g);
+    d.labels[i] = d.images(0, i) > d.images(1, i);
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("PrecisionScope and ThreadScope restore the exact previous settings, also when nested") {
+  const Settings before;
+  {
+    const solvers::PrecisionScope outer(300);
+    CHECK(solvers::precision_bits() >= 300);
+    {
+      const solvers::PrecisionScope inner(64);
+      CHECK(solvers::precision_bits() >= 64);
+      CHECK(solvers::precision_bits() < 300);
+    }
+    CHECK(solvers::precision_bits() >= 300);
+    const solvers::ThreadScope threads(before.threads + 1);
+    CHECK(omp_get_max_threads() == before.threads + 1);
+    const solvers::ThreadScope keep(0);  // 0: the current count
+    CHECK(omp_get_max_threads() == before.threads + 1);
+  }
+  CHECK(Settings() == before);
+  CHECK(solvers::scoped_precision_bits(300) >= 300);
+  CHECK(Settings() == before);
+}
+
+TEST_CASE("the solvers' and commands' entry points leave precision and threads as they found them") {
+  const auto model = three_state();
+  check_restores("flux_json mpfr", [&] {
+    reports::FluxOptions o;
+    o.h_list = "0,1/2";
+    o.precision = 300;
+    reports::flux_json(model, "three-state", o);
+  });
+  for (auto a : {reports::Arithmetic::Mpfr, reports::Arithmetic::Exact}) {
+    check_restores("counting_json", [&] {
+      reports::CountingOptions o;
+      o.h_text = "1/2";
+      o.t_text = "3";
+      o.arithmetic = a;
+      o.precision = 200;
+      reports::counting_json(model, "three-state", o);
+    });
+  }
+  check_restores("counting_moments<Mpfr>", [&] {
+    const solvers::PrecisionScope precision(128);  // the caller's precision: the guard bits are added to it
+    const std::vector<Mpfr> pi0{Mpfr(1), Mpfr(0), Mpfr(0)};
+    solvers::counting_moments<Mpfr>(model, Rational(1, 2), pi0, Mpfr(2), "three-state");
+  });
+  check_restores("bernstein_json", [&] {
+    reports::BernsteinOptions o;
+    o.activation = "sigmoid";
+    o.domain = "-2,2";
+    o.n = 8;
+    o.precision = 100;
+    reports::bernstein_json(o);
+  });
+  check_restores("check_family", [&] {
+    proofs_check::FluxCheckOptions o;
+    o.rational_points = 4;
+    o.mpfr_random_points = 2;
+    o.stiff_random_points = 2;
+    o.precisions = {96, 160};
+    o.threads = 1;
+    proofs_check::check_family(proofs_check::family_case(proofs_check::FluxFamily::ThreeState), o);
+  });
+}
+
+TEST_CASE("the simulator's entry points leave the thread count as they found it") {
+  const sim::Dataset train = threshold_data(64, 1), test = threshold_data(16, 2);
+  sim::TrainConfig cfg;
+  cfg.hidden = {4};
+  cfg.epochs = 1;
+  cfg.batch_size = 16;
+  cfg.threads = omp_get_max_threads() + 1;
+  sim::Mlp net;
+  check_restores("train_mlp", [&] { net = sim::train_mlp(train, cfg, 2).net; });
+  check_restores("simulate_network", [&] {
+    sim::NetworkSimOptions opt;
+    opt.snn.T = 0.2;
+    opt.snn.dt = 0.01;
+    opt.snn.tau = 0.05;
+    opt.rate = 20;
+    opt.trials = 1;
+    opt.threads = omp_get_max_threads() + 1;
+    sim::simulate_network(net, train, test, {{three_state(), "three-state"}}, opt);
+  });
+  check_restores("simulate_if", [&] {
+    sim::IfOptions opt;
+    opt.steps = 4;
+    opt.threads = omp_get_max_threads() + 1;
+    sim::simulate_if(net, train, test, opt);
+  });
+}
