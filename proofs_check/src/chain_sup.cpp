@@ -146,10 +146,11 @@ class ErrorEnclosure {
   }
 
   // e over [x0, x1], given e at the midpoint m.
-  I cell(double x0, double x1, double m, I e_mid) {
+  I cell(double x0, double x1, double m, I e_mid, bool centred) {
     rates(x0, x1, true);
     const I F = flux_monotone(m);
     const I e_mono = F - target(x0, x1);
+    if (!centred) return e_mono;
     const auto de = derivative(x0, x1);
     if (!de) return e_mono;
     const I e_c = e_mid + *de * I{outward::down(x0 - m), outward::up(x1 - m)};
@@ -371,7 +372,7 @@ ChainSupResult certified_chain_sup(const solvers::Model& model, const analysis::
   std::priority_queue<Cell> cells;
   auto push = [&](double x0, double x1) {
     const double m = 0.5 * (x0 + x1);
-    cells.push({x0, x1, enc.cell(x0, x1, m, point(m)).mag()});
+    cells.push({x0, x1, enc.cell(x0, x1, m, point(m), opt.centred).mag()});
     ++r.cells;
   };
   for (std::size_t k = 0; k + 1 < xs.size(); ++k) push(xs[k], xs[k + 1]);

@@ -200,13 +200,13 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
       }
       I mv = fc;
       for (std::size_t k = 0; k < n; ++k) mv = mv + g[k] * (X[k] - C[k]);
-      const double lb = std::max(nat.lo, mv.lo);
+      const double lb = opt.mean_value ? std::max(nat.lo, mv.lo) : nat.lo;
       if (lb >= res.incumbent * shrink) {
         pruned_min = std::min(pruned_min, lb);
         return;
       }
       bool fixed = false;
-      for (std::size_t k = 0; k < n; ++k) {
+      for (std::size_t k = 0; k < n && opt.mean_value; ++k) {
         if (X[k].lo == X[k].hi) continue;
         if (g[k].lo > 0) X[k] = I::point(X[k].lo);
         else if (g[k].hi < 0) X[k] = I::point(X[k].hi);

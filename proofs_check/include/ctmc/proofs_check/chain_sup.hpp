@@ -47,6 +47,9 @@ struct ChainSupOptions {
   // Stop as soon as upper <= stop_below (> 0): enough to show the sup is
   // below a tolerance (converged is then true).
   double stop_below = 0;
+  // The centred (second-order) cell bound (off: the monotone bound alone,
+  // the benchmark's baseline).
+  bool centred = true;
 };
 
 struct ChainSupResult {

@@ -61,6 +61,9 @@ struct OptimalityOptions {
   double rel_gap = 1e-3;             // discard boxes within 0.1% of the incumbent
   std::int64_t max_boxes = 1000000;  // budget of boxes bounded
   unsigned precision = 128;          // MPFI bits of the targets' enclosures
+  // The mean-value bound and the monotonicity test (off: the natural bound
+  // alone, the benchmark's baseline).
+  bool mean_value = true;
 };
 
 struct OptimalityResult {
