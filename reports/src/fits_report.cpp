@@ -99,6 +99,7 @@ int run(const ReportContext& ctx) {
   opt.threads = ctx.threads;
   opt.mpfr_bits = ctx.precision;  // the re-evaluation precision is the report's --precision
   const analysis::FitBounds bounds;
+  const auto& tuning = analysis::search_tuning();
 
   w.paragraph(fmt::format(
       "Least-squares fits (paper eq. 3) of the stationary spike flux nu_theta(H) of each family to alpha * phi(H) "
@@ -158,11 +159,11 @@ int run(const ReportContext& ctx) {
       "at k's total exit rate at mid-domain. The two states lump exactly, so each split has the general-4 "
       "flux, but unlike the transient state every rate has a gradient there.",
       bounds.rate_bound, bounds.min_const_rate, kStarts, ctx.seed, opt.polish, opt.mpfr_bits,
-      analysis::kRoundingFloor, opt.basin_rounds, analysis::kClosedFormBasinFactor * opt.basin_rounds, opt.basin_candidates, opt.basin_sigma,
-      opt.local_rounds, opt.local_sigma, opt.explore_points, analysis::kExplorationPool, opt.basin_chains,
-      analysis::kFastRate, fmt::join(analysis::kSlowedRateTargets, ", "),
-      analysis::kGeneralBasinFactor * opt.basin_rounds, opt.general_repolish, analysis::kTimeScaleRounds,
-      fmt::join(analysis::kTimeScaleFactors, ", "), analysis::kTimeScalePolished, analysis::kTimeScaleMinGain,
+      analysis::kRoundingFloor, opt.basin_rounds, tuning.closed_form_basin_factor * opt.basin_rounds, opt.basin_candidates, opt.basin_sigma,
+      opt.local_rounds, opt.local_sigma, opt.explore_points, tuning.exploration_pool, opt.basin_chains,
+      tuning.fast_rate, fmt::join(tuning.slowed_rate_targets, ", "),
+      tuning.general_basin_factor * opt.basin_rounds, opt.general_repolish, tuning.time_scale_rounds,
+      fmt::join(tuning.time_scale_factors, ", "), tuning.time_scale_polished, tuning.time_scale_min_gain,
       1 - analysis::kSplitShare));
 
   const auto t0 = std::chrono::steady_clock::now();
