@@ -15,6 +15,8 @@
 // minimum), and an improvement is kept; repeated while one is found, at most
 // kKinkHopRounds rounds. Run on the full problem only: the exploration's
 // pieces are not the full problem's.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "fit/fit_internal.hpp"
@@ -70,8 +72,9 @@ void run(Search& s) {
 }
 
 std::string describe(const FamilySpec&) {
-  return "each kink H0 = -p/s of a rectified rate moved one data interval left and right on the full grid, "
-         "re-solved, the best improvement kept (at most 4 rounds)";
+  return fmt::format("each kink H0 = -p/s of a rectified rate moved one data interval left and right on the full "
+                     "grid, re-solved, the best improvement kept (at most {} rounds)",
+                     kKinkHopRounds);
 }
 
 bool closed_form(const FamilySpec& f) { return f.family != FitFamily::General; }
