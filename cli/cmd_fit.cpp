@@ -167,7 +167,8 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--basin-rounds", o->opt.basin_rounds,
                   fmt::format("Basin-hopping rounds after the multistart (x{} for the closed-form families, x{} for "
                               "general on a subsample of the points; 0: none)",
-                              analysis::kClosedFormBasinFactor, analysis::kGeneralBasinFactor))
+                              analysis::search_tuning().closed_form_basin_factor,
+                              analysis::search_tuning().general_basin_factor))
       ->capture_default_str();
   cmd->add_option("--gradient", o->opt.gradient, "Jacobian: analytic, or jet (automatic differentiation, slower)")
       ->capture_default_str();

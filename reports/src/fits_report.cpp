@@ -10,6 +10,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -96,30 +97,33 @@ void plot_target(ReportWriter& w, const std::vector<const FitRow*>& rows) {
   w.plot(plot);
 }
 
-// One line per search move, in the order the fitter runs them.
-std::vector<std::string> search_move_lines(const analysis::FitOptions& opt) {
-  return {
-      fmt::format("multistart: {} seeded starts, the best {} polished with 10x the iterations", opt.starts,
-                  opt.polish),
-      fmt::format("basin hopping: {} rounds ({} for the closed-form families, {} for the general family) of {} "
-                  "perturbations of relative size {}, in up to {} chains, each solved like a start and kept if it "
-                  "improves the fit",
-                  opt.basin_rounds, analysis::kClosedFormBasinFactor * opt.basin_rounds,
-                  analysis::kGeneralBasinFactor * opt.basin_rounds, opt.basin_candidates, opt.basin_sigma,
-                  opt.basin_chains),
-      "state exchange (full-three-state): each new chain point also tried with B and G, B and R exchanged",
-      "kink hops: every kink H0 = -p/s of a rectified rate moved one grid interval left and right and the fit "
-      "re-solved, while that improves it",
-      fmt::format("local phase (closed-form families): {} rounds of {} small moves of relative size {}",
-                  opt.local_rounds, opt.basin_candidates, opt.local_sigma),
-      fmt::format("time-scale moves (full-three-state, general): up to {} rounds of every state's exit rates scaled "
-                  "by {}, kept if the MSE drops by {:g} relative",
-                  analysis::kTimeScaleRounds, fmt::join(analysis::kTimeScaleFactors, ", "),
-                  analysis::kTimeScaleMinGain),
-      fmt::format("relay rescale (full-three-state): rates above {:g} x max |alpha phi| slowed to {} x max |alpha "
-                  "phi|, or sped up to the bounds, kept if the fit improves",
-                  analysis::kFastRate, fmt::join(analysis::kSlowedRateTargets, ", ")),
-  };
+// One line per search move (analysis::search_moves), in the order the fitter
+// runs them, with the families of the table that run it.
+std::vector<std::string> search_move_lines() {
+  std::vector<std::string> order;
+  // (name, description) -> families
+  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<std::string>>> lines;
+  for (const auto& f : analysis::fit_table_families())
+    for (const auto& m : analysis::search_moves(f)) {
+      auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& l) {
+        return l.first.first == m.name && l.first.second == m.description;
+      });
+      if (it == lines.end()) {
+        lines.push_back({{m.name, m.description}, {}});
+        it = lines.end() - 1;
+      }
+      it->second.push_back(analysis::family_name(f));
+      if (std::find(order.begin(), order.end(), m.name) == order.end()) order.push_back(m.name);
+    }
+  std::vector<std::string> out;
+  for (const auto& name : order)
+    for (const auto& [key, fams] : lines)
+      if (key.first == name)
+        out.push_back(fmt::format("**{}** ({}): {}", name,
+                                  fams.size() == analysis::fit_table_families().size() ? std::string("all families")
+                                                                                       : fmt::format("{}", fmt::join(fams, ", ")),
+                                  key.second));
+  return out;
 }
 
 std::string fmt_g_list(const std::vector<double>& v) {
@@ -143,7 +147,7 @@ std::string methods_text(const analysis::FitOptions& opt, const analysis::FitBou
       "- **Search** ({3} seeded starts per row, seed {4}; the starts and basin hopping run on a {5}-point "
       "exploration grid, the best distinct minima then on the full grid):\n",
       bounds.rate_bound, bounds.min_const_rate, analysis::kRoundingFloor, kStarts, opt.seed, opt.explore_points);
-  for (const auto& m : search_move_lines(opt)) s += "  - " + m + "\n";
+  for (const auto& m : search_move_lines()) s += "  - " + m + "\n";
   s += fmt::format(
       "- **Nested families:** a general-n row also starts from the (n-1)-state optimum embedded into n states, "
       "and (general-5) from its splits; where that start is already exact the random starts are skipped.\n"

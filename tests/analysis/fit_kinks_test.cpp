@@ -1,9 +1,10 @@
-// Kink hopping (fit.cpp) and the rounding-floor rule for widened refits.
+// Kink hopping (analysis/src/fit/moves/kink_hop.cpp) and the rounding-floor rule for widened refits.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "ctmc/analysis/fit.hpp"
+#include "fit/fit_internal.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 
 using namespace ctmc::analysis;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "ctmc/analysis/fit.hpp"
+#include "fit/fit_internal.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"

@@ -9,6 +9,7 @@
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
+#include "fit/fit_internal.hpp"
 
 namespace ctmc::analysis {
 
@@ -128,9 +129,9 @@ namespace {
 // Longest first, so that short targets fill the other threads' gaps at the
 // end: ReLU and ClipReLU are fitted exactly by the rectified families (their
 // rows stop at the rounding floor, 1-7 s per target in the main table), the
-// smooth targets take 13-31 s (bench_fit table, seeds 1-8). In the table's
-// order the last smooth target started after the ClipReLUs, and at seed 4 the
-// table took 62 s where its rows summed to 112 s on 2 threads.
+// smooth targets take 13-31 s (bench_fit table, seeds 1-8). Run in the
+// table's order, the last smooth target starts after the ClipReLUs: at seed 4
+// the table takes 62 s where its rows sum to 112 s on 2 threads.
 template <class Run>
 auto run_targets(const std::vector<FitTarget>& targets, const FitOptions& options, Run run) {
   using Result = decltype(run(targets.front(), 1));

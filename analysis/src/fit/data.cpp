@@ -1,6 +1,6 @@
 // Fit inputs (grids, sample and weight files), family descriptions, the exact
-// fitted model and its MPFR re-evaluation (fit.hpp). No Ceres here: the
-// optimizer lives in fit.cpp.
+// fitted model and its MPFR re-evaluation (fit.hpp, fit_internal.hpp). No
+// Ceres here: the optimizer lives in solve.cpp.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -15,6 +15,7 @@
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/stationary.hpp"
+#include "fit/fit_internal.hpp"
 
 namespace ctmc::analysis {
 
