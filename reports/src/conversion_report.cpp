@@ -2,6 +2,7 @@
 #include "ctmc/reports/conversion.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -221,7 +222,10 @@ struct Study {
   std::string sweeps_dir() const { return ctx.sweeps_dir.empty() ? std::string(kPlanSweepsDir) : ctx.sweeps_dir; }
 
   std::string shown(const std::string& file) const { return (fs::path(w.final_dir()) / file).string(); }
-  void log(const std::string& text) const { fmt::print(stderr, "conversion: {}\n", text); }
+  // Progress on a terminal only (a report run from a script or CI is quiet).
+  void log(const std::string& text) const {
+    if (isatty(STDERR_FILENO) == 1) fmt::print(stderr, "conversion: {}\n", text);
+  }
 };
 
 std::string join_numbers(const std::vector<double>& v) {
@@ -476,9 +480,10 @@ Json run_sweep(Study& st, const DataCase& dc, const std::string& name, const std
     auto last = t0;
     const Json records = sim::run_sweep(spec, {1, 1}, st.ctx.threads, [&](std::size_t done, std::size_t total) {
       const sim::SweepRun r = sim::sweep_run_at(spec, done - 1);
-      st.log(fmt::format("{}: run {}/{} (sampler {}, tau {:g}, r {:g}, trial {}) in {:.2f} s", name, done, total,
-                         sim::sampler_name(spec.samplers[r.sampler]), spec.taus[r.tau], spec.rates[r.rate], r.trial,
-                         seconds_since(last)));
+      const double left = seconds_since(t0) / double(done) * double(total - done);
+      st.log(fmt::format("{}: run {}/{} (sampler {}, tau {:g}, r {:g}, trial {}) in {:.2f} s, about {:.0f} s left",
+                         name, done, total, sim::sampler_name(spec.samplers[r.sampler]), spec.taus[r.tau],
+                         spec.rates[r.rate], r.trial, seconds_since(last), left));
       last = Clock::now();
     });
     doc = sim::sweep_document(spec_json, records);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -89,9 +90,10 @@ SupCell try_certified_sup(const solvers::Model& model, const analysis::FitProble
 }
 
 std::string sup_text(const SupCell& c) {
-  if (!c.sup) return "undefined: " + c.error;
+  if (!c.sup) return "undefined (see summary)";
   const auto& s = *c.sup;
   if (s.converged) return fmt_sci(s.upper);
+  if (!std::isfinite(s.upper)) return fmt::format("not bounded (>= {})", fmt_sci(s.lower, 1));
   return fmt::format("<= {} (>= {})", fmt_sci(s.upper, 1), fmt_sci(s.lower, 1));
 }
 

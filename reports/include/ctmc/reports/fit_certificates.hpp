@@ -20,7 +20,7 @@ namespace ctmc::reports {
 // the fit table); the three-state one is stopped by it.
 inline constexpr double kOptimalityGap = 1e-3;
 inline constexpr std::int64_t kTwoStateBoxes = 2000000;
-inline constexpr std::int64_t kThreeStateBoxes = 4000;
+inline constexpr std::int64_t kThreeStateBoxes = 2000;
 
 // The closed family of a FamilySpec (two-state, three-state), if it is one.
 std::optional<proofs_check::ClosedFamily> closed_family(const analysis::FamilySpec& f);
@@ -41,8 +41,9 @@ proofs_check::ChainSupResult certified_sup_error(const solvers::Model& model, co
                                                  const proofs_check::ChainSupOptions& opt = {},
                                                  const std::string& source = "model");
 
-// One line for tables: "1.234e-02 (grid 1.200e-02)", "<= 4.1e-09", or
-// "undefined: ..." from the exception text.
+// One cell for tables: "1.234e-02" (tight to 1%), "<= 4.1e-09 (>= 2.0e-18)"
+// (stopped by rounding or the budget), "not bounded (>= ...)", or
+// "undefined (see summary)" (the reason is in `error`).
 struct SupCell {
   std::optional<proofs_check::ChainSupResult> sup;
   std::string error;  // the InputError's text when the sup is not defined
