@@ -243,3 +243,43 @@ TEST_CASE("activation tables and parameters are parsed strictly") {
   expect_exit2("bernstein --activation cliprelu_inf" + tail, "cliprelu_inf");
   CHECK(run_cli("bernstein --activation cliprelu_2.5" + tail).status == 0);
 }
+
+TEST_CASE("fit --score --certify: certified sup error and optimum; bad use exits 2 naming --certify") {
+  // The two-state family's chain (B -> R spike at max(0, 1 + H/2), R -> B at 2):
+  // F = 2 a / (a + 2).
+  const auto model = write_file("fit_certify_chain.json", R"({"states": ["B", "R"], "transitions": [
+          {"from": "B", "to": "R", "offset": 1, "slope": "1/2", "spike": true},
+          {"from": "R", "to": "B", "offset": 2, "slope": 0, "spike": false}]})");
+  const std::string target = "fit --activation sigmoid --domain -3,3 --points 61";
+  const auto r = run_cli(target + " --score \"" + model + "\" --certify --json");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.output);
+  const auto& sup = j.at("certificates").at("sup_abs_error");
+  const double lower = sup.at("lower").get<double>(), upper = sup.at("upper").get<double>();
+  CHECK(sup.at("converged").get<bool>());
+  CHECK(upper <= lower * 1.01 + 1e-12);
+  CHECK(j.at("max_abs_error").get<double>() <= upper);
+  // The closed form on a dense grid (long double) stays below the certified sup.
+  long double dense = 0;
+  for (int k = 0; k <= 100000; ++k) {
+    const long double h = -3 + 6.0L * k / 100000, a = std::max(0.0L, 1 + h / 2);
+    dense = std::max(dense, std::abs(2 * a / (a + 2) - 1 / (1 + std::exp(-h))));
+  }
+  CHECK(static_cast<double>(dense) <= upper);
+  CHECK(static_cast<double>(dense) >= lower * (1 - 1e-6));
+  // Recognised as the two-state family: its optimum is bounded below, by
+  // no more than the chain's own MSE (a feasible point of the family).
+  const auto& opt = j.at("certificates").at("optimality");
+  CHECK(opt.at("family") == "two-state");
+  CHECK(opt.at("lower_bound").get<double>() <= j.at("mse").get<double>());
+  // Bad use: a chain of another family than --family, or too many states.
+  expect_exit2(target + " --score \"" + model + "\" --certify --family three-state",
+               "--certify: --score " + model + " is not a three-state chain");
+  std::string ring = R"({"states": ["S0", "S1", "S2", "S3", "S4", "S5", "S6", "S7"], "transitions": [)";
+  for (int k = 0; k < 8; ++k)
+    ring += (k ? ", " : "") + std::string(R"({"from": "S)") + std::to_string(k) + R"(", "to": "S)" +
+            std::to_string((k + 1) % 8) + R"(", "offset": 1, "spike": )" + (k == 0 ? "true" : "false") + "}";
+  const auto big = write_file("fit_certify_ring.json", ring + "]}");
+  expect_exit2(target + " --score \"" + big + "\" --certify", "at most 7 states");
+}
