@@ -29,7 +29,7 @@ function(ctmc_add_module name)
 endfunction()
 
 # One doctest binary per module (every tests/<module>/*.cpp, so the suite
-# links once) and one CTest test per test file: test `<module>.<stem>` runs
+# links once) and one CTest test per test file (*_test.cpp): test `<module>.<stem>` runs
 # the binary with doctest's --source-file filter, so `ctest -R gth` or
 # `ctest -L unit` runs single files and a failure names its file.
 # Labels: LABEL (default unit) for every file of the suite, except the files
@@ -53,6 +53,10 @@ function(ctmc_add_test_suite module)
   endif()
   foreach(_file IN LISTS _src)
     get_filename_component(_name ${_file} NAME)
+    # Helpers linked into the suite (no test cases of their own) are not tests.
+    if(NOT _name MATCHES "_test\\.cpp$")
+      continue()
+    endif()
     string(REGEX REPLACE "_test\\.cpp$" "" _stem ${_name})
     set(_labels ${T_LABEL})
     if(_stem IN_LIST T_SLOW)
