@@ -241,7 +241,6 @@ int run(const ReportContext& ctx) {
   opt.threads = ctx.threads;
   opt.mpfr_bits = ctx.precision;  // the re-evaluation precision is the report's --precision
   const analysis::FitBounds bounds;
-  const std::size_t n_rows = targets.size() * families.size();
   const std::vector<double> tols = {1e-1, 1e-2, 1e-3};
   const std::size_t n_max_states = 6;
   Progress progress("report fits");
@@ -461,7 +460,6 @@ int run(const ReportContext& ctx) {
       sup_undefined.empty() ? std::string("none") : fmt::format("{}", fmt::join(sup_undefined, "; ")),
       paper_vs_optimum.empty() ? std::string("none comparable") : fmt::format("{}", fmt::join(paper_vs_optimum, "; ")),
       beaten, small_beaten));
-  (void)n_rows;
 
   // --- main table -----------------------------------------------------------------
   Table main;
