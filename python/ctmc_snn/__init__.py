@@ -326,18 +326,22 @@ def _rename_all(d, files):
 
 def fit(activation, domain=None, family="three-state", states=None, points=401, samples=None, weights=None,
         starts=64, seed=1, threads=0, alpha="1", rate_bound=1000.0, min_rate=1e-6, max_iterations=200,
-        basin_rounds=None, gradient="analytic", precision=128, no_widen=False, warm_start=None, output=None):
+        basin_rounds=None, gradient="analytic", precision=128, no_widen=False, warm_start=None, output=None,
+        certify=False):
     """Least-squares fit of a family's flux to alpha * activation (``ctmc-snn fit --json``).
 
     Returns {"model": the fitted model dict (as the CLI prints it, with its
     meta), "theta": numpy array of the parameters ("parameter_names" beside
     it), "mse", "max_abs_error", "start_mse" (numpy), hops, bounds, ...}.
-    samples / weights: a file path or an array of values. Releases the GIL.
+    certify: also "certificates" (``--certify``): the certified sup |error|
+    over the domain and, for two- and three-state fits, the certified bound
+    on the family's optimum. samples / weights: a file path or an array of
+    values. Releases the GIL.
     """
     kw = {"family": family, "states": states, "points": points, "starts": starts, "seed": seed, "threads": threads,
           "alpha": alpha, "rate_bound": _float(rate_bound, "--rate-bound"), "min_rate": _float(min_rate, "--min-rate"),
           "max_iterations": max_iterations, "basin_rounds": basin_rounds, "gradient": gradient,
-          "precision": precision, "no_widen": bool(no_widen),
+          "precision": precision, "no_widen": bool(no_widen), "certify": bool(certify),
           "warm_start": None if warm_start is None else _model(warm_start),
           "output": None if output is None else os.fspath(output)}
     args, files = _fit_common(activation, domain, samples, weights, kw)
@@ -346,14 +350,25 @@ def fit(activation, domain=None, family="three-state", states=None, points=401, 
     res["theta"] = np.array(res["theta"], dtype=np.float64)
     res["start_mse"] = np.array(res["start_mse"], dtype=np.float64)
     res["model"] = d["model"]
+    if "certificates" in d:
+        res["certificates"] = d["certificates"]
     return res
 
 
 def score(model, activation, domain=None, samples=None, weights=None, points=401, alpha="1", precision=128,
-          rate_bound=1000.0, min_rate=1e-6):
-    """MSE and max |error| of a model against alpha * activation, without fitting (``ctmc-snn fit --score``)."""
+          rate_bound=1000.0, min_rate=1e-6, certify=False, family=None):
+    """MSE and max |error| of a model against alpha * activation, without fitting (``ctmc-snn fit --score``).
+
+    certify: also "certificates" (``--certify``): the certified sup |error|
+    over the domain and, for a two- or three-state chain, the certified
+    bound on its family's optimum; with family given, the chain must be of
+    that family (ValueError otherwise).
+    """
     kw = {"points": points, "alpha": alpha, "precision": precision, "rate_bound": _float(rate_bound, "--rate-bound"),
-          "min_rate": _float(min_rate, "--min-rate"), "score": _model(model)}
+          "min_rate": _float(min_rate, "--min-rate"), "score": _model(model), "certify": bool(certify)}
+    if family is not None:
+        kw["family"] = str(family)
+        kw["family_given"] = True
     args, files = _fit_common(activation, domain, samples, weights, kw)
     return _rename_all(_run_with_files(_core.score, args, files), files)
 

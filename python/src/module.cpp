@@ -82,6 +82,8 @@ FitArgs fit_args(const py::dict& d) {
   a.min_rate = get<double>(d, "min_rate", a.min_rate);
   a.precision = get<unsigned>(d, "precision", a.precision);
   a.no_widen = get<bool>(d, "no_widen", a.no_widen);
+  a.certify = get<bool>(d, "certify", a.certify);
+  a.family_given = get<bool>(d, "family_given", a.family_given);
   return a;
 }
 

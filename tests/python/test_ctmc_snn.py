@@ -7,6 +7,7 @@ output for the bit-for-bit agreement tests.
 """
 import fractions
 import json
+import math
 import os
 import struct
 import subprocess
@@ -157,6 +158,25 @@ class ExactValues(unittest.TestCase):
         s = ctmc_snn.score(two_state(0, 1, d), "relu", domain=(0, 1), points=11)
         self.assertAlmostEqual(s["max_abs_error"], float(F(1) / (1 + d)), delta=1e-18)
         self.assertEqual(s["max_abs_error_at"], 1.0)
+
+    def test_score_certify(self):
+        # F = a d/(a+d), a = max(0, 1 + H/2), d = 2 against the sigmoid on [-3, 3]:
+        # the certified sup bounds a dense evaluation here and the grid maximum.
+        m = two_state(1, F(1, 2), 2)
+        s = ctmc_snn.score(m, "sigmoid", domain=(-3, 3), points=61, certify=True)
+        sup = s["certificates"]["sup_abs_error"]
+        dense = 0.0
+        for k in range(20001):
+            h = -3 + 6 * k / 20000
+            a = max(0.0, 1 + h / 2)
+            dense = max(dense, abs(2 * a / (a + 2) - 1 / (1 + math.exp(-h))))
+        self.assertLessEqual(dense, sup["upper"])
+        self.assertLessEqual(s["max_abs_error"], sup["upper"])
+        self.assertLessEqual(sup["upper"], sup["lower"] * 1.01 + 1e-12)
+        self.assertEqual(s["certificates"]["optimality"]["family"], "two-state")
+        self.assertLessEqual(s["certificates"]["optimality"]["lower_bound"], s["mse"])
+        with self.assertRaisesRegex(ValueError, "not a three-state chain"):
+            ctmc_snn.score(m, "sigmoid", domain=(-3, 3), points=61, certify=True, family="three-state")
 
     def test_score_samples_array(self):
         d = F(4)
