@@ -453,16 +453,4 @@ ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& prob
   return e;
 }
 
-std::uint64_t start_seed(std::uint64_t seed, std::uint64_t index) {
-  // splitmix64 (Steele, Lea, Flood 2014) applied twice: decorrelates nearby
-  // (seed, index) pairs so every start has its own independent stream.
-  auto mix = [](std::uint64_t z) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  return mix(mix(seed) ^ (index * 0xd1b54a32d192ed03ULL + 0x632be59bd9b4e019ULL));
-}
-
 }  // namespace ctmc::analysis

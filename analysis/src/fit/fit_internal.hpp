@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ctmc/analysis/fit.hpp"
+#include "ctmc/solvers/seeding.hpp"
 
 namespace ctmc::analysis {
 
@@ -164,8 +165,11 @@ int fit_threads(const FitOptions& options);
 // Double MSE of theta on the problem's data (weighted); +inf when the flux is
 // not finite at some point.
 double mse_double(const FitProblem& problem, const std::vector<double>& theta);
-// Per-start seed: splitmix64 of (seed, index).
-std::uint64_t start_seed(std::uint64_t seed, std::uint64_t index);
+// The seed of random stream `index` of a fit (starts, then basin-hopping and
+// local-phase candidates): the toolkit's multistart stream (seeding.hpp).
+inline std::uint64_t start_seed(std::uint64_t seed, std::uint64_t index) {
+  return solvers::multistart_seed(seed, index);
+}
 
 namespace fit_search {
 
