@@ -15,7 +15,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/sim/pareto.hpp"
 #include "ctmc/reports/registry.hpp"
@@ -357,7 +357,7 @@ void fit_variant(Study& st, const DataCase& dc, VariantRun& vr) {
     const std::string family = family_for(target);
     analysis::FitProblem p;
     p.family = analysis::parse_family(family, 0);
-    p.activation = analysis::parse_activation(target);
+    p.activation = activations::parse_activation(target);
     p.bounds.rate_bound = rate_bound_for(target);
     p.data = analysis::read_samples((fs::path(st.w.dir()) / samples).string());
     // The description names the file as the CLI, run from the report folder, would.
