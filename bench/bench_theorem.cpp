@@ -7,14 +7,14 @@
 
 #include <chrono>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/proofs_check/bernstein.hpp"
 
 using namespace ctmc;
 
 int main() {
   using clock = std::chrono::steady_clock;
-  const auto act = analysis::parse_activation("sigmoid");
+  const auto act = activations::parse_activation("sigmoid");
   const auto problem = proofs_check::make_problem(act, solvers::Rational(-8), solvers::Rational(8), std::nullopt,
                                                   solvers::Rational(2), 128);
   constexpr std::int64_t kN = 8192;

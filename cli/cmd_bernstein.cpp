@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/reports/commands.hpp"
 #include "ctmc/solvers/errors.hpp"
 
@@ -97,7 +97,7 @@ void run(const BernsteinCli& c) {
 Register reg([](CLI::App& root) {
   auto o = std::make_shared<BernsteinCli>();
   auto* cmd = root.add_subcommand("bernstein", "Check the paper's Bernstein theorem and corollary for one target");
-  cmd->add_option("--activation", o->opt.activation, analysis::activation_names_help())->required();
+  cmd->add_option("--activation", o->opt.activation, activations::activation_names_help())->required();
   cmd->add_option("--domain", o->opt.domain, "Input interval LO,HI")->required();
   auto* r = cmd->add_option("--rho", o->opt.rho, "Refractory rate rho (> max phi)");
   cmd->add_option("--rho-factor", o->opt.rho_factor, "rho = F * max phi (F > 1; default 2)")->excludes(r);

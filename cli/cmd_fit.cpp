@@ -142,7 +142,7 @@ void run_fit(FitCliOptions& c) {
 Register reg([](CLI::App& root) {
   auto o = std::make_shared<FitCliOptions>();
   auto* cmd = root.add_subcommand("fit", "Fit a CTMC family's stationary flux to alpha * activation (paper eq. 3)");
-  cmd->add_option("--activation", o->opt.activation, analysis::activation_names_help())->required();
+  cmd->add_option("--activation", o->opt.activation, activations::activation_names_help())->required();
   cmd->add_option("--domain", o->opt.domain, "Input interval LO,HI (grid domain; with --samples, a filter)");
   cmd->add_option("--family", o->opt.family, "two-state | three-state | full-three-state | general")
       ->capture_default_str();

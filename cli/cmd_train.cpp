@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/train.hpp"
@@ -69,7 +69,7 @@ struct TrainOptions {
 
 void run_train(TrainOptions& o) {
   o.cfg.hidden = parse_widths(o.hidden);
-  (void)analysis::parse_activation(o.cfg.activation);  // fail fast, naming --activation
+  (void)activations::parse_activation(o.cfg.activation);  // fail fast, naming --activation
   o.cfg.progress = !o.json && isatty(STDERR_FILENO);
   sim::check_network_output(o.output, "--output");  // before the training, not after
   // The weights go beside the manifest as <stem>.safetensors: a manifest
@@ -137,7 +137,7 @@ Register reg([](CLI::App& root) {
   auto* cmd = root.add_subcommand("train", "Train a source MLP (softmax cross-entropy, Adam); writes a manifest and safetensors weights");
   cmd->add_option("--data", o->data, "Data folder (IDX or CIFAR-10 binary), e.g. data/mnist")->required();
   cmd->add_option("--output", o->output, "Manifest to write (weights go beside it as <stem>.safetensors)")->required();
-  cmd->add_option("--activation", o->cfg.activation, "Hidden activation: " + analysis::activation_names_help())->capture_default_str();
+  cmd->add_option("--activation", o->cfg.activation, "Hidden activation: " + activations::activation_names_help())->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "Hidden layer widths, comma-separated")->capture_default_str();
   cmd->add_option("--epochs", o->cfg.epochs, "Training epochs")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--batch", o->cfg.batch_size, "Mini-batch size")->capture_default_str()->check(CLI::Range(1, 1000000));

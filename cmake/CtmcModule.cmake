@@ -1,8 +1,10 @@
 # One library per module folder: sources are every src/*.cpp (globbed, so a
-# new file needs no CMake edit), public headers under include/ctmc/<module>/.
+# new file needs no CMake edit) plus SOURCES (e.g. sources of subfolders of
+# src/), public headers under include/ctmc/<module>/.
 function(ctmc_add_module name)
-  cmake_parse_arguments(M "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(M "" "" "DEPS;SOURCES" ${ARGN})
   file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
+  list(APPEND _src ${M_SOURCES})
   if(NOT _src)  # a module with no sources yet: headers only
     add_library(${name} INTERFACE)
     target_include_directories(${name} INTERFACE $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>

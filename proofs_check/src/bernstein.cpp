@@ -26,32 +26,32 @@ double down(double x) { return std::nextafter(x, -INFINITY); }
 
 void BernsteinProblem::psi(mpfi_ptr out, mpfi_srcptr u) const {
   Ivl x(prec), lo(prec);
-  analysis::set_rational(x, imax - imin);
+  activations::set_rational(x, imax - imin);
   mpfi_mul(x, x, u);
-  analysis::set_rational(lo, imin);
+  activations::set_rational(lo, imin);
   mpfi_add(x, x, lo);
-  analysis::eval_interval(act, out, x);
+  activations::eval_interval(act, out, x);
 }
 
 void BernsteinProblem::h(mpfi_ptr out, mpfi_srcptr u) const {
   // h = rho psi / (rho - psi) = rho^2 / (rho - psi) - rho: psi occurs once.
   Ivl ps(prec), r(prec);
   psi(ps, u);
-  analysis::set_rational(r, rho);
+  activations::set_rational(r, rho);
   mpfi_sub(ps, r, ps);
   mpfi_sqr(r, r);
   mpfi_div(ps, r, ps);
-  analysis::set_rational(r, rho);
+  activations::set_rational(r, rho);
   mpfi_sub(out, ps, r);
 }
 
 void BernsteinProblem::psi_derivative(mpfi_ptr out, mpfi_srcptr u) const {
   Ivl x(prec), lo(prec), d(prec);
-  analysis::set_rational(d, imax - imin);
+  activations::set_rational(d, imax - imin);
   mpfi_mul(x, d, u);
-  analysis::set_rational(lo, imin);
+  activations::set_rational(lo, imin);
   mpfi_add(x, x, lo);
-  analysis::derivative_interval(act, out, x);
+  activations::derivative_interval(act, out, x);
   mpfi_mul(out, out, d);
 }
 
@@ -61,7 +61,7 @@ void BernsteinProblem::max_psi(mpfi_ptr out) const {
   psi(out, one);
 }
 
-BernsteinProblem make_problem(const analysis::Activation& act, const Rational& imin, const Rational& imax,
+BernsteinProblem make_problem(const activations::Activation& act, const Rational& imin, const Rational& imax,
                               const std::optional<Rational>& rho, const std::optional<Rational>& rho_factor,
                               mpfr_prec_t prec) {
   if (!(imax > imin))
@@ -72,7 +72,7 @@ BernsteinProblem make_problem(const analysis::Activation& act, const Rational& i
   if (!std::isfinite(solvers::to_double(imax) - solvers::to_double(imin)))
     throw InputError(fmt::format("--domain: the width of [{}, {}] overflows a double (domain too wide)",
                                  solvers::exact_text(imin), solvers::exact_text(imax)));
-  if (auto why = analysis::admissibility_violation(act, imin, imax, prec)) throw InputError(*why);
+  if (auto why = activations::admissibility_violation(act, imin, imax, prec)) throw InputError(*why);
   BernsteinProblem p{act, imin, imax, Rational(0), prec};
   Ivl mx(prec);
   p.max_psi(mx);
@@ -88,7 +88,7 @@ BernsteinProblem make_problem(const analysis::Activation& act, const Rational& i
     if (!(f > 1))
       throw InputError(fmt::format("--rho-factor: must be > 1 (got {})", solvers::exact_text(f)));
     Ivl r(prec), fi(prec);
-    analysis::set_rational(fi, f);
+    activations::set_rational(fi, f);
     mpfi_mul(r, mx, fi);
     mpfr_t hi;
     mpfr_init2(hi, prec);
@@ -105,7 +105,7 @@ BernsteinProblem make_problem(const analysis::Activation& act, const Rational& i
                                  solvers::exact_text(rho_factor.value_or(Rational(2))), mx.mid()));
   }
   Ivl r(prec);
-  analysis::set_rational(r, p.rho);
+  activations::set_rational(r, p.rho);
   if (!(mpfr_cmp(&r.get()->left, &mx.get()->right) > 0)) {
     if (!rho)  // rho came from the factor: max phi <= 0, so no factor helps
       throw InputError(fmt::format("--rho-factor: F x max phi = {} does not exceed max phi = {:.10g} on the domain "
@@ -470,7 +470,7 @@ void BernsteinEvaluator::eval(mpfi_ptr m_out, mpfi_ptr f_out, mpfi_srcptr u) {
   }
   // F = g(M) = rho - rho^2 / (rho + M): M occurs once.
   Ivl r(p_.prec), t(p_.prec);
-  analysis::set_rational(r, p_.rho);
+  activations::set_rational(r, p_.rho);
   mpfi_add(t, r, m_out);
   mpfi_sqr(f_out, r);
   mpfi_div(t, f_out, t);
@@ -561,7 +561,7 @@ double second_order_bound(BernsteinEvaluator& ev, const Point& a, const Point& b
   const auto& p = ev.problem();
   Ivl m(p.prec), r(p.prec), g(p.prec), fp(p.prec), pp(p.prec), uu(p.prec);
   mpfi_interv_d(m, a.m_lo, b.m_hi);
-  analysis::set_rational(r, p.rho);
+  activations::set_rational(r, p.rho);
   mpfi_add(g, r, m);
   mpfi_sqr(g, g);
   mpfi_sqr(r, r);
@@ -701,13 +701,13 @@ SupResult uniform_grid_sup(BernsteinEvaluator& ev, std::int64_t cells) {
 LipschitzBound lipschitz_h(const BernsteinProblem& p, double rel_tol, int max_evals) {
   const mpfr_prec_t prec = p.prec;
   Ivl rho(prec), width(prec);
-  analysis::set_rational(rho, p.rho);
-  analysis::set_rational(width, p.imax - p.imin);
+  activations::set_rational(rho, p.rho);
+  activations::set_rational(width, p.imax - p.imin);
   // f(X) = (Imax - Imin) rho^2 phi'(X) / (rho - phi(X))^2.
   auto f = [&](mpfi_ptr out, mpfi_srcptr x) {
     Ivl d(prec), v(prec);
-    analysis::derivative_interval(p.act, d, x);
-    analysis::eval_interval(p.act, v, x);
+    activations::derivative_interval(p.act, d, x);
+    activations::eval_interval(p.act, v, x);
     mpfi_sub(v, rho, v);
     mpfi_sqr(v, v);
     mpfi_mul(d, d, width);
@@ -738,8 +738,8 @@ LipschitzBound lipschitz_h(const BernsteinProblem& p, double rel_tol, int max_ev
     return Box{x, v.hi()};
   };
   Ivl lo(prec), hi(prec);
-  analysis::set_rational(lo, p.imin);
-  analysis::set_rational(hi, p.imax);
+  activations::set_rational(lo, p.imin);
+  activations::set_rational(hi, p.imax);
   std::priority_queue<Box> q;
   q.push(make_box(&lo.get()->left, &hi.get()->right));
   point_value(&lo.get()->left);

@@ -181,13 +181,13 @@ std::vector<Claim1Point> claim1_numeric(const BernsteinProblem& p, std::int64_t 
       kiv.reserve(kappa.size());
       for (const auto& k : kappa) {
         kiv.emplace_back(p.prec);
-        analysis::set_rational(kiv.back(), k);
+        activations::set_rational(kiv.back(), k);
       }
       Ivl km(p.prec), ui(p.prec), m(p.prec), f(p.prec), r(p.prec), t(p.prec);
-      analysis::set_rational(km, kmax);
-      analysis::set_rational(ui, u);
+      activations::set_rational(km, kmax);
+      activations::set_rational(ui, u);
       bernstein_sum(m, n, ui, [&](std::int64_t i) -> mpfi_srcptr { return kiv[static_cast<std::size_t>(i)]; }, km);
-      analysis::set_rational(r, p.rho);
+      activations::set_rational(r, p.rho);
       mpfi_add(t, r, m);
       mpfi_sqr(f, r);
       mpfi_div(t, f, t);
@@ -350,7 +350,7 @@ EpsSearch smallest_n(const BernsteinProblem& p, const LipschitzBound& lh, double
 
 std::vector<VoronovskayaRow> voronovskaya(const BernsteinProblem& p, double u, const std::vector<std::int64_t>& ns) {
   std::vector<VoronovskayaRow> rows;
-  if (!analysis::is_smooth(p.act)) return rows;
+  if (!activations::is_smooth(p.act)) return rows;
   const solvers::PrecisionScope precision(static_cast<unsigned>(p.prec));
   using solvers::Mpfr;
   // h'' = rho^2 [psi'' (rho - psi) + 2 psi'^2] / (rho - psi)^3, psi' = D phi', psi'' = D^2 phi''.
@@ -358,10 +358,10 @@ std::vector<VoronovskayaRow> voronovskaya(const BernsteinProblem& p, double u, c
   const Mpfr I = Mpfr(solvers::to_double(p.imin)) + Mpfr(D) * Mpfr(u);
   Ivl Ii(p.prec), d1(p.prec);
   mpfi_set_fr(Ii, I.backend().data());
-  analysis::derivative_interval(p.act, d1, Ii);
+  activations::derivative_interval(p.act, d1, Ii);
   const Mpfr phi = p.act.eval(I);
   const Mpfr phi1(d1.mid());
-  const Mpfr phi2 = *analysis::second_derivative(p.act, I);
+  const Mpfr phi2 = *activations::second_derivative(p.act, I);
   const Mpfr rho = solvers::from_rational<Mpfr>(p.rho);
   const Mpfr ps1 = Mpfr(D) * phi1, ps2 = Mpfr(D) * Mpfr(D) * phi2;
   const Mpfr h2 = rho * rho * (ps2 * (rho - phi) + Mpfr(2) * ps1 * ps1) / ((rho - phi) * (rho - phi) * (rho - phi));

@@ -10,7 +10,7 @@
 #include <queue>
 #include <utility>
 
-#include "ctmc/analysis/activation_interval.hpp"
+#include "ctmc/activations/activation_interval.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/tree_theorem.hpp"
 #include "outward.hpp"
@@ -109,11 +109,11 @@ double grow(double x, double g) { return x == 0 ? 0.0 : outward::up(x * (1 + g))
 // against the flux.
 class ErrorEnclosure {
  public:
-  ErrorEnclosure(const solvers::Model& m, const analysis::Activation& act, const solvers::Rational& alpha,
+  ErrorEnclosure(const solvers::Model& m, const activations::Activation& act, const solvers::Rational& alpha,
                  unsigned precision, std::string source)
       : m_(m), act_(act), trees_(enumerate_trees(m)), prec_(precision), source_(std::move(source)),
         alpha_(precision) {
-    analysis::set_rational(alpha_, alpha);
+    activations::set_rational(alpha_, alpha);
     for (const auto& tr : m.transitions) {
       p_.push_back(outward::enclose(tr.offset.value));
       s_.push_back(outward::enclose(tr.slope.value));
@@ -160,9 +160,9 @@ class ErrorEnclosure {
 
   // alpha phi over [x0, x1].
   I target(double x0, double x1) {
-    analysis::Ivl x(prec_), y(prec_);
+    activations::Ivl x(prec_), y(prec_);
     mpfi_interv_d(x, x0, x1);
-    analysis::eval_interval(act_, y, x);
+    activations::eval_interval(act_, y, x);
     mpfi_mul(y, y, alpha_);
     return outward::enclose(y);
   }
@@ -289,9 +289,9 @@ class ErrorEnclosure {
     }
     if (!(D.lo > 0)) return std::nullopt;
     const I dF = (dN * D - N * dD) / (D * D);
-    analysis::Ivl x(prec_), y(prec_);
+    activations::Ivl x(prec_), y(prec_);
     mpfi_interv_d(x, x0, x1);
-    analysis::derivative_interval(act_, y, x);
+    activations::derivative_interval(act_, y, x);
     mpfi_mul(y, y, alpha_);
     const I de = dF - outward::enclose(y);
     if (!std::isfinite(de.lo) || !std::isfinite(de.hi)) return std::nullopt;
@@ -299,11 +299,11 @@ class ErrorEnclosure {
   }
 
   const solvers::Model& m_;
-  const analysis::Activation& act_;
+  const activations::Activation& act_;
   Trees trees_;
   unsigned prec_;
   std::string source_;
-  analysis::Ivl alpha_;
+  activations::Ivl alpha_;
   std::vector<I> p_, s_;
   std::vector<std::size_t> spikes_;
   double gamma2_ = 0;
@@ -318,7 +318,7 @@ struct Cell {
 
 }  // namespace
 
-ChainSupResult certified_chain_sup(const solvers::Model& model, const analysis::Activation& act,
+ChainSupResult certified_chain_sup(const solvers::Model& model, const activations::Activation& act,
                                    const solvers::Rational& alpha, const solvers::Rational& lo,
                                    const solvers::Rational& hi, const ChainSupOptions& opt,
                                    const std::string& source) {
@@ -328,7 +328,7 @@ ChainSupResult certified_chain_sup(const solvers::Model& model, const analysis::
                                  "this chain has {}",
                                  source, solvers::kTreeTheoremMaxStates, model.size()));
   const I dom_lo = outward::enclose(lo), dom_hi = outward::enclose(hi);
-  if (auto why = analysis::table_coverage_violation(act, dom_lo.lo, dom_hi.hi)) throw InputError(*why);
+  if (auto why = activations::table_coverage_violation(act, dom_lo.lo, dom_hi.hi)) throw InputError(*why);
   ErrorEnclosure enc(model, act, alpha, opt.precision, source);
 
   // Split points: a uniform grid over a double cover of [lo, hi], every kink
@@ -343,8 +343,8 @@ ChainSupResult certified_chain_sup(const solvers::Model& model, const analysis::
     if (x > a && x < b) xs.push_back(x);
   }
   std::vector<double> act_kinks;
-  if (act.kind == analysis::ActivationKind::Relu) act_kinks = {0.0};
-  if (act.kind == analysis::ActivationKind::ClipRelu) act_kinks = {0.0, act.param};
+  if (act.kind == activations::ActivationKind::Relu) act_kinks = {0.0};
+  if (act.kind == activations::ActivationKind::ClipRelu) act_kinks = {0.0, act.param};
   for (double x : act_kinks)
     if (x > a && x < b) xs.push_back(x);
   std::sort(xs.begin(), xs.end());

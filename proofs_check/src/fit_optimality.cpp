@@ -8,7 +8,7 @@
 #include <limits>
 #include <queue>
 
-#include "ctmc/analysis/activation_interval.hpp"
+#include "ctmc/activations/activation_interval.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "outward.hpp"
 
@@ -63,15 +63,15 @@ class Objective {
   Objective(const OptimalityProblem& p, unsigned precision) : family_(p.family) {
     solvers::Rational total = 0;
     for (std::size_t m = 0; m < p.h.size(); ++m) total += p.w.empty() ? solvers::Rational(1) : p.w[m];
-    analysis::Ivl x(precision), y(precision), alpha(precision);
-    analysis::set_rational(alpha, p.alpha);
+    activations::Ivl x(precision), y(precision), alpha(precision);
+    activations::set_rational(alpha, p.alpha);
     for (std::size_t m = 0; m < p.h.size(); ++m) {
-      analysis::set_rational(x, p.h[m]);
+      activations::set_rational(x, p.h[m]);
       if (p.y.empty()) {
-        analysis::eval_interval(p.activation, y, x);
+        activations::eval_interval(p.activation, y, x);
         mpfi_mul(y, y, alpha);
       } else {
-        analysis::set_rational(y, p.y[m]);
+        activations::set_rational(y, p.y[m]);
       }
       points_.push_back({outward::enclose(x), outward::enclose(y),
                          outward::enclose(solvers::Rational((p.w.empty() ? solvers::Rational(1) : p.w[m]) / total))});

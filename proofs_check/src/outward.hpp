@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "ctmc/analysis/activation_interval.hpp"
+#include "ctmc/activations/activation_interval.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
 namespace ctmc::proofs_check::outward {
@@ -75,11 +75,11 @@ inline I hull(I a, I b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
 
 // An enclosure of an exact rational.
 inline I enclose(const solvers::Rational& q) {
-  analysis::Ivl x(64);
-  analysis::set_rational(x, q);
+  activations::Ivl x(64);
+  activations::set_rational(x, q);
   return {x.lo(), x.hi()};
 }
 // An MPFI interval's ends, outwards.
-inline I enclose(const analysis::Ivl& x) { return {x.lo(), x.hi()}; }
+inline I enclose(const activations::Ivl& x) { return {x.lo(), x.hi()}; }
 
 }  // namespace ctmc::proofs_check::outward

@@ -13,7 +13,7 @@
 #include <optional>
 #include <set>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/sim/manifest.hpp"
@@ -383,7 +383,7 @@ std::vector<Claim> parse_claims(const std::string& path) {
       quantity("max_error");
       if (cl.values.empty()) p.bad(who, "mse", "no value claimed (mse, max_error)");
       try {
-        analysis::parse_activation(cl.activation, "activation");
+        activations::parse_activation(cl.activation, "activation");
         analysis::parse_domain(cl.domain);
       } catch (const InputError& e) {
         p.bad(who, "activation/domain", e.what());
@@ -648,7 +648,7 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
   }
   if (c.kind == "fit") {
     analysis::FitProblem p;
-    p.activation = analysis::parse_activation(c.activation, "activation");
+    p.activation = activations::parse_activation(c.activation, "activation");
     const auto [lo, hi] = analysis::parse_domain(c.domain);
     p.data = analysis::make_grid(lo, hi, c.points);
     p.alpha = solvers::parse_exact(c.alpha).value();

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <optional>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/proofs_check/bernstein.hpp"
@@ -57,7 +57,7 @@ void check_fit_options(const FitCommandOptions& o) {
 analysis::FitProblem fit_problem(const FitCommandOptions& o) {
   check_fit_options(o);
   analysis::FitProblem p;
-  p.activation = analysis::parse_activation(o.activation);
+  p.activation = activations::parse_activation(o.activation);
   p.family = analysis::parse_family(o.family, o.states == 0 ? 4 : o.states);
   if (o.states != 0 && p.family.family != analysis::FitFamily::General &&
       o.states != analysis::state_count(p.family))
@@ -87,7 +87,7 @@ analysis::FitProblem fit_problem(const FitCommandOptions& o) {
 }
 
 ojson bernstein_json(const BernsteinOptions& o) {
-  const auto act = analysis::parse_activation(o.activation);
+  const auto act = activations::parse_activation(o.activation);
   const auto dom = solvers::parse_input_list(o.domain, "--domain");
   if (dom.size() != 2) throw InputError("--domain: expected LO,HI (two numbers)");
   // Exclusions CLI11 also enforces on the command line.
@@ -122,7 +122,7 @@ ojson bernstein_json(const BernsteinOptions& o) {
   out["rho"] = solvers::exact_text(p.rho);
   out["rho_double"] = solvers::to_double(p.rho);
   {
-    analysis::Ivl mx(p.prec);
+    activations::Ivl mx(p.prec);
     p.max_psi(mx);
     out["max_phi"] = mx.mid();
   }
@@ -193,7 +193,7 @@ ojson bernstein_json(const BernsteinOptions& o) {
       out["paper_sufficient_N_refuted"] = true;
     }
   }
-  if (analysis::is_smooth(act)) {
+  if (activations::is_smooth(act)) {
     ojson v = ojson::array();
     for (const auto& r : proofs_check::voronovskaya(p, 0.375, {64, 256, 1024, 4096}))
       v.push_back({{"N", r.n}, {"u", r.u}, {"N_times_BNh_minus_h", r.scaled}, {"limit", r.limit},

@@ -18,7 +18,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/sim/rng.hpp"
@@ -89,7 +89,7 @@ std::size_t rest_state(const solvers::Model& m) {
 // Mean squared error of the stationary flux against the target on a
 // 401-point uniform grid of the domain (as in the fits report).
 double flux_mse(const Neuron& n) {
-  const auto act = analysis::parse_activation(n.activation);
+  const auto act = activations::parse_activation(n.activation);
   double sum = 0;
   const int m = 401;
   for (int i = 0; i < m; ++i) {

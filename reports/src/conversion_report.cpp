@@ -15,9 +15,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
-#include "ctmc/analysis/pareto.hpp"
+#include "ctmc/sim/pareto.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/sim/dataset.hpp"
@@ -357,7 +357,7 @@ void fit_variant(Study& st, const DataCase& dc, VariantRun& vr) {
     const std::string family = family_for(target);
     analysis::FitProblem p;
     p.family = analysis::parse_family(family, 0);
-    p.activation = analysis::parse_activation(target);
+    p.activation = activations::parse_activation(target);
     p.bounds.rate_bound = rate_bound_for(target);
     p.data = analysis::read_samples((fs::path(st.w.dir()) / samples).string());
     // The description names the file as the CLI, run from the report folder, would.
@@ -1047,7 +1047,7 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
               t.rows.push_back({key, fmt::format("p{:g}", pc), fmt::format("{:g}", v0), std::to_string(p.steps),
                                 fmt_pm(p.gap, p.gap_sd, 2, show_sd), fmt_k(p.synops),
                                 fmt::format("{:.2f}", p.spikes_per_neuron)});
-              if (key == std::string("relu") && analysis::below_criterion(p.gap, kCriterion) && (!if_best || p.synops < if_best->synops))
+              if (key == std::string("relu") && sim::below_criterion(p.gap, kCriterion) && (!if_best || p.synops < if_best->synops))
                 if_best = p;
             }
           pl.series.push_back(s);
@@ -1108,7 +1108,7 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
           cost.push_back(mp.costs[k]);
           gap.push_back(mp.gap);
         }
-        const auto best = analysis::cheapest_below(cost, gap, kCriterion);
+        const auto best = sim::cheapest_below(cost, gap, kCriterion);
         const std::optional<double> ours = best ? std::optional<double>(cost[*best]) : std::nullopt;
         all_match &= cost_verdict(ours, kPaperMinCost.at(key).synops) == Verdict::Reproduced;
         row.push_back(ours ? fmt_k(*ours) : "none");
@@ -1290,10 +1290,10 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
       for (const auto& [vkey, vr] : vmap) {
         const Json* p = min_cost_point(vr.doc);
         for (const Json& q : vr.doc.at("points")) {
-          if (q.at("sampler") != "exact" || !analysis::below_criterion(num(q.at("gap_mean")), kCriterion)) continue;
+          if (q.at("sampler") != "exact" || !sim::below_criterion(num(q.at("gap_mean")), kCriterion)) continue;
           if (!p || num(q.at("synops_per_sample_mean")) < num(p->at("synops_per_sample_mean"))) ok = false;
         }
-        if (p && !analysis::below_criterion(num(p->at("gap_mean")), kCriterion)) ok = false;
+        if (p && !sim::below_criterion(num(p->at("gap_mean")), kCriterion)) ok = false;
       }
     w.check("each minimum-cost point is under the criterion and no cheaper point is", ok);
   }

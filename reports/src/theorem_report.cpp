@@ -18,7 +18,7 @@
 
 #include <unistd.h>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/proofs_check/bernstein.hpp"
 #include "ctmc/proofs_check/bernstein_claims.hpp"
 #include "ctmc/reports/registry.hpp"
@@ -62,11 +62,11 @@ CaseResult run_case(const Target& t, const Rational& factor, unsigned prec) {
   c.rho_factor = solvers::exact_text(factor);
   c.label = fmt::format("{} on [{}, {}], rho = {} max phi", t.activation, t.lo, t.hi, c.rho_factor);
   const auto start = std::chrono::steady_clock::now();
-  const auto p = proofs_check::make_problem(analysis::parse_activation(t.activation), Rational(t.lo), Rational(t.hi),
+  const auto p = proofs_check::make_problem(activations::parse_activation(t.activation), Rational(t.lo), Rational(t.hi),
                                             std::nullopt, factor, prec);
   c.rho = solvers::to_double(p.rho);
   {
-    analysis::Ivl mx(p.prec);
+    activations::Ivl mx(p.prec);
     p.max_psi(mx);
     c.max_phi = mx.mid();
   }
@@ -82,7 +82,7 @@ CaseResult run_case(const Target& t, const Rational& factor, unsigned prec) {
     std::vector<std::pair<double, double>> pts;
     for (int k = 0; k <= 200; ++k) {
       const double u = k / 200.0;
-      analysis::Ivl ui(p.prec), m(p.prec), f(p.prec);
+      activations::Ivl ui(p.prec), m(p.prec), f(p.prec);
       mpfi_set_d(ui, u);
       ev.eval(m, f, ui);
       pts.emplace_back(c.lo + (c.hi - c.lo) * u, f.mid());
@@ -141,7 +141,7 @@ int run_theorem_report(const ReportContext& ctx) {
   std::vector<std::string> c1_rows;
   bool c1_numeric_ok = true;
   for (const auto& t : kTargets) {
-    const auto p = proofs_check::make_problem(analysis::parse_activation(t.activation), Rational(t.lo), Rational(t.hi),
+    const auto p = proofs_check::make_problem(activations::parse_activation(t.activation), Rational(t.lo), Rational(t.hi),
                                               std::nullopt, Rational(2), prec);
     const auto pts = proofs_check::claim1_numeric(p, 8, {Rational(0), Rational(1, 7), Rational(1, 2), Rational(1)});
     int proved = 0;
@@ -256,8 +256,8 @@ int run_theorem_report(const ReportContext& ctx) {
   vor.columns = {"target", "u", "N", "N (B_N h - h)(u)", "u(1-u) h''(u)/2", "rel. diff"};
   bool vor_ok = true;
   for (const auto& t : kTargets) {
-    const auto act = analysis::parse_activation(t.activation);
-    if (!analysis::is_smooth(act)) continue;
+    const auto act = activations::parse_activation(t.activation);
+    if (!activations::is_smooth(act)) continue;
     const auto p = proofs_check::make_problem(act, Rational(t.lo), Rational(t.hi), std::nullopt, Rational(2), prec);
     const auto rows = proofs_check::voronovskaya(p, 0.375, {64, 256, 1024, 4096});
     for (std::size_t k = 0; k < rows.size(); ++k) {

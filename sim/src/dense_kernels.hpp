@@ -14,7 +14,7 @@
 #include <Eigen/Core>
 #include <string>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 
 namespace ctmc::sim::detail {
 
@@ -34,10 +34,10 @@ void gemm_nt(Eigen::MatrixXf& C, const Eigen::MatrixXf& A, const Eigen::MatrixXf
 void gemm_tn(Eigen::MatrixXf& C, const Eigen::MatrixXf& A, const Eigen::MatrixXf& B);
 
 // An activation resolved once per call: "linear", fast ReLU, or any
-// analysis::Activation evaluated elementwise.
+// activations::Activation evaluated elementwise.
 struct ResolvedActivation {
   enum class Kind { Linear, Relu, General } kind = Kind::Linear;
-  analysis::Activation general;
+  activations::Activation general;
 };
 ResolvedActivation resolve_activation(const std::string& name);
 

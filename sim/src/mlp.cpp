@@ -14,7 +14,7 @@ namespace detail {
 namespace {
 
 // Forward-mode dual number v + d*eps: Activation::eval<Dual> returns phi(x)
-// and phi'(x) together, for every activation analysis/ knows (including
+// and phi'(x) together, for every activation activations/ knows (including
 // tabulated ones), without a hand-written derivative per kind.
 struct Dual {
   float v = 0, d = 0;
@@ -80,8 +80,8 @@ void gemm_tn(Eigen::MatrixXf& C, const Eigen::MatrixXf& A, const Eigen::MatrixXf
 ResolvedActivation resolve_activation(const std::string& name) {
   ResolvedActivation r;
   if (name == "linear") return r;
-  r.general = analysis::parse_activation(name, "activation");
-  r.kind = r.general.kind == analysis::ActivationKind::Relu ? ResolvedActivation::Kind::Relu : ResolvedActivation::Kind::General;
+  r.general = activations::parse_activation(name, "activation");
+  r.kind = r.general.kind == activations::ActivationKind::Relu ? ResolvedActivation::Kind::Relu : ResolvedActivation::Kind::General;
   return r;
 }
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/sim/meanfield.hpp"
 #include "ctmc/sim/neuron_kernel.hpp"
 #include "ctmc/sim/rng.hpp"
@@ -62,7 +62,7 @@ std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::v
       if (target == nm.model.meta.end() || !target->is_string())
         throw InputError(fmt::format("--output-scale activation: {} has no meta.target naming its activation",
                                      nm.source));
-      const analysis::Activation phi = analysis::parse_activation(target->get<std::string>(), nm.source + ": meta.target");
+      const activations::Activation phi = activations::parse_activation(target->get<std::string>(), nm.source + ": meta.target");
       for (float& z : a) z = static_cast<float>(phi.eval(static_cast<double>(z)));
     }
     q99.push_back(a.empty() ? std::numeric_limits<double>::quiet_NaN() : percentile(std::move(a), 99.0));

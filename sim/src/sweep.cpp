@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "ctmc/analysis/pareto.hpp"
+#include "ctmc/sim/pareto.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -381,12 +381,12 @@ Json sweep_document(const Json& spec, const Json& runs) {
       return a;
     };
     const auto cheapest = [&](const std::vector<double>& cost) {
-      const auto k = analysis::cheapest_below(cost, gap, criterion);
+      const auto k = cheapest_below(cost, gap, criterion);
       return k ? Json(ids[*k]) : Json(nullptr);
     };
     const std::string name = samplers.at(si).get<std::string>();
-    frontier[name] = {{"synops", to_points(analysis::pareto_frontier(synops, gap))},
-                      {"transitions", to_points(analysis::pareto_frontier(transitions, gap))}};
+    frontier[name] = {{"synops", to_points(pareto_frontier(synops, gap))},
+                      {"transitions", to_points(pareto_frontier(transitions, gap))}};
     min_cost[name] = {{"synops", cheapest(synops)}, {"transitions", cheapest(transitions)}};
   }
 

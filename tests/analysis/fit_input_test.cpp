@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -197,7 +197,7 @@ TEST_CASE("activation tables: strict rows, BOM, header only without digits") {
   auto rejects = [](const std::string& name, const std::string& body, const std::string& needle) {
     const auto path = write_input(name, body);
     try {
-      analysis::parse_activation("table:" + path);
+      activations::parse_activation("table:" + path);
       FAIL("accepted " << name);
     } catch (const InputError& e) {
       INFO(e.what());
@@ -213,11 +213,11 @@ TEST_CASE("activation tables: strict rows, BOM, header only without digits") {
   rejects("inf.csv", "-5,0\n0,inf\n5,5\n", "row 2");
   rejects("hex.csv", "-5,0\n0x1,0\n5,5\n", "row 2");
   // A BOM is stripped: the first row is then data, not a header.
-  const auto bom = analysis::parse_activation("table:" + write_input("bom.csv", "\xEF\xBB\xBF-5,3\n0,0\n5,5\n"));
+  const auto bom = activations::parse_activation("table:" + write_input("bom.csv", "\xEF\xBB\xBF-5,3\n0,0\n5,5\n"));
   CHECK(bom.xs.size() == 3);
   CHECK(bom.ys[0] == 3);
   const auto hdr =
-      analysis::parse_activation("table:" + write_input("hdr.csv", "\xEF\xBB\xBF# c\r\nx, phi\r\n-1, 0\r\n 2 ,1.5\r\n"));
+      activations::parse_activation("table:" + write_input("hdr.csv", "\xEF\xBB\xBF# c\r\nx, phi\r\n-1, 0\r\n 2 ,1.5\r\n"));
   CHECK(hdr.xs.size() == 2);
   CHECK(hdr.xs[1] == 2);
 }
@@ -227,12 +227,12 @@ TEST_CASE("activation parameters: plain finite decimals in a sane range") {
                           "cliprelu_nan", "cliprelu_0", "cliprelu_-1", "cliprelu_1e7", "cliprelu_", "cliprelu_1e",
                           "sigmoid_shift_1e400", "sigmoid_shift_ 1", "sigmoid_shift_1e-300"}) {
     INFO(bad);
-    CHECK_THROWS_AS(analysis::parse_activation(bad), InputError);
+    CHECK_THROWS_AS(activations::parse_activation(bad), InputError);
   }
-  CHECK(analysis::parse_activation("cliprelu_2.5").param == 2.5);
-  CHECK(analysis::parse_activation("cliprelu_1e1").param == 10);
-  CHECK(analysis::parse_activation("sigmoid_shift_-1.5").param == -1.5);
-  CHECK(analysis::parse_activation("sigmoid_shift_0").param == 0);
+  CHECK(activations::parse_activation("cliprelu_2.5").param == 2.5);
+  CHECK(activations::parse_activation("cliprelu_1e1").param == 10);
+  CHECK(activations::parse_activation("sigmoid_shift_-1.5").param == -1.5);
+  CHECK(activations::parse_activation("sigmoid_shift_0").param == 0);
 }
 
 TEST_CASE("fit rejects options it cannot honour before any solve") {

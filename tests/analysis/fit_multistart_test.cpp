@@ -19,6 +19,7 @@
 #include "ctmc/solvers/stationary.hpp"
 
 using namespace ctmc::analysis;
+namespace activations = ctmc::activations;
 using ctmc::InputError;
 using ctmc::solvers::Rational;
 
@@ -26,9 +27,9 @@ namespace {
 
 // A target that equals a given model's flux exactly at the grid points: the
 // piecewise-linear table through (H_m, F(H_m)) with knots at the grid.
-Activation tabulate(const ctmc::solvers::Model& m, const FitData& grid) {
-  Activation a;
-  a.kind = ActivationKind::Tabulated;
+activations::Activation tabulate(const ctmc::solvers::Model& m, const FitData& grid) {
+  activations::Activation a;
+  a.kind = activations::ActivationKind::Tabulated;
   a.name = "generated";
   for (std::size_t i = 0; i < grid.h.size(); ++i) {
     a.xs.push_back(grid.h[i]);
@@ -248,7 +249,7 @@ TEST_CASE("MPFR re-evaluation equals the exact rational MSE") {
   // rational: the exact weighted MSE is a rational number.
   const auto m = ctmc::solvers::two_state_model({Rational(1, 10), Rational(1)}, {Rational(5), Rational(0)});
   FitProblem p;
-  p.activation = parse_activation("relu");
+  p.activation = activations::parse_activation("relu");
   p.alpha = Rational(3, 4);
   p.data = make_grid(Rational(-1), Rational(2), 31);
   std::vector<Rational> err;
@@ -285,7 +286,7 @@ TEST_CASE("bad inputs are InputErrors") {
   CHECK_THROWS_AS(parse_domain("1"), InputError);
   CHECK_THROWS_AS(parse_domain("a,b"), InputError);
   CHECK_THROWS_AS(make_grid(Rational(0), Rational(1), 1), InputError);
-  CHECK_THROWS_AS(parse_activation("swish_unknown"), InputError);
+  CHECK_THROWS_AS(activations::parse_activation("swish_unknown"), InputError);
 
   const std::string base =
       (std::filesystem::temp_directory_path() / ("ctmc_fit_test_" + std::to_string(::getpid()))).string();
@@ -320,7 +321,7 @@ TEST_CASE("bad inputs are InputErrors") {
 
 TEST_CASE("Bernstein chain sup error: published value and monotone decrease") {
   // REFERENCES: sigmoid on [-8, 8], rho = 2 max phi: sup error 1.05e-3 at N = 4096.
-  BernsteinTarget t{parse_activation("sigmoid"), 1.0, -8.0, 8.0};
+  BernsteinTarget t{activations::parse_activation("sigmoid"), 1.0, -8.0, 8.0};
   CHECK(bernstein_sup_error(t, 4096) == doctest::Approx(1.05e-3).epsilon(0.02));
   CHECK(bernstein_sup_error(t, 64) > bernstein_sup_error(t, 256));
   const auto n = bernstein_min_degree(t, 1e-2);

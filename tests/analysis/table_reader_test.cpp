@@ -9,7 +9,7 @@
 #include <string>
 
 #include "../test_temp_files.hpp"
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/scalar.hpp"
@@ -55,7 +55,7 @@ TEST_CASE("a table with rows at -1e308 and 1e308 interpolates between them") {
                         {"-1.7e308,1.7e308\n1.7e308,-1.7e308\n", -1.7e308, 1.7e308, 1.7e308, -1.7e308}};
   int k = 0;
   for (const auto& c : cases) {
-    const auto a = analysis::parse_activation("table:" + write_input("wide" + std::to_string(k++) + ".csv", c.body));
+    const auto a = activations::parse_activation("table:" + write_input("wide" + std::to_string(k++) + ".csv", c.body));
     for (double x : xs) {
       if (x < c.x0 || x > c.x1) continue;
       const double want = reference(x, c.x0, c.y0, c.x1, c.y1);
@@ -72,11 +72,11 @@ TEST_CASE("a table with rows at -1e308 and 1e308 interpolates between them") {
     }
   }
   // The first table at 0 is exactly 1/2.
-  const auto half = analysis::parse_activation("table:" + write_input("half.csv", "-1e308,0\n1e308,1\n"));
+  const auto half = activations::parse_activation("table:" + write_input("half.csv", "-1e308,0\n1e308,1\n"));
   CHECK(half.eval(0.0) == 0.5);
   CHECK(half.eval(-1.0) == doctest::Approx(0.5));
   // Ordinary rows are unchanged (no halving): exact at the knots and midpoints.
-  const auto ok = analysis::parse_activation("table:" + write_input("ok.csv", "-1,0\n0,0.5\n2,1.5\n"));
+  const auto ok = activations::parse_activation("table:" + write_input("ok.csv", "-1,0\n0,0.5\n2,1.5\n"));
   CHECK(ok.eval(-0.5) == 0.25);
   CHECK(ok.eval(1.0) == 1.0);
 }
@@ -84,16 +84,16 @@ TEST_CASE("a table with rows at -1e308 and 1e308 interpolates between them") {
 TEST_CASE("a bad table row is quoted short, on one line") {
   // A 200 KB row made a 200 KB message.
   const auto path = write_input("long_row.csv", "x,phi\n0,0\n1," + std::string(200000, 'x') + "\n");
-  const auto e = error_of([&] { analysis::parse_activation("table:" + path); });
+  const auto e = error_of([&] { activations::parse_activation("table:" + path); });
   CHECK(e == path + ": row 3: expected two finite numbers 'x,phi(x)', got '1," + std::string(55, 'x') + "...' (200002 bytes)");
   const auto ctl = write_input("ctl_row.csv", "0,0\n1,\x1b[2J\n");
-  CHECK(error_of([&] { analysis::parse_activation("table:" + ctl); }) == ctl + ": row 2: expected two finite numbers 'x,phi(x)', got '1,\\x1b[2J'");
+  CHECK(error_of([&] { activations::parse_activation("table:" + ctl); }) == ctl + ": row 2: expected two finite numbers 'x,phi(x)', got '1,\\x1b[2J'");
 }
 
 TEST_CASE("table, samples and weights readers refuse /dev/zero after their cap") {
   // Each read /dev/zero until memory ran out.
   if (!std::filesystem::exists("/dev/zero")) return;
-  CHECK(error_of([] { analysis::parse_activation("table:/dev/zero"); }) ==
+  CHECK(error_of([] { activations::parse_activation("table:/dev/zero"); }) ==
         "/dev/zero: larger than 64 MiB (a table has a few hundred rows); refusing");
   CHECK(error_of([] { analysis::read_samples("/dev/zero"); }) ==
         "/dev/zero: larger than 64 MiB (a samples file has one value per line); refusing");

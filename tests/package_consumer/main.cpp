@@ -5,7 +5,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
@@ -38,8 +38,8 @@ int main() {
     std::cerr << "MPFR flux relative error " << ctmc::solvers::relative_error(mp.flux, expected) << "\n";
     ++failures;
   }
-  // A symbol of analysis (linked through ctmc_snn::analysis).
-  const auto relu = ctmc::analysis::parse_activation("relu");
+  // A symbol of activations (linked through ctmc_snn::activations).
+  const auto relu = ctmc::activations::parse_activation("relu");
   if (relu.name != "relu") {
     std::cerr << "activation name " << relu.name << "\n";
     ++failures;

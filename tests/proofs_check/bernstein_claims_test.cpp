@@ -42,7 +42,7 @@ Rational bernstein_direct(const std::vector<Rational>& kappa, const Rational& u)
 }
 
 proofs_check::BernsteinProblem problem(const char* act, int lo, int hi, Rational rho) {
-  return proofs_check::make_problem(analysis::parse_activation(act), Rational(lo), Rational(hi), rho, std::nullopt,
+  return proofs_check::make_problem(activations::parse_activation(act), Rational(lo), Rational(hi), rho, std::nullopt,
                                     128);
 }
 
@@ -87,16 +87,16 @@ TEST_CASE("M_N enclosure at u = 1/2 for h(x) = (x - 1/2)_+: E(K/N - 1/2)_+ exact
   // B_N h(1/2) - h(1/2) = E(K/N - 1/2)_+ = E|K/N - 1/2| / 2, computed here by
   // the direct rational sum, for N up to 200, then by de Moivre for 1e5.
   for (int n : {1, 2, 3, 10, 51, 200}) {
-    std::vector<analysis::Ivl> kiv;
+    std::vector<activations::Ivl> kiv;
     std::vector<Rational> kr;
     for (int i = 0; i <= n; ++i) {
       Rational k = Rational(i, n) - Rational(1, 2);
       if (k < 0) k = 0;
       kr.push_back(k);
       kiv.emplace_back(128);
-      analysis::set_rational(kiv.back(), k);
+      activations::set_rational(kiv.back(), k);
     }
-    analysis::Ivl u(128), kmax(128), m(128);
+    activations::Ivl u(128), kmax(128), m(128);
     mpfi_set_d(u, 0.5);
     mpfi_set_d(kmax, 0.5);
     proofs_check::bernstein_sum(m, n, u, [&](std::int64_t i) -> mpfi_srcptr { return kiv[i]; }, kmax);
@@ -144,7 +144,7 @@ TEST_CASE("certified sup error >= the exact error where it is known (relu, psi(1
 }
 
 TEST_CASE("sigmoid on [-8, 8], rho = 2 max phi: published sup error at N = 4096 and corollary bounds") {
-  const auto p = proofs_check::make_problem(analysis::parse_activation("sigmoid"), Rational(-8), Rational(8),
+  const auto p = proofs_check::make_problem(activations::parse_activation("sigmoid"), Rational(-8), Rational(8),
                                             std::nullopt, Rational(2), 128);
   const auto lh = proofs_check::lipschitz_h(p);
   const auto b = proofs_check::bounds_at(p, lh, 4096, proofs_check::SupOptions{});
@@ -163,7 +163,7 @@ TEST_CASE("MPFI and double-with-error-bound enclosures of F_N overlap") {
     proofs_check::BernsteinEvaluator a(p, n, proofs_check::Arithmetic::Mpfi);
     proofs_check::BernsteinEvaluator b(p, n, proofs_check::Arithmetic::DoubleErrorBound);
     for (double u : {0.001, 0.2, 0.5, 0.77, 0.999}) {
-      analysis::Ivl ui(128), m1(128), f1(128), m2(128), f2(128);
+      activations::Ivl ui(128), m1(128), f1(128), m2(128), f2(128);
       mpfi_set_d(ui, u);
       a.eval(m1, f1, ui);
       b.eval(m2, f2, ui);
@@ -195,7 +195,7 @@ TEST_CASE("L_h: closed form for relu, sampled maximum for sigmoid") {
 }
 
 TEST_CASE("eps search: sigmoid needs about 420 states for 1e-2 (REFERENCES.md)") {
-  const auto p = proofs_check::make_problem(analysis::parse_activation("sigmoid"), Rational(-8), Rational(8),
+  const auto p = proofs_check::make_problem(activations::parse_activation("sigmoid"), Rational(-8), Rational(8),
                                             std::nullopt, Rational(2), 128);
   const auto lh = proofs_check::lipschitz_h(p);
   const auto s = proofs_check::smallest_n(p, lh, 1e-2);
@@ -215,7 +215,7 @@ TEST_CASE("Voronovskaya: N (B_N h - h)(u) approaches u(1-u) h''(u)/2") {
   for (std::size_t k = 1; k < rows.size(); ++k) CHECK(rows[k].rel_diff < rows[k - 1].rel_diff);
   CHECK(rows.back().rel_diff < 5e-3);
   // The limit against a central second difference of h (MPFI, step 1e-6).
-  analysis::Ivl u0(128), up(128), dn(128), h0(128), h1(128), h2(128);
+  activations::Ivl u0(128), up(128), dn(128), h0(128), h1(128), h2(128);
   mpfi_set_d(u0, 0.375);
   mpfi_set_d(up, 0.375 + 0x1p-20);
   mpfi_set_d(dn, 0.375 - 0x1p-20);
@@ -228,14 +228,14 @@ TEST_CASE("Voronovskaya: N (B_N h - h)(u) approaches u(1-u) h''(u)/2") {
 }
 
 TEST_CASE("bad input is rejected with InputError") {
-  const auto sig = analysis::parse_activation("sigmoid");
+  const auto sig = activations::parse_activation("sigmoid");
   // empty interval
   CHECK_THROWS_AS(proofs_check::make_problem(sig, Rational(1), Rational(1), Rational(2), std::nullopt, 128), InputError);
   CHECK_THROWS_AS(proofs_check::make_problem(sig, Rational(2), Rational(1), Rational(2), std::nullopt, 128), InputError);
   // rho <= max psi
   CHECK_THROWS_AS(proofs_check::make_problem(sig, Rational(-8), Rational(8), Rational(9, 10), std::nullopt, 128),
                   InputError);
-  CHECK_THROWS_AS(proofs_check::make_problem(analysis::parse_activation("relu"), Rational(-2), Rational(6), Rational(6),
+  CHECK_THROWS_AS(proofs_check::make_problem(activations::parse_activation("relu"), Rational(-2), Rational(6), Rational(6),
                                              std::nullopt, 128),
                   InputError);
   CHECK_THROWS_AS(proofs_check::make_problem(sig, Rational(-8), Rational(8), std::nullopt, Rational(1), 128), InputError);
@@ -250,17 +250,17 @@ TEST_CASE("bad input is rejected with InputError") {
                        doctest::Contains("--rho: "), InputError);
   CHECK_THROWS_WITH_AS(proofs_check::make_problem(sig, Rational(-8), Rational(8), std::nullopt, e400, 128),
                        doctest::Contains("--rho-factor: "), InputError);
-  CHECK_THROWS_WITH_AS(proofs_check::make_problem(analysis::parse_activation("softplus"), -e200, e200, std::nullopt,
+  CHECK_THROWS_WITH_AS(proofs_check::make_problem(activations::parse_activation("softplus"), -e200, e200, std::nullopt,
                                                   std::nullopt, 128),
                        doctest::Contains("--domain: max phi"), InputError);
   // not nondecreasing / negative
   {
     std::ofstream("bernstein_bad_dec.csv") << "0,1\n1,0.5\n2,2\n";
     std::ofstream("bernstein_bad_neg.csv") << "0,-0.5\n1,1\n";
-    CHECK_THROWS_AS(proofs_check::make_problem(analysis::parse_activation("table:bernstein_bad_dec.csv"), Rational(0),
+    CHECK_THROWS_AS(proofs_check::make_problem(activations::parse_activation("table:bernstein_bad_dec.csv"), Rational(0),
                                                Rational(2), Rational(5), std::nullopt, 128),
                     InputError);
-    CHECK_THROWS_AS(proofs_check::make_problem(analysis::parse_activation("table:bernstein_bad_neg.csv"), Rational(0),
+    CHECK_THROWS_AS(proofs_check::make_problem(activations::parse_activation("table:bernstein_bad_neg.csv"), Rational(0),
                                                Rational(1), Rational(5), std::nullopt, 128),
                     InputError);
     std::remove("bernstein_bad_dec.csv");

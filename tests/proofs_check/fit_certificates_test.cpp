@@ -8,7 +8,7 @@
 
 #include <random>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/proofs_check/chain_sup.hpp"
 #include "ctmc/proofs_check/fit_optimality.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -31,7 +31,7 @@ struct Bits128 {
 
 // max over `points` equally spaced H in [lo, hi] of |F(H) - alpha phi(H)|,
 // F by GTH in MPFR (128 bits) on the exact model.
-double dense_max_error(const solvers::Model& m, const analysis::Activation& act, const Rational& alpha,
+double dense_max_error(const solvers::Model& m, const activations::Activation& act, const Rational& alpha,
                        const Rational& lo, const Rational& hi, int points) {
   const Bits128 bits;
   Mpfr best = 0;
@@ -95,7 +95,7 @@ TEST_CASE("certified sup error encloses a dense MPFR evaluation at 1e5 points") 
   };
   for (const Case& c : {Case{&three, "sigmoid", 1, -6, 6}, Case{&four, "relu", Rational(1, 2), -1, 5}}) {
     CAPTURE(c.act);
-    const auto act = analysis::parse_activation(c.act);
+    const auto act = activations::parse_activation(c.act);
     const auto r = proofs_check::certified_chain_sup(*c.m, act, c.alpha, c.lo, c.hi);
     CHECK(r.converged);
     CHECK(r.lower <= r.upper);
@@ -109,7 +109,7 @@ TEST_CASE("certified sup error encloses a dense MPFR evaluation at 1e5 points") 
 
 TEST_CASE("certified sup error: bad input") {
   const auto two = solvers::two_state_model(affine(1, 1), affine(2));
-  const auto sig = analysis::parse_activation("sigmoid");
+  const auto sig = activations::parse_activation("sigmoid");
   CHECK_THROWS_AS(proofs_check::certified_chain_sup(two, sig, 1, 1, 1), InputError);
   solvers::Model big;
   for (int k = 0; k < 8; ++k) big.states.push_back("S" + std::to_string(k));
@@ -122,7 +122,7 @@ TEST_CASE("certified sup error: bad input") {
     big.transitions.push_back(t);
   }
   CHECK_THROWS_AS(proofs_check::certified_chain_sup(big, sig, 1, -1, 1), InputError);
-  const auto tab = analysis::parse_activation("table:" + testing::write_temp_file("cert_table.csv", "0,0\n1,1\n"));
+  const auto tab = activations::parse_activation("table:" + testing::write_temp_file("cert_table.csv", "0,0\n1,1\n"));
   CHECK_NOTHROW(proofs_check::certified_chain_sup(two, tab, 1, Rational(1, 10), Rational(9, 10)));
   CHECK_THROWS_AS(proofs_check::certified_chain_sup(two, tab, 1, -1, 2), InputError);
 }

@@ -417,7 +417,7 @@ std::vector<double> nudge_kinks_off_points(const std::vector<ParamInfo>& params,
 ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& problem, unsigned bits,
                              const std::string& source) {
   // As fit() does: beyond a table's rows the target would be extrapolated.
-  if (auto why = table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
+  if (auto why = activations::table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
                                           solvers::to_double(problem.data.hi)))
     throw InputError(*why);
   // The working precision is process-wide (set_precision_bits): fits that

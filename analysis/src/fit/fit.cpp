@@ -90,7 +90,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   if (problem.data.h.size() < params.size())
     throw InputError(fmt::format("fit: too few points ({}) for the {} parameters of the {} family",
                                  problem.data.h.size(), params.size(), family_name(problem.family)));
-  if (auto why = table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
+  if (auto why = activations::table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
                                           solvers::to_double(problem.data.hi)))
     throw InputError(*why);
   const Stage full(problem);

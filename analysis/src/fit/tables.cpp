@@ -45,7 +45,7 @@ std::vector<FamilySpec> fit_table_families() {
 FitProblem make_fit_problem(const FitTarget& t, const FamilySpec& f, std::size_t points) {
   FitProblem p;
   p.family = f;
-  p.activation = parse_activation(t.activation);
+  p.activation = activations::parse_activation(t.activation);
   p.alpha = *solvers::parse_exact(t.alpha);
   const auto [lo, hi] = parse_domain(t.lo + "," + t.hi);
   p.data = make_grid(lo, hi, points);
@@ -141,8 +141,8 @@ auto run_targets(const std::vector<FitTarget>& targets, const FitOptions& option
     std::vector<int> order;
     for (int pass = 0; pass < 2; ++pass)
       for (std::size_t i = 0; i < targets.size(); ++i) {
-        const auto kind = parse_activation(targets[i].activation).kind;
-        const bool exact = kind == ActivationKind::Relu || kind == ActivationKind::ClipRelu;
+        const auto kind = activations::parse_activation(targets[i].activation).kind;
+        const bool exact = kind == activations::ActivationKind::Relu || kind == activations::ActivationKind::ClipRelu;
         if (exact == (pass == 1)) order.push_back(static_cast<int>(i));
       }
     std::vector<std::exception_ptr> failed(targets.size());
@@ -246,11 +246,11 @@ std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& tar
 namespace {
 
 // Inputs H where the target has a corner (the Bernstein error peaks there).
-std::vector<double> kinks(const Activation& a) {
+std::vector<double> kinks(const activations::Activation& a) {
   switch (a.kind) {
-    case ActivationKind::Relu: return {0.0};
-    case ActivationKind::ClipRelu: return {0.0, a.param};
-    case ActivationKind::Tabulated: return a.xs;
+    case activations::ActivationKind::Relu: return {0.0};
+    case activations::ActivationKind::ClipRelu: return {0.0, a.param};
+    case activations::ActivationKind::Tabulated: return a.xs;
     default: return {};
   }
 }

@@ -55,7 +55,7 @@
 #include <string>
 #include <vector>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit_flux.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/scalar.hpp"
@@ -107,7 +107,7 @@ struct FitBounds {
 
 struct FitProblem {
   FamilySpec family;
-  Activation activation;
+  activations::Activation activation;
   solvers::Rational alpha{1};
   FitData data;
   FitBounds bounds;

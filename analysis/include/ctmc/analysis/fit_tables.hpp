@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 
 namespace ctmc::analysis {
@@ -111,7 +111,7 @@ std::vector<StatesNeededRow> run_states_needed(const std::vector<FitTarget>& tar
 // the largest, and the sup is taken over a uniform grid of `grid` points in u
 // plus the activation's kinks (relu: H = 0; cliprelu_K: H = 0, K).
 struct BernsteinTarget {
-  Activation activation;
+  activations::Activation activation;
   double alpha = 1, lo = 0, hi = 1;
 };
 double bernstein_sup_error(const BernsteinTarget& t, std::size_t degree, std::size_t grid = 4001);

@@ -35,18 +35,18 @@
 #include <string>
 #include <vector>
 
-#include "ctmc/analysis/activation.hpp"
-#include "ctmc/analysis/activation_interval.hpp"
+#include "ctmc/activations/activation.hpp"
+#include "ctmc/activations/activation_interval.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
 namespace ctmc::proofs_check {
 
-using analysis::Ivl;
+using activations::Ivl;
 using solvers::Rational;
 
 // The target of the theorem: phi on [Imin, Imax] and rho.
 struct BernsteinProblem {
-  analysis::Activation act;
+  activations::Activation act;
   Rational imin, imax, rho;
   mpfr_prec_t prec = 128;
 
@@ -64,7 +64,7 @@ struct BernsteinProblem {
 // (one line naming the option) for: empty interval (Imax <= Imin), a target
 // that is not nondecreasing or negative on it, rho <= max psi (or not
 // provably above it), factor <= 1.
-BernsteinProblem make_problem(const analysis::Activation& act, const Rational& imin, const Rational& imax,
+BernsteinProblem make_problem(const activations::Activation& act, const Rational& imin, const Rational& imax,
                               const std::optional<Rational>& rho, const std::optional<Rational>& rho_factor,
                               mpfr_prec_t prec);
 

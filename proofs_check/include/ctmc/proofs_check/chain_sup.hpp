@@ -15,7 +15,7 @@
 // products of nonnegative numbers (relative error at most gamma_K, K the
 // number of operations in the longest chain), applied once at the end.
 // The target is enclosed with the activations' MPFI enclosures
-// (analysis/activation_interval.hpp), so the cell bound is rigorous.
+// (activations/activation_interval.hpp), so the cell bound is rigorous.
 //
 // Branch and bound: cells are bisected in order of their upper bound; point
 // values (exact-enclosure evaluations at cell ends and midpoints inside
@@ -30,7 +30,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
@@ -65,7 +65,7 @@ struct ChainSupResult {
 // a chain of more than 7 states, a table activation that does not cover
 // [lo, hi], a rate above 1e35 on the domain, or a chain without a unique
 // closed class somewhere on the domain.
-ChainSupResult certified_chain_sup(const solvers::Model& model, const analysis::Activation& act,
+ChainSupResult certified_chain_sup(const solvers::Model& model, const activations::Activation& act,
                                    const solvers::Rational& alpha, const solvers::Rational& lo,
                                    const solvers::Rational& hi, const ChainSupOptions& opt = {},
                                    const std::string& source = "model");

@@ -38,7 +38,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
 namespace ctmc::proofs_check {
@@ -51,7 +51,7 @@ struct OptimalityProblem {
   std::vector<solvers::Rational> w;  // their weights; empty: 1 each
   // The targets y_m = alpha phi(H_m), enclosed from the activation; or, if
   // `y` is not empty, exactly these values (one per point).
-  analysis::Activation activation;
+  activations::Activation activation;
   solvers::Rational alpha{1};
   std::vector<solvers::Rational> y;
   std::vector<double> lower, upper;  // the parameter box, in family order

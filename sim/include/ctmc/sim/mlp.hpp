@@ -1,5 +1,5 @@
 // Source ANNs for conversion (DESIGN.md section 7): a stack of dense layers
-// z^l = W^l a^{l-1} + b^l, a^l = phi_l(z^l), with phi_l from analysis/
+// z^l = W^l a^{l-1} + b^l, a^l = phi_l(z^l), with phi_l from activations/
 // (parse_activation); the last layer is linear and its z are the logits.
 //
 // Layer interface: a layer is an affine map (in_size -> out_size, applied to
@@ -19,7 +19,7 @@ namespace ctmc::sim {
 struct DenseLayer {
   Eigen::MatrixXf W;       // out x in
   Eigen::VectorXf b;       // out
-  std::string activation;  // analysis activation name for hidden layers, "linear" for the output layer
+  std::string activation;  // activation name (parse_activation) for hidden layers, "linear" for the output layer
 
   int in_size() const { return static_cast<int>(W.cols()); }
   int out_size() const { return static_cast<int>(W.rows()); }

@@ -30,7 +30,7 @@
 //   points  per (sampler, tau, r, T): means and sds over the nets (the
 //           paper's error bars over training seeds);
 //   frontier per sampler, the points not dominated in (gap, SynOps) and in
-//           (gap, transitions) (analysis/pareto.hpp), by increasing cost;
+//           (gap, transitions) (pareto.hpp), by increasing cost;
 //   min_cost per sampler, the cheapest point whose mean gap is below the
 //           criterion (pp), by SynOps and by transitions.
 #pragma once

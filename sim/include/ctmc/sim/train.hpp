@@ -22,7 +22,7 @@ namespace ctmc::sim {
 
 struct TrainConfig {
   std::vector<int> hidden = {256, 128};
-  std::string activation = "relu";  // any analysis activation name, used for every hidden layer
+  std::string activation = "relu";  // any activation name (parse_activation), used for every hidden layer
   int epochs = 15;
   int batch_size = 64;
   float learning_rate = 1e-3f;

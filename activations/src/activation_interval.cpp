@@ -1,4 +1,4 @@
-#include "ctmc/analysis/activation_interval.hpp"
+#include "ctmc/activations/activation_interval.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "ctmc/solvers/quote.hpp"
 #include "ctmc/solvers/exact.hpp"
 
-namespace ctmc::analysis {
+namespace ctmc::activations {
 
 namespace {
 
@@ -244,4 +244,4 @@ std::optional<std::string> admissibility_violation(const Activation& a, const so
   return std::nullopt;
 }
 
-}  // namespace ctmc::analysis
+}  // namespace ctmc::activations

@@ -23,10 +23,10 @@
 #include <optional>
 #include <string>
 
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
-namespace ctmc::analysis {
+namespace ctmc::activations {
 
 // RAII holder of one mpfi_t (the hot loops use the C API directly: Boost's
 // number wrapper allocates a temporary per operation).
@@ -83,4 +83,4 @@ std::optional<solvers::Mpfr> second_derivative(const Activation& a, const solver
 std::optional<std::string> admissibility_violation(const Activation& a, const solvers::Rational& lo,
                                                    const solvers::Rational& hi, mpfr_prec_t prec = 128);
 
-}  // namespace ctmc::analysis
+}  // namespace ctmc::activations

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace ctmc::analysis {
+namespace ctmc::activations {
 
 enum class ActivationKind { Sigmoid, Relu, Softplus, ClipRelu, ShiftedSigmoid, TanhPlusOne, Tabulated };
 
@@ -97,4 +97,4 @@ std::optional<std::string> table_coverage_violation(const Activation& a, double 
 // Names of the built-in activations, for --help texts.
 std::string activation_names_help();
 
-}  // namespace ctmc::analysis
+}  // namespace ctmc::activations

@@ -1,4 +1,4 @@
-#include "ctmc/analysis/activation.hpp"
+#include "ctmc/activations/activation.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include "ctmc/solvers/quote.hpp"
 #include "ctmc/solvers/input_file.hpp"
 
-namespace ctmc::analysis {
+namespace ctmc::activations {
 
 namespace {
 
@@ -150,4 +150,4 @@ std::string activation_names_help() {
   return "sigmoid, relu, softplus, cliprelu_K, sigmoid_shift_S, tanh1, table:FILE";
 }
 
-}  // namespace ctmc::analysis
+}  // namespace ctmc::activations

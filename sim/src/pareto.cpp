@@ -1,4 +1,4 @@
-#include "ctmc/analysis/pareto.hpp"
+#include "ctmc/sim/pareto.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 #include "ctmc/solvers/errors.hpp"
 
-namespace ctmc::analysis {
+namespace ctmc::sim {
 namespace {
 
 void check_sizes(const std::vector<double>& cost, const std::vector<double>& gap) {
@@ -55,4 +55,4 @@ std::optional<std::size_t> cheapest_below(const std::vector<double>& cost, const
   return std::nullopt;
 }
 
-}  // namespace ctmc::analysis
+}  // namespace ctmc::sim

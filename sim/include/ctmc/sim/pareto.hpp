@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-namespace ctmc::analysis {
+namespace ctmc::sim {
 
 // The non-dominated points, by increasing cost (and decreasing gap).
 // InputError when the two lists differ in length.
@@ -29,4 +29,4 @@ inline bool below_criterion(double gap, double criterion) { return gap < criteri
 std::optional<std::size_t> cheapest_below(const std::vector<double>& cost, const std::vector<double>& gap,
                                           double criterion);
 
-}  // namespace ctmc::analysis
+}  // namespace ctmc::sim

@@ -7,11 +7,11 @@
 #include <optional>
 #include <random>
 
-#include "ctmc/analysis/pareto.hpp"
+#include "ctmc/sim/pareto.hpp"
 #include "ctmc/solvers/errors.hpp"
 
-using ctmc::analysis::cheapest_below;
-using ctmc::analysis::pareto_frontier;
+using ctmc::sim::cheapest_below;
+using ctmc::sim::pareto_frontier;
 
 namespace {
 
@@ -80,8 +80,8 @@ TEST_CASE("cheapest_below: a gap equal to the criterion up to rounding does not 
   // 1 pp between accuracies 324/500 and 319/500 in percent, as sweeps compute them: 0.99999999999999289.
   const double gap = 100 * (324.0 / 500) - 100 * (319.0 / 500);
   REQUIRE(gap != 1.0);
-  CHECK_FALSE(ctmc::analysis::below_criterion(gap, 1.0));
-  CHECK(ctmc::analysis::below_criterion(0.8, 1.0));
+  CHECK_FALSE(ctmc::sim::below_criterion(gap, 1.0));
+  CHECK(ctmc::sim::below_criterion(0.8, 1.0));
   const std::vector<double> cost{1e3, 5e3}, gaps{gap, 0.8};
   CHECK(cheapest_below(cost, gaps, 1.0) == std::optional<std::size_t>(1));
 }
