@@ -31,7 +31,7 @@ int main() {
   fo.starts = 16;
   fo.threads = 1;
   fo.widen_on_bound = false;
-  constexpr std::int64_t kBaselineBoxes = 200000;
+  constexpr std::int64_t kBaselineBoxes = 50000;
   fmt::print("two-state optimum to {:g}% (boxes, seconds) | baseline: natural bound only (budget {} boxes)\n",
              100 * reports::kOptimalityGap, kBaselineBoxes);
   fmt::print("{:<16} {:>10} {:>9} {:>8} | {:>10} {:>9} {:>8}\n", "target", "MSE", "boxes", "s", "gap", "boxes", "s");
