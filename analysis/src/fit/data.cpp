@@ -14,6 +14,7 @@
 #include "ctmc/solvers/quote.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/input_file.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "fit/fit_internal.hpp"
 
@@ -424,12 +425,7 @@ ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& prob
   // run at once (run_fit_table runs targets concurrently) take turns here.
   static std::mutex precision_mutex;
   const std::lock_guard<std::mutex> lock(precision_mutex);
-  // Restores the caller's working precision on the way out.
-  struct PrecisionGuard {
-    unsigned saved = solvers::precision_bits();
-    ~PrecisionGuard() { solvers::set_precision_bits(saved); }
-  } guard;
-  solvers::set_precision_bits(bits);
+  const solvers::PrecisionScope precision(bits);  // the caller's precision again on the way out
   const auto& d = problem.data;
   const Mpfr alpha = solvers::from_rational<Mpfr>(problem.alpha);
   Mpfr sum_sq(0), sum_w(0), worst(0);
