@@ -11,6 +11,7 @@
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/number_text.hpp"
 
 namespace ctmc::sim {
 namespace {
@@ -235,16 +236,10 @@ Normalization parse_normalization(const std::string& text, const std::string& op
   const auto list = [&](const std::string& part, bool positive) {
     std::vector<double> v;
     for (const std::string& item : solvers::split_input_list(part, option)) {
-      std::size_t used = 0;
-      double x = 0;
-      try {
-        x = std::stod(item, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != item.size() || !std::isfinite(x) || (positive && !(x > 0)))
+      const auto x = solvers::parse_double(item);
+      if (!x || !std::isfinite(*x) || (positive && !(*x > 0)))
         throw InputError(fmt::format("{}: '{}' is not a {}number", option, item, positive ? "positive " : ""));
-      v.push_back(x);
+      v.push_back(*x);
     }
     return v;
   };

@@ -12,6 +12,7 @@
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
 namespace ctmc::reports {
@@ -31,15 +32,8 @@ std::string show(const T& x, unsigned precision) {
 
 // The whole of `item` as a double; InputError naming `option` otherwise.
 inline double parse_number(const std::string& item, const std::string& option) {
-  std::size_t used = 0;
-  double x = 0;
-  try {
-    x = std::stod(item, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (item.empty() || used != item.size()) throw InputError(fmt::format("{}: '{}' is not a number", option, item));
-  return x;
+  if (const auto x = solvers::parse_double(item)) return *x;
+  throw InputError(fmt::format("{}: '{}' is not a number", option, item));
 }
 
 // Comma-separated plain numbers (grids of a sweep, per-layer values) as doubles.
