@@ -28,6 +28,7 @@
 #include "ctmc/sim/spiking.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/number_text.hpp"
 
 using namespace ctmc;
 using namespace ctmc::sim;

@@ -19,6 +19,7 @@
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/tensor_inputs.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/number_text.hpp"
 
 namespace ctmc::cli {
 namespace {

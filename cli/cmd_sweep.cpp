@@ -24,6 +24,7 @@
 #include "ctmc/sim/sweep.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/number_text.hpp"
 
 namespace ctmc::cli {
 namespace {

@@ -13,6 +13,7 @@
 #include "ctmc/sim/train.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/number_text.hpp"
 
 namespace ctmc::cli {
 namespace {

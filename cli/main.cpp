@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   } catch (const ExitStatus& s) {
     return s.code;
   } catch (const ctmc::InputError& e) {
-    return fail(2, std::string("ctmc-snn: ") + e.what());
+    return fail(2, "ctmc-snn: " + ctmc::reports::option_message(e));
   } catch (const ctmc::CheckFailed& e) {
     return fail(1, std::string("ctmc-snn: check failed: ") + e.what());
   } catch (const std::bad_alloc&) {

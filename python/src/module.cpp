@@ -160,7 +160,7 @@ PYBIND11_MODULE(_core, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const ctmc::InputError& e) {
-      PyErr_SetString(PyExc_ValueError, ctmc::reports::one_line(e.what()).c_str());
+      PyErr_SetString(PyExc_ValueError, ctmc::reports::one_line(ctmc::reports::option_message(e)).c_str());
     } catch (const ctmc::CheckFailed& e) {
       PyErr_SetString(PyExc_RuntimeError, ("check failed: " + ctmc::reports::one_line(e.what())).c_str());
     }

@@ -13,6 +13,7 @@
 #include "ctmc/reports/fit_certificates.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
+#include "ctmc/solvers/number_text.hpp"
 
 namespace ctmc::reports {
 namespace {
@@ -88,8 +89,7 @@ analysis::FitProblem fit_problem(const FitCommandOptions& o) {
 
 ojson bernstein_json(const BernsteinOptions& o) {
   const auto act = activations::parse_activation(o.activation);
-  const auto dom = solvers::parse_input_list(o.domain, "--domain");
-  if (dom.size() != 2) throw InputError("--domain: expected LO,HI (two numbers)");
+  const auto dom = solvers::parse_interval(o.domain, "--domain");
   // Exclusions CLI11 also enforces on the command line.
   if (!o.rho.empty() && !o.rho_factor.empty()) throw InputError("--rho-factor: excludes --rho");
   if (o.n && !o.eps.empty()) throw InputError("--eps: excludes --N");
@@ -113,12 +113,12 @@ ojson bernstein_json(const BernsteinOptions& o) {
       throw InputError(fmt::format("--eps: must be a positive number within double's range (got {})", o.eps));
   }
   if (o.cap < 1 || o.cap > kMaxN) throw InputError(fmt::format("--cap: must be in [1, {}]", kMaxN));
-  const auto p = proofs_check::make_problem(act, dom[0], dom[1], rho, factor, o.precision);
+  const auto p = proofs_check::make_problem(act, dom.first, dom.second, rho, factor, o.precision);
 
   int refuted = 0;
   ojson out;
   out["activation"] = act.name;
-  out["domain"] = {solvers::exact_text(dom[0]), solvers::exact_text(dom[1])};
+  out["domain"] = {solvers::exact_text(dom.first), solvers::exact_text(dom.second)};
   out["rho"] = solvers::exact_text(p.rho);
   out["rho_double"] = solvers::to_double(p.rho);
   {

@@ -15,6 +15,7 @@
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
+#include "ctmc/solvers/number_text.hpp"
 
 namespace ctmc::reports {
 namespace {

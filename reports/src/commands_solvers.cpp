@@ -10,6 +10,7 @@
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "ctmc/solvers/tree_theorem.hpp"

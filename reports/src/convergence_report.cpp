@@ -26,6 +26,7 @@
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 #ifndef CTMC_SOURCE_DIR

@@ -7,6 +7,7 @@
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/gth.hpp"
+#include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/scalar.hpp"
 #include "ctmc/solvers/sparse_gth.hpp"
 #include "ctmc/solvers/stationary.hpp"

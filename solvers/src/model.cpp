@@ -246,30 +246,4 @@ void write_model_file(const Model& m, const std::string& path) {
   io::write_file_atomically(path, model_to_json(m).dump(2) + "\n");
 }
 
-Rational parse_input_value(const std::string& text, const std::string& what) {
-  auto q = parse_exact(text);
-  if (!q) throw InputError(fmt::format("{}: {} is not a finite number", what, quote_excerpt(text)));
-  return *q;
-}
-
-std::vector<std::string> split_input_list(const std::string& text, const std::string& what) {
-  if (text.empty()) throw InputError(what + ": empty list");
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (out.back().empty()) throw InputError(fmt::format("{}: empty item in {}", what, quote_excerpt(text)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-std::vector<Rational> parse_input_list(const std::string& text, const std::string& what) {
-  std::vector<Rational> out;
-  for (const auto& item : split_input_list(text, what)) out.push_back(parse_input_value(item, what));
-  return out;
-}
-
 }  // namespace ctmc::solvers

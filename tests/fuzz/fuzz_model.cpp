@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "fuzz_common.hpp"
 

@@ -11,6 +11,7 @@
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/quote.hpp"
 #include "ctmc/solvers/scalar.hpp"
 #include "ctmc/solvers/stationary.hpp"

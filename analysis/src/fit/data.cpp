@@ -14,6 +14,7 @@
 #include "ctmc/solvers/quote.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/input_file.hpp"
+#include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "fit/fit_internal.hpp"
@@ -93,25 +94,20 @@ double FitBounds::lower(ParamKind k) const {
 }
 double FitBounds::upper(ParamKind) const { return rate_bound * widen; }
 
-std::pair<Rational, Rational> parse_domain(const std::string& text) {
-  const auto comma = text.find(',');
-  if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos)
-    throw InputError(fmt::format("--domain: expected LO,HI, got '{}'", text));
-  const auto lo = solvers::parse_exact(text.substr(0, comma));
-  const auto hi = solvers::parse_exact(text.substr(comma + 1));
-  if (!lo || !hi) throw InputError(fmt::format("--domain: '{}' is not two finite numbers LO,HI", text));
-  if (!(*hi > *lo)) throw InputError(fmt::format("--domain: empty domain '{}' (need LO < HI)", text));
+std::pair<Rational, Rational> parse_domain(const std::string& text, const std::string& what) {
+  const auto [lo, hi] = solvers::parse_interval(text, what);
   // The fit works in doubles: each end must be a finite double and the two ends
   // must stay distinct once rounded (1e400 overflows, +-1e-400 both round to 0).
-  const double dlo = solvers::to_double(*lo), dhi = solvers::to_double(*hi);
+  const double dlo = solvers::to_double(lo), dhi = solvers::to_double(hi);
+  const std::string quoted = quote_excerpt(text);
   if (!std::isfinite(dlo) || !std::isfinite(dhi))
-    throw InputError(fmt::format("--domain: '{}' is outside the range of a double", text));
+    throw InputError(what, fmt::format("{} is outside the range of a double", quoted));
   if (!(dhi > dlo))
-    throw InputError(fmt::format("--domain: the ends of '{}' are equal as doubles (domain too narrow)", text));
+    throw InputError(what, fmt::format("the ends of {} are equal as doubles (domain too narrow)", quoted));
   // The fit scales slopes and perturbations by the width hi - lo (a double).
   if (!std::isfinite(dhi - dlo))
-    throw InputError(fmt::format("--domain: the width of '{}' overflows a double (domain too wide)", text));
-  return {*lo, *hi};
+    throw InputError(what, fmt::format("the width of {} overflows a double (domain too wide)", quoted));
+  return {lo, hi};
 }
 
 namespace {

@@ -82,10 +82,11 @@ struct FitData {
 // range of a double or a width hi - lo that overflows one, points < 2 or
 // > 10^7, or grid points that are not distinct once rounded to doubles.
 FitData make_grid(const solvers::Rational& lo, const solvers::Rational& hi, std::size_t points);
-// "LO,HI" (exact decimals or p/q) -> (lo, hi); InputError naming --domain,
-// also for ends that overflow a double or are equal as doubles, and for a
-// width that overflows one.
-std::pair<solvers::Rational, solvers::Rational> parse_domain(const std::string& text);
+// "LO,HI" (exact decimals or p/q; solvers::parse_interval) -> (lo, hi);
+// InputError naming `what`, also for ends that overflow a double or are equal
+// as doubles, and for a width that overflows one.
+std::pair<solvers::Rational, solvers::Rational> parse_domain(const std::string& text,
+                                                             const std::string& what = "domain");
 // One value per line (blank lines and '#' comments skipped), each an exact
 // decimal or p/q; InputError naming the file and line for anything else,
 // including nan/inf and values that overflow a double; also when the samples

@@ -1,17 +1,17 @@
 // Text helpers shared by the CLI and the Python module, so that both print
 // and parse the same way: solver scalars as text, comma-separated number
-// lists, and error messages kept on one line.
+// lists, error messages kept on one line and naming the command's options.
 #pragma once
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
-#include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
@@ -49,6 +49,78 @@ inline std::vector<double> layer_alpha_list(const std::string& text) {
   for (const auto& item : solvers::split_input_list(text, "--layer-alpha"))
     v.push_back(item == "auto" ? std::nan("") : parse_number(item, "--layer-alpha"));
   return v;
+}
+
+// The option of the commands (CLI flag; the Python module's messages name
+// the same) behind each input that the libraries name by its parameter
+// (InputError(input, detail), e.g. "trials", "domain", "out_root"); empty
+// for any other name (a file, a claim field, a flag the caller passed).
+inline std::string option_of_input(const std::string& input) {
+  static const std::map<std::string, std::string> kOptions = {
+      {"H", "--H"},
+      {"N", "--N"},
+      {"T", "--T"},
+      {"activation", "--activation"},
+      {"alpha", "--alpha"},
+      {"batch_size", "--batch"},
+      {"criterion", "--criterion"},
+      {"data", "--data"},
+      {"data_root", "--data-root"},
+      {"domain", "--domain"},
+      {"dt", "--dt"},
+      {"epochs", "--epochs"},
+      {"eps", "--eps"},
+      {"family", "--family"},
+      {"hidden", "--hidden"},
+      {"if_norm", "--if"},
+      {"if_steps", "--if-steps"},
+      {"layer_alpha", "--layer-alpha"},
+      {"learning_rate", "--lr"},
+      {"limit", "--limit"},
+      {"mpfr_bits", "--precision"},
+      {"net", "--net"},
+      {"nets", "--net"},
+      {"neurons", "--neurons"},
+      {"normalization", "--normalize"},
+      {"out_root", "--out"},
+      {"output_scale", "--output-scale"},
+      {"points", "--points"},
+      {"rate", "--rate"},
+      {"rates", "--rate"},
+      {"readout", "--readout"},
+      {"rho", "--rho"},
+      {"rho_factor", "--rho-factor"},
+      {"sampler", "--sampler"},
+      {"samplers", "--sampler"},
+      {"scale", "--scale"},
+      {"shard", "--shard"},
+      {"start", "--start"},
+      {"starts", "--starts"},
+      {"states", "--states"},
+      {"subset", "--subset"},
+      {"sweeps_dir", "--sweeps"},
+      {"tau", "--tau"},
+      {"taus", "--tau"},
+      {"test_images", "--test-images"},
+      {"test_labels", "--test-labels"},
+      {"threads", "--threads"},
+      {"trace_weight", "--trace-weight"},
+      {"train_images", "--train-images"},
+      {"train_labels", "--train-labels"},
+      {"trials", "--trials"},
+      {"v0", "--v0"},
+  };
+  const auto it = kOptions.find(input);
+  return it == kOptions.end() ? std::string() : it->second;
+}
+
+// An InputError as the CLI and the Python module show it: an input the
+// libraries name by its parameter under the command's option ("trials: 0
+// must be at least 1" -> "--trials: 0 must be at least 1"), any other
+// message as it is.
+inline std::string option_message(const InputError& e) {
+  const std::string option = option_of_input(e.input());
+  return option.empty() ? std::string(e.what()) : option + ": " + e.detail();
 }
 
 // "One line per error": control characters in a message (a state name or

@@ -71,15 +71,4 @@ nlohmann::ordered_json model_to_json(const Model& m);  // offsets/slopes as exac
 // InputErrors naming the path.
 void write_model_file(const Model& m, const std::string& path);
 
-// Parses an input value H given as text ("0.5", "1/3", "-2e-3"); throws
-// InputError naming `what` when it is not a finite exact number.
-Rational parse_input_value(const std::string& text, const std::string& what);
-// The items of a comma-separated input ("0,0.5,1", "256,128", "a.json,b.json");
-// an empty text or an empty item ("", "1,", "a,,b") is an InputError naming
-// `what`, never a silently shorter list.
-std::vector<std::string> split_input_list(const std::string& text, const std::string& what);
-// Parses a comma-separated list of input values (split_input_list, then
-// parse_input_value for each item).
-std::vector<Rational> parse_input_list(const std::string& text, const std::string& what);
-
 }  // namespace ctmc::solvers

@@ -1,11 +1,16 @@
-// Plain decimal numbers in option texts, as doubles: the one reading shared
-// by the CLI's and the Python module's option parsers (reports/command_text.hpp)
-// and the simulator's --normalize (sim/tensor_inputs.cpp), each of which words
-// its own error.
+// Numbers, intervals and lists written as text (option values, claim fields,
+// metadata): the one reading of each, shared by the libraries, the CLI and
+// the Python module. Errors are InputErrors naming the input by the `what`
+// label the caller passes (a parameter name such as "domain", a CLI flag, or
+// a field of a file).
 #pragma once
 #include <exception>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "ctmc/solvers/scalar.hpp"
 
 namespace ctmc::solvers {
 
@@ -23,5 +28,21 @@ inline std::optional<double> parse_double(const std::string& item) {
   if (item.empty() || used != item.size()) return std::nullopt;
   return x;
 }
+
+// The items of a comma-separated text ("0,0.5,1", "256,128", "a.json,b.json");
+// an empty text or an empty item ("", "1,", "a,,b") is an InputError naming
+// `what`, never a silently shorter list. The one list splitter.
+std::vector<std::string> split_input_list(const std::string& text, const std::string& what);
+
+// An exact value ("0.5", "1/3", "-2e-3"); InputError naming `what` when it is
+// not a finite exact number.
+Rational parse_input_value(const std::string& text, const std::string& what);
+// A comma-separated list of exact values (split_input_list, then
+// parse_input_value for each item).
+std::vector<Rational> parse_input_list(const std::string& text, const std::string& what);
+
+// An interval "LO,HI" of two exact values with LO < HI; InputError naming
+// `what` otherwise. The one reading of a domain text.
+std::pair<Rational, Rational> parse_interval(const std::string& text, const std::string& what);
 
 }  // namespace ctmc::solvers
