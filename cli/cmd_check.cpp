@@ -31,7 +31,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--seed", ctx->seed, "Seed of the reference simulations (simulation claims)")
       ->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", ctx->threads, "Threads (0: all cores); results do not depend on it")
-      ->capture_default_str()->check(CLI::Range(0, kMaxThreads));
+      ->capture_default_str()->check(kThreadCount);
   cmd->add_option("--precision", ctx->precision, "MPFR precision in bits (finite-T counting, fit errors)")
       ->capture_default_str()->check(CLI::Range(53u, 100000u));
   cmd->add_flag("--json", o->json, "Print the results document (also written to <out>/check/results.json)");

@@ -24,7 +24,7 @@ Register reg([](CLI::App& root) {
     sub->add_option("--out", ctx->out_root, "Folder that holds the report folders")->capture_default_str();
     sub->add_option("--seed", ctx->seed, "Random seed")->check(kNoMinus)->capture_default_str();
     sub->add_option("--threads", ctx->threads, "Threads (0: all cores, or OMP_NUM_THREADS if set)")->capture_default_str()
-        ->check(CLI::Range(0, kMaxThreads));
+        ->check(kThreadCount);
     sub->add_option("--precision", ctx->precision, "MPFR/MPFI precision in bits")->capture_default_str()
         ->check(CLI::Range(53u, 100000u));
     sub->add_option("--data-root", ctx->data_root,

@@ -125,7 +125,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--seed", o->cmd.opt.seed, "Random seed")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->cmd.opt.threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")
       ->capture_default_str()
-      ->check(CLI::Range(0, kMaxThreads));
+      ->check(kThreadCount);
   cmd->add_option("--sampler", o->cmd.sampler,
                   "exact (every spike on the path), uniformization (same law), end-state or euler (reproduce other "
                   "codes; biased)")

@@ -93,7 +93,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--seed", o->opt.seed, "Random seed (trial k uses stream k)")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->opt.threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")
       ->capture_default_str()
-      ->check(CLI::Range(0, kMaxThreads));
+      ->check(kThreadCount);
   cmd->add_option("--start", o->opt.start, "Initial state: 'stationary' (a draw from pi(H)) or a state name/index")
       ->capture_default_str();
   cmd->add_option("--alpha", o->opt.alpha, "Multiply every rate by alpha (layer rate scale)")->capture_default_str();

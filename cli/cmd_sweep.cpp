@@ -172,7 +172,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--seed", o->spec.seed, "Random seed")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: all cores); results do not depend on it")
       ->capture_default_str()
-      ->check(CLI::Range(0, kMaxThreads));
+      ->check(kThreadCount);
   cmd->add_option("--criterion", o->spec.criterion, "Gap criterion in percentage points for the cheapest cell")
       ->capture_default_str();
   cmd->add_option("--shard", o->shard, "Run part i of n (i/n) and write a part for 'sweep merge'");

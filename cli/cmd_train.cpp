@@ -145,7 +145,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--lr", o->cfg.learning_rate, "Adam learning rate")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--seed", o->cfg.seed, "Random seed (weights and batch order)")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->cfg.threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")->capture_default_str()->check(
-      CLI::Range(0, kMaxThreads));
+      kThreadCount);
   cmd->add_flag("--json", o->json, "Machine-readable output (no progress bar)");
   cmd->callback([o] { run_train(*o); });
 

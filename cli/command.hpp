@@ -58,6 +58,21 @@ inline const CLI::Validator kNoMinus(
 // The most threads any command runs (main.cpp cuts OMP_NUM_THREADS down to it).
 using reports::kMaxThreads;
 
+// --threads: reports::checked_threads as the option's check (text that is not
+// a whole number is left to CLI11's conversion, which names it).
+inline const CLI::Validator kThreadCount(
+    [](std::string& text) {
+      int threads = 0;
+      if (!CLI::detail::lexical_cast(text, threads)) return std::string();
+      try {
+        reports::checked_threads(threads);
+      } catch (const InputError& e) {
+        return e.detail();
+      }
+      return std::string();
+    },
+    "", "THREADS");
+
 // Thrown from a command callback to end with a given exit status.
 struct ExitStatus {
   int code;

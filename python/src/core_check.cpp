@@ -11,9 +11,8 @@ namespace ctmc::python {
 
 std::string check_json(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
                        int threads, unsigned precision, int* status) {
-  // The CLI's ranges for --threads and --precision (CLI11 checks there).
-  if (threads < 0 || threads > reports::kMaxThreads)
-    throw InputError(fmt::format("--threads: {} is not in 0..{}", threads, reports::kMaxThreads));
+  // The CLI's ranges for --threads and --precision.
+  reports::checked_threads(threads);
   reports::checked_precision(precision);
   reports::ReportContext ctx;
   ctx.seed = seed;

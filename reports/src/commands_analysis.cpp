@@ -41,8 +41,7 @@ void check_fit_options(const FitCommandOptions& o) {
     throw InputError(fmt::format("--max-iterations: need 1..{}, got {}", kMaxIterations, o.max_iterations));
   if (o.basin_rounds < 0 || o.basin_rounds > kMaxBasinRounds)
     throw InputError(fmt::format("--basin-rounds: need 0..{}, got {}", kMaxBasinRounds, o.basin_rounds));
-  if (o.threads < 0 || o.threads > kMaxThreads)
-    throw InputError(fmt::format("--threads: need 0..{} (0: all cores), got {}", kMaxThreads, o.threads));
+  checked_threads(o.threads);
   if (o.samples.empty() && (o.points < 2 || o.points > kMaxPoints))
     throw InputError(fmt::format("--points: need 2..{} grid points, got {}", kMaxPoints, o.points));
   if (!std::isfinite(o.rate_bound) || !(o.rate_bound > 0) || o.rate_bound > kMaxRateBound)

@@ -45,8 +45,7 @@ ojson simulate_neuron_json(const ModelInput& in, const NeuronSimOptions& o, bool
   if (!std::isfinite(o.T) || o.T <= 0) throw InputError(fmt::format("--T: must be a finite time > 0, got {}", o.T));
   if (o.trials < 2) throw InputError("--trials: must be >= 2 (the variance needs two trials)");
   if (o.trials > kMaxTrials) throw InputError(fmt::format("--trials: {} is too many (at most {})", o.trials, kMaxTrials));
-  if (o.threads < 0 || o.threads > kMaxThreads)
-    throw InputError(fmt::format("--threads: {} is not in 0..{} (0 = all cores)", o.threads, kMaxThreads));
+  checked_threads(o.threads);
   if (!std::isfinite(o.alpha) || o.alpha <= 0) throw InputError("--alpha: must be finite and > 0");
   const auto model = load_model(in);
   const std::string& source = in.source;
@@ -132,8 +131,7 @@ ojson simulate_neuron_json(const ModelInput& in, const NeuronSimOptions& o, bool
 }
 
 ojson simulate_network_json(const NetworkCommandOptions& o, const NetworkInputs& in, bool with_runs) {
-  if (o.opt.threads < 0 || o.opt.threads > kMaxThreads)
-    throw InputError(fmt::format("--threads: {} is not in 0..{}", o.opt.threads, kMaxThreads));
+  checked_threads(o.opt.threads);
   if (o.opt.trials < 0) throw InputError(fmt::format("--trials: need a number >= 0, got '{}'", o.opt.trials));
   sim::NetworkSimOptions opt = o.opt;
   opt.snn.sampler = sim::parse_sampler(o.sampler);
