@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "ctmc/reports/command_text.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -73,7 +74,7 @@ Register reg([](CLI::App& root) {
       try {
         rc = run_one(def);
       } catch (const InputError& e) {
-        fmt::print(stderr, "ctmc-snn: report {}: {}\n", def.name, e.what());
+        fmt::print(stderr, "ctmc-snn: report {}: {}\n", def.name, reports::option_message(e));
         rc = 2;
       } catch (const CheckFailed& e) {
         fmt::print(stderr, "ctmc-snn: report {}: check failed: {}\n", def.name, e.what());

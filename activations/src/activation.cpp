@@ -61,7 +61,7 @@ double parse_positive_param(const std::string& name, const std::string& text, bo
   const bool ok = v && std::abs(*v) <= kParamMax &&
                   (allow_negative ? (*v == 0 || std::abs(*v) >= kParamMin) : *v >= kParamMin);
   if (!ok)
-    throw InputError(fmt::format("{}: {}: parameter {} must be a plain decimal number {}", what, quote_excerpt(name), quote_excerpt(text),
+    throw InputError(what, fmt::format("{}: parameter {} must be a plain decimal number {}", quote_excerpt(name), quote_excerpt(text),
                                  allow_negative ? fmt::format("0 or with magnitude in [{:g}, {:g}]", kParamMin, kParamMax)
                                                 : fmt::format("in [{:g}, {:g}]", kParamMin, kParamMax)));
   return *v;
@@ -133,7 +133,7 @@ Activation parse_activation(const std::string& name, const std::string& what) {
   } else if (name.rfind("table:", 0) == 0) {
     return read_table(name, name.substr(6));
   } else {
-    throw InputError(fmt::format("{}: unknown activation {} (known: {})", what, quote_excerpt(name), activation_names_help()));
+    throw InputError(what, fmt::format("unknown activation {} (known: {})", quote_excerpt(name), activation_names_help()));
   }
   return a;
 }
@@ -141,7 +141,7 @@ Activation parse_activation(const std::string& name, const std::string& what) {
 std::optional<std::string> table_coverage_violation(const Activation& a, double lo, double hi) {
   if (a.kind != ActivationKind::Tabulated || a.xs.empty()) return std::nullopt;
   if (lo >= a.xs.front() && hi <= a.xs.back()) return std::nullopt;
-  return fmt::format("--activation: {} has rows for x in [{:g}, {:g}] only, but the domain is [{:g}, {:g}]; add rows "
+  return fmt::format("{} has rows for x in [{:g}, {:g}] only, but the domain is [{:g}, {:g}]; add rows "
                      "covering the domain (beyond its rows the table would be taken as constant)",
                      a.name, a.xs.front(), a.xs.back(), lo, hi);
 }

@@ -235,11 +235,10 @@ std::optional<std::string> admissibility_violation(const Activation& a, const so
   const std::string where = fmt::format("[{}, {}]", solvers::exact_text(lo), solvers::exact_text(hi));
   derivative_interval(a, v, x);
   if (mpfr_sgn(&v.get()->left) < 0)
-    return fmt::format("--activation: {} is not nondecreasing on {} (slope down to {:.6g})", quote_excerpt(a.name), where,
-                       v.lo());
+    return fmt::format("{} is not nondecreasing on {} (slope down to {:.6g})", quote_excerpt(a.name), where, v.lo());
   eval_interval(a, v, lo_iv);
   if (mpfr_sgn(&v.get()->left) < 0)
-    return fmt::format("--activation: {} is negative on {} (phi({}) = {:.6g})", quote_excerpt(a.name), where,
+    return fmt::format("{} is negative on {} (phi({}) = {:.6g})", quote_excerpt(a.name), where,
                        solvers::exact_text(lo), v.mid());
   return std::nullopt;
 }

@@ -65,28 +65,29 @@ BernsteinProblem make_problem(const activations::Activation& act, const Rational
                               const std::optional<Rational>& rho, const std::optional<Rational>& rho_factor,
                               mpfr_prec_t prec) {
   if (!(imax > imin))
-    throw InputError(fmt::format("--domain: empty interval [{}, {}] (need LO < HI)", solvers::exact_text(imin),
-                                 solvers::exact_text(imax)));
+    throw InputError("domain", fmt::format("empty interval [{}, {}] (need LO < HI)", solvers::exact_text(imin),
+                                           solvers::exact_text(imax)));
   // L_h, the bounds and the sup search are doubles, and they scale with the
   // width: -1e308,1e308 printed a limit of -nan (exit 0).
   if (!std::isfinite(solvers::to_double(imax) - solvers::to_double(imin)))
-    throw InputError(fmt::format("--domain: the width of [{}, {}] overflows a double (domain too wide)",
-                                 solvers::exact_text(imin), solvers::exact_text(imax)));
-  if (auto why = activations::admissibility_violation(act, imin, imax, prec)) throw InputError(*why);
+    throw InputError("domain", fmt::format("the width of [{}, {}] overflows a double (domain too wide)",
+                                           solvers::exact_text(imin), solvers::exact_text(imax)));
+  if (auto why = activations::admissibility_violation(act, imin, imax, prec))
+    throw InputError("activation", *why);
   BernsteinProblem p{act, imin, imax, Rational(0), prec};
   Ivl mx(prec);
   p.max_psi(mx);
   // An overflowing max phi (softplus on [-1e200, 1e200]) is named as such, not
   // mistaken further on for a phi that is not positive.
   if (!mpfi_bounded_p(mx) || !std::isfinite(mpfr_get_d(&mx.get()->right, MPFR_RNDU)))
-    throw InputError(fmt::format("--domain: max phi of {} on [{}, {}] is beyond the range of a double", act.name,
-                                 solvers::exact_text(imin), solvers::exact_text(imax)));
+    throw InputError("domain", fmt::format("max phi of {} on [{}, {}] is beyond the range of a double", act.name,
+                                           solvers::exact_text(imin), solvers::exact_text(imax)));
   if (rho) {
     p.rho = *rho;
   } else {
     const Rational f = rho_factor ? *rho_factor : Rational(2);
     if (!(f > 1))
-      throw InputError(fmt::format("--rho-factor: must be > 1 (got {})", solvers::exact_text(f)));
+      throw InputError("rho_factor", fmt::format("must be > 1 (got {})", solvers::exact_text(f)));
     Ivl r(prec), fi(prec);
     activations::set_rational(fi, f);
     mpfi_mul(r, mx, fi);
@@ -100,19 +101,19 @@ BernsteinProblem make_problem(const activations::Activation& act, const Rational
   }
   // rho is used in double too: 1e400 became inf (sup error 0, "Proved").
   if (!std::isfinite(solvers::to_double(p.rho))) {
-    if (rho) throw InputError(fmt::format("--rho: {} is beyond the range of a double", solvers::exact_text(*rho)));
-    throw InputError(fmt::format("--rho-factor: rho = {} x max phi ({:.10g}) is beyond the range of a double",
-                                 solvers::exact_text(rho_factor.value_or(Rational(2))), mx.mid()));
+    if (rho) throw InputError("rho", fmt::format("{} is beyond the range of a double", solvers::exact_text(*rho)));
+    throw InputError("rho_factor", fmt::format("rho = {} x max phi ({:.10g}) is beyond the range of a double",
+                                               solvers::exact_text(rho_factor.value_or(Rational(2))), mx.mid()));
   }
   Ivl r(prec);
   activations::set_rational(r, p.rho);
   if (!(mpfr_cmp(&r.get()->left, &mx.get()->right) > 0)) {
     if (!rho)  // rho came from the factor: max phi <= 0, so no factor helps
-      throw InputError(fmt::format("--rho-factor: F x max phi = {} does not exceed max phi = {:.10g} on the domain "
-                                   "(phi is not positive there); give --rho R",
-                                   solvers::to_double(p.rho), mx.mid()));
-    throw InputError(fmt::format("--rho: rho = {} must exceed max phi = {:.10g} on the domain",
-                                 solvers::to_double(p.rho), mx.mid()));
+      throw InputError("rho_factor", fmt::format("F x max phi = {} does not exceed max phi = {:.10g} on the "
+                                                 "domain (phi is not positive there); give rho itself",
+                                                 solvers::to_double(p.rho), mx.mid()));
+    throw InputError("rho", fmt::format("rho = {} must exceed max phi = {:.10g} on the domain",
+                                        solvers::to_double(p.rho), mx.mid()));
   }
   return p;
 }
@@ -213,7 +214,7 @@ void bernstein_sum(mpfi_ptr out, std::int64_t n, mpfi_srcptr u,
 
 namespace {
 std::int64_t checked_n(std::int64_t n) {
-  if (n < 1) throw InputError(fmt::format("--N: must be >= 1 (got {})", n));
+  if (n < 1) throw InputError("N", fmt::format("must be >= 1 (got {})", n));
   return n;
 }
 }  // namespace

@@ -282,7 +282,7 @@ std::int64_t smallest_n_for(Bound&& bound, double eps) {
 }  // namespace
 
 EpsSearch smallest_n(const BernsteinProblem& p, const LipschitzBound& lh, double eps, const EpsSearchOptions& opt) {
-  if (!(eps > 0)) throw InputError(fmt::format("--eps: must be > 0 (got {})", eps));
+  if (!(eps > 0)) throw InputError("eps", fmt::format("must be > 0 (got {})", eps));
   EpsSearch s;
   s.eps = eps;
   {

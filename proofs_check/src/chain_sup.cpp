@@ -328,7 +328,7 @@ ChainSupResult certified_chain_sup(const solvers::Model& model, const activation
                                  "this chain has {}",
                                  source, solvers::kTreeTheoremMaxStates, model.size()));
   const I dom_lo = outward::enclose(lo), dom_hi = outward::enclose(hi);
-  if (auto why = activations::table_coverage_violation(act, dom_lo.lo, dom_hi.hi)) throw InputError(*why);
+  if (auto why = activations::table_coverage_violation(act, dom_lo.lo, dom_hi.hi)) throw InputError("activation", *why);
   ErrorEnclosure enc(model, act, alpha, opt.precision, source);
 
   // Split points: a uniform grid over a double cover of [lo, hi], every kink

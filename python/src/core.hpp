@@ -6,8 +6,9 @@
 // files compile as plain C++.
 //
 // Errors are the libraries' own: ctmc::InputError with the CLI's one-line
-// message (module.cpp turns it into ValueError). Option names in messages
-// are the CLI's ("--H: ..."), so one message reads the same from both.
+// message (module.cpp turns it into ValueError, parameters shown as the
+// CLI's options by reports::option_message). Option names in messages are
+// the CLI's ("--H: ..."), so one message reads the same from both.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -249,9 +249,9 @@ DataCase load_case(const Study& st, const std::string& key, const std::string& l
   c.dir = (fs::path(st.ctx.data_root) / key).string();
   c.epochs = epochs;
   if (!fs::is_directory(c.dir))
-    throw InputError(fmt::format("--data-root: {} is not a folder (scripts/fetch-data.sh fetches the data sets into "
-                                 "data/)",
-                                 c.dir));
+    throw InputError("data_root", fmt::format("{} is not a folder (scripts/fetch-data.sh fetches the data sets "
+                                              "into data/)",
+                                              c.dir));
   c.split = sim::load_idx_dir(c.dir);
   const int stride = std::max(1, c.split.test.size() / std::max(1, st.d.test_images));
   c.subset = sim::parse_test_subset(fmt::format("stride:{}", stride));
@@ -415,19 +415,19 @@ std::string sweep_options(const Study& st, const DataCase& dc, const std::vector
 // writes); InputError naming the file for anything else.
 Json reuse_sweep(const fs::path& file, const Json& spec) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("--sweeps: {}: cannot be read", file.string()));
+  if (!in) throw InputError("sweeps_dir", fmt::format("{}: cannot be read", file.string()));
   try {
     const Json found = Json::parse(in);
     if (!found.is_object() || !found.contains("format") || found.at("format") != "ctmc-snn sweep" ||
         !found.contains("spec") || !found.contains("runs"))
-      throw InputError(fmt::format("--sweeps: {}: not a sweep document (ctmc-snn sweep --out)", file.string()));
+      throw InputError("sweeps_dir", fmt::format("{}: not a sweep document (ctmc-snn sweep)", file.string()));
     if (found.at("spec") != spec)
-      throw InputError(fmt::format("--sweeps: {}: the sweep of another design (its spec differs from the one this "
-                                   "report runs: nets, neurons, grid, data, conventions or seed)",
-                                   file.string()));
+      throw InputError("sweeps_dir", fmt::format("{}: the sweep of another design (its spec differs from the one "
+                                                 "this report runs: nets, neurons, grid, data, conventions or seed)",
+                                                 file.string()));
     return sim::sweep_document(spec, found.at("runs"));
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("--sweeps: {}: not a sweep document ({})", file.string(), e.what()));
+    throw InputError("sweeps_dir", fmt::format("{}: not a sweep document ({})", file.string(), e.what()));
   }
 }
 

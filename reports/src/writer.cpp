@@ -132,13 +132,14 @@ void refuse_foreign_folder(const std::string& final_dir, const std::string& name
   const auto st = fs::symlink_status(final_dir, ec);
   if (ec || !fs::exists(st)) return;
   if (!fs::is_directory(st))
-    throw InputError(fmt::format("--out: '{}' exists and is not a report folder; move it or choose another --out",
-                                 final_dir));
+    throw InputError("out_root", fmt::format("'{}' exists and is not a report folder; move it or choose another "
+                                             "output folder",
+                                             final_dir));
   const std::string why = not_a_report_folder(final_dir, name);
   if (!why.empty())
-    throw InputError(fmt::format("--out: '{}' is not a report folder written by ctmc-snn ({}), so it is not "
-                                 "replaced; move it or choose another --out",
-                                 final_dir, why));
+    throw InputError("out_root", fmt::format("'{}' is not a report folder written by ctmc-snn ({}), so it is not "
+                                             "replaced; move it or choose another output folder",
+                                             final_dir, why));
 }
 
 // Files inside the temporary folder; errors name the file where the report
@@ -151,9 +152,9 @@ std::string make_temp_dir(const std::string& parent, const std::string& stem) {
   std::string templ = (fs::path(parent) / (stem + "XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  if (!::mkdtemp(buf.data()))  // the output location (--out) is unusable: bad input, not a bug
-    throw ctmc::InputError(fmt::format("--out: cannot create a temporary folder in '{}': {}", parent,
-                                       std::strerror(errno)));
+  if (!::mkdtemp(buf.data()))  // the output location (out_root) is unusable: bad input, not a bug
+    throw ctmc::InputError("out_root", fmt::format("cannot create a temporary folder in '{}': {}", parent,
+                                                   std::strerror(errno)));
   return std::string(buf.data());
 }
 
@@ -447,17 +448,18 @@ std::string csv_text(const Table& t) {
 
 void check_output_root(const std::string& out_root) {
   const std::string dir = out_root.empty() ? std::string(".") : out_root;
-  if (dir.find('\0') != std::string::npos) throw ctmc::InputError("--out: the folder name contains a NUL byte");
+  if (dir.find('\0') != std::string::npos) throw ctmc::InputError("out_root", "the folder name contains a NUL byte");
   std::error_code ec;
   const auto st = fs::status(dir, ec);
   if (fs::exists(st)) {
-    if (!fs::is_directory(st)) throw ctmc::InputError(fmt::format("--out: '{}' exists and is not a folder", dir));
+    if (!fs::is_directory(st)) throw ctmc::InputError("out_root", fmt::format("'{}' exists and is not a folder", dir));
   } else {
     fs::create_directories(dir, ec);
-    if (ec) throw ctmc::InputError(fmt::format("--out: cannot create the folder '{}': {}", dir, ec.message()));
+    if (ec) throw ctmc::InputError("out_root", fmt::format("cannot create the folder '{}': {}", dir, ec.message()));
   }
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw ctmc::InputError(fmt::format("--out: cannot write into the folder '{}': {}", dir, std::strerror(errno)));
+    throw ctmc::InputError("out_root",
+                           fmt::format("cannot write into the folder '{}': {}", dir, std::strerror(errno)));
 }
 
 // --- the writer -----------------------------------------------------------------

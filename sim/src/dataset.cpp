@@ -33,12 +33,12 @@ std::string find_idx(const std::string& dir, const std::string& stem) {
 
 void check_network_fits(const Dataset& d, int input_size, int output_size) {
   if (d.features() != input_size)
-    throw InputError(fmt::format("--data: images have {} features, the network expects {}", d.features(), input_size));
+    throw InputError("data", fmt::format("images have {} features, the network expects {}", d.features(), input_size));
   int max_label = -1;
   for (int y : d.labels) max_label = std::max(max_label, y);
   if (max_label >= output_size)
-    throw InputError(fmt::format("--data: labels go up to {}, but the network has only {} outputs (classes 0..{})",
-                                 max_label, output_size, output_size - 1));
+    throw InputError("data", fmt::format("labels go up to {}, but the network has only {} outputs (classes 0..{})",
+                                         max_label, output_size, output_size - 1));
 }
 
 TestSubset parse_test_subset(const std::string& text, const std::string& option) {
@@ -47,7 +47,7 @@ TestSubset parse_test_subset(const std::string& text, const std::string& option)
   if (text == "all") return s;
   const auto whole = [&](const std::string& item, const std::string& what) {
     if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
-      throw InputError(fmt::format("{}: {} '{}' is not a whole number", option, what, item));
+      throw InputError(option, fmt::format("{} '{}' is not a whole number", what, item));
     return std::stoi(item);
   };
   if (text.rfind("stride:", 0) == 0) {
@@ -55,12 +55,12 @@ TestSubset parse_test_subset(const std::string& text, const std::string& option)
     const auto colon = rest.find(':');
     s.stride = whole(rest.substr(0, colon), "stride");
     if (colon != std::string::npos) s.offset = whole(rest.substr(colon + 1), "offset");
-    if (s.stride < 1) throw InputError(fmt::format("{}: stride {} must be at least 1", option, s.stride));
+    if (s.stride < 1) throw InputError(option, fmt::format("stride {} must be at least 1", s.stride));
     return s;
   }
   if (text.rfind("index:", 0) == 0) {
     const std::string file = text.substr(6);
-    if (file.empty()) throw InputError(option + ": index: names no file");
+    if (file.empty()) throw InputError(option, "index: names no file");
     static constexpr solvers::InputKind kIndexFileKind{"index file", 64 * solvers::kMiB,
                                                        "an index file lists at most a test set's images"};
     const std::string bytes = solvers::read_input_file(file, kIndexFileKind);
@@ -87,20 +87,20 @@ TestSubset parse_test_subset(const std::string& text, const std::string& option)
       throw InputError(fmt::format("{}: image {} is listed twice", file, *twice));
     return s;
   }
-  throw InputError(fmt::format("{}: '{}' is not all, stride:K[:OFFSET] or index:FILE", option, text));
+  throw InputError(option, fmt::format("'{}' is not all, stride:K[:OFFSET] or index:FILE", text));
 }
 
 Dataset simulation_subset(const Dataset& test_all, int limit, int input_size, int output_size,
                           const TestSubset& subset) {
-  if (limit < 0) throw InputError(fmt::format("--limit: {} must be >= 0", limit));
+  if (limit < 0) throw InputError("limit", fmt::format("{} must be >= 0", limit));
   check_network_fits(test_all, input_size, output_size);
   std::vector<int> pick = subset.indices;
   if (pick.empty())
     for (int k = subset.offset; k < test_all.size(); k += subset.stride) pick.push_back(k);
   for (int k : pick)
     if (k >= test_all.size())
-      throw InputError(fmt::format("--subset {}: image {} is beyond the {} test images", subset.text, k,
-                                   test_all.size()));
+      throw InputError("subset", fmt::format("{}: image {} is beyond the {} test images", subset.text, k,
+                                             test_all.size()));
   Dataset chosen;
   chosen.rows = test_all.rows;
   chosen.cols = test_all.cols;
@@ -111,7 +111,7 @@ Dataset simulation_subset(const Dataset& test_all, int limit, int input_size, in
     chosen.labels.push_back(test_all.labels[static_cast<std::size_t>(pick[j])]);
   }
   Dataset test = limit > 0 ? chosen.head(limit) : chosen;
-  if (test.size() == 0) throw InputError("--data: no test images");
+  if (test.size() == 0) throw InputError("data", "no test images");
   return test;
 }
 

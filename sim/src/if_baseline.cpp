@@ -21,9 +21,9 @@ double parse_if_norm(const std::string& text, const std::string& option) {
     p = std::stod(text.substr(1), &used);
     if (used + 1 != text.size()) throw std::invalid_argument("trailing");
   } catch (const std::exception&) {
-    throw InputError(fmt::format("{}: '{}' is not a percentile like p99.9 or p100", option, text));
+    throw InputError(option, fmt::format("'{}' is not a percentile like p99.9 or p100", text));
   }
-  if (!(p > 0 && p <= 100)) throw InputError(fmt::format("{}: percentile {} outside (0, 100]", option, p));
+  if (!(p > 0 && p <= 100)) throw InputError(option, fmt::format("percentile {} outside (0, 100]", p));
   return p;
 }
 
@@ -33,8 +33,8 @@ IfNetwork::IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions
   const std::size_t S = spiking_layer_count(net, opt.readout);
   if (lambda_.size() != S)
     throw InputError(fmt::format("IF baseline: {} scales for {} spiking layers", lambda_.size(), S));
-  if (opt.steps < 1) throw InputError(fmt::format("--if-steps: {} must be at least 1", opt.steps));
-  if (!(opt.v0 >= 0 && opt.v0 < 1)) throw InputError(fmt::format("--v0: {} must lie in [0, 1)", opt.v0));
+  if (opt.steps < 1) throw InputError("if_steps", fmt::format("{} must be at least 1", opt.steps));
+  if (!(opt.v0 >= 0 && opt.v0 < 1)) throw InputError("v0", fmt::format("{} must lie in [0, 1)", opt.v0));
   for (std::size_t l = 0; l + 1 < L; ++l) {
     const std::string& a = net.layers[l].activation;
     if (a != "relu" && a.rfind("cliprelu_", 0) != 0)
@@ -44,8 +44,8 @@ IfNetwork::IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions
   }
   for (std::size_t l = 0; l < S; ++l)
     if (!(lambda_[l] > 0) || !std::isfinite(lambda_[l]))
-      throw InputError(fmt::format("--if: IF baseline: layer {} normalisation percentile {} is not positive", l + 1,
-                                   lambda_[l]));
+      throw InputError("if_norm", fmt::format("IF baseline: layer {} normalisation percentile {} is not positive",
+                                              l + 1, lambda_[l]));
   for (std::size_t l = 0; l < L; ++l) {
     const double in_scale = l == 0 ? 1.0 : lambda_[l - 1];
     const double out_scale = l < S ? lambda_[l] : 1.0;  // a non-spiking output keeps the ANN's scale
@@ -118,22 +118,22 @@ IfSampleRun IfNetwork::run(const float* x) const {
 }
 
 IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_all, const IfOptions& opt) {
-  net.validate("--net");
+  net.validate("net");
   const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size(), opt.subset);
   {
-    // A work bound like simulate_network's: --if-steps 2000000000 ran for days.
+    // A work bound like simulate_network's: 2e9 steps would run for days.
     const auto neurons = static_cast<double>(spiking_neuron_count(net, opt.readout));
     const double work = static_cast<double>(test.size()) * opt.steps * neurons;
     if (work > kMaxIfNeuronSteps)
-      throw InputError(fmt::format("--if-steps: {:.3g} neuron-steps ({} test images x {} steps x {} spiking neurons), "
-                                   "beyond the budget of {:.0e}; lower --if-steps or --limit",
+      throw InputError("if_steps", fmt::format("{:.3g} neuron-steps ({} test images x {} steps x {} spiking "
+                                               "neurons), beyond the budget of {:.0e}; lower if_steps or limit",
                                    work, test.size(), opt.steps, neurons, kMaxIfNeuronSteps));
   }
   // The normalisation percentiles come from the train split ("percentile:
   // empty sample" named no input).
   if (train.size() == 0)
-    throw InputError("--data: no training images, and the IF baseline's normalisation percentiles come from the "
-                     "train split");
+    throw InputError("data", "no training images, and the IF baseline's normalisation percentiles come from the "
+                             "train split");
   IfResult res;
   res.samples = test.size();
   for (const auto& a : layer_activations(net, train, opt.readout))

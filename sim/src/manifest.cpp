@@ -159,10 +159,10 @@ std::string weights_file_of(const fs::path& manifest) { return manifest.stem().s
 void check_network_output(const std::string& manifest_path, const std::string& option) {
   const fs::path mp(manifest_path);
   if (mp.filename().empty() || mp.filename() == "." || mp.filename() == "..")
-    throw InputError(fmt::format("{}: '{}' names no file", option, manifest_path));
+    throw InputError(option, fmt::format("'{}' names no file", manifest_path));
   std::error_code ec;
   for (const fs::path& p : {mp, mp.parent_path() / weights_file_of(mp)})
-    if (fs::is_directory(p, ec)) throw InputError(fmt::format("{}: '{}' is a folder, not a file", option, p.string()));
+    if (fs::is_directory(p, ec)) throw InputError(option, fmt::format("'{}' is a folder, not a file", p.string()));
 }
 
 void save_network(const std::string& manifest_path, const Mlp& net, const json& meta) {

@@ -184,26 +184,30 @@ double Mlp::accuracy(const Dataset& d, float clip_k) const {
 }
 
 void Mlp::validate(const std::string& what) const {
-  if (layers.empty()) throw InputError(what + ": network has no layers");
+  if (layers.empty()) throw InputError(what, "network has no layers");
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const auto& L = layers[l];
-    const std::string at = what + ": layer " + std::to_string(l + 1);  // numbered from 1, as simulate prints
-    if (L.W.rows() == 0 || L.W.cols() == 0) throw InputError(at + " has an empty weight matrix");
+    const std::string at = "layer " + std::to_string(l + 1);  // numbered from 1, as simulate prints
+    if (L.W.rows() == 0 || L.W.cols() == 0) throw InputError(what, at + " has an empty weight matrix");
     if (L.b.size() != L.W.rows())
-      throw InputError(at + " bias has " + std::to_string(L.b.size()) + " entries, weight has " + std::to_string(L.W.rows()) + " rows");
+      throw InputError(what, at + " bias has " + std::to_string(L.b.size()) + " entries, weight has " +
+                                 std::to_string(L.W.rows()) + " rows");
     if (l > 0 && L.W.cols() != layers[l - 1].W.rows())
-      throw InputError(at + " takes " + std::to_string(L.W.cols()) + " inputs but layer " + std::to_string(l) + " gives " +
-                       std::to_string(layers[l - 1].W.rows()));
-    if (!L.W.allFinite() || !L.b.allFinite()) throw InputError(at + " has a non-finite weight or bias");
+      throw InputError(what, at + " takes " + std::to_string(L.W.cols()) + " inputs but layer " + std::to_string(l) +
+                                 " gives " + std::to_string(layers[l - 1].W.rows()));
+    if (!L.W.allFinite() || !L.b.allFinite()) throw InputError(what, at + " has a non-finite weight or bias");
     if (l + 1 == layers.size()) {
-      if (L.activation != "linear") throw InputError(at + " (output) must be \"linear\" (its z are the logits), got " + quote_excerpt(L.activation));
+      if (L.activation != "linear")
+        throw InputError(what, at + " (output) must be \"linear\" (its z are the logits), got " +
+                                   quote_excerpt(L.activation));
     } else {
       try {
         (void)detail::resolve_activation(L.activation);
       } catch (const InputError& e) {
-        throw InputError(at + ": " + e.what());
+        throw InputError(what, at + ": " + e.what());
       }
-      if (L.activation == "linear") throw InputError(at + " is hidden: it needs a nonlinear activation, not \"linear\"");
+      if (L.activation == "linear")
+        throw InputError(what, at + " is hidden: it needs a nonlinear activation, not \"linear\"");
     }
   }
 }

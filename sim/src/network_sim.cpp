@@ -21,13 +21,13 @@ namespace ctmc::sim {
 ScaleMode parse_scale_mode(const std::string& text, const std::string& option) {
   if (text == "q99") return ScaleMode::Q99;
   if (text == "const") return ScaleMode::Const;
-  throw InputError(fmt::format("{}: unknown scale '{}' (expected q99 or const)", option, text));
+  throw InputError(option, fmt::format("unknown scale '{}' (expected q99 or const)", text));
 }
 
 OutputScale parse_output_scale(const std::string& text, const std::string& option) {
   if (text == "logits") return OutputScale::Logits;
   if (text == "activation") return OutputScale::Activation;
-  throw InputError(fmt::format("{}: unknown output scale '{}' (expected logits or activation)", option, text));
+  throw InputError(option, fmt::format("unknown output scale '{}' (expected logits or activation)", text));
 }
 
 double percentile(std::vector<float> v, double p) {
@@ -60,8 +60,8 @@ std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::v
       // The output neurons approximate alpha_fit phi(z^L): scale by phi's q99.
       const auto target = nm.model.meta.find("target");
       if (target == nm.model.meta.end() || !target->is_string())
-        throw InputError(fmt::format("--output-scale activation: {} has no meta.target naming its activation",
-                                     nm.source));
+        throw InputError("output_scale", fmt::format("activation: {} has no meta.target naming its activation",
+                                                     nm.source));
       const activations::Activation phi = activations::parse_activation(target->get<std::string>(), nm.source + ": meta.target");
       for (float& z : a) z = static_cast<float>(phi.eval(static_cast<double>(z)));
     }
@@ -72,34 +72,34 @@ std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::v
 
 NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test_all,
                                   const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
-  net.validate("--net");
+  net.validate("net");
   const std::size_t S = spiking_layer_count(net, opt.snn.readout);
   if (neurons.size() != 1 && neurons.size() != S)
-    throw InputError(fmt::format("--neurons: {} models given; give one for all spiking layers or {} (one per layer)",
-                                 neurons.size(), S));
-  if (opt.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", opt.trials));
+    throw InputError("neurons", fmt::format("{} models given; give one for all spiking layers or {} (one per layer)",
+                                            neurons.size(), S));
+  if (opt.trials < 1) throw InputError("trials", fmt::format("{} must be at least 1", opt.trials));
   if (opt.first_trial < 0) throw InputError(fmt::format("first trial {} must be at least 0", opt.first_trial));
-  if (!(opt.rate > 0) || !std::isfinite(opt.rate)) throw InputError(fmt::format("--rate: {} must be positive", opt.rate));
+  if (!(opt.rate > 0) || !std::isfinite(opt.rate)) throw InputError("rate", fmt::format("{} must be positive", opt.rate));
   const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size(), opt.subset);
   if (!opt.layer_alpha.empty() && opt.layer_alpha.size() != S)
-    throw InputError(fmt::format("--layer-alpha: {} values given for {} spiking layers", opt.layer_alpha.size(), S));
+    throw InputError("layer_alpha", fmt::format("{} values given for {} spiking layers", opt.layer_alpha.size(), S));
   if (opt.output_scale == OutputScale::Activation && opt.snn.readout != Readout::Spike)
-    throw InputError("--output-scale activation: needs --readout spike (the integrating output layer has no scale)");
+    throw InputError("output_scale", "activation needs the spike readout (the integrating output layer has no scale)");
   for (double a : opt.layer_alpha)
     if (!std::isnan(a) && (!(a > 0) || !std::isfinite(a)))
-      throw InputError(fmt::format("--layer-alpha: {} is not a positive finite number", a));
+      throw InputError("layer_alpha", fmt::format("{} is not a positive finite number", a));
   {
     const auto neurons = static_cast<double>(spiking_neuron_count(net, opt.snn.readout));
     const double runs = static_cast<double>(opt.trials) * test.size();
     const double steps = std::round(opt.snn.T / opt.snn.dt);  // T and dt themselves are checked by SpikingNetwork
     if (runs > kMaxSampleRuns)
-      throw InputError(fmt::format("--trials: {} trials x {} test images = {:.3g} sample runs, beyond the budget of "
-                                   "{:.0e}; lower --trials or --limit",
+      throw InputError("trials", fmt::format("{} trials x {} test images = {:.3g} sample runs, beyond the budget of "
+                                             "{:.0e}; lower trials or limit",
                                    opt.trials, test.size(), runs, kMaxSampleRuns));
     if (std::isfinite(steps) && runs * steps * neurons > kMaxNeuronSteps)
-      throw InputError(fmt::format("--T/--trials: {:.3g} neuron-steps ({} trials x {} test images x {:.3g} steps x {} "
-                                   "spiking neurons), beyond the budget of {:.0e}; lower --T, --trials or --limit, or "
-                                   "raise --dt",
+      throw InputError("T", fmt::format("{:.3g} neuron-steps ({} trials x {} test images x {:.3g} steps x {} "
+                                        "spiking neurons), beyond the budget of {:.0e}; lower T, trials or limit, or "
+                                        "raise dt",
                                    runs * steps * neurons, opt.trials, test.size(), steps, neurons, kMaxNeuronSteps));
   }
   const solvers::ThreadScope threads(opt.threads);
@@ -110,8 +110,8 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   // split; without training images (it said "percentile: empty sample") the
   // const scale still works, and q99 is reported as NaN.
   if (train.size() == 0 && opt.scale == ScaleMode::Q99)
-    throw InputError("--data: no training images, and --scale q99 takes the layer scales from the train split; "
-                     "add training images or use --scale const");
+    throw InputError("data", "no training images, and the q99 scale takes the layer scales from the train split; "
+                             "add training images or use the const scale");
   const std::vector<double> q99s =
       opt.q99.empty() ? layer_q99(net, train, neurons, opt.snn.readout, opt.output_scale) : opt.q99;
   if (q99s.size() != S)
@@ -123,8 +123,9 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
     const double q = q99s[l];
     const bool by_hand = !opt.layer_alpha.empty() && !std::isnan(opt.layer_alpha[l]);
     if (opt.scale == ScaleMode::Q99 && !by_hand && !(q > 0))
-      throw InputError(fmt::format("--scale q99: layer {} has 99th activation percentile {} <= 0; use --scale const",
-                                   l + 1, q));
+      throw InputError("scale", fmt::format("q99: layer {} has 99th activation percentile {} <= 0; use the const "
+                                            "scale",
+                                            l + 1, q));
     const double alpha = by_hand ? opt.layer_alpha[l] : opt.scale == ScaleMode::Q99 ? opt.rate / q : opt.rate;
     const double afit = alpha_fit_of(nm.model, nm.source);
     res.q99.push_back(q);
@@ -194,10 +195,11 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
     for (double r : jump_rates) rate_sum += r;
     const double expected = static_cast<double>(opt.trials) * opt.snn.T * rate_sum;
     if (opt.snn.sampler != SamplerKind::Euler && !(expected <= kMaxTransitions))
-      throw InputError(fmt::format(
-          "--rate/--T: about {:.3g} {} expected ({} trials x T = {:g} x {:.3g} per unit time, summed over the test "
-          "images' spiking neurons at their mean-field inputs), beyond the budget of {:.0e}; lower --rate (alpha_l "
-          "scales every rate), --T, --trials or --limit",
+      throw InputError(
+          "rate", fmt::format(
+          "about {:.3g} {} expected ({} trials x T = {:g} x {:.3g} per unit time, summed over the test "
+          "images' spiking neurons at their mean-field inputs), beyond the budget of {:.0e}; lower rate (alpha_l "
+          "scales every rate), T, trials or limit",
           expected, uniformized ? "uniformization jumps (virtual ones included)" : "CTMC transitions", opt.trials,
           opt.snn.T, rate_sum, kMaxTransitions));
   }

@@ -88,7 +88,7 @@ EndStateRule::EndStateRule(const NeuronKernel& kernel) {
   if (bytes > static_cast<double>(kMaxBytes))
     throw InputError(fmt::format(
         "{}: the end-state sampler's reachability table for its {} states ({} components of non-spike transitions) "
-        "would take {:.0f} MiB, beyond the limit of {} MiB; use --sampler exact",
+        "would take {:.0f} MiB, beyond the limit of {} MiB; use the exact sampler",
         kernel.source(), n, components_, bytes / (1 << 20), kMaxBytes >> 20));
 
   // Members of each component; then the components in completion order, each

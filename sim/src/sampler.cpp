@@ -14,8 +14,7 @@ SamplerKind parse_sampler(const std::string& text, const std::string& option) {
   if (text == "uniformization") return SamplerKind::Uniformization;
   if (text == "end-state") return SamplerKind::EndState;
   if (text == "euler") return SamplerKind::Euler;
-  throw InputError(fmt::format("{}: unknown sampler '{}' (expected exact, uniformization, end-state or euler)", option,
-                               text));
+  throw InputError(option, fmt::format("unknown sampler '{}' (expected exact, uniformization, end-state or euler)", text));
 }
 
 std::string sampler_name(SamplerKind k) {
@@ -51,7 +50,7 @@ std::string sampler_rule(SamplerKind k) {
 
 StepSampler::StepSampler(const NeuronKernel& kernel, SamplerKind kind, double dt)
     : kernel_(&kernel), kind_(kind), dt_(dt), n_(kernel.size()), kmax_(kernel.max_out_degree()) {
-  if (!(dt > 0) || !std::isfinite(dt)) throw InputError(fmt::format("--dt: time step {} must be positive", dt));
+  if (!(dt > 0) || !std::isfinite(dt)) throw InputError("dt", fmt::format("time step {} must be positive", dt));
   off_dt_.resize(n_ * kmax_);
   slope_dt_.resize(n_ * kmax_);
   for (std::size_t s = 0; s < n_ * kmax_; ++s) {

@@ -15,7 +15,7 @@ namespace ctmc::sim {
 Readout parse_readout(const std::string& text, const std::string& option) {
   if (text == "spike") return Readout::Spike;
   if (text == "integrate") return Readout::Integrate;
-  throw InputError(fmt::format("{}: unknown readout '{}' (expected spike or integrate)", option, text));
+  throw InputError(option, fmt::format("unknown readout '{}' (expected spike or integrate)", text));
 }
 
 std::string readout_name(Readout r) { return r == Readout::Spike ? "spike" : "integrate"; }
@@ -36,15 +36,15 @@ std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t trial, std::u
 }
 
 std::int64_t window_steps(double T, double dt, const std::string& what) {
-  if (!(T > 0) || !std::isfinite(T)) throw InputError(fmt::format("{}: {} must be positive", what, T));
+  if (!(T > 0) || !std::isfinite(T)) throw InputError(what, fmt::format("{} must be positive", T));
   const double steps = std::round(T / dt);
-  // Beyond this the step count is a typo (--T 1e300), and the cast below
+  // Beyond this the step count is a typo (T = 1e300), and the cast below
   // would be undefined past 2^63.
   if (steps > kMaxSteps)
-    throw InputError(fmt::format("{}/--dt: T / dt = {:.3g} steps is too many (at most {:.0e})", what, T / dt,
-                                 kMaxSteps));
+    throw InputError(what, fmt::format("T / dt = {:.3g} steps is too many (at most {:.0e}); raise dt", T / dt,
+                                       kMaxSteps));
   if (steps < 1 || std::abs(steps * dt - T) > 1e-9 * T)
-    throw InputError(fmt::format("{}: {} is not a positive multiple of --dt {}", what, T, dt));
+    throw InputError(what, fmt::format("{} is not a positive multiple of dt = {}", T, dt));
   return static_cast<std::int64_t>(steps);
 }
 
@@ -182,16 +182,16 @@ SpikingNetwork::SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers,
   if (L == 0) throw InputError("network: no layers");
   const std::size_t want = spiking_layer_count(net, cfg.readout);
   if (layers_.size() != want)
-    throw InputError(fmt::format("--neurons: {} spiking layers given, the network with readout '{}' needs {}",
-                                 layers_.size(), readout_name(cfg.readout), want));
-  steps_ = window_steps(cfg.T, cfg.dt, "--T");
+    throw InputError("neurons", fmt::format("{} spiking layers given, the network with readout '{}' needs {}",
+                                            layers_.size(), readout_name(cfg.readout), want));
+  steps_ = window_steps(cfg.T, cfg.dt, "T");
   for (std::size_t c = 0; c < cfg.checkpoints.size(); ++c) {
     const double Tc = cfg.checkpoints[c];
-    const std::int64_t k = window_steps(Tc, cfg.dt, "--T checkpoint");
+    const std::int64_t k = window_steps(Tc, cfg.dt, "T");
     if (!checkpoint_steps_.empty() && k <= checkpoint_steps_.back())
-      throw InputError(fmt::format("--T checkpoints: {} does not follow {} (give increasing times)", Tc,
-                                   cfg.checkpoints[c - 1]));
-    if (k > steps_) throw InputError(fmt::format("--T checkpoints: {} lies beyond the window T = {}", Tc, cfg.T));
+      throw InputError("T", fmt::format("checkpoint {} does not follow {} (give increasing times)", Tc,
+                                        cfg.checkpoints[c - 1]));
+    if (k > steps_) throw InputError("T", fmt::format("checkpoint {} lies beyond the window T = {}", Tc, cfg.T));
     checkpoint_steps_.push_back(k);
   }
   for (const auto& l : layers_)

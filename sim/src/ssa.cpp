@@ -25,15 +25,16 @@ std::vector<double> rates_at(const solvers::Model& m, const solvers::Rational& H
   for (std::size_t e = 0; e < exact.size(); ++e) {
     const double rate = solvers::to_double(exact[e]);
     r.push_back(rate * scale);
-    // An overflow (the rate itself, or --alpha 1e308 times it) names the option
-    // that caused it, not the infinite rate it produced.
+    // An overflow (the rate itself, or alpha = 1e308 times it) names the
+    // parameter that caused it, not the infinite rate it produced.
     if (!std::isfinite(rate))
-      throw InputError(fmt::format("--H: the rate of transitions[{}] ({} -> {}) at this H is beyond the range of a double",
-                                   e, m.states[m.transitions[e].from], m.states[m.transitions[e].to]));
+      throw InputError("H", fmt::format("the rate of transitions[{}] ({} -> {}) at this H is beyond the range of a "
+                                        "double",
+                                        e, m.states[m.transitions[e].from], m.states[m.transitions[e].to]));
     if (!std::isfinite(r.back()))
-      throw InputError(fmt::format("--alpha: {:g} x the rate of transitions[{}] ({} -> {}) at H = {:.6g} overflows a "
-                                   "double",
-                                   scale, e, m.states[m.transitions[e].from], m.states[m.transitions[e].to],
+      throw InputError("alpha", fmt::format("{:g} x the rate of transitions[{}] ({} -> {}) at H = {:.6g} overflows "
+                                            "a double",
+                                            scale, e, m.states[m.transitions[e].from], m.states[m.transitions[e].to],
                                    solvers::to_double(H)));
   }
   return r;
@@ -114,11 +115,11 @@ std::uint64_t run_path(const SsaChain& c, std::size_t s, std::span<const double>
 }
 
 void check_times(std::span<const double> times) {
-  if (times.empty()) throw InputError("--T: no time given");
+  if (times.empty()) throw InputError("T", "no time given");
   for (std::size_t k = 0; k < times.size(); ++k) {
     if (!std::isfinite(times[k]) || times[k] < 0)
-      throw InputError(fmt::format("--T: {} is not a finite time >= 0", times[k]));
-    if (k && times[k] < times[k - 1]) throw InputError("--T: checkpoint times must be sorted");
+      throw InputError("T", fmt::format("{} is not a finite time >= 0", times[k]));
+    if (k && times[k] < times[k - 1]) throw InputError("T", "checkpoint times must be sorted");
   }
 }
 
@@ -138,10 +139,10 @@ SsaRun simulate_neuron(const solvers::Model& m, const solvers::Rational& H, cons
   SsaRun run;
   run.times = opt.times.empty() ? std::vector<double>{opt.T} : opt.times;
   check_times(run.times);
-  if (opt.trials == 0) throw InputError("--trials: must be >= 1");
+  if (opt.trials == 0) throw InputError("trials", "must be >= 1");
   const std::size_t n = m.size();
   if (opt.start == StartMode::State && opt.start_state >= n)
-    throw InputError(fmt::format("--start: state {} out of range for {} ({} states)", opt.start_state, source, n));
+    throw InputError("start", fmt::format("state {} out of range for {} ({} states)", opt.start_state, source, n));
   const SsaChain chain(m, H, opt.rate_scale);
 
   // Initial distribution: the stationary one (solved by GTH; the process is

@@ -30,13 +30,13 @@ template <class T>
 void check_unique(const std::vector<T>& v, const std::string& option) {
   for (std::size_t i = 0; i < v.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
-      if (v[i] == v[j]) throw InputError(fmt::format("{}: the value {} is given twice", option, fmt::format("{}", v[i])));
+      if (v[i] == v[j]) throw InputError(option, fmt::format("the value {} is given twice", fmt::format("{}", v[i])));
 }
 
 void check_positive(const std::vector<double>& v, const std::string& option) {
-  if (v.empty()) throw InputError(option + ": no value given");
+  if (v.empty()) throw InputError(option, "no value given");
   for (double x : v)
-    if (!(x > 0) || !std::isfinite(x)) throw InputError(fmt::format("{}: {} is not a positive finite number", option, x));
+    if (!(x > 0) || !std::isfinite(x)) throw InputError(option, fmt::format("{} is not a positive finite number", x));
   check_unique(v, option);
 }
 
@@ -69,13 +69,13 @@ SweepInputs read_inputs(const SweepSpec& spec) {
     net.validate(spec.nets[i]);
     const std::size_t S = spiking_layer_count(net, spec.readout);
     if (in.neurons.size() != 1 && in.neurons.size() != S)
-      throw InputError(fmt::format("--neurons: {} models given; {} needs one for all spiking layers or {}",
-                                   in.neurons.size(), spec.nets[i], S));
+      throw InputError("neurons", fmt::format("{} models given; {} needs one for all spiking layers or {}",
+                                              in.neurons.size(), spec.nets[i], S));
     simulation_subset(in.data.test, spec.limit, net.input_size(), net.output_size(), spec.subset);
   }
   if (in.data.train.size() == 0 && spec.scale == ScaleMode::Q99)
-    throw InputError("--data: no training images, and --scale q99 takes the layer scales from the train split; "
-                     "add training images or use --scale const");
+    throw InputError("data", "no training images, and the q99 scale takes the layer scales from the train split; "
+                             "add training images or use the const scale");
   return in;
 }
 
@@ -87,25 +87,25 @@ std::size_t check_sweep_inputs(const SweepSpec& spec) {
 }
 
 void validate_sweep(const SweepSpec& s) {
-  if (s.nets.empty()) throw InputError("--net: no network given");
-  check_unique(s.nets, "--net");
-  if (s.neurons.empty()) throw InputError("--neurons: no model file given");
-  if (s.samplers.empty()) throw InputError("--sampler: no sampler given");
+  if (s.nets.empty()) throw InputError("nets", "no network given");
+  check_unique(s.nets, "nets");
+  if (s.neurons.empty()) throw InputError("neurons", "no model file given");
+  if (s.samplers.empty()) throw InputError("samplers", "no sampler given");
   std::vector<std::string> names;
   for (SamplerKind k : s.samplers) names.push_back(sampler_name(k));
-  check_unique(names, "--sampler");
-  check_positive(s.taus, "--tau");
-  check_positive(s.rates, "--rate");
-  check_positive(s.T, "--T");
+  check_unique(names, "samplers");
+  check_positive(s.taus, "taus");
+  check_positive(s.rates, "rates");
+  check_positive(s.T, "T");
   for (std::size_t k = 1; k < s.T.size(); ++k)
     if (!(s.T[k] > s.T[k - 1]))
-      throw InputError(fmt::format("--T: the checkpoints must increase ({} after {})", s.T[k], s.T[k - 1]));
-  if (!(s.dt > 0) || !std::isfinite(s.dt)) throw InputError(fmt::format("--dt: {} must be positive", s.dt));
-  for (double T : s.T) window_steps(T, s.dt, "--T");
-  if (s.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", s.trials));
-  if (s.limit < 0) throw InputError(fmt::format("--limit: {} must be at least 0", s.limit));
+      throw InputError("T", fmt::format("the checkpoints must increase ({} after {})", s.T[k], s.T[k - 1]));
+  if (!(s.dt > 0) || !std::isfinite(s.dt)) throw InputError("dt", fmt::format("{} must be positive", s.dt));
+  for (double T : s.T) window_steps(T, s.dt, "T");
+  if (s.trials < 1) throw InputError("trials", fmt::format("{} must be at least 1", s.trials));
+  if (s.limit < 0) throw InputError("limit", fmt::format("{} must be at least 0", s.limit));
   if (!(s.criterion > 0) || !std::isfinite(s.criterion))
-    throw InputError(fmt::format("--criterion: {} must be a positive number of percentage points", s.criterion));
+    throw InputError("criterion", fmt::format("{} must be a positive number of percentage points", s.criterion));
   const double runs = static_cast<double>(s.nets.size()) * s.samplers.size() * s.taus.size() * s.rates.size() * s.trials;
   if (runs > kMaxSampleRuns) throw InputError(fmt::format("sweep: {:.3g} runs in the grid, too many", runs));
 }
@@ -129,7 +129,7 @@ SweepRun sweep_run_at(const SweepSpec& s, std::size_t u) {
 
 Shard parse_shard(const std::string& text, const std::string& option) {
   const auto bad = [&](const std::string& why) {
-    return InputError(fmt::format("{}: '{}' {} (expected i/n with 1 <= i <= n, e.g. 2/8)", option, text, why));
+    return InputError(option, fmt::format("'{}' {} (expected i/n with 1 <= i <= n, e.g. 2/8)", text, why));
   };
   const auto slash = text.find('/');
   if (slash == std::string::npos) throw bad("has no '/'");

@@ -195,7 +195,7 @@ Tensor read_tensor_input(const std::string& spec, const std::string& option) {
   const SafetensorsFile f = read_safetensors(file);
   const auto it = f.tensors.find(name);
   if (it == f.tensors.end())
-    throw InputError(fmt::format("{}: {} has no tensor '{}'", option, file, name.substr(0, 60)));
+    throw InputError(option, fmt::format("{} has no tensor '{}'", file, name.substr(0, 60)));
   return it->second;
 }
 
@@ -232,20 +232,20 @@ Dataset dataset_from_tensors(const Tensor& images, const Tensor& labels, const s
 Normalization parse_normalization(const std::string& text, const std::string& option) {
   const auto slash = text.find('/');
   if (slash == std::string::npos || text.find('/', slash + 1) != std::string::npos)
-    throw InputError(fmt::format("{}: '{}' is not MEAN/SD (comma-separated per channel)", option, text));
+    throw InputError(option, fmt::format("'{}' is not MEAN/SD (comma-separated per channel)", text));
   const auto list = [&](const std::string& part, bool positive) {
     std::vector<double> v;
     for (const std::string& item : solvers::split_input_list(part, option)) {
       const auto x = solvers::parse_double(item);
       if (!x || !std::isfinite(*x) || (positive && !(*x > 0)))
-        throw InputError(fmt::format("{}: '{}' is not a {}number", option, item, positive ? "positive " : ""));
+        throw InputError(option, fmt::format("'{}' is not a {}number", item, positive ? "positive " : ""));
       v.push_back(*x);
     }
     return v;
   };
   Normalization n{list(text.substr(0, slash), false), list(text.substr(slash + 1), true)};
   if (n.mean.size() != n.sd.size())
-    throw InputError(fmt::format("{}: {} means but {} standard deviations", option, n.mean.size(), n.sd.size()));
+    throw InputError(option, fmt::format("{} means but {} standard deviations", n.mean.size(), n.sd.size()));
   return n;
 }
 
@@ -253,7 +253,7 @@ void normalize(Dataset& d, const Normalization& n, const std::string& option) {
   if (n.mean.empty()) return;
   const auto C = static_cast<std::size_t>(d.channels);
   if (n.mean.size() != 1 && n.mean.size() != C)
-    throw InputError(fmt::format("{}: {} values per list for images of {} channel(s)", option, n.mean.size(), C));
+    throw InputError(option, fmt::format("{} values per list for images of {} channel(s)", n.mean.size(), C));
   const Eigen::Index per_channel = d.images.rows() / static_cast<Eigen::Index>(C);
   for (Eigen::Index j = 0; j < d.images.cols(); ++j)
     for (Eigen::Index i = 0; i < d.images.rows(); ++i) {
@@ -276,22 +276,22 @@ std::string data_source_text(const DataSource& s) {
 }
 
 DatasetSplit load_data(const DataSource& src) {
-  const auto pair = [](const std::string& images, const std::string& labels, const char* what) {
+  const auto pair = [](const std::string& images, const std::string& labels, const char* split) {
     if (images.empty() != labels.empty())
-      throw InputError(fmt::format("--{}-images and --{}-labels: give both or neither", what, what));
+      throw InputError(fmt::format("{}_images", split), fmt::format("give the {} images and labels both or neither", split));
     return !images.empty();
   };
   const bool test = pair(src.test_images, src.test_labels, "test");
   const bool train = pair(src.train_images, src.train_labels, "train");
   if (src.dir.empty() && !test)
-    throw InputError("--data: give a data folder, or the test images as tensors (--test-images, --test-labels)");
+    throw InputError("data", "give a data folder, or the test images and labels as tensors");
   DatasetSplit d = src.dir.empty() ? DatasetSplit{} : load_dataset_dir(src.dir);
   if (test)
-    d.test = dataset_from_tensors(read_tensor_input(src.test_images, "--test-images"),
-                                  read_tensor_input(src.test_labels, "--test-labels"), src.test_images, src.test_labels);
+    d.test = dataset_from_tensors(read_tensor_input(src.test_images, "test_images"),
+                                  read_tensor_input(src.test_labels, "test_labels"), src.test_images, src.test_labels);
   if (train)
-    d.train = dataset_from_tensors(read_tensor_input(src.train_images, "--train-images"),
-                                   read_tensor_input(src.train_labels, "--train-labels"), src.train_images,
+    d.train = dataset_from_tensors(read_tensor_input(src.train_images, "train_images"),
+                                   read_tensor_input(src.train_labels, "train_labels"), src.train_images,
                                    src.train_labels);
   if (!src.normalization.empty()) {
     const Normalization n = parse_normalization(src.normalization);

@@ -147,11 +147,11 @@ Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std:
 
 TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
   if (d.size() == 0) throw InputError("train: the training set is empty");
-  if (cfg.epochs < 1) throw InputError("--epochs: must be at least 1");
-  if (cfg.batch_size < 1) throw InputError("--batch: must be at least 1");
-  if (!(cfg.learning_rate > 0)) throw InputError("--lr: must be positive");
+  if (cfg.epochs < 1) throw InputError("epochs", "must be at least 1");
+  if (cfg.batch_size < 1) throw InputError("batch_size", "must be at least 1");
+  if (!(cfg.learning_rate > 0)) throw InputError("learning_rate", "must be positive");
   for (int h : cfg.hidden)
-    if (h < 1) throw InputError("--hidden: every layer width must be at least 1");
+    if (h < 1) throw InputError("hidden", "every layer width must be at least 1");
   for (std::size_t i = 0; i < d.labels.size(); ++i)
     if (d.labels[i] < 0 || d.labels[i] >= classes)
       throw InputError("train: label " + std::to_string(d.labels[i]) + " of sample " + std::to_string(i) + " is outside 0.." +
@@ -216,7 +216,7 @@ TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
   }
   if (cfg.progress) std::fprintf(stderr, "\n");
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!net.layers.back().W.allFinite()) throw InputError("train: the weights diverged to non-finite values (lower --lr)");
+  if (!net.layers.back().W.allFinite()) throw InputError("train: the weights diverged to non-finite values (lower the learning rate)");
   return res;
 }
 

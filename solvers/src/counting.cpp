@@ -143,12 +143,12 @@ CountingMoments<double> counting_moments(const Model& m, const Rational& H, cons
     const int s = squarings_needed(log2_van_loan_norm(m, H, std::log2(t)));
     if (s > kMaxDoubleSquarings)
       throw InputError(fmt::format("{}: at T = {:g} the matrix exponential needs {} squarings, which can cost double up "
-                                   "to {} of its 53 bits; use MPFR (--precision)",
+                                   "to {} of its 53 bits; use MPFR",
                                    source, t, s, s));
   }
   auto r = counting_moments_impl<double>(m, H, pi0, t, source);
   if (!std::isfinite(r.mean) || !std::isfinite(r.variance) || !std::isfinite(r.factorial_moment2))
-    throw InputError(fmt::format("{}: the counting moments at T = {:g} leave the range of double; use MPFR (--precision)",
+    throw InputError(fmt::format("{}: the counting moments at T = {:g} leave the range of double; use MPFR",
                                  source, t));
   return r;
 }

@@ -125,7 +125,7 @@ Stationary<T> solve_stationary(const Model& m, const Rational& H, Method method,
       if (!(rates[k] > 0) || (rate_t[k] > 0 && std::isfinite(rate_t[k]))) continue;
       const auto& t = m.transitions[k];
       throw InputError(fmt::format("{}: at H = {} the rate of transitions[{}] ({} -> {}) is {}, {} the range of double; "
-                                   "solve in MPFR (--precision) or exactly (--exact)",
+                                   "solve in MPFR or exactly",
                                    source, h_text(H), k, m.states[t.from], m.states[t.to],
                                    to_string(from_rational<Mpfr>(rates[k]), 6), rate_t[k] > 0 ? "above" : "below"));
     }
@@ -171,7 +171,7 @@ Stationary<T> solve_stationary(const Model& m, const Rational& H, Method method,
     for (double p : r.pi) finite = finite && std::isfinite(p);
     if (!finite)
       throw InputError(fmt::format("{}: at H = {} the rates span more than the range of double and the elimination "
-                                   "overflows; solve in MPFR (--precision) or exactly (--exact)",
+                                   "overflows; solve in MPFR or exactly",
                                    source, h_text(H)));
   }
   return r;

@@ -96,7 +96,7 @@ TEST_CASE("read_weights: one weight per sample in file order, filtered with the 
   CHECK_THROWS_WITH_AS(analysis::read_weights(d2, write_input("filter3.w", "-1\n20\n30\n40\n")),
                        doctest::Contains("line 1: weight -1 is negative"), InputError);
   CHECK_THROWS_WITH_AS(analysis::read_weights(d2, write_input("filter4.w", "1\n0\n1\n0\n")),
-                       doctest::Contains("weights of the samples inside --domain sum to 0"), InputError);
+                       doctest::Contains("weights of the samples inside the domain sum to 0"), InputError);
 }
 
 TEST_CASE("model_of throws InputError on a non-finite parameter instead of trapping") {
@@ -245,14 +245,14 @@ TEST_CASE("fit rejects options it cannot honour before any solve") {
   o.basin_rounds = 0;
   o.widen_on_bound = false;
   o.mpfr_bits = 52;  // less than the double fit it re-evaluates
-  CHECK_THROWS_WITH_AS(analysis::fit(p, o), "--precision: the MSE re-evaluation needs at least 53 MPFR bits, got 52",
+  CHECK_THROWS_WITH_AS(analysis::fit(p, o), "mpfr_bits: the MSE re-evaluation needs at least 53 MPFR bits, got 52",
                        InputError);
   o.mpfr_bits = 0;
   CHECK_THROWS_AS(analysis::fit(p, o), InputError);
   o.mpfr_bits = 53;
   CHECK(analysis::fit(p, o).mse > 0);  // the smallest precision allowed works
   o.starts = 0;
-  CHECK_THROWS_WITH_AS(analysis::fit(p, o), "--starts: need at least 1 start, got 0", InputError);
+  CHECK_THROWS_WITH_AS(analysis::fit(p, o), "starts: need at least 1 start, got 0", InputError);
   o.starts = 2;
   o.warm_start = {1.0, 0.5};  // two-state has 3 parameters
   CHECK_THROWS_WITH_AS(analysis::fit(p, o), "fit: warm start has the wrong number of parameters", InputError);
@@ -263,7 +263,7 @@ TEST_CASE("fit rejects options it cannot honour before any solve") {
   for (const char* alpha : {"1e300", "1e-300"}) {
     auto q = p;
     q.alpha = *solvers::parse_exact(alpha);
-    CHECK_THROWS_WITH_AS(analysis::fit(q, o), doctest::Contains("--alpha: max |alpha * sigmoid| on the data is"),
+    CHECK_THROWS_WITH_AS(analysis::fit(q, o), doctest::Contains("alpha: max |alpha * sigmoid| on the data is"),
                          InputError);
   }
   for (const char* alpha : {"1e99", "1e-99"}) {

@@ -126,7 +126,7 @@ TEST_CASE("sweep: bad grids and shard specs exit 2 naming the option") {
   check_exit2(tiny + " --tau 0.02,0.02 --rate 2 --T 1", "--tau: the value 0.02 is given twice");
   check_exit2(tiny + " --tau 0.02 --rate 2,-1 --T 1", "--rate: -1 is not a positive");
   check_exit2(tiny + " --tau 0.02 --rate 2 --T 1,0.5", "--T: the checkpoints must increase");
-  check_exit2(tiny + " --tau 0.02 --rate 2 --T 0.505", "not a positive multiple of --dt");
+  check_exit2(tiny + " --tau 0.02 --rate 2 --T 0.505", "--T: 0.505 is not a positive multiple of dt = 0.01");
   check_exit2(tiny + " --tau 0.02 --rate x --T 1", "--rate: 'x' is not a number");
   check_exit2(tiny + " --tau 0.02 --rate 2 --T 1 --criterion 0", "--criterion");
   check_exit2(tiny + " --tau 0.02 --rate 2 --T 1 --sampler exact,exact", "--sampler: the value exact is given twice");

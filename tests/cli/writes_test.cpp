@@ -39,7 +39,7 @@ TEST_CASE("report --out: a folder of the user's named like the report is refused
   CHECK(r.status == 2);
   CHECK(error_line(r.output) == "ctmc-snn: --out: '" + mine.string() +
                                     "' is not a report folder written by ctmc-snn (it has no meta.json written by "
-                                    "ctmc-snn), so it is not replaced; move it or choose another --out");
+                                    "ctmc-snn), so it is not replaced; move it or choose another output folder");
   CHECK(slurp(mine / "notes.md") == "my notes");
   CHECK(slurp(mine / "drafts" / "a.txt") == "draft");
   std::size_t entries = 0;

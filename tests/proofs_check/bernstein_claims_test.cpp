@@ -239,20 +239,20 @@ TEST_CASE("bad input is rejected with InputError") {
                                              std::nullopt, 128),
                   InputError);
   CHECK_THROWS_AS(proofs_check::make_problem(sig, Rational(-8), Rational(8), std::nullopt, Rational(1), 128), InputError);
-  // Beyond double's range, named by option: a domain width of 2e308 printed a
+  // Beyond double's range, named by parameter: a domain width of 2e308 printed a
   // NaN limit, rho = 1e400 became inf (sup error 0, "Proved"), and softplus's
   // max on [-1e200, 1e200] overflowed to "F x max phi = 0 ... not positive".
   const Rational e308 = *solvers::parse_exact("1e308"), e400 = *solvers::parse_exact("1e400");
   const Rational e200 = *solvers::parse_exact("1e200");
   CHECK_THROWS_WITH_AS(proofs_check::make_problem(sig, -e308, e308, Rational(2), std::nullopt, 128),
-                       doctest::Contains("--domain: the width"), InputError);
+                       doctest::Contains("domain: the width"), InputError);
   CHECK_THROWS_WITH_AS(proofs_check::make_problem(sig, Rational(-8), Rational(8), e400, std::nullopt, 128),
-                       doctest::Contains("--rho: "), InputError);
+                       doctest::Contains("rho: "), InputError);
   CHECK_THROWS_WITH_AS(proofs_check::make_problem(sig, Rational(-8), Rational(8), std::nullopt, e400, 128),
-                       doctest::Contains("--rho-factor: "), InputError);
+                       doctest::Contains("rho_factor: "), InputError);
   CHECK_THROWS_WITH_AS(proofs_check::make_problem(activations::parse_activation("softplus"), -e200, e200, std::nullopt,
                                                   std::nullopt, 128),
-                       doctest::Contains("--domain: max phi"), InputError);
+                       doctest::Contains("domain: max phi"), InputError);
   // not nondecreasing / negative
   {
     std::ofstream("bernstein_bad_dec.csv") << "0,1\n1,0.5\n2,2\n";

@@ -386,7 +386,7 @@ TEST_CASE("an unusable output location is bad input (InputError naming --out), n
     ReportWriter w(c, "demo", "Demo");
     FAIL("the writer accepted a regular file as its output folder");
   } catch (const ctmc::InputError& e) {
-    CHECK(std::string(e.what()).find("--out") != std::string::npos);
+    CHECK(std::string(e.what()).find("out_root: ") == 0);
   }
   c.out_root = (file / "sub").string();  // below a regular file: cannot be created
   CHECK_THROWS_AS(ReportWriter(c, "demo", "Demo"), ctmc::InputError);
@@ -454,7 +454,7 @@ TEST_CASE("a folder of the user's at the report's path is refused with exit-2 In
   std::ofstream(root.path / "demo" / "notes.md") << "my notes";
   std::ofstream(root.path / "demo" / "drafts" / "a.txt") << "draft";
   const auto msg = input_error_of([&] { ReportWriter w(root.ctx(), "demo", "Demo"); });
-  CHECK_MESSAGE(msg.find("--out: '" + (root.path / "demo").string() + "' is not a report folder written by ctmc-snn (it has no meta.json") == 0, msg);
+  CHECK_MESSAGE(msg.find("out_root: '" + (root.path / "demo").string() + "' is not a report folder written by ctmc-snn (it has no meta.json") == 0, msg);
   CHECK(msg.find('\n') == std::string::npos);
   CHECK(slurp(root.path / "demo" / "notes.md") == "my notes");
   CHECK(slurp(root.path / "demo" / "drafts" / "a.txt") == "draft");

@@ -111,7 +111,7 @@ TEST_CASE("IF predictions approach the ANN as T grows (p100 normalisation)") {
   // Beyond the work budget: refused up front naming --if-steps (2e9 steps x 60
   // images x 16 neurons ran for days).
   opt.steps = 2000000000;
-  CHECK_THROWS_WITH_AS(simulate_if(net, data, data, opt), doctest::Contains("--if-steps: "), ctmc::InputError);
+  CHECK_THROWS_WITH_AS(simulate_if(net, data, data, opt), doctest::Contains("if_steps: "), ctmc::InputError);
 }
 
 TEST_CASE("IF baseline input errors") {
@@ -127,7 +127,7 @@ TEST_CASE("IF baseline input errors") {
   opt.v0 = 0;
   // A percentile of the layer's activations that is not positive (--if p50 on
   // a mostly silent layer) names the option it came from.
-  CHECK_THROWS_WITH_AS(IfNetwork(net, {-0.5, 1.0}, opt), doctest::Contains("--if: IF baseline: layer 1"),
+  CHECK_THROWS_WITH_AS(IfNetwork(net, {-0.5, 1.0}, opt), doctest::Contains("if_norm: IF baseline: layer 1"),
                        ctmc::InputError);
   net.layers[0].activation = "sigmoid";
   CHECK_THROWS_AS(IfNetwork(net, {1.0, 1.0}, opt), ctmc::InputError);

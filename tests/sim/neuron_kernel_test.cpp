@@ -164,7 +164,7 @@ TEST_CASE("EndStateRule refuses a table beyond its memory limit, naming the mode
   } catch (const InputError& e) {
     const std::string what = e.what();
     CHECK(what.find("wide.json") != std::string::npos);
-    CHECK(what.find("--sampler exact") != std::string::npos);
+    CHECK(what.find("use the exact sampler") != std::string::npos);
   }
   CHECK_NOTHROW(StepSampler(k, SamplerKind::Exact, 0.01));  // only the end-state sampler needs it
 }

@@ -217,27 +217,28 @@ TEST_CASE("simulate_network: identical results for any thread count; bad inputs"
   CHECK_THROWS_AS(simulate_network(net, train, test, three_models, opt), ctmc::InputError);
   opt.snn.T = 1.005;
   CHECK_THROWS_AS(simulate_network(net, train, test, neurons, opt), ctmc::InputError);
-  // Sizes beyond the work budgets are refused up front, naming the options:
+  // Sizes beyond the work budgets are refused up front, naming the parameters:
   // T / dt = 1e302 steps does not fit the step counter's integer type, and
   // 1e8 trials would run for days.
   opt.snn.T = 1e300;
-  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--T/"), ctmc::InputError);
+  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("T: 2.16e+304 neuron-steps"),
+                       ctmc::InputError);
   opt.snn.dt = 1e-300;
-  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--T/--dt: "),
-                       ctmc::InputError);
-  CHECK_THROWS_WITH_AS(SpikingNetwork(net, layers_of(three_state(), 2, 1.0), opt.snn), doctest::Contains("--T/--dt: "),
-                       ctmc::InputError);
+  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt),
+                       doctest::Contains("T: T / dt = inf steps is too many"), ctmc::InputError);
+  CHECK_THROWS_WITH_AS(SpikingNetwork(net, layers_of(three_state(), 2, 1.0), opt.snn),
+                       doctest::Contains("T: T / dt = inf steps is too many"), ctmc::InputError);
   opt.snn.T = 1;
   opt.snn.dt = 0.01;
   opt.trials = 100000000;
-  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--trials: "),
+  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("trials: "),
                        ctmc::InputError);
   // Few neuron-steps but rates so high that the exact sampler's transitions
   // (every one drawn) would never end: --rate 1e300 ran past any limit.
   opt.trials = 1;
   for (double rate : {1e12, 1e300}) {
     opt.rate = rate;
-    CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--rate/--T: about "),
+    CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("rate: about "),
                          ctmc::InputError);
   }
   // Uniformization draws jumps at the largest exit rate: refused too.
@@ -365,13 +366,13 @@ TEST_CASE("no training images: q99 scales and the IF percentiles name --data; --
   opt.snn.dt = 0.01;
   const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
   // It said "percentile: empty sample", naming no input.
-  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("--data: no training images"),
+  CHECK_THROWS_WITH_AS(simulate_network(net, train, test, neurons, opt), doctest::Contains("data: no training images"),
                        ctmc::InputError);
   opt.scale = ScaleMode::Const;
   const NetworkSimResult r = simulate_network(net, train, test, neurons, opt);
   CHECK(std::isnan(r.q99[0]));
   CHECK(r.alpha[0] == opt.rate);
-  CHECK_THROWS_WITH_AS(simulate_if(net, train, test, IfOptions{}), doctest::Contains("--data: no training images"),
+  CHECK_THROWS_WITH_AS(simulate_if(net, train, test, IfOptions{}), doctest::Contains("data: no training images"),
                        ctmc::InputError);
 }
 
@@ -579,7 +580,7 @@ TEST_CASE("--trace-weight 1/tau scales the next layer's input by (dt/tau) / (1 -
     }
   }
   CHECK(parse_trace_weight("1/tau") == TraceWeight::InverseTau);
-  CHECK_THROWS_WITH_AS(parse_trace_weight("tau"), doctest::Contains("--trace-weight: unknown"), ctmc::InputError);
+  CHECK_THROWS_WITH_AS(parse_trace_weight("tau"), doctest::Contains("trace_weight: unknown"), ctmc::InputError);
 }
 
 TEST_CASE("test subsets by stride or index file are the images they name, in order") {
@@ -622,7 +623,7 @@ TEST_CASE("test subsets by stride or index file are the images they name, in ord
                        ctmc::InputError);
   CHECK_THROWS_WITH_AS(parse_test_subset("stride:0"), doctest::Contains("stride 0 must be at least 1"),
                        ctmc::InputError);
-  CHECK_THROWS_WITH_AS(parse_test_subset("every:2"), doctest::Contains("--subset: 'every:2'"), ctmc::InputError);
+  CHECK_THROWS_WITH_AS(parse_test_subset("every:2"), doctest::Contains("subset: 'every:2'"), ctmc::InputError);
   opt.subset = parse_test_subset("index:" + beyond);
   CHECK_THROWS_WITH_AS(simulate_network(p.net, p.train, p.test, neurons, opt),
                        doctest::Contains("image 24 is beyond the 24 test images"), ctmc::InputError);
@@ -644,10 +645,10 @@ TEST_CASE("--layer-alpha overrides alpha_l where given; --output-scale activatio
   CHECK(hand.alpha[1] == 7.5);
   opt.layer_alpha = {1.0};
   CHECK_THROWS_WITH_AS(simulate_network(p.net, p.train, p.test, neurons, opt),
-                       doctest::Contains("--layer-alpha: 1 values given for 2 spiking layers"), ctmc::InputError);
+                       doctest::Contains("layer_alpha: 1 values given for 2 spiking layers"), ctmc::InputError);
   opt.layer_alpha = {1.0, -2.0};
   CHECK_THROWS_WITH_AS(simulate_network(p.net, p.train, p.test, neurons, opt),
-                       doctest::Contains("--layer-alpha: -2 is not a positive"), ctmc::InputError);
+                       doctest::Contains("layer_alpha: -2 is not a positive"), ctmc::InputError);
   opt.layer_alpha.clear();
 
   opt.output_scale = OutputScale::Activation;
@@ -665,5 +666,5 @@ TEST_CASE("--layer-alpha overrides alpha_l where given; --output-scale activatio
                        doctest::Contains("plain.json has no meta.target"), ctmc::InputError);
   opt.snn.readout = Readout::Integrate;
   CHECK_THROWS_WITH_AS(simulate_network(p.net, p.train, p.test, neurons, opt),
-                       doctest::Contains("needs --readout spike"), ctmc::InputError);
+                       doctest::Contains("output_scale: activation needs the spike readout"), ctmc::InputError);
 }

@@ -125,8 +125,8 @@ TEST_CASE("float inputs: malformed files and options give one-line errors naming
   throws([&] { return dataset_from_tensors(images, labels, "x.npy", "y.npy"); }, "labels need the shape (2,)");
   DataSource src;
   src.test_images = "x.npy";
-  throws([&] { return load_data(src); }, "--test-images and --test-labels: give both");
-  throws([&] { return load_data(DataSource{}); }, "--data: give a data folder");
+  throws([&] { return load_data(src); }, "test_images: give the test images and labels both or neither");
+  throws([&] { return load_data(DataSource{}); }, "data: give a data folder");
   throws([] { return parse_normalization("0.5"); }, "is not MEAN/SD");
   throws([] { return parse_normalization("0.5/0"); }, "'0' is not a positive number");
   throws([] { return parse_normalization("0.1,0.2/0.3"); }, "2 means but 1 standard deviations");

@@ -87,7 +87,7 @@ TEST_CASE("bad training input is an InputError") {
   CHECK_THROWS_WITH_AS(train_mlp(d, c, 3), doctest::Contains("label 7 of sample 3"), ctmc::InputError);
   d = rings(30, 4);
   c.epochs = 0;
-  CHECK_THROWS_WITH_AS(train_mlp(d, c, 3), doctest::Contains("--epochs"), ctmc::InputError);
+  CHECK_THROWS_WITH_AS(train_mlp(d, c, 3), doctest::Contains("epochs: must be at least 1"), ctmc::InputError);
   c.epochs = 1;
   c.activation = "nosuch";
   CHECK_THROWS_AS(train_mlp(d, c, 3), ctmc::InputError);

@@ -30,11 +30,12 @@ FamilySpec parse_family(const std::string& name, std::size_t states) {
   if (name == "full-three-state") return {FitFamily::FullThreeState, 3};
   if (name == "general") {
     if (states < 2 || states > kMaxGeneralStates)
-      throw InputError(fmt::format("--states: the general family needs 2..{} states, got {}", kMaxGeneralStates, states));
+      throw InputError("states", fmt::format("the general family needs 2..{} states, got {}", kMaxGeneralStates, states));
     return {FitFamily::General, states};
   }
-  throw InputError(fmt::format(
-      "--family: unknown family '{}' (expected two-state, three-state, full-three-state or general)", name));
+  throw InputError("family", fmt::format("unknown family '{}' (expected two-state, three-state, full-three-state or "
+                                         "general)",
+                                         name));
 }
 
 std::string family_name(const FamilySpec& f) {
@@ -117,17 +118,17 @@ constexpr std::size_t kMaxGridPoints = 10'000'000;
 
 FitData make_grid(const Rational& lo, const Rational& hi, std::size_t points) {
   if (!(hi > lo))
-    throw InputError(fmt::format("--domain: empty domain [{}, {}] (need LO < HI)", solvers::exact_text(lo),
+    throw InputError("domain", fmt::format("empty domain [{}, {}] (need LO < HI)", solvers::exact_text(lo),
                                  solvers::exact_text(hi)));
-  if (points < 2) throw InputError(fmt::format("--points: need at least 2 grid points, got {}", points));
+  if (points < 2) throw InputError("points", fmt::format("need at least 2 grid points, got {}", points));
   if (points > kMaxGridPoints)
-    throw InputError(fmt::format("--points: at most {} grid points, got {}", kMaxGridPoints, points));
+    throw InputError("points", fmt::format("at most {} grid points, got {}", kMaxGridPoints, points));
   const double dlo = solvers::to_double(lo), dhi = solvers::to_double(hi);
   if (!std::isfinite(dlo) || !std::isfinite(dhi))
-    throw InputError(fmt::format("--domain: [{}, {}] is outside the range of a double", solvers::exact_text(lo),
+    throw InputError("domain", fmt::format("[{}, {}] is outside the range of a double", solvers::exact_text(lo),
                                  solvers::exact_text(hi)));
   if (!std::isfinite(dhi - dlo))
-    throw InputError(fmt::format("--domain: the width of [{}, {}] overflows a double (domain too wide)",
+    throw InputError("domain", fmt::format("the width of [{}, {}] overflows a double (domain too wide)",
                                  solvers::exact_text(lo), solvers::exact_text(hi)));
   FitData d;
   d.lo = lo;
@@ -137,8 +138,8 @@ FitData make_grid(const Rational& lo, const Rational& hi, std::size_t points) {
     d.h_exact.push_back(lo + step * Rational(static_cast<long>(m)));
     d.h.push_back(solvers::to_double(d.h_exact.back()));
     if (m > 0 && !(d.h[m] > d.h[m - 1]))
-      throw InputError(fmt::format("--points: {} grid points on [{}, {}] are not distinct as doubles (domain too "
-                                   "narrow for this many points)",
+      throw InputError("points", fmt::format("{} grid points on [{}, {}] are not distinct as doubles (domain too "
+                                             "narrow for this many points)",
                                    points, solvers::exact_text(lo), solvers::exact_text(hi)));
   }
   d.description = fmt::format("{}-point uniform grid on [{}, {}]", points, solvers::exact_text(lo),
@@ -189,7 +190,7 @@ FitData read_samples(const std::string& path, const Rational* lo, const Rational
   }
   if (d.h_exact.size() < 2)
     throw InputError(fmt::format("{}: too few samples ({}{}), need at least 2", path, d.h_exact.size(),
-                                 lo ? " inside --domain" : ""));
+                                 lo ? " inside the domain" : ""));
   d.lo = *std::min_element(d.h_exact.begin(), d.h_exact.end());
   d.hi = *std::max_element(d.h_exact.begin(), d.h_exact.end());
   if (!(d.hi > d.lo)) throw InputError(fmt::format("{}: all samples are equal: empty domain", path));
@@ -210,18 +211,18 @@ void read_weights(FitData& data, const std::string& path) {
   const std::size_t expected = samples ? data.source_values : data.h_exact.size();
   if (w.size() != expected)
     throw InputError(samples ? fmt::format("{}: {} weights for the {} values of the samples file (one per sample, "
-                                           "before the --domain filter)",
+                                           "before the domain filter)",
                                            path, w.size(), expected)
                              : fmt::format("{}: {} weights for {} points", path, w.size(), expected));
   for (std::size_t m = 0; m < w.size(); ++m)
     if (w[m] < 0)
       throw InputError(fmt::format("{}: line {}: weight {} is negative", path, lines[m], solvers::exact_text(w[m])));
-  if (samples && data.kept.size() != w.size()) {  // the weights of the samples inside --domain
+  if (samples && data.kept.size() != w.size()) {  // the weights of the samples inside the domain
     std::vector<Rational> kept;
     for (std::size_t k : data.kept) kept.push_back(w[k]);
     w = std::move(kept);
   }
-  const char* which = samples && data.kept.size() != data.source_values ? " of the samples inside --domain" : "";
+  const char* which = samples && data.kept.size() != data.source_values ? " of the samples inside the domain" : "";
   Rational total(0);
   double dtotal = 0;
   for (const auto& x : w) {
@@ -416,7 +417,7 @@ ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& prob
   // As fit() does: beyond a table's rows the target would be extrapolated.
   if (auto why = activations::table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
                                           solvers::to_double(problem.data.hi)))
-    throw InputError(*why);
+    throw InputError("activation", *why);
   // The working precision is process-wide (set_precision_bits): fits that
   // run at once (run_fit_table runs targets concurrently) take turns here.
   static std::mutex precision_mutex;

@@ -79,34 +79,34 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   for (const auto& seeded : options.seeded_starts)
     if (seeded.size() != family_parameters(problem.family).size())
       throw InputError("fit: a seeded start has the wrong number of parameters");
-  if (options.starts < 1) throw InputError(fmt::format("--starts: need at least 1 start, got {}", options.starts));
+  if (options.starts < 1) throw InputError("starts", fmt::format("need at least 1 start, got {}", options.starts));
   // The re-evaluation is the reported MSE: below double precision it would be
-  // less accurate than the fit it checks (the CLI's --precision starts at 53).
+  // less accurate than the fit it checks.
   if (options.mpfr_bits < 53)
-    throw InputError(
-        fmt::format("--precision: the MSE re-evaluation needs at least 53 MPFR bits, got {}", options.mpfr_bits));
-  if (!(problem.alpha > 0)) throw InputError("--alpha: alpha_fit must be > 0");
+    throw InputError("mpfr_bits",
+                     fmt::format("the MSE re-evaluation needs at least 53 MPFR bits, got {}", options.mpfr_bits));
+  if (!(problem.alpha > 0)) throw InputError("alpha", "alpha_fit must be > 0");
   const auto params = family_parameters(problem.family);
   if (problem.data.h.size() < params.size())
     throw InputError(fmt::format("fit: too few points ({}) for the {} parameters of the {} family",
                                  problem.data.h.size(), params.size(), family_name(problem.family)));
   if (auto why = activations::table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
                                           solvers::to_double(problem.data.hi)))
-    throw InputError(*why);
+    throw InputError("activation", *why);
   const Stage full(problem);
   const Targets& targets = *full.targets;
   for (std::size_t m = 0; m < targets.y.size(); ++m)
     if (!std::isfinite(targets.y[m]))
-      throw InputError(fmt::format("--activation: {} is not finite at H = {}", problem.activation.name, problem.data.h[m]));
+      throw InputError("activation", fmt::format("{} is not finite at H = {}", problem.activation.name, problem.data.h[m]));
   // The MSE is the square of the target's scale: outside [1e-100, 1e100] it
   // (or the rounding floor, 1e-26 of it) leaves the normal doubles, and the
   // fit fails ('every start failed') or reports an MSE of 0 that is not.
   double target_max = 0;
   for (double y : targets.y) target_max = std::max(target_max, std::abs(y));
   if (target_max > 0 && !(target_max >= kMinTargetScale && target_max <= kMaxTargetScale))
-    throw InputError(fmt::format("--alpha: max |alpha * {}| on the data is {:g}; the fit needs it in [{:g}, {:g}] (its "
-                                 "square, the MSE's scale, must stay a normal double)",
-                                 problem.activation.name, target_max, kMinTargetScale, kMaxTargetScale));
+    throw InputError("alpha", fmt::format("max |alpha * {}| on the data is {:g}; the fit needs it in [{:g}, {:g}] "
+                                          "(its square, the MSE's scale, must stay a normal double)",
+                                          problem.activation.name, target_max, kMinTargetScale, kMaxTargetScale));
 
   // Two stages. Exploration (starts, polishing, basin-hopping chains) runs on
   // a subsample of at most options.explore_points points (see

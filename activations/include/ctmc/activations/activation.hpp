@@ -82,16 +82,16 @@ struct Activation {
   }
 };
 
-// Throws ctmc::InputError ("--activation: unknown activation 'foo'", or
+// Throws ctmc::InputError ("activation: unknown activation 'foo'", or
 // naming the table file and row) for anything it cannot parse; `what` names
-// where the name came from (the option, or e.g. "activation" of a manifest layer).
-Activation parse_activation(const std::string& name, const std::string& what = "--activation");
+// where the name came from (e.g. "activation" of a manifest layer).
+Activation parse_activation(const std::string& name, const std::string& what = "activation");
 
 // A table:FILE target is only known between its first and last x (beyond
 // them eval() holds the end values): fitting or checking it on a domain
 // [lo, hi] that reaches further would silently use that constant extension.
-// Returns the message naming the table and both ranges, or nothing (also for
-// every other kind).
+// Returns what is wrong, naming the table and both ranges (callers throw it
+// as InputError("activation", ...)), or nothing (also for every other kind).
 std::optional<std::string> table_coverage_violation(const Activation& a, double lo, double hi);
 
 // Names of the built-in activations, for --help texts.

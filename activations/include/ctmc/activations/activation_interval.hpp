@@ -79,7 +79,8 @@ std::optional<solvers::Mpfr> second_derivative(const Activation& a, const solver
 // nondecreasing, or negative somewhere), or std::nullopt when it is. Decided
 // rigorously: nondecreasing when the enclosure of phi' over [lo, hi] has a
 // nonnegative left end (exact for the analytic and piecewise-linear cases),
-// nonnegative when phi(lo) >= 0 is proved.
+// nonnegative when phi(lo) >= 0 is proved. Callers throw it as
+// InputError("activation", ...).
 std::optional<std::string> admissibility_violation(const Activation& a, const solvers::Rational& lo,
                                                    const solvers::Rational& hi, mpfr_prec_t prec = 128);
 

@@ -78,7 +78,7 @@ struct FitData {
 };
 
 // Uniform grid H_m = lo + (hi - lo) m / (points - 1), m = 0..points-1, exact.
-// Throws InputError for hi <= lo ("--domain: empty domain"), ends outside the
+// Throws InputError for hi <= lo ("domain: empty domain"), ends outside the
 // range of a double or a width hi - lo that overflows one, points < 2 or
 // > 10^7, or grid points that are not distinct once rounded to doubles.
 FitData make_grid(const solvers::Rational& lo, const solvers::Rational& hi, std::size_t points);

@@ -61,7 +61,7 @@ struct BernsteinProblem {
 
 // Validates and builds a problem; rho given exactly, or as factor * max phi
 // (rounded to a dyadic rational at `prec` bits, upward). Throws InputError
-// (one line naming the option) for: empty interval (Imax <= Imin), a target
+// (one line naming the parameter: domain, rho, rho_factor) for: empty interval (Imax <= Imin), a target
 // that is not nondecreasing or negative on it, rho <= max psi (or not
 // provably above it), factor <= 1.
 BernsteinProblem make_problem(const activations::Activation& act, const Rational& imin, const Rational& imax,

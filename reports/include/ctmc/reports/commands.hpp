@@ -3,8 +3,10 @@
 // bit for bit: each takes the command's options, checks what the CLI's
 // parser alone would not, runs the library calls and returns the document
 // that `ctmc-snn <command> --json` prints (the CLI prints it with dump(2),
-// or turns it into text). Errors are InputError with the CLI's one-line
-// message, naming the CLI's options ("--H: ...").
+// or turns it into text). Errors are InputError: the checks here name the
+// CLI's options ("--H: ..."); the libraries' errors name their parameters
+// ("trials: ..."), which option_message (command_text.hpp) shows under the
+// option ("--trials: ...").
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -21,7 +21,7 @@ struct Dataset {
   Dataset head(int n) const;
 };
 
-// Throws InputError naming --data when the images do not have the network's
+// Throws InputError naming "data" when the images do not have the network's
 // input size or a label has no output of the network (labels 0..9 against 9
 // outputs: the missing class could never be predicted, and the accuracy would
 // silently measure something else).
@@ -37,11 +37,11 @@ struct TestSubset {
   std::string text = "all";  // as given, for reports
 };
 // InputError naming `option` (and the index file) for anything else.
-TestSubset parse_test_subset(const std::string& text, const std::string& option = "--subset");
+TestSubset parse_test_subset(const std::string& text, const std::string& option = "subset");
 
 // The test images a simulation runs on: `subset` of `test`, then the first
-// `limit` of those (all when limit is 0). Throws InputError naming --limit,
-// --subset or --data when limit < 0, an index lies beyond the test images,
+// `limit` of those (all when limit is 0). Throws InputError naming "limit",
+// "subset" or "data" when limit < 0, an index lies beyond the test images,
 // the data do not fit the network (check_network_fits), or nothing is left.
 Dataset simulation_subset(const Dataset& test, int limit, int input_size, int output_size,
                           const TestSubset& subset = {});

@@ -47,7 +47,7 @@ struct IfOptions {
 };
 
 // "p99.9" -> 99.9, "p100" -> 100 (any "pX" with 0 < X <= 100).
-double parse_if_norm(const std::string& text, const std::string& option = "--if");
+double parse_if_norm(const std::string& text, const std::string& option = "if_norm");
 
 struct IfSampleRun {
   int prediction = -1;

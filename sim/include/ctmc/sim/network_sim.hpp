@@ -29,7 +29,7 @@
 namespace ctmc::sim {
 
 enum class ScaleMode { Q99, Const };
-ScaleMode parse_scale_mode(const std::string& text, const std::string& option = "--scale");
+ScaleMode parse_scale_mode(const std::string& text, const std::string& option = "scale");
 
 // What q99 of a spiking output layer (readout spike) is taken of: the logits
 // z^L (default), or its neurons' target activation phi(z^L), phi named by the
@@ -37,7 +37,7 @@ ScaleMode parse_scale_mode(const std::string& text, const std::string& option = 
 // neurons are fitted to, say, a sigmoid otherwise has alpha_L = r / q99(z^L)
 // and runs them several times too slow.
 enum class OutputScale { Logits, Activation };
-OutputScale parse_output_scale(const std::string& text, const std::string& option = "--output-scale");
+OutputScale parse_output_scale(const std::string& text, const std::string& option = "output_scale");
 
 // p-th percentile (0 <= p <= 100) with linear interpolation between order
 // statistics: index p/100 * (n-1). InputError for an empty sample.

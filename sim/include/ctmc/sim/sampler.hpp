@@ -52,7 +52,7 @@ enum class SamplerKind { Exact, Uniformization, EndState, Euler };
 
 // "exact" | "uniformization" | "end-state" | "euler"; InputError naming
 // `option` otherwise.
-SamplerKind parse_sampler(const std::string& text, const std::string& option = "--sampler");
+SamplerKind parse_sampler(const std::string& text, const std::string& option = "sampler");
 std::string sampler_name(SamplerKind k);
 // One line saying what the sampler does and which spike rule it uses.
 std::string sampler_rule(SamplerKind k);

@@ -36,7 +36,7 @@
 namespace ctmc::sim {
 
 enum class Readout { Spike, Integrate };
-Readout parse_readout(const std::string& text, const std::string& option = "--readout");
+Readout parse_readout(const std::string& text, const std::string& option = "readout");
 std::string readout_name(Readout r);
 // The layers that spike under a readout (every layer with `spike`, all but
 // the linear output layer with `integrate`), and the neurons they hold.
@@ -47,12 +47,12 @@ std::size_t spiking_neuron_count(const Mlp& net, Readout readout);
 // sample) of rng.hpp, so results do not depend on which thread runs a sample.
 std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t trial, std::uint64_t sample);
 
-// Time steps per sample beyond which T / dt is a typo (--T 1e300), refused.
+// Time steps per sample beyond which T / dt is a typo (T = 1e300), refused.
 constexpr double kMaxSteps = 1e9;
 
 // The steps of a window T: T / dt when T is a positive multiple of dt
 // (relative tolerance 1e-9) within kMaxSteps; InputError naming `what`
-// (the option) otherwise.
+// (e.g. "T") otherwise.
 std::int64_t window_steps(double T, double dt, const std::string& what);
 
 struct SpikingConfig {

@@ -70,7 +70,7 @@ struct SweepSpec {
   double criterion = 1;  // pp, for min_cost
 };
 
-// InputError naming the option for an empty or repeated list entry, a
+// InputError naming the field ("taus", "T", ...) for an empty or repeated list entry, a
 // non-positive or non-finite tau, r, T or dt, T not increasing, trials < 1,
 // limit < 0, a criterion that is not a finite number > 0.
 void validate_sweep(const SweepSpec& spec);
@@ -87,7 +87,7 @@ struct Shard {
   std::size_t index = 1, count = 1;
 };
 // "i/n"; InputError naming `option` for anything else (0/3, 4/3, 1/0, 1/x).
-Shard parse_shard(const std::string& text, const std::string& option = "--shard");
+Shard parse_shard(const std::string& text, const std::string& option = "shard");
 
 // The spec as it is recorded in parts and documents (what identifies a sweep).
 nlohmann::ordered_json sweep_spec_json(const SweepSpec& spec);

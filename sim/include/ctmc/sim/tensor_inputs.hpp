@@ -39,18 +39,18 @@ struct Normalization {
 };
 // "MEAN/SD" with comma-separated per-channel lists, e.g. "0.1307/0.3081" or
 // "0.49,0.48,0.45/0.25,0.24,0.26"; InputError naming `option`.
-Normalization parse_normalization(const std::string& text, const std::string& option = "--normalize");
+Normalization parse_normalization(const std::string& text, const std::string& option = "normalization");
 // InputError when the lists have neither 1 nor d.channels entries.
-void normalize(Dataset& d, const Normalization& n, const std::string& option = "--normalize");
+void normalize(Dataset& d, const Normalization& n, const std::string& option = "normalization");
 
 // Where a simulation's images come from: a data folder (IDX or CIFAR-10,
 // load_dataset_dir) and/or tensor files replacing its test or train split,
 // then the normalisation applied to both splits.
 struct DataSource {
-  std::string dir;                                          // --data ("" : none)
+  std::string dir;                                          // data folder ("" : none)
   std::string test_images, test_labels;                     // --test-images / --test-labels
   std::string train_images, train_labels;                   // --train-images / --train-labels
-  std::string normalization;                                // --normalize text ("" : none)
+  std::string normalization;                                // parse_normalization text ("" : none)
 };
 // InputError naming the option: an images file without its labels (or the
 // reverse), no test images at all, or any reader's error.

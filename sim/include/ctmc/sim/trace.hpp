@@ -13,8 +13,8 @@
 // 1 + dt/(2 tau) + O((dt/tau)^2) instead (12% too large at dt = 0.005,
 // tau = 0.02).
 //
-// Other codes add 1/tau per spike (TraceWeight::InverseTau, "--trace-weight
-// 1/tau"): the rate-r input is then (dt/tau) / (1 - e^{-dt/tau}) r, kept as
+// Other codes add 1/tau per spike (TraceWeight::InverseTau, trace weight
+// "1/tau"): the rate-r input is then (dt/tau) / (1 - e^{-dt/tau}) r, kept as
 // an option to pose their experiments exactly.
 //
 // The network does not store x itself but the synaptic current
@@ -30,7 +30,7 @@ namespace ctmc::sim {
 // integrates to one; the default) or 1 / tau.
 enum class TraceWeight { Integral, InverseTau };
 // "integral" or "1/tau"; InputError naming `option` otherwise.
-TraceWeight parse_trace_weight(const std::string& text, const std::string& option = "--trace-weight");
+TraceWeight parse_trace_weight(const std::string& text, const std::string& option = "trace_weight");
 std::string trace_weight_name(TraceWeight w);
 
 struct TraceKernel {
