@@ -1,6 +1,8 @@
 # One library per module folder: sources are every src/*.cpp (globbed, so a
 # new file needs no CMake edit) plus SOURCES (e.g. sources of subfolders of
-# src/), public headers under include/ctmc/<module>/.
+# src/), public headers under include/ctmc/<module>/ (installed). Internal
+# headers live beside the sources in src/ and are not installed: the module's
+# sources include them by name, tests through a PRIVATE include folder.
 function(ctmc_add_module name)
   cmake_parse_arguments(M "" "" "DEPS;SOURCES" ${ARGN})
   file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)

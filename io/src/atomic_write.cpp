@@ -1,5 +1,6 @@
 // All-or-nothing output (atomic_write.hpp).
 #include "ctmc/io/atomic_write.hpp"
+#include "failure_hook.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "ctmc/proofs_check/bernstein_binomial.hpp"
+#include "bernstein_binomial.hpp"
 
 #include <gmp.h>
 #include <mpfr.h>

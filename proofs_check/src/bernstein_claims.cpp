@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ctmc/proofs_check/bernstein_binomial.hpp"
+#include "bernstein_binomial.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/families.hpp"

@@ -1,5 +1,5 @@
 // Report "conversion": the paper's MLP conversion study (conversion.hpp).
-#include "ctmc/reports/conversion.hpp"
+#include "conversion.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,5 @@
 #include "ctmc/reports/fit_certificates.hpp"
+#include "certificate_budgets.hpp"
 
 #include <fmt/format.h>
 

@@ -18,7 +18,8 @@
 
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/reports/fit_certificates.hpp"
-#include "ctmc/reports/progress.hpp"
+#include "certificate_budgets.hpp"
+#include "progress.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/solvers/exact.hpp"

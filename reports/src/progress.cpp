@@ -1,4 +1,4 @@
-#include "ctmc/reports/progress.hpp"
+#include "progress.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

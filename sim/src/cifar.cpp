@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "ctmc/sim/read_file.hpp"
+#include "read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {

@@ -8,7 +8,7 @@
 
 #include "ctmc/sim/cifar.hpp"
 #include "ctmc/sim/idx.hpp"
-#include "ctmc/sim/read_file.hpp"
+#include "read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/input_file.hpp"
 

@@ -15,16 +15,15 @@
 #include <string>
 
 #include "ctmc/activations/activation.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 
 namespace ctmc::sim::detail {
 
 inline constexpr Eigen::Index kRowBlock = 32;
 
-// Keeps Eigen from starting its own threads inside our blocks (see above).
-// Only called outside parallel regions, so the global write is not racy.
-inline void make_eigen_serial() {
-  if (!omp_in_parallel() && Eigen::nbThreads() != 1) Eigen::setNbThreads(1);
-}
+// Eigen single-threaded inside our blocks (see above): the products below
+// and the functions that call them run under solvers::EigenThreadScope(1)
+// (numeric_context.hpp), which restores Eigen's setting when it ends.
 
 // C = A * B, row blocks of C from row blocks of A.
 void gemm_nn(Eigen::MatrixXf& C, const Eigen::MatrixXf& A, const Eigen::MatrixXf& B);

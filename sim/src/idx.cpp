@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "ctmc/sim/atomic_write.hpp"
-#include "ctmc/sim/read_file.hpp"
+#include "read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {

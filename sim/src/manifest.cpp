@@ -9,7 +9,7 @@
 
 #include "ctmc/io/sha256.hpp"
 #include "ctmc/sim/atomic_write.hpp"
-#include "ctmc/sim/read_file.hpp"
+#include "read_file.hpp"
 #include "ctmc/sim/safetensors.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/quote.hpp"

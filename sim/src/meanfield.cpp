@@ -1,4 +1,4 @@
-#include "ctmc/sim/meanfield.hpp"
+#include "meanfield.hpp"
 
 #include <fmt/format.h>
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ctmc/sim/idx.hpp"
-#include "ctmc/sim/read_file.hpp"
+#include "read_file.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/json_input.hpp"
 

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "ctmc/activations/activation.hpp"
-#include "ctmc/sim/meanfield.hpp"
+#include "meanfield.hpp"
 #include "ctmc/sim/neuron_kernel.hpp"
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/sim/stats.hpp"

@@ -1,5 +1,5 @@
 // Bounded reading of the sim data files (read_file.hpp).
-#include "ctmc/sim/read_file.hpp"
+#include "read_file.hpp"
 
 #include <zlib.h>
 

@@ -158,7 +158,7 @@ TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
                        std::to_string(classes - 1));
 
   const solvers::ThreadScope threads(cfg.threads);
-  detail::make_eigen_serial();
+  const solvers::EigenThreadScope eigen_serial(1);  // dense_kernels.hpp
 
   TrainResult res;
   res.net = init_mlp(d.features(), cfg.hidden, classes, cfg.activation, cfg.seed);
@@ -229,7 +229,7 @@ LossGradients loss_gradients(const Mlp& net, const Eigen::MatrixXf& x, const std
     if (yl < 0 || yl >= net.output_size()) throw InputError("loss_gradients: label out of range");
   std::vector<detail::ResolvedActivation> acts;
   for (const auto& layer : net.layers) acts.push_back(detail::resolve_activation(layer.activation));
-  detail::make_eigen_serial();
+  const solvers::EigenThreadScope eigen_serial(1);  // dense_kernels.hpp
   Workspace ws;
   backprop(net, acts, x, labels, ws);
   return ws.out;

@@ -9,7 +9,7 @@
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
-#include "ctmc/solvers/expm.hpp"
+#include "expm.hpp"
 #include "ctmc/solvers/gth.hpp"
 #include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"

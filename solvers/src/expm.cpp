@@ -1,5 +1,5 @@
 // Explicit instantiations of the matrix exponential (DESIGN.md section 9).
-#include "ctmc/solvers/expm.hpp"
+#include "expm.hpp"
 
 namespace ctmc::solvers {
 

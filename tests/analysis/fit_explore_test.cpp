@@ -14,8 +14,10 @@
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/gth.hpp"
+#include "fit_targets.hpp"
 
 using namespace ctmc::analysis;
+using ctmc::analysis::testing::table_target;
 using ctmc::solvers::Rational;
 
 TEST_CASE("exploration_data: every 4th point of a 401-point grid, carrying its neighbours' weights") {
@@ -61,12 +63,6 @@ TEST_CASE("exploration_data: unsorted weighted samples keep their quantiles and 
 }
 
 namespace {
-// The report table's target with this slug.
-FitTarget table_target(const std::string& slug) {
-  for (const auto& t : fit_table_targets())
-    if (t.slug == slug) return t;
-  throw std::runtime_error("no table target " + slug);
-}
 
 // The generator of the chain theta (every transition between n states,
 // rectified affine, the family's parameter order) at H.

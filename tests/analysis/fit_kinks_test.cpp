@@ -5,17 +5,13 @@
 
 #include "ctmc/analysis/fit.hpp"
 #include "fit/fit_internal.hpp"
+#include "fit_targets.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 
 using namespace ctmc::analysis;
+using ctmc::analysis::testing::table_target;
 
 namespace {
-const FitTarget& target(const std::string& slug) {
-  static const auto all = fit_table_targets();
-  for (const auto& t : all)
-    if (t.slug == slug) return t;
-  throw std::runtime_error("no target " + slug);
-}
 // A stage of the fit switched off, then on with 1 and with 2 threads (same
 // options otherwise): the three results the stage tests compare.
 struct OffOn {
@@ -37,7 +33,7 @@ OffOn off_and_on(const FitProblem& p, FitOptions o, SwitchOn switch_on) {
 TEST_CASE("kink hopping never worsens a fit, and is identical for any thread count") {
   // cliprelu_1 with two states: the kink of a(H) = max(0, p + s H) sits between
   // two grid points; the neighbouring placements are separate smooth pieces.
-  const auto p = make_fit_problem(target("cliprelu_1"), {FitFamily::TwoState, 2});
+  const auto p = make_fit_problem(table_target("cliprelu_1"), {FitFamily::TwoState, 2});
   FitOptions o;
   o.starts = 16;
   o.seed = 7;
@@ -56,7 +52,7 @@ TEST_CASE("kink hopping never worsens a fit, and is identical for any thread cou
 TEST_CASE("widened refits are skipped only at the rounding floor") {
   // ReLU with two states: the best fit sits on the rate bound and its MSE
   // (~3e-6) is far above the floor, so both widened refits run.
-  const auto p = make_fit_problem(target("relu"), {FitFamily::TwoState, 2});
+  const auto p = make_fit_problem(table_target("relu"), {FitFamily::TwoState, 2});
   FitOptions o;
   o.starts = 8;
   const auto r = fit(p, o);
@@ -69,7 +65,7 @@ TEST_CASE("widened refits are skipped only at the rounding floor") {
 
 TEST_CASE("basin hopping never worsens a fit, and is identical for any thread count") {
   // softplus with the full three-state family: many local minima.
-  const auto p = make_fit_problem(target("softplus"), {FitFamily::FullThreeState, 3});
+  const auto p = make_fit_problem(table_target("softplus"), {FitFamily::FullThreeState, 3});
   FitOptions o;
   o.starts = 8;
   o.seed = 3;
@@ -87,7 +83,7 @@ TEST_CASE("basin hopping never worsens a fit, and is identical for any thread co
 }
 
 TEST_CASE("the local phase never worsens a fit, and is identical for any thread count") {
-  const auto p = make_fit_problem(target("softplus"), {FitFamily::FullThreeState, 3});
+  const auto p = make_fit_problem(table_target("softplus"), {FitFamily::FullThreeState, 3});
   FitOptions o;
   o.starts = 8;
   o.seed = 1;  // a start set where the chain's end is not the best minimum nearby
@@ -108,20 +104,20 @@ TEST_CASE("the local phase never worsens a fit, and is identical for any thread 
 TEST_CASE("an exact warm start skips the random starts; an inexact one does not") {
   // cliprelu_2 is fitted exactly by full-three-state; embedded into general-4
   // it is still exact, so general-4 keeps it without random starts.
-  const auto full = fit(make_fit_problem(target("cliprelu_2"), {FitFamily::FullThreeState, 3}), FitOptions{});
+  const auto full = fit(make_fit_problem(table_target("cliprelu_2"), {FitFamily::FullThreeState, 3}), FitOptions{});
   REQUIRE(full.mse_at_rounding_floor);
   FitOptions o;
   o.starts = 8;
   o.warm_start = embed_general(full.theta, 3);
-  const auto g4 = fit(make_fit_problem(target("cliprelu_2"), {FitFamily::General, 4}), o);
+  const auto g4 = fit(make_fit_problem(table_target("cliprelu_2"), {FitFamily::General, 4}), o);
   CHECK(g4.exact_warm_start);
   CHECK(g4.starts_run == 1);
   CHECK(g4.mse_at_rounding_floor);
   CHECK(g4.mse <= full.mse * 2 + 1e-30);
   // sigmoid is not fitted exactly by full-three-state: all starts run.
-  const auto fs = fit(make_fit_problem(target("sigmoid"), {FitFamily::FullThreeState, 3}), o = FitOptions{.starts = 8});
+  const auto fs = fit(make_fit_problem(table_target("sigmoid"), {FitFamily::FullThreeState, 3}), o = FitOptions{.starts = 8});
   o.warm_start = embed_general(fs.theta, 3);
-  const auto s4 = fit(make_fit_problem(target("sigmoid"), {FitFamily::General, 4}), o);
+  const auto s4 = fit(make_fit_problem(table_target("sigmoid"), {FitFamily::General, 4}), o);
   CHECK_FALSE(s4.exact_warm_start);
   CHECK(s4.starts_run == 8);
   CHECK(s4.mse <= fs.mse * (1 + 1e-12));

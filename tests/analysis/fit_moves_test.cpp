@@ -16,20 +16,15 @@
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 #include "fit/fit_internal.hpp"
+#include "fit_targets.hpp"
 
 using namespace ctmc::analysis;
+using ctmc::analysis::testing::table_target;
 using namespace ctmc::analysis::fit_search;
 
 void quiet_ceres_logging_for_tests();  // quiet_logging.cpp
 
 namespace {
-
-const FitTarget& target(const std::string& slug) {
-  static const auto all = fit_table_targets();
-  for (const auto& t : all)
-    if (t.slug == slug) return t;
-  throw std::runtime_error("no target " + slug);
-}
 
 std::vector<std::string> names(const FamilySpec& f) {
   std::vector<std::string> out;
@@ -186,7 +181,7 @@ TEST_CASE("search_moves: every move has a unique name and a one-line description
 TEST_CASE("search moves, full-three-state: no move raises the MSE; in order they give fit()'s answer") {
   // softplus: many local minima, so basin hops, exchanges and the local
   // phase have work to do.
-  const auto p = make_fit_problem(target("softplus"), {FitFamily::FullThreeState, 3});
+  const auto p = make_fit_problem(table_target("softplus"), {FitFamily::FullThreeState, 3});
   const auto o = small_options(3);
   Harness h(p, o);
   run_and_check_every_move(h);
@@ -198,7 +193,7 @@ TEST_CASE("search moves, full-three-state: no move raises the MSE; in order they
 }
 
 TEST_CASE("search moves, general-4: no move raises the MSE; in order they give fit()'s answer") {
-  const auto p = make_fit_problem(target("sigmoid"), {FitFamily::General, 4});
+  const auto p = make_fit_problem(table_target("sigmoid"), {FitFamily::General, 4});
   auto o = small_options(2);
   o.starts = 4;
   o.basin_candidates = 4;
@@ -212,13 +207,13 @@ TEST_CASE("search moves, general-4: no move raises the MSE; in order they give f
 
 TEST_CASE("search moves, two-state: no move raises the MSE") {
   // cliprelu_1: the kink of a(H) sits between grid points (kink hops).
-  const auto p = make_fit_problem(target("cliprelu_1"), {FitFamily::TwoState, 2});
+  const auto p = make_fit_problem(table_target("cliprelu_1"), {FitFamily::TwoState, 2});
   Harness h(p, small_options(7));
   run_and_check_every_move(h);
 }
 
 TEST_CASE("kink_hop: from any polished start, never raises the MSE and records that of its parameters") {
-  const auto p = make_fit_problem(target("softplus"), {FitFamily::ThreeState, 3});
+  const auto p = make_fit_problem(table_target("softplus"), {FitFamily::ThreeState, 3});
   auto o = small_options(5);
   o.explore_points = 0;  // the starts are solved on the full problem
   Harness h(p, o);

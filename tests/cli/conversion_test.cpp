@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "cli_helpers.hpp"
-#include "ctmc/reports/conversion.hpp"
+#include "conversion.hpp"  // reports/src (internal): the study's definitions
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/solvers/errors.hpp"
 

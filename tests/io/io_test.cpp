@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "ctmc/io/atomic_write.hpp"
+#include "failure_hook.hpp"  // io/src (internal): the writer's test seam
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/io/sha256.hpp"
 

@@ -26,6 +26,19 @@ for f in "$tmp/prefix"/lib*/cmake/ctmc_snn/*.cmake; do
   fi
 done
 test -f "$tmp/prefix/include/ctmc/solvers/stationary.hpp" || { echo "package_consumer: headers not installed" >&2; exit 1; }
+# Every installed header includes only installed headers (or system and
+# third-party ones, <...>): an internal header (beside a module's sources) is
+# not installed, and a public header that included one would break here.
+missing=0
+while IFS= read -r -d '' h; do
+  while IFS= read -r inc; do
+    if [ ! -f "$tmp/prefix/include/$inc" ]; then
+      echo "package_consumer: ${h#"$tmp/prefix/include/"} includes \"$inc\", which is not installed" >&2
+      missing=1
+    fi
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$h")
+done < <(find "$tmp/prefix/include/ctmc" -name '*.hpp' -print0)
+[ "$missing" = 0 ] || exit 1
 test -x "$tmp/prefix/bin/ctmc-snn" || { echo "package_consumer: ctmc-snn not installed" >&2; exit 1; }
 
 generator=()

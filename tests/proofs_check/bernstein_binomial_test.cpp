@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "ctmc/proofs_check/bernstein_binomial.hpp"
+#include "bernstein_binomial.hpp"  // proofs_check/src (internal)
 
 using namespace ctmc;
 using solvers::Integer;

@@ -1,10 +1,12 @@
 // No public entry point leaves a process-wide numeric setting changed: Boost's
-// default precision of Mpfr and Interval values, and OpenMP's thread count
-// (ctmc/solvers/numeric_context.hpp). Each entry point runs on a small input
-// with a precision and a thread count other than the current ones, and the
-// settings are compared with those before the call.
+// default precision of Mpfr and Interval values, OpenMP's thread count, and
+// Eigen's thread count (ctmc/solvers/numeric_context.hpp). Each entry point
+// runs on a small input with a precision and a thread count other than the
+// current ones, and the settings are compared with those before the call.
 #include <doctest/doctest.h>
 #include <omp.h>
+
+#include <Eigen/Core>
 
 #include <functional>
 #include <random>
@@ -33,6 +35,8 @@ struct Settings {
   unsigned mpfr_digits10 = Mpfr::default_precision();
   unsigned interval_digits10 = Interval::default_precision();
   int threads = omp_get_max_threads();
+  int eigen_threads = Eigen::nbThreads();
+  int eigen_setting = solvers::eigen_thread_setting();  // 0: Eigen follows OpenMP's count
   bool operator==(const Settings&) const = default;
 };
 
@@ -45,6 +49,8 @@ void check_restores(const std::string& name, const std::function<void()>& f) {
   CHECK(after.mpfr_digits10 == before.mpfr_digits10);
   CHECK(after.interval_digits10 == before.interval_digits10);
   CHECK(after.threads == before.threads);
+  CHECK(after.eigen_threads == before.eigen_threads);
+  CHECK(after.eigen_setting == before.eigen_setting);
 }
 
 solvers::Model three_state() {
@@ -90,6 +96,36 @@ TEST_CASE("PrecisionScope and ThreadScope restore the exact previous settings, a
   CHECK(Settings() == before);
 }
 
+TEST_CASE("EigenThreadScope restores Eigen's setting: following OpenMP's count, or a fixed count") {
+  const Settings before;
+  REQUIRE(before.eigen_setting == 0);  // the process's default: Eigen follows OpenMP
+  {
+    const solvers::EigenThreadScope serial(1);
+    CHECK(Eigen::nbThreads() == 1);
+    CHECK(solvers::eigen_thread_setting() == 1);
+    {
+      const solvers::EigenThreadScope keep(0);  // 0: the current setting
+      CHECK(Eigen::nbThreads() == 1);
+    }
+    CHECK(Eigen::nbThreads() == 1);
+  }
+  CHECK(Settings() == before);
+  {
+    // Following OpenMP again: a later change of OpenMP's count reaches Eigen.
+    const solvers::ThreadScope more(before.threads + 1);
+    CHECK(Eigen::nbThreads() == before.threads + 1);
+  }
+  // A fixed count, even one equal to OpenMP's, comes back as a fixed count.
+  Eigen::setNbThreads(before.threads);
+  {
+    const solvers::EigenThreadScope serial(1);
+    CHECK(Eigen::nbThreads() == 1);
+  }
+  CHECK(solvers::eigen_thread_setting() == before.threads);
+  Eigen::setNbThreads(0);  // back to following OpenMP
+  CHECK(Settings() == before);
+}
+
 TEST_CASE("the solvers' and commands' entry points leave precision and threads as they found them") {
   const auto model = three_state();
   check_restores("flux_json mpfr", [&] {
@@ -132,7 +168,11 @@ TEST_CASE("the solvers' and commands' entry points leave precision and threads a
   });
 }
 
-TEST_CASE("the simulator's entry points leave the thread count as they found it") {
+TEST_CASE("the simulator's entry points leave the thread counts as they found them") {
+  // train_mlp, simulate_network and simulate_if run the dense kernels
+  // (sim/src/dense_kernels.hpp), which keep Eigen single-threaded inside;
+  // with OpenMP at 2 threads or more, Eigen's count before differs from 1.
+  const solvers::ThreadScope at_least_two(omp_get_max_threads() + 1);
   const sim::Dataset train = threshold_data(64, 1), test = threshold_data(16, 2);
   sim::TrainConfig cfg;
   cfg.hidden = {4};

@@ -15,6 +15,7 @@
 
 #include "input_error_check.hpp"
 #include "ctmc/sim/atomic_write.hpp"
+#include "failure_hook.hpp"  // io/src (internal): the writer's test seam
 #include "ctmc/sim/idx.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/safetensors.hpp"
@@ -74,11 +75,11 @@ struct Injected {
   Injected(std::string st, std::string su) {
     step = std::move(st);
     suffix = std::move(su);
-    detail::set_failure_hook([](const std::string& s, const std::string& path) {
+    ctmc::io::detail::set_failure_hook([](const std::string& s, const std::string& path) {
       return s == step && path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
     });
   }
-  ~Injected() { detail::set_failure_hook(nullptr); }
+  ~Injected() { ctmc::io::detail::set_failure_hook(nullptr); }
 };
 
 
@@ -211,7 +212,7 @@ TEST_CASE("save_network: a kill between the two renames leaves a mix that load_n
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    detail::set_failure_hook([](const std::string& step, const std::string& path) -> bool {
+    ctmc::io::detail::set_failure_hook([](const std::string& step, const std::string& path) -> bool {
       if (step == "copy" && path.size() >= 6 && path.compare(path.size() - 6, 6, "n.json") == 0) ::_exit(0);
       return false;
     });

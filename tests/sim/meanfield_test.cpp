@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "ctmc/sim/meanfield.hpp"
+#include "meanfield.hpp"  // sim/src (internal): the mean-field network
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/families.hpp"
 

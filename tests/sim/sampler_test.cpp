@@ -13,7 +13,7 @@
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/sim/sampler.hpp"
 #include "ctmc/solvers/counting.hpp"
-#include "ctmc/solvers/expm.hpp"
+#include "expm.hpp"  // solvers/src (internal): the matrix exponential
 #include "ctmc/solvers/families.hpp"
 
 using namespace ctmc;

@@ -11,7 +11,7 @@
 #include <random>
 
 #include "ctmc/sim/if_baseline.hpp"
-#include "ctmc/sim/meanfield.hpp"
+#include "meanfield.hpp"  // sim/src (internal): the mean-field network
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/sim/spiking.hpp"
 #include "ctmc/solvers/counting.hpp"

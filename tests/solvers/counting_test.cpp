@@ -11,7 +11,7 @@
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
-#include "ctmc/solvers/expm.hpp"
+#include "expm.hpp"  // solvers/src (internal): the matrix exponential
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/stationary.hpp"
 

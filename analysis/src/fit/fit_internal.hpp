@@ -118,6 +118,11 @@ std::vector<double> scale_state_exits(const std::vector<double>& theta, std::siz
 std::vector<double> split_state(const std::vector<double>& theta, std::size_t n, std::size_t k, double share,
                                 double internal);
 
+// start_from_smaller (fit_tables.hpp): the share of the rates into state k
+// that stays with k when the tables split an (n-1)-state optimum into
+// general-n starts.
+inline constexpr double kSplitShare = 0.25;
+
 // theta with every rectified-affine rate (an Offset parameter and the Slope
 // after it in `params`) whose larger value at the domain ends lo, hi exceeds
 // `fast` scaled (offset and slope) by one common factor, chosen so that the

@@ -42,8 +42,8 @@ std::vector<double> embed_general(const std::vector<double>& theta, std::size_t 
 
 // A general-n row after a general-(n-1) row (tables, states-needed table)
 // also gets the splits of that row's optimum as starts 1, 2, ... (split_state,
-// FitOptions::seeded_starts): state k keeps kSplitShare of the rates into it.
-inline constexpr double kSplitShare = 0.25;
+// FitOptions::seeded_starts): state k keeps a fixed share of the rates into
+// it (kSplitShare in analysis/src/fit/fit_internal.hpp).
 
 // Starts of a general-n fit of `problem` from a general-m chain `smaller`
 // (m < n; general-m parameter order): start 0 is it embedded up to n states

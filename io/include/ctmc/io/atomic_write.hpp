@@ -69,15 +69,4 @@ std::string resolve_output(const std::string& path);
 // InputError("<path>: <what> (<strerror(err)>)").
 [[noreturn]] void fail(const std::string& path, const std::string& what, int err);
 
-namespace detail {
-// Test seam for the failure paths, whose files have unpredictable names: when
-// set, write_files_atomically calls it before creating a file's temporary
-// (step "temporary"), before keeping a copy of an existing target (step
-// "copy") and before each rename (step "rename"); true makes that step fail
-// as if the system call had (EIO). Tests only (not thread-safe); nullptr
-// turns it off.
-using FailureHook = bool (*)(const std::string& step, const std::string& path);
-void set_failure_hook(FailureHook hook);
-}  // namespace detail
-
 }  // namespace ctmc::io

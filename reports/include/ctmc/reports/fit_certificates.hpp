@@ -16,11 +16,8 @@
 namespace ctmc::reports {
 
 // Certified optimum: boxes within 0.1% of the fit's MSE are discarded. The
-// two-state search ends well inside its budget (about 3e4 boxes per row of
-// the fit table); the three-state one is stopped by it.
+// search's box budget per family is internal (reports/src/certificate_budgets.hpp).
 inline constexpr double kOptimalityGap = 1e-3;
-inline constexpr std::int64_t kTwoStateBoxes = 2000000;
-inline constexpr std::int64_t kThreeStateBoxes = 2000;
 
 // The closed family of a FamilySpec (two-state, three-state), if it is one.
 std::optional<proofs_check::ClosedFamily> closed_family(const analysis::FamilySpec& f);
@@ -54,8 +51,8 @@ std::string sup_text(const SupCell& c);
 // "within 0.1% (certified)", "gap 3.2% (lower bound 1.234e-03)", ...
 std::string optimality_text(const proofs_check::OptimalityResult& r, double rel_gap);
 
-// The optimality certificate of a fit with MSE `mse` (budget by family, as
-// above); `precision`: MPFI bits of the targets.
+// The optimality certificate of a fit with MSE `mse` (box budget by family);
+// `precision`: MPFI bits of the targets.
 proofs_check::OptimalityResult certify_fit_optimum(const analysis::FitProblem& p, double mse, unsigned precision);
 
 }  // namespace ctmc::reports

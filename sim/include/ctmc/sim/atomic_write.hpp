@@ -11,9 +11,4 @@ namespace ctmc::sim {
 using io::PendingFile;
 using io::write_files_atomically;
 
-namespace detail {
-using io::detail::FailureHook;
-using io::detail::set_failure_hook;
-}  // namespace detail
-
 }  // namespace ctmc::sim

@@ -3,15 +3,14 @@
 // 0x0B int16, 0x0C int32, 0x0D float32, 0x0E float64) and the number of
 // dimensions; then each dimension as a big-endian uint32; then the elements,
 // big-endian, row-major. Files may be raw or gzip-compressed: a file whose
-// first two bytes are the gzip magic 1f 8b is decompressed, whatever its name
-// (read_maybe_gz, read_file.hpp).
+// first two bytes are the gzip magic 1f 8b is decompressed, whatever its name.
 //
 // Errors (ctmc::InputError, one line starting with the file name): unreadable
 // or truncated file (fewer element bytes than the dimensions imply, or a
 // truncated gzip stream), wrong magic, trailing bytes (found at the first
 // piece read or inflated beyond the header's size), a header describing more
-// than kMaxIdxDataBytes of elements or (gzip) more than kMaxDeflateRatio
-// times the compressed size, an element type or rank the caller cannot use, label values out of range, image/label count
+// than kMaxIdxDataBytes of elements or (gzip) more than deflate's largest
+// expansion (1032:1) times the compressed size, an element type or rank the caller cannot use, label values out of range, image/label count
 // mismatch, image sides over 65535, more than INT_MAX pixels per image or
 // images/labels per file.
 #pragma once
@@ -22,7 +21,6 @@
 
 #include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/read_file.hpp"
 
 namespace ctmc::sim {
 

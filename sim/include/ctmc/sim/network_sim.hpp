@@ -10,7 +10,8 @@
 //   alpha_l  = r / q99_l (--scale q99) or r (--scale const), r = --rate, unless
 //            given by hand (layer_alpha);
 //   neurons  the layer's model with every rate times alpha_l / alpha_fit.
-// A_ANN: the float ANN on the test images; A_MF: mean_field_forward;
+// A_ANN: the float ANN on the test images; A_MF: the mean-field network
+// (every neuron replaced by its stationary rate, sim/src/meanfield.hpp);
 // A_SNN: one accuracy per trial (mean and sample sd over trials);
 // Delta = A_ANN - A_SNN = (A_ANN - A_MF) + (A_MF - A_SNN), in percentage points.
 // Samples run in parallel (OpenMP); sample s of trial t draws only from

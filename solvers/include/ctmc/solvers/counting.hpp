@@ -17,7 +17,7 @@
 // below, uncentered (E[N(t)] can be far below lambda t, and adding lambda t
 // back would cancel it). The Taylor degree also covers the longest path of
 // A's graph, so blocks whose entries start at (rate t)^d keep their relative
-// accuracy at small rate t (expm.hpp). What remains is the
+// accuracy at small rate t (solvers/src/expm.hpp). What remains is the
 // scaling and squaring's own error growth, about 2^s eps for s ~ log2 ||Q t||
 // squarings: MPFR adds s guard bits and keeps full precision at any t; double
 // refuses t beyond 25 squarings (InputError) rather than lose more digits.

@@ -1,17 +1,21 @@
-// Scoped numeric settings. Two settings of the process are global: the
+// Scoped numeric settings. Three settings of the process are global: the
 // default precision of Boost's Mpfr and Interval numbers (what a newly
-// created value gets, scalar.hpp) and OpenMP's thread count for the next
-// parallel region. Library code that needs another value changes them only
-// through these scopes, which restore the previous value (exactly: Boost's
-// digit counts, OpenMP's nthreads-var) when they end, so no library function
-// leaves a setting changed. Programs (main, tests) may set the process's
-// defaults once with set_precision_bits / omp_set_num_threads.
+// created value gets, scalar.hpp), OpenMP's thread count for the next
+// parallel region, and Eigen's thread count for its own parallel matrix
+// products. Library code that needs another value changes them only through
+// these scopes, which restore the previous value (exactly: Boost's digit
+// counts, OpenMP's nthreads-var, Eigen's fixed count or its following
+// OpenMP's) when they end, so no library function leaves a setting changed.
+// Programs (main, tests) may set the process's defaults once with
+// set_precision_bits / omp_set_num_threads / Eigen::setNbThreads.
 //
-// Both settings are process-wide (Boost 1.74 keeps one default precision, not
+// The settings are process-wide (Boost 1.74 keeps one default precision, not
 // one per thread), so a scope is opened on the thread that runs the
 // computation and not while other threads create Mpfr values.
 #pragma once
-#include <omp.h>  // ThreadScope: its users link OpenMP (OpenMP::OpenMP_CXX)
+#include <omp.h>  // ThreadScope, EigenThreadScope: their users link OpenMP (OpenMP::OpenMP_CXX)
+
+#include <Eigen/Core>
 
 namespace ctmc::solvers {
 
@@ -45,6 +49,44 @@ class ThreadScope {
   ThreadScope& operator=(const ThreadScope&) = delete;
 
  private:
+  int saved_;
+};
+
+// Eigen's thread setting: the count fixed by Eigen::setNbThreads, or 0 while
+// Eigen follows OpenMP's count (its default: Eigen::nbThreads() is then
+// omp_get_max_threads()). Where the two counts agree, one more OpenMP thread
+// for a moment tells which it is (OpenMP's count is restored exactly, as by
+// ThreadScope); called outside parallel regions. Eigen::setNbThreads(0)
+// returns Eigen to following OpenMP.
+inline int eigen_thread_setting() {
+  const int omp = omp_get_max_threads();
+  const int eigen = Eigen::nbThreads();
+  if (eigen != omp) return eigen;
+  omp_set_num_threads(omp + 1);
+  const bool follows_openmp = Eigen::nbThreads() == omp + 1;
+  omp_set_num_threads(omp);
+  return follows_openmp ? 0 : eigen;
+}
+
+// Eigen's own parallel products (Eigen::nbThreads) use `threads` threads
+// during the scope's lifetime; threads <= 0 keeps the current setting. The
+// previous setting (eigen_thread_setting) is restored when the scope ends.
+// Opened inside an active parallel region it changes nothing: the setting is
+// process-wide, and Eigen starts no threads of its own there.
+class EigenThreadScope {
+ public:
+  explicit EigenThreadScope(int threads)
+      : active_(threads > 0 && !omp_in_parallel()), saved_(active_ ? eigen_thread_setting() : 0) {
+    if (active_) Eigen::setNbThreads(threads);
+  }
+  ~EigenThreadScope() {
+    if (active_) Eigen::setNbThreads(saved_);
+  }
+  EigenThreadScope(const EigenThreadScope&) = delete;
+  EigenThreadScope& operator=(const EigenThreadScope&) = delete;
+
+ private:
+  bool active_;
   int saved_;
 };
 

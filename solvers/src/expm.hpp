@@ -20,7 +20,9 @@
 // then keeps the tail bound relative to its own leading term.
 //
 // Used by the counting statistics (Van Loan's block exponential); general
-// dense matrices, O(n^3 (m + s)) work.
+// dense matrices, O(n^3 (m + s)) work. Internal header of solvers (not
+// installed): the library includes it as "expm.hpp", and so do the tests
+// that use it as a reference (tests/CMakeLists.txt gives them solvers/src).
 #pragma once
 #include <algorithm>
 #include <array>

@@ -13,6 +13,10 @@
 // (n/e)^n) < 1/(12n)) and (1+1/x)^x < e, N log(1+1/N) >= 1 - 1/(2N):
 //   m_N <= (1 + 2/(N-1)) e^(7/(12N)) / sqrt(2 pi N),   N >= 2,
 // whose factor tends to 1 (m_N sqrt N -> 1/sqrt(2 pi)).
+//
+// Internal header of proofs_check (not installed): the Bernstein claims
+// (bernstein_claims.cpp) use it; the library and its tests include it as
+// "bernstein_binomial.hpp" (tests/CMakeLists.txt gives them proofs_check/src).
 #pragma once
 #include <cstdint>
 

@@ -21,6 +21,9 @@
 // repository root, so a reader can rerun any number with the CLI.
 //
 // The pieces below are the study's definitions that tests reach directly.
+// Internal header of reports (not installed): the report registry runs the
+// study (`report conversion`); the library and the tests include it as
+// "conversion.hpp" (tests/CMakeLists.txt gives them reports/src).
 #pragma once
 #include <cstdint>
 #include <optional>

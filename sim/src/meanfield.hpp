@@ -10,6 +10,10 @@
 // on --rate; it isolates the mismatch between F_theta / alpha_fit and phi.
 // Readout: `spike` applies nu_L to the output layer too (prediction = argmax
 // of a^L, ties by H^L, then the lowest index); `integrate` predicts argmax H^L.
+//
+// Internal header of sim (not installed): simulate_network (network_sim.hpp)
+// reports A_MF from it; the library and its tests include it as
+// "meanfield.hpp" (tests/CMakeLists.txt gives them sim/src).
 #pragma once
 #include <Eigen/Core>
 #include <functional>

@@ -1,6 +1,7 @@
 // Progress of a long report on a terminal: one status line on stderr,
 // rewritten in place ("report fits: certificates 12/50, 1m20s left"), only
-// when stderr is a terminal; quiet otherwise (logs, CI, pipes).
+// when stderr is a terminal; quiet otherwise (logs, CI, pipes). Internal
+// header of reports (not installed), included as "progress.hpp".
 #pragma once
 #include <chrono>
 #include <cstddef>

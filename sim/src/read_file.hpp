@@ -16,6 +16,9 @@
 // reader's SizeBound, so that a 1 MB gzip bomb (deflate reaches 1032:1) or
 // /dev/zero fails at the first piece beyond what the data can be (exit 2)
 // instead of filling memory.
+//
+// Internal header of sim (not installed): the readers include it as
+// "read_file.hpp".
 #pragma once
 #include <cstdint>
 #include <functional>
