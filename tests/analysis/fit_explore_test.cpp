@@ -347,8 +347,9 @@ TEST_CASE("fit: speeding up a loop relay's fast rates to the bound, where Levenb
   // A start (rates BG, BR, GB, GR, RB, RG: (offset, slope)) where G relays
   // B -> G -> B spikes (BG = H/14 for H > 0) with GB and GR fast: their
   // common speed is a nearly flat direction that descends to the bound
-  // (GR.s -> -1000). The start is an input; what the test checks of it is
-  // checked below.
+  // (GR.s -> -1000). The start is a test input (where the fitter stopped at
+  // seed 18 without the speed-up); the premises the test relies on are
+  // checked, not assumed.
   const std::vector<double> loop = {0.000520696585, 0.0714283743, 0.0811566883, -0.0175835261,
                                     403.060965,     74.3231147,   -38.7655646,  -834.265168,
                                     -0.0412969041,  0.0327281704, 0.120209211,  0.0223336233};
@@ -384,8 +385,9 @@ TEST_CASE("fit: slowing the fast rates bridges softplus x 1/14's fast-relay mini
   REQUIRE(p.data.lo == Rational(lo));
   REQUIRE(p.data.hi == Rational(hi));
   // A start in a "fast relay" minimum: state G a fast relay (GB 1012, GR 345
-  // and RG 6929 at their peaks). The start is an input; the test checks that
-  // the fit without the bridge stays in a minimum there.
+  // and RG 6929 at their peaks; the report's row at seed 1 without the
+  // bridge). The start is a test input; the test checks that the fit without
+  // the bridge stays in a minimum there.
   const std::vector<double> relay = {-0.016242400595471544, 0.1273162358857429, 0.081820206605662221,
                                      -0.022160254705922831, -56.376062267769484, 76.298285417428801,
                                      100.89844722142175,    17.448458599788751, 0.1567117714497587,
@@ -396,8 +398,8 @@ TEST_CASE("fit: slowing the fast rates bridges softplus x 1/14's fast-relay mini
   const auto stays = fit(p, o);
   CHECK(stays.relay_slowdowns == 0);
   CHECK(stays.mse <= mse_double(p, relay) * (1 + 1e-9));
-  CHECK(max_rate(stays.theta, lo, hi) > kFastRate);             // still a fast relay
-  CHECK(coordinate_descent(p, stays.theta) <= kDescentTol);     // and a minimum: polishing cannot leave it
+  CHECK(max_rate(stays.theta, lo, hi) > kFastRate);          // still a fast relay
+  CHECK(coordinate_descent(p, stays.theta) <= kDescentTol);  // and a minimum: polishing cannot leave it
   o.rescale_relays = true;
   const auto bridged = fit(p, o);
   CHECK(bridged.relay_slowdowns == 1);
