@@ -272,17 +272,27 @@ TEST_CASE_TEMPLATE("GTH, dense and sparse, on random chains: pi to the scalar's 
   MESSAGE(Acc::name() << " GTH: largest error " << worst << " x its bound");
 }
 
-TEST_CASE("solve_linear: exact solution in rationals, pivoting past a zero pivot, singular matrices rejected") {
-  // [[0, 2, 1], [1, 1, 0], [3, 0, 1]] x = (5, 3, 4) has x = (1, 2, 1) (by substitution).
-  DenseMatrix<Rational> a(3);
+TEST_CASE_TEMPLATE("solve_linear: the solution by substitution, pivoting past a zero pivot", T, CTMC_POINT_SCALARS) {
+  // [[0, 2, 1], [1, 1, 0], [3, 0, 1]] x = (5, 3, 4) has x = (1, 2, 1) (by
+  // substitution): exact in rationals, within 4 u (2^-p, relative) in double
+  // and MPFR, whose inputs are exact small integers.
+  using Acc = test::ScalarAccuracy<T>;
   const int v[9] = {0, 2, 1, 1, 1, 0, 3, 0, 1};
-  for (std::size_t i = 0; i < 9; ++i) a.a[i] = v[i];
-  CHECK(solve_linear(a, {5, 3, 4}) == std::vector<Rational>{1, 2, 1});
-  DenseMatrix<double> ad(3);
-  for (std::size_t i = 0; i < 9; ++i) ad.a[i] = v[i];
-  const auto xd = solve_linear(ad, {5.0, 3.0, 4.0});
-  CHECK(xd[0] == doctest::Approx(1).epsilon(1e-15));
-  CHECK(xd[1] == doctest::Approx(2).epsilon(1e-15));
+  const std::vector<Rational> expected{1, 2, 1};
+  for (unsigned bits : Acc::precisions()) {
+    PrecisionScope scope(bits);
+    DenseMatrix<T> a(3);
+    for (std::size_t i = 0; i < 9; ++i) a.a[i] = T(v[i]);
+    const auto x = solve_linear(a, {T(5), T(3), T(4)});
+    REQUIRE(x.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      INFO(Acc::name() << " at " << Acc::bits() << " bits, x[" << i << "]");
+      CHECK(Acc::error_ulps(x[i], expected[i]) <= 4);
+    }
+  }
+}
+
+TEST_CASE("solve_linear and LU: singular matrices rejected") {
   DenseMatrix<Rational> s(2);  // rank 1
   s(0, 0) = 1;
   s(0, 1) = 2;
