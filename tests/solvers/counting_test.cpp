@@ -7,13 +7,16 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <type_traits>
 
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "expm.hpp"  // solvers/src (internal): the matrix exponential
 #include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
+#include "scalar_accuracy.hpp"
 
 using namespace ctmc::solvers;
 
@@ -58,39 +61,104 @@ TEST_CASE("asymptotic counting, two-state renewal: Fano = squared CV of Exp(a)+E
   }
 }
 
-TEST_CASE("asymptotic counting in double and MPFR agree with the exact rational values") {
-  set_precision_bits(256);
-  const auto m = three_state_model(Affine{1, Rational(1, 2)}, constant(Rational(7, 3)), Affine{Rational(1, 5), 2},
-                                   constant(Rational(3, 4)));
-  const Rational H(5, 7);
-  const auto ex = asymptotic_counting<Rational>(m, H);
-  const auto md = asymptotic_counting<double>(m, H);
-  const auto mm = asymptotic_counting<Mpfr>(m, H);
-  CHECK(relative_error(md.rate, ex.rate) < 1e-14);
-  CHECK(relative_error(md.variance_rate, ex.variance_rate) < 1e-13);
-  CHECK(relative_error(mm.rate, ex.rate) < 1e-70);
-  CHECK(relative_error(mm.variance_rate, ex.variance_rate) < 1e-70);
+namespace {
+// The three-state chain's spikes (G -> R) form a renewal process: after a
+// spike the chain is in R. An interval is X = Exp(d) + T_B, and T_B (B to the
+// next spike) is a geometric number K of cycles Exp(a) + Exp(b + c), each
+// ending in a spike with probability p = c / (b + c). With the cycle's mean m
+// and variance s2: E T_B = m / p, Var T_B = s2 / p + m^2 (1 - p) / p^2.
+// Renewal theory: lambda = 1 / E X, variance rate = Var X / (E X)^3.
+std::pair<Rational, Rational> three_state_renewal(const Rational& a, const Rational& b, const Rational& c,
+                                                  const Rational& d) {
+  const Rational p = c / (b + c), m = 1 / a + 1 / (b + c), s2 = 1 / (a * a) + 1 / ((b + c) * (b + c));
+  const Rational mean = 1 / d + m / p;
+  const Rational var = 1 / (d * d) + s2 / p + m * m * (1 - p) / (p * p);
+  return {1 / mean, var / (mean * mean * mean)};
 }
 
-TEST_CASE("expm: 2x2 generator against its closed form") {
-  // exp(Q t) for Q = [[-a, a], [d, -d]]: P_00 = d/(a+d) + a/(a+d) e^{-(a+d)t}.
-  set_precision_bits(256);
-  const Mpfr a = mp(3), d = mp(Rational(1, 7)), t = mp(Rational(13, 2));
-  DenseMatrix<Mpfr> q(2);
-  q(0, 0) = -a * t;
-  q(0, 1) = a * t;
-  q(1, 0) = d * t;
-  q(1, 1) = -d * t;
-  const auto e = expm(q);
-  const Mpfr s = a + d, decay = exp(-s * t);
-  CHECK(rel(e(0, 0), d / s + a / s * decay) < 1e-72);
-  CHECK(rel(e(0, 1), a / s - a / s * decay) < 1e-72);
-  CHECK(rel(e(1, 1), a / s + d / s * decay) < 1e-72);
-  DenseMatrix<double> qd(2);
-  for (std::size_t i = 0; i < 4; ++i) qd.a[i] = to_double(q.a[i]);
-  const auto ed = expm(qd);
-  // Scaling and squaring is normwise stable: error O(2^s eps) relative to ||exp(Qt)|| = 1 (s = 10 here).
-  CHECK(std::abs(ed(0, 0) - to_double(d / s + a / s * decay)) < 1e-14);
+// Error bounds of asymptotic_counting in units of 2^-p (scalar_accuracy.hpp)
+// on the chains below: largest observed 2.0 ulps (rate) and 2.4 ulps
+// (variance rate), MPFR; 0.5 and 1.1 ulps in double.
+constexpr double kRateUlps = 8;
+constexpr double kVarianceRateUlps = 8;
+// expm's absolute error on the 2x2 example in units of 2^s u (see below):
+// largest observed 0.46 (double), 0.32 (MPFR).
+constexpr double kExpmUlps = 1;
+}  // namespace
+
+TEST_CASE_TEMPLATE("asymptotic counting of three-state chains: rate and variance rate of the renewal closed form", T,
+                   CTMC_POINT_SCALARS) {
+  // Exact for Rational; a few ulps for double and MPFR (64, 256, 1024 bits).
+  using Acc = test::ScalarAccuracy<T>;
+  const Rational H(5, 7);
+  struct Case {
+    Model model;
+    Rational a, b, c, d;  // the rates at H
+  };
+  const Case cases[] = {
+      {three_state(2, 1, 3, Rational(1, 2)), 2, 1, 3, Rational(1, 2)},
+      {three_state_model(Affine{1, Rational(1, 2)}, constant(Rational(7, 3)), Affine{Rational(1, 5), 2},
+                         constant(Rational(3, 4))),
+       1 + H / 2, Rational(7, 3), Rational(1, 5) + 2 * H, Rational(3, 4)},
+      {three_state(Rational(1, 1000), 250, Rational(9, 7), 40), Rational(1, 1000), 250, Rational(9, 7), 40},
+  };
+  double worst_rate = 0, worst_var = 0;
+  for (const auto& k : cases) {
+    const auto [rate, variance_rate] = three_state_renewal(k.a, k.b, k.c, k.d);
+    for (unsigned bits : Acc::precisions()) {
+      PrecisionScope scope(bits);
+      const auto r = asymptotic_counting<T>(k.model, H);
+      const double e_rate = Acc::error_ulps(r.rate, rate), e_var = Acc::error_ulps(r.variance_rate, variance_rate);
+      INFO(Acc::name() << " at " << Acc::bits() << " bits, rates " << to_string(k.a) << ", " << to_string(k.b)
+                       << ", " << to_string(k.c) << ", " << to_string(k.d) << ": rate error " << e_rate
+                       << " ulps, variance-rate error " << e_var << " ulps");
+      CHECK(e_rate <= kRateUlps);
+      CHECK(e_var <= kVarianceRateUlps);
+      worst_rate = std::max(worst_rate, e_rate);
+      worst_var = std::max(worst_var, e_var);
+    }
+  }
+  MESSAGE(Acc::name() << " asymptotic counting: largest error " << worst_rate << " ulps (rate), " << worst_var
+                       << " ulps (variance rate)");
+}
+
+TEST_CASE_TEMPLATE("expm: 2x2 generator against its closed form", T, double, Mpfr) {
+  // exp(Q t) for Q = [[-a, a], [d, -d]]: P_00 = d/(a+d) + a/(a+d) e^{-(a+d)t},
+  // the reference evaluated in MPFR at the working precision + 64 bits.
+  // Scaling and squaring is normwise stable: each of its s squarings can
+  // double the error, so the bound is kExpmUlps x 2^s u, absolute against
+  // ||exp(Qt)|| = 1 (u = 2^-p; s from the plan expm uses: 7 in double, up to
+  // 28 at 1024 bits, where more squarings buy fewer Taylor terms).
+  using Acc = test::ScalarAccuracy<T>;
+  const Rational a(3), d(1, 7), t(13, 2);
+  double largest = 0;
+  for (unsigned bits : Acc::precisions()) {
+    PrecisionScope scope(bits);
+    const unsigned p = Acc::bits();
+    DenseMatrix<T> q(2);
+    q(0, 0) = from_rational<T>(-a * t);
+    q(0, 1) = from_rational<T>(a * t);
+    q(1, 0) = from_rational<T>(d * t);
+    q(1, 1) = from_rational<T>(-d * t);
+    const auto e = expm(q);
+    const int squarings = expm_plan_log2(log2_norm_inf(q), working_bits<T>(), 1).squarings;
+    double worst = 0;
+    {
+      PrecisionScope wide(p + 64);
+      const Mpfr am = mp(a), dm = mp(d), tm = mp(t), s = am + dm, decay = exp(-s * tm);
+      const Mpfr ref[4] = {dm / s + am / s * decay, am / s - am / s * decay, dm / s - dm / s * decay,
+                           am / s + dm / s * decay};  // P_00, P_01, P_10, P_11
+      for (std::size_t i = 0; i < 4; ++i)
+        worst = std::max(worst, std::ldexp(to_double(abs(Mpfr(e.a[i]) - ref[i])), static_cast<int>(p) - squarings));
+    }
+    INFO(Acc::name() << " at " << p << " bits, " << squarings << " squarings: max |error| " << worst << " x 2^s u");
+    CHECK(worst <= kExpmUlps);
+    largest = std::max(largest, worst);
+    // P_00 in double, ten times closer than the bound: 1e-14.
+    if constexpr (std::is_same_v<T, double>)
+      CHECK(std::abs(e(0, 0) - to_double(mp(d / (a + d)) + mp(a / (a + d)) * exp(-mp((a + d) * t)))) < 1e-14);
+  }
+  MESSAGE(Acc::name() << " expm: largest error " << largest << " x 2^s u (bound " << kExpmUlps << ")");
 }
 
 TEST_CASE("finite-T mean, two-state renewal from state B: closed form") {
