@@ -19,8 +19,10 @@
 #   - meta.json: "command_line" (names the output folder), "git_revision" and
 #     "date_utc" differ between any two runs; the file is compared with those
 #     three keys removed.
-#   - any other JSON file with a "seconds" key (report fits: fits.json, the
-#     wall time of each row): compared with every "seconds" key removed.
+#   - any other JSON file with a key that names seconds ("seconds",
+#     "certificate_seconds", "cpu_seconds_in_cases": wall and CPU times, in
+#     report fits' fits.json and report theorem's summary.json): compared
+#     with every such key removed.
 # Both sides of such a file are rewritten by the same python3 json round trip
 # (key order kept, numbers read and printed exactly: integers as written,
 # doubles by their shortest round-trip text), and the results compared with
@@ -126,8 +128,8 @@ fi
 
 # strip_json RULE FILE: the JSON text of FILE without the keys that are not
 # results: RULE meta (the top level's command_line, git_revision, date_utc)
-# or seconds (every "seconds" key, at any depth). has_seconds FILE: whether
-# FILE has a "seconds" key anywhere.
+# or seconds (every key whose name contains "seconds", at any depth).
+# has_seconds FILE: whether FILE has such a key anywhere.
 strip_json() {
   python3 - "$1" "$2" <<'PY'
 import json, sys
@@ -136,7 +138,7 @@ with open(path) as f:
     doc = json.load(f)
 def drop(x):
     if isinstance(x, dict):
-        return {k: drop(v) for k, v in x.items() if k != "seconds"}
+        return {k: drop(v) for k, v in x.items() if "seconds" not in k}
     if isinstance(x, list):
         return [drop(v) for v in x]
     return x
@@ -153,7 +155,7 @@ has_seconds() {
 import json, sys
 def has(x):
     if isinstance(x, dict):
-        return "seconds" in x or any(has(v) for v in x.values())
+        return any("seconds" in k for k in x) or any(has(v) for v in x.values())
     if isinstance(x, list):
         return any(has(v) for v in x)
     return False
@@ -209,7 +211,7 @@ for report in "${reports[@]}"; do
       cmp -s <(strip_json "$rule" "$a") <(strip_json "$rule" "$b") || same=$?
       case "$rule" in
         meta) note=" (without command_line, git_revision, date_utc)" ;;
-        seconds) note=" (without the wall times, \"seconds\")" ;;
+        seconds) note=" (without the times: keys naming seconds)" ;;
       esac
     fi
     if [ "$same" -eq 0 ]; then
