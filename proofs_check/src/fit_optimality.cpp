@@ -19,6 +19,9 @@ namespace {
 using outward::I;
 constexpr std::size_t kMaxParams = 6;
 using Box = std::array<I, kMaxParams>;
+// The split heuristic looks at every 4th point: enough to rank the
+// coordinates, a quarter of the cost.
+constexpr std::size_t kSpreadStride = 4;
 
 // One data point: H_m, the target y_m = alpha phi(H_m) and the weight
 // w_m / W, all enclosed.
@@ -58,6 +61,13 @@ double three_state_up(double a, double b, double c, double d) {
   return div_up(mul_up(mul_up(a, c), d), add_dn(mul_dn(d, add_dn(add_dn(a, b), c)), mul_dn(a, c)));
 }
 
+// The ranges of the closed forms over boxes of nonnegative rates (each is
+// monotone in every rate).
+I two_state_range(I a, I d) { return {two_state_dn(a.lo, d.lo), two_state_up(a.hi, d.hi)}; }
+I three_state_range(I a, I b, I c, I d) {
+  return {three_state_dn(a.lo, b.hi, c.lo, d.lo), three_state_up(a.hi, b.lo, c.hi, d.hi)};
+}
+
 class Objective {
  public:
   Objective(const OptimalityProblem& p, unsigned precision) : family_(p.family) {
@@ -92,7 +102,7 @@ class Objective {
       if (family_ == ClosedFamily::TwoState) {
         const Rate a = rectified(X[0], X[1], pt.h);
         const I d = X[2];
-        F = {two_state_dn(a.r.lo, d.lo), two_state_up(a.r.hi, d.hi)};
+        F = two_state_range(a.r, d);
         if (grad) {
           // dF/da = d^2/(a+d)^2 (decreasing in a, increasing in d),
           // dF/dd = a^2/(a+d)^2 (increasing in a, decreasing in d): exact ranges.
@@ -108,7 +118,7 @@ class Objective {
       } else {
         const Rate a = rectified(X[0], X[1], pt.h), c = rectified(X[3], X[4], pt.h);
         const I b = X[2], d = X[5];
-        F = {three_state_dn(a.r.lo, b.hi, c.r.lo, d.lo), three_state_up(a.r.hi, b.lo, c.r.hi, d.hi)};
+        F = three_state_range(a.r, b, c.r, d);
         if (grad) {
           // With D = d (a + b + c) + a c >= d b > 0:
           // dF/da = c d^2 (b + c) / D^2, dF/db = -a c d^2 / D^2,
@@ -134,16 +144,55 @@ class Objective {
     return f;
   }
 
+  // sum_m w_m |range of F(H_m) over X| on every `stride`-th point: how much
+  // the box leaves the curve open (a split heuristic, not a bound).
+  double spread(const Box& X, std::size_t stride) const {
+    double s = 0;
+    for (std::size_t m = 0; m < points_.size(); m += stride) {
+      const Point& pt = points_[m];
+      const I F = family_ == ClosedFamily::TwoState
+                      ? two_state_range(rectified(X[0], X[1], pt.h).r, X[2])
+                      : three_state_range(rectified(X[0], X[1], pt.h).r, X[2], rectified(X[3], X[4], pt.h).r, X[5]);
+      s += pt.w.hi * (F.hi - F.lo);
+    }
+    return s;
+  }
+
  private:
   ClosedFamily family_;
   std::size_t n_ = 0;
   std::vector<Point> points_;
 };
 
+// The boxes whose union holds a minimizer of f over the box `root`. For the
+// three-state family, every curve that the box realizes is realized on one
+// of the faces where a.p, a.s, b, c.p or c.s is at an end of its range
+// (see the header), so the faces replace the box: the continuum of equal
+// curves is cut down to the points where it meets the boundary. Where the
+// box treats a and c alike, the swap a <-> c (F is symmetric in them) maps
+// the c faces onto the a faces, which then suffice.
+std::vector<Box> root_boxes(ClosedFamily family, const Box& root, bool faces) {
+  if (family != ClosedFamily::ThreeState || !faces) return {root};
+  const bool symmetric = root[0].lo == root[3].lo && root[0].hi == root[3].hi && root[1].lo == root[4].lo &&
+                         root[1].hi == root[4].hi;
+  std::vector<Box> out;
+  for (std::size_t k : {0, 1, 2, 3, 4}) {
+    if (symmetric && (k == 3 || k == 4)) continue;
+    for (double end : {root[k].lo, root[k].hi}) {
+      Box face = root;
+      face[k] = I::point(end);
+      out.push_back(face);
+      if (root[k].lo == root[k].hi) break;
+    }
+  }
+  return out;
+}
+
 struct Node {
   Box box;
   std::array<I, kMaxParams> g;  // gradient enclosure over the box
   double lb;
+  std::array<double, kMaxParams> score;  // where a split gains most: the larger, the better
   bool operator<(const Node& o) const { return lb > o.lb; }  // min-heap on the bound
 };
 
@@ -214,7 +263,24 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
         fixed = true;
       }
       if (!fixed) {
-        open.push({X, g, lb});
+        // Split scores. Where the mean-value bound gave lb, the coordinate
+        // where it loses most: width x |g_k|. Where the natural bound did
+        // (a large box), the coordinate whose range alone, the others at
+        // the centre, spreads the curve most: sum_m w_m |F range at H_m|.
+        std::array<double, kMaxParams> score{};
+        const bool mv_active = opt.mean_value && mv.lo > nat.lo;
+        for (std::size_t k = 0; k < n; ++k) {
+          if (X[k].lo == X[k].hi) continue;
+          const double mag = g[k].mag();
+          if (mv_active && std::isfinite(mag)) {
+            score[k] = (X[k].hi - X[k].lo) * std::max(mag, 1e-300);
+          } else {
+            Box Y = C;
+            Y[k] = X[k];
+            score[k] = obj.spread(Y, kSpreadStride) + 1e-300;
+          }
+        }
+        open.push({X, g, lb, score});
         return;
       }
     }
@@ -222,7 +288,7 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
 
   Box root;
   for (std::size_t k = 0; k < n; ++k) root[k] = {p.lower[k], p.upper[k]};
-  bound(root);
+  for (const Box& X : root_boxes(p.family, root, opt.faces)) bound(X);
   while (!open.empty()) {
     const Node top = open.top();
     if (top.lb >= res.incumbent * shrink) break;
@@ -231,17 +297,18 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
       break;
     }
     open.pop();
-    // Split where the mean-value bound loses most: width x |g_k|, among the
-    // coordinates whose midpoint is a double strictly inside.
-    const auto& g = top.g;
+    // Split the coordinate of the highest score among those whose midpoint
+    // is a double strictly inside.
     std::size_t split = n;
     double best = -1, mid = 0;
     for (std::size_t k = 0; k < n; ++k) {
-      const double m = top.box[k].lo + 0.5 * (top.box[k].hi - top.box[k].lo);
-      if (!(m > top.box[k].lo && m < top.box[k].hi)) continue;
-      const double score = (top.box[k].hi - top.box[k].lo) * std::max(g[k].mag(), 1e-300);
-      if (score > best) {
-        best = score;
+      const double lo = top.box[k].lo, hi = top.box[k].hi;
+      // A positive range over more than a factor 4 (a constant rate, whose
+      // range spans decades) is cut at its geometric mean.
+      const double m = lo > 0 && hi > 4 * lo ? std::sqrt(lo) * std::sqrt(hi) : lo + 0.5 * (hi - lo);
+      if (!(m > lo && m < hi)) continue;
+      if (top.score[k] > best) {
+        best = top.score[k];
         split = k;
         mid = m;
       }

@@ -6,6 +6,7 @@
 // optimum itself).
 #include <doctest/doctest.h>
 
+#include <array>
 #include <random>
 
 #include "ctmc/activations/activation.hpp"
@@ -13,6 +14,7 @@
 #include "ctmc/proofs_check/fit_optimality.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "../test_temp_files.hpp"
 
@@ -203,8 +205,149 @@ TEST_CASE("branch and bound never bounds above a feasible objective (random targ
       CHECK(r.lower_bound <= best);
       CHECK(r.lower_bound <= r.incumbent);
       if (!r.best_centre.empty()) CHECK(r.lower_bound <= objective(family, r.best_centre, p.h, p.y));
+      if (family == proofs_check::ClosedFamily::ThreeState) {
+        // The faces bound the same minimum as the whole box: neither
+        // search's bound may exceed what the other one found.
+        o.faces = false;
+        const auto whole = proofs_check::certify_optimality(p, best, o);
+        CHECK(whole.lower_bound <= r.incumbent);
+        CHECK(r.lower_bound <= whole.incumbent);
+        if (!whole.best_centre.empty())
+          CHECK(r.lower_bound <= objective(family, whole.best_centre, p.h, p.y));
+        MESSAGE("three-state bound, faces ", r.lower_bound, ", whole box ", whole.lower_bound, ", best known ",
+                std::min(r.incumbent, whole.incumbent));
+      }
     }
   }
+}
+
+namespace {
+
+// The faces theorem behind the three-state branch and bound
+// (fit_optimality.hpp): for theta in the box, the path
+//   a -> lam a, c -> mu c, b -> nu b
+// that keeps every F(H) leaves the box, so it crosses the box's boundary at a
+// point of the same curve where one of a.p, a.s, b, c.p, c.s is at an end.
+// Here the path is followed in MPFR (256 bits) and the crossing found by
+// bisection between 0 (inside) and the end of the path (outside), the end
+// being where the header says.
+using Theta = std::array<Mpfr, 6>;  // a.p, a.s, b, c.p, c.s, d
+
+Mpfr three_state_flux(const Theta& th, const Mpfr& H) {
+  Mpfr a = th[0] + th[1] * H, c = th[3] + th[4] * H;
+  if (a < 0) a = 0;
+  if (c < 0) c = 0;
+  const Mpfr &b = th[2], &d = th[5];
+  return a * c * d / (d * (a + b + c) + a * c);  // paper eq. 2
+}
+
+bool inside(const Theta& th, const std::array<double, 6>& lo, const std::array<double, 6>& hi) {
+  for (int k = 0; k < 6; ++k)
+    if (th[k] < lo[k] || th[k] > hi[k]) return false;
+  return true;
+}
+
+// The path of the header: t in (t_end, 0] (independent a, c) or u in
+// (t_end, 1] (c = kappa a, kappa > 0), theta at t = 0 (u = 1).
+struct Path {
+  Theta th;
+  bool dependent = false;
+  Mpfr xi, zeta, kappa;
+  Mpfr start() const { return dependent ? Mpfr(1) : Mpfr(0); }
+  Mpfr end() const {
+    if (dependent) return Mpfr(0);
+    const Mpfr& b = th[2];
+    Mpfr e = -1;
+    if (zeta < 0 && 1 / (b * zeta) > e) e = 1 / (b * zeta);
+    if (xi < 0 && 1 / (b * xi) > e) e = 1 / (b * xi);
+    return e;
+  }
+  Theta at(const Mpfr& t) const {
+    Mpfr lam, mu, nu;
+    if (dependent) {
+      lam = 1 / t;
+      mu = 1 / (kappa + 1 - kappa * t);
+      nu = lam * mu;
+    } else {
+      lam = 1 / (1 - t * th[2] * zeta);
+      mu = 1 / (1 - t * th[2] * xi);
+      nu = (1 + t) * lam * mu;
+    }
+    return {lam * th[0], lam * th[1], nu * th[2], mu * th[3], mu * th[4], th[5]};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("three-state faces theorem: every curve of the box is realized on a face") {
+  const solvers::PrecisionScope bits(256);
+  const std::array<double, 6> lo = {-5, -5, 1e-3, -5, -5, 1e-3}, hi = {5, 5, 5, 5, 5, 5};
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> num(-500, 500), pos(1, 500);
+  std::vector<Theta> cases;
+  for (int j = 0; j < 300; ++j)
+    cases.push_back({Mpfr(num(rng)) / 100, Mpfr(num(rng)) / 100, Mpfr(pos(rng)) / 100, Mpfr(num(rng)) / 100,
+                     Mpfr(num(rng)) / 100, Mpfr(pos(rng)) / 100});
+  // c = kappa a (kappa > 0): same root, or both constant.
+  cases.push_back({Mpfr(1), Mpfr(2), Mpfr(1), Mpfr(3, 2), Mpfr(3), Mpfr(2)});
+  cases.push_back({Mpfr(2), Mpfr(0), Mpfr(1, 2), Mpfr(1), Mpfr(0), Mpfr(3)});
+  // F = 0 everywhere: a = 0, or c = kappa a with kappa < 0.
+  cases.push_back({Mpfr(0), Mpfr(0), Mpfr(1), Mpfr(1), Mpfr(1), Mpfr(1)});
+  cases.push_back({Mpfr(1), Mpfr(1), Mpfr(2), Mpfr(-2), Mpfr(-2), Mpfr(1)});
+  std::vector<Mpfr> hs;
+  for (int k = 0; k <= 24; ++k) hs.push_back(Mpfr(-3) + Mpfr(k) / 4);
+  const Mpfr tol = pow(Mpfr(2), -200);
+  int crossings = 0, zero_curves = 0;
+  for (const Theta& th : cases) {
+    CAPTURE(th[0].str());
+    CAPTURE(th[1].str());
+    CAPTURE(th[3].str());
+    CAPTURE(th[4].str());
+    const Mpfr det = th[0] * th[4] - th[3] * th[1];
+    const bool a_zero = th[0] == 0 && th[1] == 0, c_zero = th[3] == 0 && th[4] == 0;
+    Theta rep = th;
+    if (!a_zero && !c_zero && det == 0 && (th[0] != 0 ? th[3] / th[0] : th[4] / th[1]) < 0) {
+      ++zero_curves;  // a c <= 0 at every H: F = 0 whatever b
+      rep[2] = lo[2];
+    } else if (a_zero || c_zero) {
+      ++zero_curves;
+      rep[2] = lo[2];
+    } else {
+      Path path{th};
+      if (det == 0) {
+        path.dependent = true;
+        path.kappa = th[0] != 0 ? th[3] / th[0] : th[4] / th[1];
+      } else {  // 1 = xi a + zeta c as affine functions of H
+        path.xi = th[4] / det;
+        path.zeta = -th[1] / det;
+      }
+      // The end of the path lies outside the box.
+      Mpfr in = path.start(), out = path.end();
+      const Mpfr near_end = out + (in - out) * pow(Mpfr(2), -100);
+      REQUIRE_FALSE(inside(path.at(near_end), lo, hi));
+      out = near_end;
+      for (int it = 0; it < 400; ++it) {
+        const Mpfr mid = (in + out) / 2;
+        (inside(path.at(mid), lo, hi) ? in : out) = mid;
+      }
+      rep = path.at(in);
+      ++crossings;
+    }
+    REQUIRE(inside(rep, lo, hi));
+    CHECK(rep[5] == th[5]);
+    // One of a.p, a.s, b, c.p, c.s is at an end of its range.
+    bool on_face = false;
+    for (int k = 0; k < 5; ++k) on_face = on_face || abs(rep[k] - lo[k]) < tol || abs(rep[k] - hi[k]) < tol;
+    CHECK(on_face);
+    // The same curve: F agrees at every H (relative 2^-190; exactly 0 where it is 0).
+    for (const Mpfr& H : hs) {
+      const Mpfr f0 = three_state_flux(th, H), f1 = three_state_flux(rep, H);
+      if (f0 == 0) CHECK(f1 == 0);
+      else CHECK(abs(f1 - f0) <= pow(Mpfr(2), -190) * f0);
+    }
+  }
+  CHECK(crossings >= 290);
+  CHECK(zero_curves >= 2);
 }
 
 TEST_CASE("branch and bound: bad input") {

@@ -23,17 +23,42 @@
 //     box, which is what makes 0.1% reachable.
 // A coordinate whose partial derivative has one sign over the whole box is
 // fixed at the box's face where the minimum must lie (monotonicity test).
-// Boxes are processed best-first (smallest lower bound), split at the middle
-// of the coordinate with the largest width x |g_k|; a box is discarded once
-// its bound is within rel_gap of the incumbent. Arithmetic: double intervals
+// Boxes are processed best-first (smallest lower bound); a box is discarded
+// once its bound is within rel_gap of the incumbent. The coordinate split is
+// the one with the largest width x |g_k| where the mean-value bound gave the
+// box's bound; where the natural bound did (a large box, whose gradient
+// enclosure says little), the one whose range alone, the others at the
+// centre, spreads the curve most (sum_m w_m |range of F(H_m)|). A range is
+// cut at its middle, or at its geometric mean where it is positive and
+// spans more than a factor 4 (the constant rates span decades). Arithmetic: double intervals
 // with outward rounding; the targets alpha phi(H_m) and the points H_m are
 // MPFI enclosures, so the bound is rigorous.
 //
-// The three-state family is not identifiable (a one-parameter continuum of
-// parameter vectors gives the same curve where both a and c depend on H, two
-// where c is constant), so its minimizers form a curve or a surface that
-// the boxes must cover; the budget (max_boxes, deterministic) bounds the work
-// and the result states the bound reached.
+// The three-state family is not identifiable: a continuum of parameter
+// vectors gives the same curve. It is quotiented out by searching only the
+// faces of the box, which is exact: every curve that the box realizes is
+// realized on a face where a.p, a.s, b, c.p or c.s is at an end of its range.
+// Proof. Where a = 0 or c = 0, F = 0 whatever b (b > 0); elsewhere
+// 1/F = 1/d + 1/a + 1/c + b/(a c). Rescaling a -> lam a, c -> mu c (lam,
+// mu > 0; rectification commutes with it) and b -> nu b keeps F(H) for every
+// H iff (1/lam - 1) c + (1/mu - 1) a + (nu/(lam mu) - 1) b = 0 as affine
+// functions of H. Cases, for a point theta of the box:
+//  - a or c is the zero function, or c = kappa a with kappa < 0: then
+//    a c = 0 at every H, F = 0 everywhere, and b may take its lower end.
+//  - a, c linearly independent: 1 = xi a + zeta c for unique xi, zeta, and
+//    lam = 1/(1 - t b zeta), mu = 1/(1 - t b xi), nu = (1 + t) lam mu keeps
+//    the curve for t > -1 with t b zeta < 1 and t b xi < 1.
+//  - c = kappa a, kappa > 0: lam = 1/u, mu = 1/(kappa + 1 - kappa u),
+//    nu = lam mu keeps the curve for 0 < u < 1 + 1/kappa.
+// Running t (or u) down from 0 (from 1), the path is continuous and ends
+// outside the box: either nu b -> 0, below b's lower end (> 0), or lam or mu
+// -> infinity, beyond the ends of a's or c's (nonzero) coefficients. So it
+// meets the boundary of the box, at a point where one of a.p, a.s, b, c.p,
+// c.s (d is fixed along the path) is at an end: a point of the same curve,
+// hence of the same objective. Where the box treats a and c alike, the swap
+// a <-> c (F is symmetric in them) maps the c faces onto the a faces.
+// The faces are 5-dimensional boxes; the budget (max_boxes, deterministic)
+// bounds the work and the result states the bound reached.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -64,6 +89,9 @@ struct OptimalityOptions {
   // The mean-value bound and the monotonicity test (off: the natural bound
   // alone, the benchmark's baseline).
   bool mean_value = true;
+  // Three-state: bound f on the faces of the box that hold a representative
+  // of every curve (off: the whole box).
+  bool faces = true;
 };
 
 struct OptimalityResult {
