@@ -190,7 +190,6 @@ std::vector<Box> root_boxes(ClosedFamily family, const Box& root, bool faces) {
 
 struct Node {
   Box box;
-  std::array<I, kMaxParams> g;  // gradient enclosure over the box
   double lb;
   std::array<double, kMaxParams> score;  // where a split gains most: the larger, the better
   bool operator<(const Node& o) const { return lb > o.lb; }  // min-heap on the bound
@@ -280,7 +279,7 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
             score[k] = obj.spread(Y, kSpreadStride) + 1e-300;
           }
         }
-        open.push({X, g, lb, score});
+        open.push({X, lb, score});
         return;
       }
     }

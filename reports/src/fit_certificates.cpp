@@ -101,7 +101,10 @@ std::string sup_text(const SupCell& c) {
 std::string optimality_text(const proofs_check::OptimalityResult& r, double rel_gap) {
   if (r.certified) return fmt::format("<= {} (certified)", fmt_pct(rel_gap, 1));
   if (r.lower_bound <= 0) return fmt::format("no bound ({} boxes)", fmt_int(r.boxes));
-  return fmt::format("{} (bound {}{})", fmt_pct(r.gap, 1), fmt_sci(r.lower_bound),
+  // A gap of 100% or more reads better as a factor: "MSE <= 68x the bound".
+  const std::string gap =
+      r.gap < 1 ? fmt_pct(r.gap, 1) : fmt::format("MSE {}x the bound", fmt_g(r.gap + 1, 3));
+  return fmt::format("{} (bound {}{})", gap, fmt_sci(r.lower_bound),
                      r.exhausted ? fmt::format(", {} boxes", fmt_int(r.boxes)) : "");
 }
 
