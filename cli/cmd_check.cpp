@@ -1,9 +1,12 @@
 // ctmc-snn check CLAIMS.json [--out DIR] [--seed S] [--threads N] [--precision BITS] [--json]
+//                 [--allow-outside-paths] [--allow-unchecked]
 //
 // Checks the claims of another implementation (reports/include/ctmc/reports/
 // check.hpp: the file format, tolerances and tests) and writes the report
-// folder <out>/check/. Exit 0 when no claim failed, 1 when one did, 2 for a
+// folder <out>/check/. Exit 0 when every claim passed, 1 when one failed or
+// was Not checkable (0 for Not checkable with --allow-unchecked), 2 for a
 // malformed claims file (naming the claim and the field; nothing written).
+// Texts from the claims file are printed with control characters escaped.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -18,7 +21,19 @@ namespace {
 struct CheckOptions {
   std::string claims;
   bool json = false;
+  reports::CheckOptions check;
 };
+
+// One result row for the terminal: what was claimed and what we found, the
+// parts a row has (a claim we could not compute has no value of ours).
+std::string row_text(const nlohmann::ordered_json& r) {
+  const auto text = [&](const char* key) { return reports::claims_terminal_text(r[key].get<std::string>()); };
+  std::string values;
+  if (!r["claimed"].get<std::string>().empty()) values += "claimed " + text("claimed");
+  if (!r["ours"].get<std::string>().empty()) values += (values.empty() ? "" : ", ") + std::string("ours ") + text("ours");
+  return fmt::format("{:<14} {:<13} {}: {}{}{}", text("id"), text("verdict"), text("quantity"), values,
+                     values.empty() ? "" : " -> ", text("evidence"));
+}
 
 Register reg([](CLI::App& root) {
   auto o = std::make_shared<CheckOptions>();
@@ -35,19 +50,24 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--precision", ctx->precision, "MPFR precision in bits (finite-T counting, fit errors)")
       ->capture_default_str()->check(CLI::Range(53u, 100000u));
   cmd->add_flag("--json", o->json, "Print the results document (also written to <out>/check/results.json)");
+  cmd->add_flag("--allow-outside-paths", o->check.allow_outside_paths,
+                "Let the claims name files outside the claims file's folder (by default paths stay inside it)");
+  cmd->add_flag("--allow-unchecked", o->check.allow_unchecked,
+                "Exit 0 although a claim is Not checkable (by default a claim not checked makes the exit status 1)");
   cmd->callback([o, ctx] {
     ctx->command_line = command_line();
     nlohmann::ordered_json doc;
-    const int status = reports::check_claims_report(o->claims, *ctx, &doc);
+    const int status = reports::check_claims_report(o->claims, *ctx, &doc, o->check);
     if (o->json) {
       fmt::print("{}\n", doc.dump(2));
     } else {
-      for (const auto& r : doc["results"])
-        fmt::print("{:<14} {:<13} {}: claimed {}, ours {} -> {}\n", r["id"].get<std::string>(),
-                   r["verdict"].get<std::string>(), r["quantity"].get<std::string>(), r["claimed"].get<std::string>(),
-                   r["ours"].get<std::string>(), r["evidence"].get<std::string>());
-      fmt::print("{} passed, {} failed, {} not checkable; report in {}/check/\n", doc["passed"].get<int>(),
-                 doc["failed"].get<int>(), doc["not_checkable"].get<int>(), ctx->out_root);
+      for (const auto& r : doc["results"]) fmt::print("{}\n", row_text(r));
+      const int unchecked = doc["not_checkable"].get<int>();
+      fmt::print("{} passed, {} failed, {} not checkable{}; report in {}/check/\n", doc["passed"].get<int>(),
+                 doc["failed"].get<int>(), unchecked,
+                 unchecked > 0 && !o->check.allow_unchecked ? " (not checked: exit status 1; --allow-unchecked accepts them)"
+                                                            : "",
+                 reports::claims_terminal_text(ctx->out_root));
     }
     if (status) throw ExitStatus{status};
   });

@@ -505,33 +505,24 @@ def simulate_network(net, data, neurons, T=50.0, tau=0.02, rate=3.0, dt=0.005, t
 
 # ---------------------------------------------------------------- claims
 
-def check(claims, out=None, seed=1, threads=0, precision=256):
+def check(claims, out=None, seed=1, threads=0, precision=256, allow_outside_paths=False, allow_unchecked=False):
     """Check another implementation's claims (``ctmc-snn check CLAIMS.json --json``; format: README
     "Checking another implementation's claims").
 
-    claims: a claims file path, or a dict of the same schema (its relative model paths are taken from the
-    current folder). Returns {"results": [...], "verdicts": {id: "Pass" | "Fail" | "Not checkable"},
-    "passed", "failed", "not_checkable"}; with out=FOLDER also writes the report folder FOLDER/check/ and
-    adds "exit_status" (0, or 1 when a claim failed).
+    claims: a claims file path, or a dict of the same schema (its relative paths are taken from the current
+    folder, which they must not leave, as a file's must not leave its folder, unless allow_outside_paths).
+    Returns {"results": [...], "verdicts": {id: "Pass" | "Fail" | "Not checkable"}, "passed", "failed",
+    "not_checkable", "exit_status"}: exit_status is the CLI's, 0 when every claim passed, 1 when one failed
+    or was Not checkable (0 for Not checkable with allow_unchecked). With out=FOLDER also writes the report
+    folder FOLDER/check/.
     """
     tmp = None
+    base_dir = ""
     if isinstance(claims, dict):
         doc = _jsonable(claims, "claims")
-        # The checker reads paths relative to the claims file, which is a temporary one here.
-        def here(p):
-            return os.path.abspath(p) if isinstance(p, str) and p and not os.path.isabs(p) else p
-        for c in doc.get("claims", []) if isinstance(doc.get("claims"), list) else []:
-            if not isinstance(c, dict):
-                continue
-            for key in ("model", "net", "data", "test_images", "test_labels", "train_images", "train_labels"):
-                if key in c:
-                    c[key] = here(c[key])
-            if isinstance(c.get("neurons"), list):
-                c["neurons"] = [here(n) for n in c["neurons"]]
-            elif "neurons" in c:
-                c["neurons"] = here(c["neurons"])
-            if isinstance(c.get("subset"), str) and c["subset"].startswith("index:"):
-                c["subset"] = "index:" + here(c["subset"][len("index:"):])
+        # The checker reads paths relative to the claims file, which is a temporary one here: relative to
+        # (and confined to) the current folder instead.
+        base_dir = os.getcwd()
         tmp = tempfile.mkdtemp(prefix="ctmc_snn_claims_")
         path = os.path.join(tmp, "claims.json")
         with open(path, "w") as f:
@@ -542,7 +533,8 @@ def check(claims, out=None, seed=1, threads=0, precision=256):
         raise ValueError(f"claims: expected a file path or a dict, got {type(claims).__name__}")
     try:
         text, status = _core.check(path, "" if out is None else os.fspath(out), _uint(seed, "--seed", 64),
-                                   _int(threads, "--threads"), _uint(precision, "--precision"))
+                                   _int(threads, "--threads"), _uint(precision, "--precision"), base_dir,
+                                   bool(allow_outside_paths), bool(allow_unchecked))
     except ValueError as e:
         msg = str(e)
         if tmp:
@@ -557,6 +549,5 @@ def check(claims, out=None, seed=1, threads=0, precision=256):
         d["claims_file"] = "claims"
         for r in d["results"]:
             r["evidence"] = r["evidence"].replace(path, "claims")
-    if status >= 0:
-        d["exit_status"] = status
+    d["exit_status"] = status
     return d

@@ -86,9 +86,11 @@ struct NetworkArgs {
 std::string simulate_network_json(const NetworkArgs& a);
 
 // check CLAIMS.json --json: the results document; with out_root, also the
-// report folder <out_root>/check/ and *status its exit status (0 or 1),
-// else *status = -1.
+// report folder <out_root>/check/; *status the exit status (0 or 1,
+// reports::check_exit_status). base_dir, allow_outside_paths and
+// allow_unchecked as reports::CheckOptions.
 std::string check_json(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
-                       int threads, unsigned precision, int* status);
+                       int threads, unsigned precision, const std::string& base_dir, bool allow_outside_paths,
+                       bool allow_unchecked, int* status);
 
 }  // namespace ctmc::python

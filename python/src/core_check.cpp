@@ -10,7 +10,8 @@
 namespace ctmc::python {
 
 std::string check_json(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
-                       int threads, unsigned precision, int* status) {
+                       int threads, unsigned precision, const std::string& base_dir, bool allow_outside_paths,
+                       bool allow_unchecked, int* status) {
   // The CLI's ranges for --threads and --precision.
   reports::checked_threads(threads);
   reports::checked_precision(precision);
@@ -19,13 +20,15 @@ std::string check_json(const std::string& claims_path, const std::string& out_ro
   ctx.threads = threads;
   ctx.precision = precision;
   ctx.command_line = "ctmc_snn.check";
+  const reports::CheckOptions options{base_dir, allow_outside_paths, allow_unchecked};
   if (out_root.empty()) {
-    *status = -1;
-    return reports::check_claims(claims_path, ctx).dump();
+    const auto doc = reports::check_claims(claims_path, ctx, options);
+    *status = reports::check_exit_status(doc, options);
+    return doc.dump();
   }
   ctx.out_root = out_root;
   nlohmann::ordered_json doc;
-  *status = reports::check_claims_report(claims_path, ctx, &doc);
+  *status = reports::check_claims_report(claims_path, ctx, &doc, options);
   return doc.dump();
 }
 

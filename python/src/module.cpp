@@ -215,9 +215,11 @@ PYBIND11_MODULE(_core, m) {
     return call([&] { return ctmc::python::simulate_neuron_json(mi, a); });
   });
   m.def("check", [](const std::string& path, const std::string& out, unsigned long long seed, int threads,
-                    unsigned precision) {
+                    unsigned precision, const std::string& base_dir, bool allow_outside_paths, bool allow_unchecked) {
     int status = -1;
-    std::string doc = call([&] { return check_json(path, out, seed, threads, precision, &status); });
+    std::string doc = call([&] {
+      return check_json(path, out, seed, threads, precision, base_dir, allow_outside_paths, allow_unchecked, &status);
+    });
     return py::make_tuple(doc, status);
   });
   m.def("simulate_network", [](const py::dict& d) {

@@ -12,9 +12,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
+#include "ctmc/reports/command_text.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/network_sim.hpp"
@@ -30,11 +32,13 @@
 #include "ctmc/solvers/json_input.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/solvers/quote.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 namespace ctmc::reports {
 namespace {
 
+namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 using solvers::Mpfr;
 using solvers::Rational;
@@ -100,10 +104,19 @@ std::string pointer_key(const std::string& k) {
   return out;
 }
 
+// What a path of a claims file must name.
+enum class PathKind { File, Folder };
+
 class Parser {
  public:
-  Parser(std::string file, std::map<std::string, std::string> texts)
-      : file_(std::move(file)), texts_(std::move(texts)) {}
+  Parser(std::string file, std::map<std::string, std::string> texts, const CheckOptions& options)
+      : file_(std::move(file)), texts_(std::move(texts)), allow_outside_(options.allow_outside_paths) {
+    const fs::path claims_dir = fs::path(file_).parent_path();
+    base_ = !options.base_dir.empty() ? fs::path(options.base_dir) : claims_dir.empty() ? fs::path(".") : claims_dir;
+    std::error_code ec;
+    base_canonical_ = fs::weakly_canonical(base_, ec);
+    if (ec) throw InputError(file_, fmt::format("cannot resolve its folder ({})", ec.message()));
+  }
 
   [[noreturn]] void bad(const std::string& who, const std::string& field, const std::string& what) const {
     throw InputError(fmt::format("{}: {}: {}: {}", file_, who, field, what));
@@ -165,13 +178,48 @@ class Parser {
     return t;
   }
 
+  // A path written in field `field`: resolved against the base folder,
+  // which it must not leave (symbolic links followed) unless outside paths
+  // are allowed, and, where it exists, of the kind wanted. Checked before
+  // anything opens it: a FIFO named as a model would block the open.
+  std::string path(const std::string& who, const std::string& field, const std::string& text, PathKind kind) const {
+    if (text.empty()) bad(who, field, "empty path");
+    if (text.find('\0') != std::string::npos) bad(who, field, fmt::format("the path {} holds a NUL byte", quote_excerpt(text)));
+    const fs::path p(text);
+    const fs::path resolved = p.is_absolute() ? p : base_ / p;
+    std::error_code ec;
+    if (!allow_outside_) {
+      const fs::path real = fs::weakly_canonical(resolved, ec);
+      if (ec) bad(who, field, fmt::format("cannot resolve {} ({})", quote_excerpt(text), ec.message()));
+      if (!inside(real, base_canonical_))
+        bad(who, field, fmt::format("{} lies outside the folder {} of the claims (--allow-outside-paths allows it)",
+                                    quote_excerpt(text), quote_excerpt(base_.string())));
+    }
+    const auto st = fs::status(resolved, ec);
+    if (fs::exists(st)) {
+      if (kind == PathKind::File && !fs::is_regular_file(st))
+        bad(who, field, fmt::format("{} is not a regular file ({})", quote_excerpt(text), file_type_name(st.type())));
+      if (kind == PathKind::Folder && !fs::is_directory(st))
+        bad(who, field, fmt::format("{} is not a folder", quote_excerpt(text)));
+    }
+    return resolved.string();
+  }
+
+  // "FILE.npy" or "FILE.safetensors:NAME" (sim::read_tensor_input): the file part resolved.
+  std::string tensor_path(const std::string& who, const std::string& field, const std::string& spec) const {
+    if (spec.empty()) return spec;
+    const auto colon = spec.rfind(':');
+    const std::string file = colon == std::string::npos ? spec : spec.substr(0, colon);
+    if (file.size() > 12 && file.compare(file.size() - 12, 12, ".safetensors") == 0)
+      return path(who, field, file, PathKind::File) + spec.substr(colon);
+    return path(who, field, spec, PathKind::File);
+  }
+
   solvers::Model model(const ojson& c, const std::string& who, const std::string& pointer, std::string& source) const {
     if (!c.contains("model")) bad(who, "model", "missing");
     const auto& m = c["model"];
     if (m.is_string()) {
-      std::filesystem::path p(m.get<std::string>());
-      if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
-      source = p.string();
+      source = path(who, "model", m.get<std::string>(), PathKind::File);
       return solvers::read_model_file(source);
     }
     if (!m.is_object()) bad(who, "model", fmt::format("expected a file name or a model object, got {}", solvers::json_type_name(m)));
@@ -195,34 +243,108 @@ class Parser {
     }
   }
 
+  // Whether `p` is `dir` or lies below it (both canonical).
+  static bool inside(const fs::path& p, const fs::path& dir) {
+    auto q = p.begin();
+    for (auto d = dir.begin(); d != dir.end(); ++d, ++q) {
+      if (d->empty() && std::next(d) == dir.end()) break;  // a trailing separator
+      if (q == p.end() || *q != *d) return false;
+    }
+    return true;
+  }
+
+  static const char* file_type_name(fs::file_type t) {
+    switch (t) {
+      case fs::file_type::directory: return "a folder";
+      case fs::file_type::fifo: return "a named pipe";
+      case fs::file_type::socket: return "a socket";
+      case fs::file_type::block: return "a block device";
+      case fs::file_type::character: return "a character device";
+      default: return "not a plain file";
+    }
+  }
+
   std::string file_;
   std::map<std::string, std::string> texts_;
+  bool allow_outside_ = false;
+  fs::path base_, base_canonical_;
 };
-
-// A path of the claims file, relative to its folder.
-std::string beside(const std::string& claims_path, const std::string& p) {
-  if (p.empty() || std::filesystem::path(p).is_absolute()) return p;
-  return (std::filesystem::path(claims_path).parent_path() / p).string();
-}
 
 // The reference run's trials: enough for a standard error of the trial mean.
 constexpr int kMinNetworkTrials = 10;
 
-void parse_network(const Parser& p, const ojson& c, const std::string& pointer, const std::string& path, Claim& cl,
+// The configuration of a network claim as simulate_network will run it (our
+// reference run: max(trials, kMinNetworkTrials) trials), checked here so that
+// an invalid one is malformed input naming the field, not a claim answered
+// Not checkable: times and rates positive and finite, T a multiple of dt
+// within the step cap, the neurons and layer_alpha matching the spiking
+// layers, the subset and limit within the test set, the work budgets.
+void validate_network(const Parser& p, Claim& cl, const std::map<std::string, std::string>& texts) {
+  const std::string& who = cl.who;
+  const auto& o = cl.net_options;
+  const auto shown = [&](const char* field, double x) {
+    const auto it = texts.find(field);
+    return it != texts.end() ? quote_excerpt(it->second) : fmt::format("{:g}", x);
+  };
+  const auto positive = [&](const char* field, double x) {
+    if (!(x > 0) || !std::isfinite(x)) p.bad(who, field, fmt::format("{} must be positive and finite", shown(field, x)));
+  };
+  positive("T", o.snn.T);
+  positive("dt", o.snn.dt);
+  positive("tau", o.snn.tau);
+  positive("rate", o.rate);
+  double steps = 0;
+  try {
+    steps = static_cast<double>(sim::window_steps(o.snn.T, o.snn.dt, "T"));
+  } catch (const InputError& e) {
+    p.bad(who, "T", e.detail().empty() ? e.what() : e.detail());
+  }
+  const std::size_t S = sim::spiking_layer_count(cl.mlp, o.snn.readout);
+  if (cl.neurons.size() != 1 && cl.neurons.size() != S)
+    p.bad(who, "neurons", fmt::format("{} models given; give one for all spiking layers or {} (one per layer)",
+                                      cl.neurons.size(), S));
+  if (!o.layer_alpha.empty() && o.layer_alpha.size() != S)
+    p.bad(who, "layer_alpha", fmt::format("{} values given for {} spiking layers", o.layer_alpha.size(), S));
+  for (double a : o.layer_alpha)
+    if (!std::isnan(a) && (!(a > 0) || !std::isfinite(a)))
+      p.bad(who, "layer_alpha", fmt::format("{:g} is not a positive finite number", a));
+  if (o.output_scale == sim::OutputScale::Activation && o.snn.readout != sim::Readout::Spike)
+    p.bad(who, "output_scale", "activation needs the spike readout (the integrating output layer has no scale)");
+  if (o.scale == sim::ScaleMode::Q99 && cl.split.train.size() == 0)
+    p.bad(who, "scale", "q99 takes the layer scales from the training images, and none are given "
+                        "(train_images, train_labels or data); or give \"scale\": \"const\"");
+  std::size_t samples = 0;
+  try {
+    samples = sim::simulation_subset(cl.split.test, o.limit, cl.mlp.input_size(), cl.mlp.output_size(), o.subset).size();
+  } catch (const InputError& e) {
+    p.bad(who, e.input().empty() ? "subset" : e.input(), e.detail().empty() ? e.what() : e.detail());
+  }
+  const double runs = static_cast<double>(std::max<std::size_t>(cl.trials, kMinNetworkTrials)) * static_cast<double>(samples);
+  const double neurons = static_cast<double>(sim::spiking_neuron_count(cl.mlp, o.snn.readout));
+  if (runs > sim::kMaxSampleRuns)
+    p.bad(who, "trials", fmt::format("our reference run of {} trials x {} test images = {:.3g} sample runs is beyond "
+                                     "the budget of {:.0e}; lower trials or limit",
+                                     std::max<std::size_t>(cl.trials, kMinNetworkTrials), samples, runs,
+                                     sim::kMaxSampleRuns));
+  if (runs * steps * neurons > sim::kMaxNeuronSteps)
+    p.bad(who, "T", fmt::format("our reference run needs {:.3g} neuron-steps, beyond the budget of {:.0e}; lower T, "
+                                "trials or limit, or raise dt",
+                                runs * steps * neurons, sim::kMaxNeuronSteps));
+}
+
+void parse_network(const Parser& p, const ojson& c, const std::string& pointer, Claim& cl,
                    std::set<std::string>& known) {
   const std::string& who = cl.who;
   known.insert({"net", "data", "test_images", "test_labels", "train_images", "train_labels", "normalize", "neurons",
                 "T", "dt", "tau", "rate", "scale", "sampler", "readout", "trace_weight", "output_scale", "subset",
                 "limit", "layer_alpha", "trials", "false_alarm", "A_ANN", "A_MF", "A_SNN", "SynOps"});
-  cl.net = beside(path, p.string(c, who, "net", true));
-  cl.data.dir = beside(path, p.string(c, who, "data", false));
-  cl.data.test_images = beside(path, p.string(c, who, "test_images", false));
-  cl.data.test_labels = beside(path, p.string(c, who, "test_labels", false));
-  cl.data.train_images = beside(path, p.string(c, who, "train_images", false));
-  cl.data.train_labels = beside(path, p.string(c, who, "train_labels", false));
+  cl.net = p.path(who, "net", p.string(c, who, "net", true), PathKind::File);
+  if (c.contains("data")) cl.data.dir = p.path(who, "data", p.string(c, who, "data", true), PathKind::Folder);
+  cl.data.test_images = p.tensor_path(who, "test_images", p.string(c, who, "test_images", false));
+  cl.data.test_labels = p.tensor_path(who, "test_labels", p.string(c, who, "test_labels", false));
+  cl.data.train_images = p.tensor_path(who, "train_images", p.string(c, who, "train_images", false));
+  cl.data.train_labels = p.tensor_path(who, "train_labels", p.string(c, who, "train_labels", false));
   cl.data.normalization = p.string(c, who, "normalize", false);
-  cl.mlp = sim::load_network(cl.net);
-  cl.split = sim::load_data(cl.data);
   if (!c.contains("neurons")) p.bad(who, "neurons", "missing");
   std::vector<std::string> neuron_paths;
   if (c["neurons"].is_string()) {
@@ -235,10 +357,25 @@ void parse_network(const Parser& p, const ojson& c, const std::string& pointer, 
   } else {
     p.bad(who, "neurons", "expected a model file name or an array of them");
   }
-  for (const auto& n : neuron_paths) cl.neurons.push_back({solvers::read_model_file(beside(path, n)), n});
+  std::vector<std::string> neuron_files;
+  for (const auto& n : neuron_paths) neuron_files.push_back(p.path(who, "neurons", n, PathKind::File));
+  std::string subset_text = "all";
+  if (c.contains("subset")) {
+    subset_text = p.string(c, who, "subset", true);
+    if (subset_text.rfind("index:", 0) == 0) subset_text = "index:" + p.path(who, "subset", subset_text.substr(6), PathKind::File);
+  }
+  // Every path is checked before any file is read.
+  cl.mlp = sim::load_network(cl.net);
+  cl.split = sim::load_data(cl.data);
+  for (std::size_t k = 0; k < neuron_files.size(); ++k)
+    cl.neurons.push_back({solvers::read_model_file(neuron_files[k]), neuron_paths[k]});
   auto& o = cl.net_options;
+  std::map<std::string, std::string> texts;  // the numbers as written, for messages
   auto real = [&](const char* field, double& x) {
-    if (c.contains(field)) x = solvers::to_double(p.number(c[field], who, field, pointer + "/" + field).exact);
+    if (!c.contains(field)) return;
+    const Value v = p.number(c[field], who, field, pointer + "/" + field);
+    x = solvers::to_double(v.exact);
+    texts[field] = v.text;
   };
   real("T", o.snn.T);
   real("dt", o.snn.dt);
@@ -254,19 +391,21 @@ void parse_network(const Parser& p, const ojson& c, const std::string& pointer, 
     const std::string t = p.string(c, who, field, false);
     return t.empty() ? std::string(fallback) : t;
   };
-  try {
-    o.snn.sampler = sim::parse_sampler(text("sampler", "exact"), "sampler");
-    o.snn.readout = sim::parse_readout(text("readout", "spike"), "readout");
-    o.scale = sim::parse_scale_mode(text("scale", "q99"), "scale");
-    o.snn.trace_weight = sim::parse_trace_weight(text("trace_weight", "integral"), "trace_weight");
-    o.output_scale = sim::parse_output_scale(text("output_scale", "logits"), "output_scale");
-    if (text("subset", "all").rfind("index:", 0) == 0)
-      o.subset = sim::parse_test_subset("index:" + beside(path, text("subset", "all").substr(6)), "subset");
-    else
-      o.subset = sim::parse_test_subset(text("subset", "all"), "subset");
-  } catch (const InputError& e) {
-    p.bad(who, "conventions", e.what());
-  }
+  const auto convention = [&](const char* field, auto parse) {
+    try {
+      return parse();
+    } catch (const InputError& e) {
+      p.bad(who, field, e.detail().empty() ? e.what() : e.detail());
+    }
+  };
+  o.snn.sampler = convention("sampler", [&] { return sim::parse_sampler(text("sampler", "exact"), "sampler"); });
+  o.snn.readout = convention("readout", [&] { return sim::parse_readout(text("readout", "spike"), "readout"); });
+  o.scale = convention("scale", [&] { return sim::parse_scale_mode(text("scale", "q99"), "scale"); });
+  o.snn.trace_weight =
+      convention("trace_weight", [&] { return sim::parse_trace_weight(text("trace_weight", "integral"), "trace_weight"); });
+  o.output_scale =
+      convention("output_scale", [&] { return sim::parse_output_scale(text("output_scale", "logits"), "output_scale"); });
+  o.subset = convention("subset", [&] { return sim::parse_test_subset(subset_text, "subset"); });
   if (c.contains("layer_alpha")) {
     if (!c["layer_alpha"].is_array()) p.bad(who, "layer_alpha", "expected an array of numbers or \"auto\"");
     for (std::size_t k = 0; k < c["layer_alpha"].size(); ++k) {
@@ -283,14 +422,17 @@ void parse_network(const Parser& p, const ojson& c, const std::string& pointer, 
   for (const char* f : {"A_ANN", "A_MF", "A_SNN", "SynOps"})
     if (c.contains(f)) cl.values.push_back(p.number(c[f], who, f, pointer + "/" + f));
   if (cl.values.empty()) p.bad(who, "A_SNN", "no value claimed (A_ANN, A_MF, A_SNN, SynOps)");
+  validate_network(p, cl, texts);
 }
 
 const std::set<std::string> kKinds = {"flux", "stationary", "counting", "fit", "simulation", "network"};
 
-std::vector<Claim> parse_claims(const std::string& path) {
+std::vector<Claim> parse_claims(const std::string& path, const CheckOptions& options) {
+  if (path.find('\0') != std::string::npos)
+    throw InputError("claims", fmt::format("the path {} holds a NUL byte", quote_excerpt(path)));
   const std::string text = solvers::read_input_file(path, solvers::InputKind{"claims file", 64 * solvers::kMiB, "a claims file is a few KB"});
   const auto doc = solvers::parse_json_strict<ojson>(text, path);
-  Parser p(path, solvers::json_number_texts(text, path));
+  Parser p(path, solvers::json_number_texts(text, path), options);
   if (!doc.is_object()) throw InputError(fmt::format("{}: expected an object {{\"claims\": [...]}}", path));
   for (auto it = doc.begin(); it != doc.end(); ++it)
     if (it.key() != "claims" && it.key() != "meta")
@@ -308,7 +450,7 @@ std::vector<Claim> parse_claims(const std::string& path) {
     Claim cl;
     cl.id = p.string(c, who, "id", true);
     if (cl.id.empty()) p.bad(who, "id", "empty");
-    who = fmt::format("claim '{}'", cl.id);
+    who = "claim " + quote_excerpt(cl.id);
     if (!ids.insert(cl.id).second) p.bad(who, "id", "used by two claims");
     cl.who = who;
     cl.kind = p.string(c, who, "kind", true);
@@ -328,7 +470,7 @@ std::vector<Claim> parse_claims(const std::string& path) {
       t = v.text;
     };
     if (cl.kind == "network") {
-      parse_network(p, c, pointer, path, cl, known);
+      parse_network(p, c, pointer, cl, known);
     } else if (cl.kind == "fit" && !c.contains("model") && c.contains("family")) {
       // A published MSE without the chain: can the family reach it?
       known.insert("family");
@@ -376,6 +518,9 @@ std::vector<Claim> parse_claims(const std::string& path) {
     } else if (cl.kind == "fit") {
       known.insert({"activation", "domain", "points", "alpha"});
       cl.activation = p.string(c, who, "activation", true);
+      // A table is a file of the claims like the model: beside the claims file.
+      if (cl.activation.rfind("table:", 0) == 0)
+        cl.activation = "table:" + p.path(who, "activation", cl.activation.substr(6), PathKind::File);
       cl.domain = p.string(c, who, "domain", true);
       cl.points = p.count(c, who, "points", 401, 10000000);
       if (c.contains("alpha")) cl.alpha = p.number(c["alpha"], who, "alpha", pointer + "/alpha").text;
@@ -748,10 +893,12 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
 
 }  // namespace
 
-std::size_t validate_claims(const std::string& claims_path) { return parse_claims(claims_path).size(); }
+std::size_t validate_claims(const std::string& claims_path, const CheckOptions& options) {
+  return parse_claims(claims_path, options).size();
+}
 
-ojson check_claims(const std::string& claims_path, const ReportContext& ctx) {
-  const auto claims = parse_claims(claims_path);  // every claim validated before any is computed
+ojson check_claims(const std::string& claims_path, const ReportContext& ctx, const CheckOptions& options) {
+  const auto claims = parse_claims(claims_path, options);  // every claim validated before any is computed
   ojson out;
   out["claims_file"] = claims_path;
   ojson results = ojson::array(), verdicts = ojson::object();
@@ -763,7 +910,9 @@ ojson check_claims(const std::string& claims_path, const ReportContext& ctx) {
     } catch (const InputError& e) {
       // The claim is well formed but this toolkit cannot answer it (e.g. the
       // chain has two closed classes at H): say why, go on with the others.
-      rows.push_back({c.kind, "", "", "", "", kNotCheckable, e.what()});
+      rows.clear();
+      for (const auto& v : c.values)
+        rows.push_back({v.quantity, v.text, "", "", "", kNotCheckable, fmt::format("not computed: {}", e.what())});
     }
     std::string verdict = kNotCheckable;
     for (const auto& r : rows) {
@@ -785,32 +934,65 @@ ojson check_claims(const std::string& claims_path, const ReportContext& ctx) {
   return out;
 }
 
-int check_claims_report(const std::string& claims_path, const ReportContext& ctx, ojson* out_doc) {
+namespace {
+
+// A plain number cannot be a formula; any other text that a spreadsheet
+// would evaluate (=, +, -, @ start a formula; some skip a leading tab or CR
+// before one) is shown as text by a leading quote.
+std::string formula_guarded(const std::string& text) {
+  const bool risky = !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos;
+  const bool number = solvers::parse_double(text).has_value() && text.find_first_of(" \t\r\n") == std::string::npos;
+  return risky && !number ? "'" + text : text;
+}
+
+}  // namespace
+
+std::string claims_csv_field(const std::string& text) { return csv_field(formula_guarded(text)); }
+
+std::string claims_terminal_text(const std::string& text) { return one_line(text); }
+
+int check_exit_status(const ojson& doc, const CheckOptions& options) {
+  if (doc.at("failed").get<int>() > 0) return 1;
+  return doc.at("not_checkable").get<int>() > 0 && !options.allow_unchecked ? 1 : 0;
+}
+
+int check_claims_report(const std::string& claims_path, const ReportContext& ctx, ojson* out_doc,
+                        const CheckOptions& options) {
   check_output_root(ctx.out_root);
-  const ojson doc = check_claims(claims_path, ctx);
-  ReportWriter w(ctx, "check", "Claims check: " + claims_path);
+  const ojson doc = check_claims(claims_path, ctx, options);
+  ReportWriter w(ctx, "check", "Claims check: " + md_text(claims_path));
   w.paragraph(fmt::format("Claims from {}: {} passed, {} failed, {} not checkable. Pass/Fail per claim (a claim "
                           "with several values fails when one fails); the evidence says what ours is and how it "
-                          "was computed. Tolerances: see `ctmc/reports/check.hpp`.",
+                          "was computed. Tolerances: see `ctmc/reports/check.hpp`. A claim Not checkable was not "
+                          "checked: it counts as a failed check{}.",
                           md_code(claims_path), doc["passed"].get<int>(), doc["failed"].get<int>(),
-                          doc["not_checkable"].get<int>()));
-  Table t;
-  t.columns = {"id", "kind", "quantity", "claimed", "ours", "claimed - ours", "tolerance", "verdict", "evidence"};
-  for (const auto& r : doc["results"])
-    t.rows.push_back({md_text(r["id"].get<std::string>()), r["kind"].get<std::string>(),
-                      md_text(r["quantity"].get<std::string>()), md_text(r["claimed"].get<std::string>()),
-                      md_text(r["ours"].get<std::string>()), md_text(r["difference"].get<std::string>()),
-                      md_text(r["tolerance"].get<std::string>()), r["verdict"].get<std::string>(),
-                      md_text(r["evidence"].get<std::string>())});
-  w.table(t, "claims.csv");
+                          doc["not_checkable"].get<int>(),
+                          options.allow_unchecked ? " unless allowed, as here (--allow-unchecked)" : ""));
+  // The same rows twice: Markdown-escaped for report.md, as written (only
+  // CSV-quoted and formula-guarded) for claims.csv.
+  const std::vector<std::string> columns = {"id", "kind", "quantity", "claimed", "ours", "claimed - ours",
+                                            "tolerance", "verdict", "evidence"};
+  Table md{columns, {}}, csv{columns, {}};
+  for (const auto& r : doc["results"]) {
+    std::vector<std::string> row;
+    for (const char* key : {"id", "kind", "quantity", "claimed", "ours", "difference", "tolerance", "verdict", "evidence"})
+      row.push_back(r[key].get<std::string>());
+    md.rows.push_back(row);
+    for (auto& cell : md.rows.back()) cell = md_text(cell);
+    for (auto& cell : row) cell = formula_guarded(cell);
+    csv.rows.push_back(std::move(row));
+  }
+  w.table(md);
+  w.write_csv("claims.csv", csv);  // RFC 4180 quoting (csv_field)
+  w.paragraph("(data: [claims.csv](claims.csv))");
   w.write_json("results.json", doc);
   for (auto it = doc["verdicts"].begin(); it != doc["verdicts"].end(); ++it) {
     const auto v = it.value().get<std::string>();
-    if (v != kNotCheckable) w.check("claim " + it.key(), v == kPass, v);
+    if (v != kNotCheckable || !options.allow_unchecked) w.check("claim " + md_text(it.key()), v == kPass, v);
   }
   w.finish();
   if (out_doc) *out_doc = doc;
-  return doc["failed"].get<int>() > 0 ? 1 : 0;
+  return check_exit_status(doc, options);
 }
 
 }  // namespace ctmc::reports

@@ -5,9 +5,12 @@ True claims are computed here independently (exact rationals from the closed
 forms); false ones are those values perturbed. Simulation claims come from
 the toolkit's own SSA at other seeds, standing in for another implementation.
 """
+import csv
 import fractions
 import json
 import os
+import shutil
+import struct
 import subprocess
 import tempfile
 import unittest
@@ -159,7 +162,9 @@ class Verdicts(unittest.TestCase):
             wrong_mf = dict(config, id="net-mf", kind="network", A_MF=r["A_MF"] + 1)
             wrong_synops = dict(config, id="net-synops", kind="network", trials=3,
                                 SynOps=2 * r["synops_per_sample_mean"])
-            rc, doc, err, _ = run_check({"claims": [true, wrong_mf, wrong_synops]}, "--seed", "1000")
+            # The files lie in other folders than the claims file (absolute paths): allowed by option.
+            outside = "--allow-outside-paths"
+            rc, doc, err, _ = run_check({"claims": [true, wrong_mf, wrong_synops]}, "--seed", "1000", outside)
             self.assertEqual(rc, 1, err)
             self.assertEqual(doc["verdicts"], {"net-true": "Pass", "net-mf": "Fail", "net-synops": "Fail"})
             # No false alarm over 20 right claims (seeds 1..20 of the other implementation) at 1e-3.
@@ -174,11 +179,11 @@ class Verdicts(unittest.TestCase):
                 r = json.loads(p.stdout)
                 right.append(dict(config, id=f"net-{seed}", kind="network", trials=2, A_SNN=r["A_SNN_mean"],
                                   SynOps=r["synops_per_sample_mean"]))
-            rc, doc, err, _ = run_check({"claims": right}, "--seed", "1000")
+            rc, doc, err, _ = run_check({"claims": right}, "--seed", "1000", outside)
             self.assertEqual(rc, 0, err)
             self.assertEqual(doc["passed"], 20)
             # A convention named wrong is bad input naming the claim.
-            rc, _, err, _ = run_check({"claims": [dict(true, sampler="magic")]})
+            rc, _, err, _ = run_check({"claims": [dict(true, sampler="magic")]}, outside)
             self.assertEqual(rc, 2)
             self.assertIn("claim 'net-true'", err)
 
@@ -214,6 +219,12 @@ class Verdicts(unittest.TestCase):
             v = json.loads(p.stdout)["verdicts"]
             for k in ("eq2-flux", "eq2-stationary", "eq2-rate", "bernstein-flux", "fig2-sigmoid-mse"):
                 self.assertEqual(v[k], "Pass", k)
+        # Its models are copies beside it (paths stay in the claims file's folder): the same files.
+        for copy, original in (("sigmoid_three_state.json", "reports/models/sigmoid_three_state.json"),
+                               ("bernstein_n2.json", "tests/fixtures/bernstein_n2.json")):
+            with open(os.path.join(SOURCE, "examples", "models", copy), "rb") as a, \
+                    open(os.path.join(SOURCE, original), "rb") as b:
+                self.assertEqual(a.read(), b.read(), copy)
 
 
 class Mutations(unittest.TestCase):
@@ -284,6 +295,221 @@ class Malformed(unittest.TestCase):
                                          "trials": 1, "mean": 1}]}, "claim 's'", "trials")
         self.assert_refused({"claims": []}, "claims")
         self.assert_refused({"claimz": []}, "claimz")
+
+
+def npy_bytes(descr, shape, payload):
+    """A .npy file written by hand (numpy is not needed): format 1.0, the header padded to 64 bytes."""
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, "".join(f"{d}, " for d in shape))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + payload
+
+
+def check_in(folder, claims, *extra, cwd=None, timeout=120, json_out=True):
+    """`ctmc-snn check` on folder/claims.json (written from `claims`), run from `cwd`: (exit status, stdout,
+    stderr, the report folder)."""
+    path = os.path.join(folder, "claims.json")
+    with open(path, "w") as f:
+        json.dump(claims, f)
+    out = os.path.join(folder, "out")
+    shutil.rmtree(out, ignore_errors=True)  # a refused run must write nothing: start without a report
+    p = subprocess.run([CLI, "check", path, "--out", out, *(["--json"] if json_out else []), *extra],
+                       capture_output=True, text=True, cwd=cwd, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr, os.path.join(out, "check")
+
+
+# A chain that never spikes at H = 0 (its Fano factor is undefined: Not checkable), and one with two closed
+# classes at H = 0 (no unique stationary law: Not checkable, the solver's error as evidence).
+SILENT = {"states": ["B", "R"], "transitions": [{"from": "B", "to": "R", "offset": 0, "slope": 1, "spike": True},
+                                                {"from": "R", "to": "B", "offset": 1}]}
+SPLIT = {"states": ["A", "B"], "transitions": [{"from": "A", "to": "B", "offset": 0, "slope": 1, "spike": True},
+                                               {"from": "B", "to": "A", "offset": 0, "slope": 1}]}
+
+
+class NeverPassUnchecked(unittest.TestCase):
+    """A claim that was not checked never passes: Not checkable exits 1 unless --allow-unchecked; an invalid
+    network configuration is malformed (exit 2 naming the claim and the field), never Not checkable."""
+
+    def test_not_checkable_exits_1_unless_allowed(self):
+        flux, _ = three_state_exact(F(1, 2))
+        claims = {"claims": [{"id": "ok", "kind": "flux", "model": THREE, "H": "1/2", "value": str(flux)},
+                             {"id": "silent", "kind": "counting", "model": SILENT, "H": 0, "fano": "1"}]}
+        rc, doc, err, _ = run_check(claims)
+        self.assertEqual(rc, 1, err)
+        self.assertEqual(doc["verdicts"], {"ok": "Pass", "silent": "Not checkable"})
+        rc, doc, err, _ = run_check(claims, "--allow-unchecked")
+        self.assertEqual(rc, 0, err)
+        if ctmc_snn is not None:
+            self.assertEqual(ctmc_snn.check(claims)["exit_status"], 1)
+            self.assertEqual(ctmc_snn.check(claims, allow_unchecked=True)["exit_status"], 0)
+
+    def test_terminal_rows_show_only_the_fields_a_row_has(self):
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            rc, out, err, _ = check_in(t, {"claims": [{"id": "split", "kind": "flux", "model": SPLIT, "H": 0,
+                                                       "value": "1/2"}]}, json_out=False)
+            self.assertEqual(rc, 1, err)
+            row = [line for line in out.splitlines() if line.startswith("split")]
+            self.assertEqual(len(row), 1, out)
+            self.assertIn("Not checkable", row[0])
+            self.assertIn("claimed 1/2 -> ", row[0])
+            self.assertNotIn("claimed ,", out)
+            self.assertNotIn("ours  ->", out)
+            self.assertIn("--allow-unchecked", out)
+
+    def network_folder(self, t):
+        """A folder with the tiny network, a neuron and 4 images with labels (float32, int64), all beside the
+        claims; returns a claim of a valid configuration."""
+        fixtures = os.path.join(SOURCE, "tests", "fixtures")
+        for name in ("tiny_mlp.json", "tiny_mlp.safetensors", "two_state_family.json"):
+            shutil.copy(os.path.join(fixtures, name), t)
+        with open(os.path.join(t, "x.npy"), "wb") as f:
+            f.write(npy_bytes("<f4", (4, 2), struct.pack("<8f", 0.1, 0.9, 0.8, 0.2, 0.3, 0.7, 0.6, 0.4)))
+        with open(os.path.join(t, "y.npy"), "wb") as f:
+            f.write(npy_bytes("<i8", (4,), struct.pack("<4q", 1, 0, 1, 0)))
+        with open(os.path.join(t, "beyond.txt"), "w") as f:
+            f.write("7\n")  # the test set has 4 images
+        return {"id": "net", "kind": "network", "net": "tiny_mlp.json", "neurons": "two_state_family.json",
+                "test_images": "x.npy", "test_labels": "y.npy", "train_images": "x.npy", "train_labels": "y.npy",
+                "T": 1, "dt": 0.01, "tau": 0.02, "rate": 5, "A_ANN": 12.5}
+
+    def test_invalid_network_configuration_is_malformed(self):
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            claim = self.network_folder(t)
+            # The valid claim runs (the claimed A_ANN is wrong: Fail, exit 1).
+            rc, out, err, _ = check_in(t, {"claims": [claim]})
+            self.assertEqual(rc, 1, err)
+            self.assertEqual(json.loads(out)["verdicts"], {"net": "Fail"})
+            for field, value in (("dt", -1), ("tau", 0), ("T", 1e308), ("T", "1e400"), ("rate", 0), ("T", "0.015"),
+                                 ("layer_alpha", [1]), ("layer_alpha", [0, 1]), ("neurons", ["two_state_family.json"] * 3),
+                                 ("subset", "index:beyond.txt")):
+                rc, out, err, files = check_in(t, {"claims": [dict(claim, **{field: value})]})
+                self.assertEqual(rc, 2, (field, value, out, err))
+                self.assertEqual(err.count("\n"), 1, err)
+                self.assertIn("claim 'net'", err)
+                self.assertIn(f"claim 'net': {field}:", err)
+                self.assertFalse(os.path.exists(files), (field, value))
+
+
+class PathsOfTheClaims(unittest.TestCase):
+    """Every path of a claims file resolves against its folder and stays inside it (unless
+    --allow-outside-paths); NUL bytes and special files are refused before anything opens them."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="ctmc_check_")
+        self.t = self.tmp.name
+        self.sub = os.path.join(self.t, "sub")
+        os.mkdir(self.sub)
+        self.flux, _ = three_state_exact(F(1, 2))
+        for folder in (self.t, self.sub):
+            with open(os.path.join(folder, "m.json"), "w") as f:
+                json.dump(THREE, f)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def flux_claim(self, model):
+        return {"claims": [{"id": "f", "kind": "flux", "model": model, "H": "1/2", "value": str(self.flux)}]}
+
+    def test_table_activation_beside_the_claims_file(self):
+        # phi(x) = x on [0, 1] as a table beside the claims; the chain F = H d/(H + d), d = 10^6 is within
+        # 1/(1 + d) of it (at H = 1). Run from another folder: the table must still be found.
+        with open(os.path.join(self.sub, "identity.csv"), "w") as f:
+            f.write("x,phi\n0,0\n1,1\n")
+        relu = {"states": ["B", "R"], "transitions": [
+            {"from": "B", "to": "R", "offset": 0, "slope": 1, "spike": True}, {"from": "R", "to": "B", "offset": 10 ** 6}]}
+        claims = {"claims": [{"id": "t", "kind": "fit", "model": relu, "activation": "table:identity.csv",
+                              "domain": "0,1", "points": 11, "max_error": "{:.6e}".format(1 / (1 + 10 ** 6))}]}
+        rc, out, err, _ = check_in(self.sub, claims, cwd=self.t)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(out)["verdicts"], {"t": "Pass"})
+        # A table outside the folder is refused like a model.
+        claims["claims"][0]["activation"] = "table:../m.json"
+        rc, _, err, _ = check_in(self.sub, claims, cwd=self.t)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("outside", err)
+
+    def test_paths_stay_inside_the_claims_folder(self):
+        os.symlink(os.path.join(self.t, "m.json"), os.path.join(self.sub, "link.json"))
+        for model in ("../m.json", os.path.join(self.t, "m.json"), "link.json", "./../sub/../m.json"):
+            rc, _, err, files = check_in(self.sub, self.flux_claim(model))
+            self.assertEqual(rc, 2, (model, err))
+            self.assertEqual(err.count("\n"), 1, err)
+            self.assertIn("claim 'f'", err)
+            self.assertIn("outside", err)
+            self.assertIn("--allow-outside-paths", err)
+            self.assertFalse(os.path.exists(files))
+            rc, _, err, _ = check_in(self.sub, self.flux_claim(model), "--allow-outside-paths")
+            self.assertEqual(rc, 0, (model, err))
+        # Inside, absolute or through a folder that comes back: fine.
+        for model in ("m.json", os.path.join(self.sub, "m.json"), "./m.json"):
+            rc, _, err, _ = check_in(self.sub, self.flux_claim(model))
+            self.assertEqual(rc, 0, (model, err))
+
+    def test_nul_bytes_and_special_files_are_refused(self):
+        rc, _, err, _ = check_in(self.sub, self.flux_claim("m.json\u0000.txt"))
+        self.assertEqual(rc, 2, err)
+        self.assertIn("NUL", err)
+        os.mkfifo(os.path.join(self.sub, "fifo"))
+        rc, _, err, _ = check_in(self.sub, self.flux_claim("fifo"), timeout=60)  # never opened: no block
+        self.assertEqual(rc, 2, err)
+        self.assertIn("not a regular file", err)
+        self.assertIn("named pipe", err)
+        rc, _, err, _ = check_in(self.sub, self.flux_claim("."))
+        self.assertEqual(rc, 2, err)
+        self.assertIn("a folder", err)
+
+    def test_file_content_is_not_echoed(self):
+        secret = "root:x:0:0:" + "S" * 300
+        for text in (secret + "\n", '{"states": "' + secret + '"}'):
+            with open(os.path.join(self.sub, "secret.json"), "w") as f:
+                f.write(text)
+            rc, _, err, _ = check_in(self.sub, self.flux_claim("secret.json"))
+            self.assertEqual(rc, 2, err)
+            self.assertEqual(err.count("\n"), 1, err)
+            self.assertNotIn("S" * 61, err)
+
+    @unittest.skipIf(ctmc_snn is None, "the Python module is not built")
+    def test_python_dict_paths_stay_in_the_current_folder(self):
+        cwd = os.getcwd()
+        os.chdir(self.sub)
+        try:
+            self.assertEqual(ctmc_snn.check(self.flux_claim("m.json"))["verdicts"], {"f": "Pass"})
+            with self.assertRaises(ValueError) as cm:
+                ctmc_snn.check(self.flux_claim("../m.json"))
+            self.assertIn("outside", str(cm.exception))
+            self.assertEqual(ctmc_snn.check(self.flux_claim("../m.json"), allow_outside_paths=True)["verdicts"],
+                             {"f": "Pass"})
+        finally:
+            os.chdir(cwd)
+
+
+class EscapedIds(unittest.TestCase):
+    """Claim ids are printed escaped: terminal lines cannot be forged, report.md renders every claim, and
+    claims.csv holds the ids as written (no Markdown escapes) with formulas disarmed."""
+
+    def test_ids_in_terminal_markdown_and_csv(self):
+        flux, _ = three_state_exact(F(1, 2))
+        ids = ["a\nforged Pass", "x <!--", "--> y", "=HYPERLINK(\"http://e\")", "a_b*c", "-5", "@sum", "\tz"]
+        claims = {"claims": [{"id": i, "kind": "flux", "model": THREE, "H": "1/2",
+                              "value": "0.1" if i == "--> y" else str(flux)} for i in ids]}
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            rc, out, err, folder = check_in(t, claims, json_out=False)
+            self.assertEqual(rc, 1, err)  # "--> y" is false
+            lines = out.splitlines()
+            self.assertFalse([line for line in lines if line.startswith("forged")], out)
+            self.assertIn("a\\nforged Pass", out)
+            self.assertFalse(any(c in out for c in "\t\r\x1b"), out)
+            with open(os.path.join(folder, "report.md")) as f:
+                md = f.read()
+            # No raw HTML comment can open: every '<' of an id is escaped, in the table and in the checks.
+            self.assertNotIn("x <!--", md)
+            self.assertIn("FAIL** claim --\\> y", md)
+            self.assertNotIn("\nforged", md)
+            with open(os.path.join(folder, "claims.csv"), newline="") as f:
+                rows = list(csv.reader(f))
+            got = [r[0] for r in rows[1:]]
+            self.assertEqual(got, ["a\nforged Pass", "x <!--", "'--> y", "'=HYPERLINK(\"http://e\")", "a_b*c", "-5",
+                                   "'@sum", "'\tz"])
+            self.assertFalse(any("\\" in cell for r in rows for cell in r[:4]), rows)
 
 
 if __name__ == "__main__":

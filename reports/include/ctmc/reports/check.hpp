@@ -46,8 +46,32 @@
 // {"absolute": a}. Finite-T counting values are MPFR at --precision bits:
 // "exact" there means within 2^-(precision - 16) relative.
 //
+// Paths (model, net, neurons, data, test_images ..., "subset": "index:FILE",
+// "activation": "table:FILE") resolve against the claims file's folder
+// (CheckOptions::base_dir when given) and must lie inside it, symbolic links
+// followed, unless CheckOptions::allow_outside_paths; a path holding a NUL
+// byte, or naming anything but a regular file (a folder for "data"), is
+// refused before it is opened, so a FIFO never blocks the check.
+//
+// Verdicts and the exit status: Pass, Fail, or Not checkable (the claim is
+// well formed but this toolkit cannot answer it: a chain with several closed
+// classes at H, a Fano factor of a chain that never spikes, a family's MSE
+// our fit does not reach, a reference run beyond its budget). A claim that
+// was not checked is never a pass: check_claims_report returns 1 when a claim
+// failed, and also when one is Not checkable unless
+// CheckOptions::allow_unchecked.
+//
 // Errors: a malformed claims file is an InputError naming the file, the claim
-// (by id, or by index) and the field, before anything is computed.
+// (by id, or by index) and the field, before anything is computed. A network
+// claim's configuration (T, dt, tau, rate, layer_alpha, neurons, subset,
+// limit, trials against the work budgets of simulate_network) is part of
+// that: an invalid one is malformed, never Not checkable.
+//
+// Output: claim ids and every other text from the file are escaped wherever
+// they are printed: Markdown (report.md, md_text), CSV (claims.csv: RFC 4180
+// quoting and a leading ' before a text that a spreadsheet would take for a
+// formula, claims_csv_field), the terminal (claims_terminal_text: control
+// characters as \n, \xNN) and error messages (quote_excerpt).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -56,20 +80,47 @@
 
 namespace ctmc::reports {
 
+struct CheckOptions {
+  // The folder relative paths resolve against and are confined to; empty:
+  // the claims file's folder (the Python module passes the current folder
+  // for a dict of claims, whose file is a temporary one).
+  std::string base_dir;
+  // Paths may name files outside base_dir (`check --allow-outside-paths`).
+  bool allow_outside_paths = false;
+  // Not checkable claims leave the exit status 0 (`check --allow-unchecked`).
+  bool allow_unchecked = false;
+};
+
 // Reads and validates a claims file as check_claims does before it computes
 // anything (model, network and data files named by the claims are read too);
 // returns the number of claims. InputError as check_claims.
-std::size_t validate_claims(const std::string& claims_path);
+std::size_t validate_claims(const std::string& claims_path, const CheckOptions& options = {});
 
 // Checks every claim of the file; returns {"claims_file", "results": [one
 // row per claim and quantity: id, kind, quantity, claimed, ours, difference,
 // tolerance, verdict, evidence], "verdicts": {id: verdict}, "passed",
 // "failed", "not_checkable"}. ctx: seed, threads and precision.
-nlohmann::ordered_json check_claims(const std::string& claims_path, const ReportContext& ctx);
+nlohmann::ordered_json check_claims(const std::string& claims_path, const ReportContext& ctx,
+                                    const CheckOptions& options = {});
 
 // check_claims, then the report folder <ctx.out_root>/check/ (report.md,
-// results.json, claims.csv, meta.json). Returns the exit status: 0 when no
-// claim failed, 1 otherwise.
-int check_claims_report(const std::string& claims_path, const ReportContext& ctx, nlohmann::ordered_json* out = nullptr);
+// results.json, claims.csv, meta.json). Returns the exit status: 0 when
+// every claim passed (or was Not checkable, with allow_unchecked), 1
+// otherwise.
+int check_claims_report(const std::string& claims_path, const ReportContext& ctx,
+                        nlohmann::ordered_json* out = nullptr, const CheckOptions& options = {});
+
+// The exit status of a results document of check_claims.
+int check_exit_status(const nlohmann::ordered_json& doc, const CheckOptions& options);
+
+// A text from a claims file as one CSV field of claims.csv: RFC 4180 quoting
+// (csv_field), and a leading ' when it starts with = + - @, a tab or a
+// carriage return and is not a plain number ("-1.5e-3" stays as it is), so
+// that a spreadsheet shows it instead of evaluating it.
+std::string claims_csv_field(const std::string& text);
+
+// A text from a claims file for one line of the terminal: control
+// characters written as \n, \r, \t or \xNN (one_line).
+std::string claims_terminal_text(const std::string& text);
 
 }  // namespace ctmc::reports
