@@ -8,6 +8,15 @@
 
 namespace ctmc::solvers {
 
+std::string not_a_number_reason(const std::string& item) {
+  char* end = nullptr;
+  errno = 0;
+  const double x = item.empty() ? 0 : std::strtod(item.c_str(), &end);
+  if (!item.empty() && end == item.c_str() + item.size() && errno == ERANGE && std::isinf(x))
+    return "is beyond the range of a double (about 1.8e308)";
+  return "is not a number";
+}
+
 std::vector<std::string> split_input_list(const std::string& text, const std::string& what) {
   if (text.empty()) throw InputError(what, "empty list");
   std::vector<std::string> out;

@@ -464,6 +464,12 @@ class BadInput(unittest.TestCase):
             with self.assertRaises(ValueError, msg=f"case {i}") as cm:
                 call()
             self.assertNotIn("\n", str(cm.exception))
+        # NaN for a layer's alpha is an error like inf, 0 and -1 (only "auto"/None keeps the scale rule).
+        for alpha in ([float("nan"), 1], "nan,1", [float("inf"), 1], [0, 1]):
+            with self.assertRaises(ValueError, msg=str(alpha)) as cm:
+                ctmc_snn.simulate_network(sd, good, neuron, activation="relu", T=0.5, dt=0.01, scale="const",
+                                          layer_alpha=alpha)
+            self.assertIn("--layer-alpha", str(cm.exception))
         # __array__ objects are taken like arrays.
         r = ctmc_snn.simulate_network({k: ArrayLike(v) for k, v in sd.items()},
                                       {"test_images": ArrayLike(images), "test_labels": ArrayLike(labels),

@@ -13,6 +13,7 @@
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/number_text.hpp"
+#include "ctmc/solvers/quote.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
 namespace ctmc::reports {
@@ -33,7 +34,7 @@ std::string show(const T& x, unsigned precision) {
 // The whole of `item` as a double; InputError naming `option` otherwise.
 inline double parse_number(const std::string& item, const std::string& option) {
   if (const auto x = solvers::parse_double(item)) return *x;
-  throw InputError(fmt::format("{}: '{}' is not a number", option, item));
+  throw InputError(fmt::format("{}: {} {}", option, quote_excerpt(item), solvers::not_a_number_reason(item)));
 }
 
 // Comma-separated plain numbers (grids of a sweep, per-layer values) as doubles.
@@ -43,11 +44,21 @@ inline std::vector<double> number_list(const std::string& text, const std::strin
   return v;
 }
 
-// --layer-alpha: one alpha_l per spiking layer, "auto" (NaN) keeping the scale rule.
+// --layer-alpha: one alpha_l per spiking layer, each positive and finite,
+// or "auto" keeping the scale rule (stored as NaN, which is why a "nan"
+// written by the user must be refused here rather than read as "auto").
 inline std::vector<double> layer_alpha_list(const std::string& text) {
   std::vector<double> v;
-  for (const auto& item : solvers::split_input_list(text, "--layer-alpha"))
-    v.push_back(item == "auto" ? std::nan("") : parse_number(item, "--layer-alpha"));
+  for (const auto& item : solvers::split_input_list(text, "--layer-alpha")) {
+    if (item == "auto") {
+      v.push_back(std::nan(""));
+      continue;
+    }
+    const double a = parse_number(item, "--layer-alpha");
+    if (!(a > 0) || !std::isfinite(a))
+      throw InputError(fmt::format("--layer-alpha: {} is not a positive finite number (or auto)", quote_excerpt(item)));
+    v.push_back(a);
+  }
   return v;
 }
 

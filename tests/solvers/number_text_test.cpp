@@ -1,0 +1,33 @@
+// Plain numbers as text (number_text.hpp parse_double): read as strtod,
+// numpy and Python read them. Subnormals are numbers (std::stod refuses
+// them); only a magnitude beyond the largest double is not.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ctmc/solvers/number_text.hpp"
+
+using ctmc::solvers::not_a_number_reason;
+using ctmc::solvers::parse_double;
+
+TEST_CASE("parse_double: subnormals and underflow are numbers; overflow and tails are not") {
+  // 1e-320 lies between the subnormals 2024 * 2^-1074 and 2025 * 2^-1074 (2^-1074 = 4.94e-324), nearer the first.
+  const auto sub = parse_double("1e-320");
+  REQUIRE(sub);
+  CHECK(*sub == std::ldexp(2024.0, -1074));
+  CHECK(*parse_double("4.9406564584124654e-324") == std::numeric_limits<double>::denorm_min());
+  CHECK(*parse_double("1e-400") == 0.0);  // below half the smallest subnormal: rounds to 0, as float('1e-400')
+  CHECK(*parse_double("-2.5") == -2.5);
+  CHECK(std::isnan(*parse_double("nan")));
+  CHECK(std::isinf(*parse_double("inf")));
+  CHECK(*parse_double("1.7976931348623157e308") == std::numeric_limits<double>::max());
+  CHECK(!parse_double("1e400"));
+  CHECK(!parse_double("-1e400"));
+  CHECK(!parse_double(""));
+  CHECK(!parse_double("1x"));
+  CHECK(!parse_double(std::string("1\0" "2", 3)));
+  CHECK(not_a_number_reason("1e400") == "is beyond the range of a double (about 1.8e308)");
+  CHECK(not_a_number_reason("x") == "is not a number");
+  CHECK(not_a_number_reason("1e400x") == "is not a number");
+}
