@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "ctmc/sim/atomic_write.hpp"
@@ -21,16 +22,37 @@ static_assert(std::endian::native == std::endian::little, "safetensors I/O assum
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) { throw InputError(path + ": " + what); }
 
-// Bytes per element of the dtypes read: F64, F32, and the half-precision
-// F16 (IEEE binary16) and BF16 (bfloat16) that PyTorch writes for .half()
-// and bfloat16 models. Writing supports F32 and F64 only (writable).
-std::size_t dtype_size(const std::string& path, const std::string& name, const std::string& dtype,
-                       bool writable = false) {
+constexpr const char* kReadDtypes = "F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8 and BOOL are read";
+
+// How the reader takes a dtype: bytes per element (0: unknown to this
+// reader, so its byte count cannot be checked) and whether its values are
+// read (F64, F32, the half formats PyTorch writes for .half() and bfloat16
+// models, the integers and BOOL) or the tensor is only listed as unusable
+// (the 8-bit floats, complex, and any dtype this reader does not know).
+enum class Decode { None, Float, Half, BFloat16, Signed, Unsigned, Bool };
+struct DtypeInfo {
+  std::size_t size = 0;
+  Decode decode = Decode::None;
+};
+
+DtypeInfo dtype_info(const std::string& dtype) {
+  using D = Decode;
+  static const std::map<std::string, DtypeInfo> kDtypes = {
+      {"F64", {8, D::Float}},       {"F32", {4, D::Float}},       {"F16", {2, D::Half}},
+      {"BF16", {2, D::BFloat16}},   {"I64", {8, D::Signed}},      {"I32", {4, D::Signed}},
+      {"I16", {2, D::Signed}},      {"I8", {1, D::Signed}},       {"U64", {8, D::Unsigned}},
+      {"U32", {4, D::Unsigned}},    {"U16", {2, D::Unsigned}},    {"U8", {1, D::Unsigned}},
+      {"BOOL", {1, D::Bool}},       {"F8_E4M3", {1, D::None}},    {"F8_E5M2", {1, D::None}},
+      {"F8_E8M0", {1, D::None}},    {"C64", {8, D::None}}};
+  const auto it = kDtypes.find(dtype);
+  return it == kDtypes.end() ? DtypeInfo{} : it->second;
+}
+
+// Writing supports F32 and F64 only.
+std::size_t written_dtype_size(const std::string& path, const std::string& name, const std::string& dtype) {
   if (dtype == "F32") return 4;
   if (dtype == "F64") return 8;
-  if (!writable && (dtype == "F16" || dtype == "BF16")) return 2;
-  fail(path, "tensor " + quote_excerpt(name) + " has dtype " + quote_excerpt(dtype) +
-                 (writable ? " (only F32 and F64 are written)" : " (only F64, F32, F16 and BF16 are supported)"));
+  fail(path, "tensor " + quote_excerpt(name) + " has dtype " + quote_excerpt(dtype) + " (only F32 and F64 are written)");
 }
 
 // IEEE binary16 -> double, exactly: sign, 5 exponent bits (bias 15), 10
@@ -51,6 +73,36 @@ double bfloat16_to_double(std::uint16_t h) {
   float v;
   std::memcpy(&v, &bits, 4);
   return v;
+}
+
+// The element of a read dtype at p. Integers are exact up to 2^53 in
+// magnitude and rounded to the nearest double beyond (class labels and
+// indices are far below).
+double element(const DtypeInfo& t, const std::uint8_t* p) {
+  std::uint64_t u = 0;
+  for (std::size_t k = 0; k < t.size; ++k) u |= static_cast<std::uint64_t>(p[k]) << (8 * k);
+  switch (t.decode) {
+    case Decode::Float:
+      if (t.size == 4) {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+      } else {
+        double v;
+        std::memcpy(&v, p, 8);
+        return v;
+      }
+    case Decode::Half: return half_to_double(static_cast<std::uint16_t>(u));
+    case Decode::BFloat16: return bfloat16_to_double(static_cast<std::uint16_t>(u));
+    case Decode::Unsigned: return static_cast<double>(u);
+    case Decode::Bool: return u != 0;
+    case Decode::Signed: {
+      const int shift = static_cast<int>(64 - 8 * t.size);  // sign-extend from the element's top bit
+      return static_cast<double>(static_cast<std::int64_t>(u << shift) >> shift);
+    }
+    case Decode::None: break;
+  }
+  return std::numeric_limits<double>::quiet_NaN();  // not reached: only read dtypes are decoded
 }
 
 }  // namespace
@@ -126,7 +178,10 @@ SafetensorsFile read_safetensors(const std::string& path) {
       fail(path, "tensor " + quote_excerpt(name) + " needs dtype (string), shape (array) and data_offsets ([begin, end])");
     Tensor t;
     t.dtype = e["dtype"].get<std::string>();
-    const std::size_t esize = dtype_size(path, name, t.dtype);
+    const DtypeInfo info = dtype_info(t.dtype);
+    // A dtype of unknown size still has its place in the buffer, checked
+    // below; its elements count as bytes for the shape bound.
+    const std::size_t esize = info.size ? info.size : 1;
     // Dimensions as uint64 (get<int64_t> turns 2^63 and above negative), each
     // bounded, and the element count bounded by what the buffer can hold
     // before it is multiplied further, so no product overflows.
@@ -148,25 +203,17 @@ SafetensorsFile read_safetensors(const std::string& path) {
       fail(path, "tensor " + quote_excerpt(name) + " data_offsets [" + std::to_string(b) + ", " + std::to_string(end) + "] outside the " +
                      std::to_string(buffer_size) + "-byte data buffer (truncated file?)");
     const std::uint64_t need = elems * esize;  // <= buffer_size by the loop above
-    if (end - b != need)
+    if (info.size && end - b != need)
       fail(path, "tensor " + quote_excerpt(name) + " spans " + std::to_string(end - b) + " bytes but its shape and dtype need " + std::to_string(need));
     ranges.emplace_back(b, end);
+    if (info.decode == Decode::None) {
+      // Refused only where it is used (read_tensor_input, a manifest's layer).
+      f.unusable.emplace(name, "has dtype " + quote_excerpt(t.dtype) + ", which is not read (" + kReadDtypes + ")");
+      continue;
+    }
     t.values.resize(static_cast<std::size_t>(elems));
     const std::uint8_t* p = buffer + b;
-    for (std::size_t i = 0; i < t.values.size(); ++i, p += esize) {
-      if (esize == 2) {
-        const std::uint16_t h = static_cast<std::uint16_t>(p[0] | (p[1] << 8));
-        t.values[i] = t.dtype == "F16" ? half_to_double(h) : bfloat16_to_double(h);
-      } else if (esize == 4) {
-        float v;
-        std::memcpy(&v, p, 4);
-        t.values[i] = v;
-      } else {
-        double v;
-        std::memcpy(&v, p, 8);
-        t.values[i] = v;
-      }
-    }
+    for (std::size_t i = 0; i < t.values.size(); ++i, p += esize) t.values[i] = element(info, p);
     f.tensors.emplace(name, std::move(t));
   }
   // The format requires the tensors to tile the buffer exactly (no holes, no
@@ -185,7 +232,7 @@ std::vector<std::uint8_t> encode_safetensors(const std::string& path, const Safe
   nlohmann::json header = nlohmann::json::object();
   std::vector<std::uint8_t> data;
   for (const auto& [name, t] : f.tensors) {  // std::map: name order
-    const std::size_t esize = dtype_size(path, name, t.dtype, true);
+    const std::size_t esize = written_dtype_size(path, name, t.dtype);
     if (static_cast<std::int64_t>(t.values.size()) != t.numel()) fail(path, "tensor " + quote_excerpt(name) + " values do not match its shape");
     const std::uint64_t b = data.size();
     data.resize(data.size() + t.values.size() * esize);

@@ -5,13 +5,16 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <cctype>
 #include <limits>
+#include <set>
 #include <span>
 
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"
+#include "ctmc/solvers/quote.hpp"
 
 namespace ctmc::sim {
 namespace {
@@ -63,29 +66,124 @@ double element(const std::uint8_t* p, NpyType t) {
   }
 }
 
-// The text between the quotes after `'key':` in a .npy header dict.
-std::string header_field(const std::string& h, const std::string& key, const std::string& path) {
-  const auto k = h.find("'" + key + "'");
-  if (k == std::string::npos) throw InputError(fmt::format("{}: .npy header has no '{}'", path, key));
-  const auto colon = h.find(':', k);
-  if (colon == std::string::npos) throw InputError(fmt::format("{}: .npy header: no value for '{}'", path, key));
-  std::size_t b = h.find_first_not_of(' ', colon + 1);
-  if (b == std::string::npos) throw InputError(fmt::format("{}: .npy header: no value for '{}'", path, key));
-  std::size_t e;
-  if (h[b] == '\'') {
-    e = h.find('\'', b + 1);
-    if (e == std::string::npos) throw InputError(fmt::format("{}: .npy header: unterminated '{}'", path, key));
-    return h.substr(b + 1, e - b - 1);
+// The header dict of a .npy file, read as numpy reads it (a Python literal,
+// ast.literal_eval), restricted to what the format holds: string keys, each
+// once, exactly descr, fortran_order and shape (numpy refuses any other
+// set); descr a string, fortran_order True or False, shape a tuple of whole
+// numbers. A duplicate key is refused: Python's dict keeps the last value,
+// and a reader taking the first would see another array than numpy.
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<std::int64_t> shape;
+};
+
+class NpyHeaderParser {
+ public:
+  NpyHeaderParser(const std::string& h, const std::string& path) : h_(h), path_(path) {}
+
+  NpyHeader parse() {
+    NpyHeader out;
+    std::set<std::string> seen;
+    skip_space();
+    expect('{', "the header is not a dict");
+    skip_space();
+    while (peek() != '}') {
+      const std::string key = string_literal("a key");
+      if (!seen.insert(key).second) fail("key " + quote_excerpt(key) + " appears twice (numpy would take the last)");
+      skip_space();
+      expect(':', "no ':' after key " + quote_excerpt(key));
+      skip_space();
+      if (key == "descr") {
+        if (peek() != '\'' && peek() != '"')
+          fail("descr is not a string (structured dtypes are not read)");
+        out.descr = string_literal("descr");
+      } else if (key == "fortran_order") {
+        if (word("True")) out.fortran_order = true;
+        else if (word("False")) out.fortran_order = false;
+        else fail("fortran_order is not True or False");
+      } else if (key == "shape") {
+        out.shape = tuple();
+      } else {
+        fail("unknown key " + quote_excerpt(key) + " (a .npy header holds descr, fortran_order and shape)");
+      }
+      skip_space();
+      if (peek() == ',') {
+        ++i_;
+        skip_space();
+      } else if (peek() != '}') {
+        fail("expected ',' or '}' after the value of " + quote_excerpt(key));
+      }
+    }
+    ++i_;
+    skip_space();
+    if (i_ != h_.size()) fail("text after the header dict");
+    for (const char* k : {"descr", "fortran_order", "shape"})
+      if (!seen.count(k)) fail(std::string("no '") + k + "'");
+    return out;
   }
-  if (h[b] == '(') {
-    e = h.find(')', b);
-    if (e == std::string::npos) throw InputError(fmt::format("{}: .npy header: unterminated shape", path));
-    return h.substr(b + 1, e - b - 1);
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(fmt::format("{}: .npy header: {}", path_, what));
   }
-  e = h.find_first_of(",}", b);
-  if (e == std::string::npos) throw InputError(fmt::format("{}: .npy header: malformed '{}'", path, key));
-  return h.substr(b, e - b);
-}
+  char peek() const { return i_ < h_.size() ? h_[i_] : '\0'; }
+  void skip_space() {
+    while (i_ < h_.size() && (h_[i_] == ' ' || h_[i_] == '\t' || h_[i_] == '\n' || h_[i_] == '\r')) ++i_;
+  }
+  void expect(char c, const std::string& what) {
+    if (peek() != c) fail(what);
+    ++i_;
+  }
+  bool word(const std::string& w) {
+    if (h_.compare(i_, w.size(), w) != 0) return false;
+    i_ += w.size();
+    return true;
+  }
+  std::string string_literal(const std::string& what) {
+    const char q = peek();
+    if (q != '\'' && q != '"') fail(what + " is not a quoted string");
+    const auto end = h_.find(q, i_ + 1);
+    if (end == std::string::npos) fail("unterminated string");
+    std::string text = h_.substr(i_ + 1, end - i_ - 1);
+    if (text.find('\\') != std::string::npos) fail("escapes in " + quote_excerpt(text) + " are not read");
+    i_ = end + 1;
+    return text;
+  }
+  // (d0, d1, ...): whole numbers (Python 2 wrote them with an L suffix).
+  std::vector<std::int64_t> tuple() {
+    expect('(', "shape is not a tuple");
+    std::vector<std::int64_t> dims;
+    skip_space();
+    while (peek() != ')') {
+      const std::size_t b = i_;
+      while (std::isdigit(static_cast<unsigned char>(peek()))) ++i_;
+      const std::string digits = h_.substr(b, i_ - b);
+      if (digits.empty()) {
+        const auto e = h_.find_first_of(",)", b);
+        fail("shape entry " + quote_excerpt(h_.substr(b, e == std::string::npos ? std::string::npos : e - b)) +
+             " is not a whole number >= 0");
+      }
+      // 2^62 elements is beyond any file; the digit cap keeps stoll in range.
+      if (digits.size() > 18) fail("shape entry " + quote_excerpt(digits) + " is too large");
+      dims.push_back(std::stoll(digits));
+      if (peek() == 'L') ++i_;
+      skip_space();
+      if (peek() == ',') {
+        ++i_;
+        skip_space();
+      } else if (peek() != ')') {
+        fail("shape: expected ',' or ')' after " + digits);
+      }
+    }
+    ++i_;
+    return dims;
+  }
+
+  const std::string& h_;
+  const std::string& path_;
+  std::size_t i_ = 0;
+};
 
 }  // namespace
 
@@ -110,40 +208,25 @@ Tensor read_npy(const std::string& path) {
   if (header_len > bytes.size() - start) throw InputError(fmt::format("{}: .npy header runs past the file", path));
   const std::string h(bytes.begin() + static_cast<std::ptrdiff_t>(start),
                       bytes.begin() + static_cast<std::ptrdiff_t>(start + header_len));
-  if (h.find('{') == std::string::npos || h.find('}') == std::string::npos)
-    throw InputError(fmt::format("{}: .npy header is not a dict", path));
+  const NpyHeader header = NpyHeaderParser(h, path).parse();
 
-  const std::string descr = header_field(h, "descr", path);
+  const std::string& descr = header.descr;
   if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '='))
-    throw InputError(fmt::format("{}: .npy dtype '{}' is not little-endian or byte-order free", path,
-                                 descr.substr(0, 20)));
+    throw InputError(fmt::format("{}: .npy dtype {} is not little-endian or byte-order free", path,
+                                 quote_excerpt(descr)));
   const NpyType type{descr[1], descr.size() == 3 && descr[2] >= '1' && descr[2] <= '8' ? descr[2] - '0' : 0};
   const bool known = (type.kind == 'f' && (type.size == 2 || type.size == 4 || type.size == 8)) ||
                      ((type.kind == 'u' || type.kind == 'i') &&
                       (type.size == 1 || type.size == 2 || type.size == 4 || type.size == 8)) ||
                      (type.kind == 'b' && type.size == 1);
-  if (!known) throw InputError(fmt::format("{}: .npy dtype '{}' is not a real number type", path, descr.substr(0, 20)));
-  const std::string order = header_field(h, "fortran_order", path);
-  if (order == "True")
+  if (!known) throw InputError(fmt::format("{}: .npy dtype {} is not a real number type", path, quote_excerpt(descr)));
+  if (header.fortran_order)
     throw InputError(fmt::format("{}: .npy array is in Fortran order; save it in C order (np.ascontiguousarray)", path));
-  if (order != "False") throw InputError(fmt::format("{}: .npy fortran_order '{}'", path, order.substr(0, 20)));
 
   Tensor t;
   t.dtype = type.kind == 'f' && type.size == 8 ? "F64" : "F32";
   std::size_t count = 1;
-  std::string dim;
-  const std::string shape = header_field(h, "shape", path) + ",";
-  for (char c : shape) {
-    if (c == ' ') continue;
-    if (c != ',') {
-      if (c < '0' || c > '9' || dim.size() >= 12)
-        throw InputError(fmt::format("{}: .npy shape '({})' is not whole numbers", path, shape.substr(0, 40)));
-      dim += c;
-      continue;
-    }
-    if (dim.empty()) continue;  // "(5,)" and "()"
-    const std::int64_t d = std::stoll(dim);
-    dim.clear();
+  for (const std::int64_t d : header.shape) {
     if (d != 0 && count > (std::numeric_limits<std::size_t>::max() / 16) / static_cast<std::size_t>(d))
       throw InputError(fmt::format("{}: .npy shape is too large", path));
     count *= static_cast<std::size_t>(d);
@@ -194,8 +277,11 @@ Tensor read_tensor_input(const std::string& spec, const std::string& option) {
   const std::string name = spec.substr(colon + 1);
   const SafetensorsFile f = read_safetensors(file);
   const auto it = f.tensors.find(name);
-  if (it == f.tensors.end())
-    throw InputError(option, fmt::format("{} has no tensor '{}'", file, name.substr(0, 60)));
+  if (it == f.tensors.end()) {
+    const auto u = f.unusable.find(name);
+    if (u != f.unusable.end()) throw InputError(option, fmt::format("{}: tensor {} {}", file, quote_excerpt(name), u->second));
+    throw InputError(option, fmt::format("{} has no tensor {}", file, quote_excerpt(name)));
+  }
   return it->second;
 }
 

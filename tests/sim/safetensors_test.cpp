@@ -10,6 +10,7 @@
 
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/safetensors.hpp"
+#include "ctmc/sim/tensor_inputs.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -43,6 +44,33 @@ std::vector<std::uint8_t> patch(std::vector<std::uint8_t> b, const std::string& 
   const auto at = s.find(from);
   REQUIRE(at != std::string::npos);
   std::copy(to.begin(), to.end(), b.begin() + static_cast<std::ptrdiff_t>(at));
+  return b;
+}
+
+// A safetensors file laid out by hand: each tensor (name, dtype, shape as
+// JSON, raw little-endian bytes) after the previous one in the buffer.
+struct RawTensor {
+  std::string name, dtype, shape, bytes;
+};
+std::vector<std::uint8_t> safetensors_by_hand(const std::vector<RawTensor>& tensors) {
+  std::string header = "{", data;
+  for (const auto& t : tensors) {
+    header += (header.size() > 1 ? "," : "") + ("\"" + t.name + "\":{\"dtype\":\"" + t.dtype + "\",\"shape\":" + t.shape +
+              ",\"data_offsets\":[" + std::to_string(data.size()) + "," + std::to_string(data.size() + t.bytes.size()) + "]}");
+    data += t.bytes;
+  }
+  header += "}";
+  std::vector<std::uint8_t> out;
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>((header.size() >> (8 * i)) & 0xff));
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+// n-byte little-endian two's complement of v.
+std::string le(std::int64_t v, int n) {
+  std::string b;
+  for (int i = 0; i < n; ++i) b += static_cast<char>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xff);
   return b;
 }
 
@@ -165,8 +193,8 @@ TEST_CASE("malformed safetensors and manifests are InputErrors naming the file")
   expect("exceeds the file");
   write_bytes(bad, patch(good, "{\"__metadata__\"", "[\"__metadata__\""));
   expect("malformed safetensors header JSON");
-  write_bytes(bad, patch(good, "\"F64\"", "\"I64\""));
-  expect("dtype 'I64'");
+  write_bytes(bad, patch(good, "\"F64\"", "\"I32\""));
+  expect("need");  // a readable dtype of another size: the byte span disagrees
   write_bytes(bad, patch(good, "[3, 2]", "[2, 2]"));
   expect("need");  // byte span disagrees with the shape
   b = good;
@@ -278,4 +306,55 @@ TEST_CASE("manifest in/out beyond INT_MAX are rejected, not truncated") {
   m["layers"][0]["out"] = 9223372036854775808ULL;
   std::ofstream(mpath) << m.dump();
   CHECK_THROWS_WITH_AS(load_network(mpath), doctest::Contains("\"out\""), InputError);
+}
+
+TEST_CASE("integer and BOOL tensors are read exactly; a tensor of a dtype not read is refused only where used") {
+  TempDir t;
+  const std::string f32 = [] {
+    std::string b;
+    for (float x : {0.25f, 0.5f, -1.0f, 3.0f}) b.append(reinterpret_cast<const char*>(&x), 4);
+    return b;
+  }();
+  const std::string path = (t.path / "mixed.safetensors").string();
+  write_bytes(path, safetensors_by_hand({
+                        {"images", "F32", "[2,2]", f32},
+                        {"labels", "I64", "[2]", le(1, 8) + le(0, 8)},  // PyTorch's labels are int64
+                        {"idx", "I64", "[3]", le(-1, 8) + le(std::int64_t(1) << 40, 8) + le(-(std::int64_t(1) << 53), 8)},
+                        {"u8", "U8", "[3]", le(0, 1) + le(7, 1) + le(255, 1)},
+                        {"i32", "I32", "[2]", le(-5, 4) + le(100000, 4)},
+                        {"i8", "I8", "[2]", le(-128, 1) + le(127, 1)},
+                        {"u64", "U64", "[1]", le(-1, 8)},  // 2^64 - 1, rounded to 2^64
+                        {"mask", "BOOL", "[3]", le(0, 1) + le(1, 1) + le(2, 1)},
+                        {"cplx", "C64", "[1]", le(0, 8)},
+                        {"novel", "X9", "[3]", std::string(5, '\0')},  // a dtype unknown here: its size too
+                    }));
+  const SafetensorsFile f = read_safetensors(path);
+  CHECK(f.tensors.at("labels").values == std::vector<double>{1, 0});
+  CHECK(f.tensors.at("idx").values == std::vector<double>{-1, std::ldexp(1.0, 40), -std::ldexp(1.0, 53)});
+  CHECK(f.tensors.at("u8").values == std::vector<double>{0, 7, 255});
+  CHECK(f.tensors.at("i32").values == std::vector<double>{-5, 100000});
+  CHECK(f.tensors.at("i8").values == std::vector<double>{-128, 127});
+  CHECK(f.tensors.at("u64").values == std::vector<double>{std::ldexp(1.0, 64)});
+  CHECK(f.tensors.at("mask").values == std::vector<double>{0, 1, 1});
+  CHECK(f.tensors.at("images").values == std::vector<double>{0.25, 0.5, -1.0, 3.0});
+  CHECK(f.tensors.count("cplx") == 0);
+  CHECK(f.unusable.count("cplx") == 1);
+  CHECK(f.unusable.count("novel") == 1);
+
+  // Labels where labels are expected: the int64 tensor is a data set's labels.
+  DataSource src;
+  src.test_images = path + ":images";
+  src.test_labels = path + ":labels";
+  const DatasetSplit d = load_data(src);
+  CHECK(d.test.labels == std::vector<int>{1, 0});
+  CHECK(d.test.images(1, 1) == 3.0f);
+  // The tensor that is used and unusable is refused, naming it and its dtype.
+  CHECK_THROWS_WITH_AS(read_tensor_input(path + ":cplx", "test_images"), doctest::Contains("tensor 'cplx' has dtype 'C64'"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(read_tensor_input(path + ":novel", "test_images"), doctest::Contains("'X9'"), InputError);
+  CHECK_THROWS_WITH_AS(read_tensor_input(path + ":nothing", "test_images"), doctest::Contains("has no tensor 'nothing'"),
+                       InputError);
+  // A dtype of known size whose byte span disagrees is still a malformed file.
+  write_bytes(path, safetensors_by_hand({{"labels", "I64", "[1]", le(1, 8) + le(0, 8)}}));
+  CHECK_THROWS_WITH_AS(read_safetensors(path), doctest::Contains("spans 16 bytes but its shape and dtype need 8"), InputError);
 }

@@ -20,6 +20,15 @@ std::string save(const std::string& name, const std::vector<std::uint8_t>& bytes
 }
 
 // A .npy file written by hand (not by encode_npy): header text as numpy writes it.
+// The file with the header dict text as given (padded as numpy pads).
+std::string npy_with_header(const std::string& name, std::string header, const std::string& payload) {
+  header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";
+  std::string file = std::string("\x93NUMPY\x01\x00", 8);
+  file += static_cast<char>(header.size() & 255);
+  file += static_cast<char>(header.size() >> 8);
+  return ctmc::testing::write_temp_file(name, file + header + payload);
+}
+
 std::string npy_by_hand(const std::string& name, const std::string& descr, const std::string& shape,
                         const std::string& payload, bool fortran = false) {
   std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
@@ -113,7 +122,7 @@ TEST_CASE("float inputs: malformed files and options give one-line errors naming
   throws([&] { return read_npy(npy_by_hand("big.npy", ">f4", "(4,)", four)); }, "not little-endian");
   throws([&] { return read_npy(npy_by_hand("short.npy", "<f4", "(5,)", four)); }, "needs 20 bytes of data, the file has 16");
   throws([&] { return read_npy(npy_by_hand("str.npy", "<U4", "(1,)", four)); }, "is not a real number type");
-  throws([&] { return read_npy(npy_by_hand("shape.npy", "<f4", "(x,)", four)); }, "is not whole numbers");
+  throws([&] { return read_npy(npy_by_hand("shape.npy", "<f4", "(x,)", four)); }, "shape entry 'x' is not a whole number");
   throws([&] { return read_npy(ctmc::testing::write_temp_file("plain.npy", "hello")); }, "not a .npy file");
   Tensor labels;
   labels.shape = {2};
@@ -134,4 +143,31 @@ TEST_CASE("float inputs: malformed files and options give one-line errors naming
   three.channels = 3;
   three.images = Eigen::MatrixXf::Zero(12, 1);
   throws([&] { normalize(three, parse_normalization("0.1,0.2/0.3,0.4")); return 0; }, "2 values per list for images of 3");
+}
+
+TEST_CASE(".npy header read as numpy reads it: each key once, no other keys, honest messages") {
+  const auto throws = [](const std::string& path, const char* what) {
+    CHECK_THROWS_WITH_AS(read_npy(path), doctest::Contains(what), ctmc::InputError);
+  };
+  const std::string four(16, '\0');
+  // numpy takes the last of duplicate keys (a Python dict literal): here '<f8' of shape (2,), while the first
+  // would be '<f4' of shape (4,); either reading would be wrong for one of the two tools.
+  throws(npy_with_header("dup.npy", "{'descr': '<f4', 'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", four),
+         "key 'descr' appears twice");
+  throws(npy_with_header("dup2.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'shape': (2, 2), }", four),
+         "key 'shape' appears twice");
+  throws(npy_with_header("extra.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'x': 1}", four),
+         "unknown key 'x'");
+  throws(npy_with_header("missing.npy", "{'descr': '<f4', 'shape': (4,)}", four), "no 'fortran_order'");
+  throws(npy_with_header("tail.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,)} x", four), "text after");
+  // 2^62 is a whole number, too large: said so.
+  throws(npy_by_hand("huge.npy", "<f4", "(4611686018427387904,)", four), "shape entry '4611686018427387904' is too large");
+  // What numpy writes, and the variants a Python literal allows, are read.
+  CHECK(read_npy(npy_with_header("dq.npy", "{\"descr\": \"<f4\", \"shape\": (2, 2), \"fortran_order\": False}", four))
+            .shape == std::vector<std::int64_t>{2, 2});
+  CHECK(read_npy(npy_with_header("py2.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4L,), }", four)).shape ==
+        std::vector<std::int64_t>{4});
+  CHECK(read_npy(npy_with_header("scalar.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (), }",
+                                 std::string(4, '\0')))
+            .values.size() == 1);
 }

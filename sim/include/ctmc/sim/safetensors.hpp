@@ -6,13 +6,19 @@
 // then the data buffer; tensor bytes are [b, e) of the buffer, little-endian,
 // row-major (C order). F64, F32, F16 (IEEE half) and BF16 (bfloat16) tensors
 // are read, each value exactly (the half formats are what PyTorch writes for
-// .half() and bfloat16 models); F32 and F64 are written.
+// .half() and bfloat16 models), and the integer dtypes I64, I32, I16, I8,
+// U64, U32, U16, U8 and BOOL (PyTorch's labels are int64), exact up to 2^53
+// in magnitude; F32 and F64 are written. A tensor of any other dtype (the
+// 8-bit floats, complex, a dtype unknown here) does not make the file
+// unreadable: its place in the buffer is checked (its byte count too where
+// the dtype's size is known) and it is listed in SafetensorsFile::unusable,
+// refused only by the reader that asks for it.
 //
 // Errors (ctmc::InputError naming the file): file shorter than 8 bytes, a
 // header length beyond the file or kMaxSafetensorsHeaderBytes, a file over
 // kSafetensorsKind's cap, malformed header JSON (nesting over 512 levels and duplicate keys
 // included, json_input.hpp), an entry without
-// dtype/shape/data_offsets, an unsupported dtype, offsets out of the buffer,
+// dtype/shape/data_offsets, offsets out of the buffer,
 // overlapping or not matching the shape's byte count, bytes left unused, a
 // dimension over 2^40 or a shape needing more bytes than the buffer holds.
 #pragma once
@@ -35,7 +41,7 @@ inline constexpr solvers::InputKind kSafetensorsKind{"safetensors file", std::ui
 inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100000000;
 
 struct Tensor {
-  std::string dtype = "F32";        // how it is (or will be) stored: F64, F32 (read and written), F16, BF16 (read)
+  std::string dtype = "F32";        // how it is (or will be) stored: F64, F32 (read and written), others read
   std::vector<std::int64_t> shape;  // row-major
   std::vector<double> values;       // product(shape) values (every read dtype is exact in double)
 
@@ -45,6 +51,9 @@ struct Tensor {
 struct SafetensorsFile {
   std::map<std::string, Tensor> tensors;
   std::map<std::string, std::string> metadata;  // "__metadata__" (string values only, as the format requires)
+  // Tensors present but not read, each with why ("has dtype 'C64', which is
+  // not read (...)"); not in `tensors`.
+  std::map<std::string, std::string> unusable;
 };
 
 SafetensorsFile read_safetensors(const std::string& path);
