@@ -209,7 +209,68 @@ void advance_fast_any(const StepSampler& smp, const double* h, const double* qta
 // One spiking layer's neurons, padded to whole vectors (padding: clock +inf,
 // never jumps). The state index is held as a double so that it is compared
 // in the same vector registers as the rates.
+// A chain of at most four states with at most two exit slots each, its
+// tables (rates * dt) in one cache line or two: the jump loop below reads
+// them without going through the kernel's vectors.
+struct SmallChain {
+  bool usable = false;
+  std::size_t n = 0, kmax = 0;
+  double off[4][2] = {}, slope[4][2] = {};
+  std::uint32_t to[4][2] = {};
+  bool spike[4][2] = {};
+
+  explicit SmallChain(const StepSampler& smp) : n(smp.kernel().size()), kmax(smp.max_out_degree()) {
+    usable = n <= 4 && kmax <= 2;
+    if (!usable) return;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t k = 0; k < kmax; ++k) {
+        const std::size_t at = i * kmax + k;
+        off[i][k] = smp.offset_dt()[at];
+        slope[i][k] = smp.slope_dt()[at];
+        to[i][k] = smp.kernel().slot_to(at);
+        spike[i][k] = smp.kernel().slot_spike(at);
+      }
+  }
+  // StepSampler::exit_dt, the same operations in the same order.
+  double exit_dt(std::uint32_t i, double H) const {
+    double q = 0;
+    for (std::size_t k = 0; k < kmax; ++k) q += rectify(off[i][k] + slope[i][k] * H);
+    return q;
+  }
+  // StepSampler::jumps_exact on these tables: the same draws in the same
+  // order, the same slot choice (StepSampler::choose_slot), the same bits.
+  template <class Draws>
+  std::uint32_t jumps(double H, std::uint32_t& state, double& clock, Draws& rng, StepCounts& c, double q) const {
+    double left = 1.0;
+    std::uint32_t spikes = 0;
+    for (;;) {
+      if (!(q > 0) || clock > q * left) {
+        clock -= q * left;
+        return spikes;
+      }
+      left -= clock / q;
+      const double x = kmax == 1 ? 0.0 : rng.uniform() * q;
+      std::size_t chosen = 0;
+      double acc = 0;
+      for (std::size_t k = 0; k < kmax; ++k) {
+        const double r = off[state][k] + slope[state][k] * H;
+        if (r > 0) {
+          acc += r;
+          chosen = k;
+          if (x < acc) break;
+        }
+      }
+      if (spike[state][chosen]) ++spikes;
+      state = to[state][chosen];
+      ++c.transitions;
+      clock = rng.exponential();
+      q = exit_dt(state, H);
+    }
+  }
+};
+
 struct VecLayer {
+  const SmallChain* chain = nullptr;  // null: not a small chain
   std::uint32_t index = 0;
   int n = 0, padded = 0;
   std::vector<double> state, clock;
@@ -247,7 +308,8 @@ template <SamplerKind K>
   std::uint32_t s = static_cast<std::uint32_t>(L.state[j]);
   const std::uint32_t start = s;
   NeuronDraws draws(key, L, j);
-  std::uint32_t sp = smp.jumps_exact(h, s, L.clock[j], draws, counts, q);
+  std::uint32_t sp = L.chain ? L.chain->jumps(h, s, L.clock[j], draws, counts, q)
+                             : smp.jumps_exact(h, s, L.clock[j], draws, counts, q);
   if constexpr (K == SamplerKind::EndState) sp = smp.end_state_implies_spike(start, s) ? 1u : 0u;
   L.state[j] = s;
   if (sp) {
@@ -302,10 +364,12 @@ void advance_vec(const StepSampler& smp, const PhiloxKey& key, const double* bia
     if (h_sum) _mm_storeu_pd(h_sum + j, _mm_add_pd(_mm_loadu_pd(h_sum + j), h));
     const __m128d s = _mm_loadu_pd(state + j);
     __m128d q = zero;
+#pragma GCC unroll 4
     for (int i = 0; i < NST; ++i) {
       // Exit rate of state i: its rectified slot rates summed in slot order
       // (maxpd(r, 0) is rectify's max(r, 0), 0 for a NaN r).
       __m128d qi = _mm_max_pd(_mm_add_pd(o[i][0], _mm_mul_pd(sl[i][0], h)), zero);
+#pragma GCC unroll 2
       for (int k = 1; k < KMAX; ++k)
         qi = _mm_add_pd(qi, _mm_max_pd(_mm_add_pd(o[i][k], _mm_mul_pd(sl[i][k], h)), zero));
       if (i == 0) {
@@ -365,7 +429,12 @@ void schedule_vec1(const double* qtab, std::size_t nst, VecLayer& L, std::uint32
                    std::int64_t steps, JumpCalendar& cal) {
   const double q = qtab[static_cast<std::size_t>(j) * nst + static_cast<std::size_t>(L.state[j])];
   if (!(q > 0)) return;
-  const double m = std::max(0.0, std::ceil(L.clock[j] / q) - 1);
+  // m = max(0, ceil(t) - 1), t = clock / q >= 0: floor(t) for a t that is
+  // not an integer, t - 1 for one; t at or beyond the window is not scheduled.
+  const double t = L.clock[j] / q;
+  if (!(static_cast<double>(from) + t - 1 < static_cast<double>(steps))) return;
+  const auto whole = static_cast<std::int64_t>(t);  // floor: t >= 0 and below 2^63 here
+  const double m = static_cast<double>(std::max<std::int64_t>(0, static_cast<double>(whole) == t ? whole - 1 : whole));
   if (static_cast<double>(from) + m >= static_cast<double>(steps)) return;
   L.clock[j] -= m * q;
   cal.add(from + static_cast<std::int64_t>(m), j, from);
@@ -596,8 +665,12 @@ SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) con
   std::vector<double> h_sum(static_cast<std::size_t>(padded(net_->layers[L - 1].out_size())), 0.0);
   std::vector<VecLayer> layer(S);
   std::vector<Fired> fired(S);
+  std::vector<SmallChain> chains;
+  chains.reserve(S);
   for (std::size_t l = 0; l < S; ++l) {
     VecLayer& V = layer[l];
+    const SmallChain& chain = chains.emplace_back(samplers_[l]);
+    V.chain = chain.usable ? &chain : nullptr;
     V.index = static_cast<std::uint32_t>(l);
     V.n = net_->layers[l].out_size();
     V.padded = padded(V.n);
