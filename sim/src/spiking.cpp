@@ -16,6 +16,7 @@
 #include "ctmc/sim/philox.hpp"
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "exp_ziggurat.hpp"
 #include "kernel_math.hpp"
 
 namespace ctmc::sim {
@@ -189,7 +190,8 @@ void advance_fast_any(const StepSampler& smp, const double* h, const double* qta
 // (philox.hpp), keyed by the sample's stream seed: block b of the stream is
 // the counter (b, j, l), and its two 64-bit words are the neuron's draws
 // 2b and 2b+1, used in order (a destination uniform only where the state has
-// several exits, then the next unit-exponential clock). A neuron's draws
+// several exits, then the words of the next unit-exponential clock, usually
+// one: exp_ziggurat.hpp). A neuron's draws
 // therefore do not depend on the order in which neurons are visited, so
 // later layers are advanced two neurons at a time and layer 1 in event
 // order, without a shared stream.
@@ -283,7 +285,10 @@ class NeuronDraws {
   NeuronDraws(const PhiloxKey& key, VecLayer& L, std::uint32_t neuron)
       : key_(key), layer_(L.index), neuron_(neuron), draws_(&L.draws[neuron]), spare_(&L.spare[neuron]) {}
   double uniform() { return philox_uniform(next()); }
-  double exponential() { return -kmath::log(philox_uniform_pos(next())); }
+  // Exp(1) by the ziggurat (exp_ziggurat.hpp): most draws need no log.
+  double exponential() {
+    return ExpZiggurat::get().sample([this] { return next(); });
+  }
 
  private:
   std::uint64_t next() {
