@@ -60,29 +60,6 @@ StepSampler::StepSampler(const NeuronKernel& kernel, SamplerKind kind, double dt
   if (kind == SamplerKind::EndState) rule_ = EndStateRule(kernel);
 }
 
-std::uint32_t StepSampler::jumps_exact(double H, NeuronState& s, StepRng& rng, StepCounts& c, double q) const {
-  // Invariant: `left` is the unused fraction of the step, s.clock the hazard
-  // still to accumulate before the next jump, q the current exit rate * dt.
-  double left = 1.0;
-  std::uint32_t spikes = 0;
-  for (;;) {
-    if (!(q > 0) || s.clock > q * left) {
-      s.clock -= q * left;
-      return spikes;
-    }
-    left -= s.clock / q;
-    // Destination in proportion to the rates at H (no draw when the state
-    // has a single exit slot, e.g. every state of the two-state neuron).
-    const double x = kmax_ == 1 ? 0.0 : rng.uniform() * q;
-    const std::size_t chosen = choose_slot(s.state, H, x);
-    if (kernel_->slot_spike(chosen)) ++spikes;
-    s.state = kernel_->slot_to(chosen);
-    ++c.transitions;
-    s.clock = rng.exponential();
-    q = exit_dt(s.state, H);
-  }
-}
-
 std::uint32_t StepSampler::step_uniformization(double H, NeuronState& s, StepRng& rng, StepCounts& c) const {
   double mu = 0;  // Lambda * dt
   for (std::size_t i = 0; i < n_; ++i) mu = std::max(mu, exit_dt(static_cast<std::uint32_t>(i), H));

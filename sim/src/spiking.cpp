@@ -4,11 +4,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <functional>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "ctmc/sim/philox.hpp"
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/solvers/errors.hpp"
+#include "exp_ziggurat.hpp"
+#include "kernel_math.hpp"
 
 namespace ctmc::sim {
 
@@ -174,6 +183,283 @@ void advance_fast_any(const StepSampler& smp, const double* h, const double* qta
   }
 }
 
+// ---- The vectorised kernel (exact and end-state samplers) ----
+//
+// Same law as above; what changes is the layout and the random stream.
+// Neuron j of spiking layer l draws from its own Philox4x32-10 stream
+// (philox.hpp), keyed by the sample's stream seed: block b of the stream is
+// the counter (b, j, l), and its two 64-bit words are the neuron's draws
+// 2b and 2b+1, used in order (a destination uniform only where the state has
+// several exits, then the words of the next unit-exponential clock, usually
+// one: exp_ziggurat.hpp). A neuron's draws
+// therefore do not depend on the order in which neurons are visited, so
+// later layers are advanced two neurons at a time and layer 1 in event
+// order, without a shared stream.
+//
+// Later layers: one fused, branch-free pass per step over structure-of-
+// arrays data (current, bias, state, clock): H = b + I, I <- d I (trace.hpp,
+// steps 1 and 3), the exit rate of the current state at H (every state's
+// rate evaluated and the neuron's own selected with a mask, so chains of up
+// to four states and two exits per state need no gather), and the no-jump
+// update clock <- clock - q. Lanes with a jump (rare: about the jump rate
+// times dt) leave the vector loop for jumps_exact. The same operations in
+// the same order as StepSampler::exit_dt, so the SSE2 pass and the scalar
+// one (other targets, other chains) give the same bits. A neuron in a state
+// whose exit rate does not depend on H costs the same lane work as any
+// other, so no separate skip-ahead is kept for those states.
+
+// One spiking layer's neurons, padded to whole vectors (padding: clock +inf,
+// never jumps). The state index is held as a double so that it is compared
+// in the same vector registers as the rates.
+// A chain of at most four states with at most two exit slots each, its
+// tables (rates * dt) in one cache line or two: the jump loop below reads
+// them without going through the kernel's vectors.
+struct SmallChain {
+  bool usable = false;
+  std::size_t n = 0, kmax = 0;
+  double off[4][2] = {}, slope[4][2] = {};
+  std::uint32_t to[4][2] = {};
+  bool spike[4][2] = {};
+
+  explicit SmallChain(const StepSampler& smp) : n(smp.kernel().size()), kmax(smp.max_out_degree()) {
+    usable = n <= 4 && kmax <= 2;
+    if (!usable) return;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t k = 0; k < kmax; ++k) {
+        const std::size_t at = i * kmax + k;
+        off[i][k] = smp.offset_dt()[at];
+        slope[i][k] = smp.slope_dt()[at];
+        to[i][k] = smp.kernel().slot_to(at);
+        spike[i][k] = smp.kernel().slot_spike(at);
+      }
+  }
+  // StepSampler::exit_dt, the same operations in the same order.
+  double exit_dt(std::uint32_t i, double H) const {
+    double q = 0;
+    for (std::size_t k = 0; k < kmax; ++k) q += rectify(off[i][k] + slope[i][k] * H);
+    return q;
+  }
+  // StepSampler::jumps_exact on these tables: the same draws in the same
+  // order, the same slot choice (StepSampler::choose_slot), the same bits.
+  template <class Draws>
+  std::uint32_t jumps(double H, std::uint32_t& state, double& clock, Draws& rng, StepCounts& c, double q) const {
+    double left = 1.0;
+    std::uint32_t spikes = 0;
+    for (;;) {
+      if (!(q > 0) || clock > q * left) {
+        clock -= q * left;
+        return spikes;
+      }
+      left -= clock / q;
+      const double x = kmax == 1 ? 0.0 : rng.uniform() * q;
+      std::size_t chosen = 0;
+      double acc = 0;
+      for (std::size_t k = 0; k < kmax; ++k) {
+        const double r = off[state][k] + slope[state][k] * H;
+        if (r > 0) {
+          acc += r;
+          chosen = k;
+          if (x < acc) break;
+        }
+      }
+      if (spike[state][chosen]) ++spikes;
+      state = to[state][chosen];
+      ++c.transitions;
+      clock = rng.exponential();
+      q = exit_dt(state, H);
+    }
+  }
+};
+
+struct VecLayer {
+  const SmallChain* chain = nullptr;  // null: not a small chain
+  std::uint32_t index = 0;
+  int n = 0, padded = 0;
+  std::vector<double> state, clock;
+  std::vector<std::uint64_t> draws;  // words of the neuron's stream used so far
+  std::vector<std::uint64_t> spare;  // the second word of the last block (draws odd)
+};
+
+class NeuronDraws {
+ public:
+  NeuronDraws(const PhiloxKey& key, VecLayer& L, std::uint32_t neuron)
+      : key_(key), layer_(L.index), neuron_(neuron), draws_(&L.draws[neuron]), spare_(&L.spare[neuron]) {}
+  double uniform() { return philox_uniform(next()); }
+  // Exp(1) by the ziggurat (exp_ziggurat.hpp): most draws need no log.
+  double exponential() {
+    return ExpZiggurat::get().sample([this] { return next(); });
+  }
+
+ private:
+  std::uint64_t next() {
+    const std::uint64_t w = (*draws_)++;
+    if (w & 1) return *spare_;
+    const std::uint64_t b = w >> 1;
+    const PhiloxBlock blk =
+        philox4x32({static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32), neuron_, layer_}, key_);
+    *spare_ = philox_word(blk, 1);
+    return philox_word(blk, 0);
+  }
+  PhiloxKey key_;
+  std::uint32_t layer_, neuron_;
+  std::uint64_t *draws_, *spare_;
+};
+
+using Fired = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+
+template <SamplerKind K>
+[[gnu::noinline]] void jump_neuron(const StepSampler& smp, const PhiloxKey& key, VecLayer& L, std::uint32_t j,
+                                   double h, double q, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+  std::uint32_t s = static_cast<std::uint32_t>(L.state[j]);
+  const std::uint32_t start = s;
+  NeuronDraws draws(key, L, j);
+  std::uint32_t sp = L.chain ? L.chain->jumps(h, s, L.clock[j], draws, counts, q)
+                             : smp.jumps_exact(h, s, L.clock[j], draws, counts, q);
+  if constexpr (K == SamplerKind::EndState) sp = smp.end_state_implies_spike(start, s) ? 1u : 0u;
+  L.state[j] = s;
+  if (sp) {
+    cnt[j] += sp;
+    fired.emplace_back(j, sp);
+  }
+}
+
+// Any chain, one neuron at a time.
+template <SamplerKind K>
+void advance_scalar(const StepSampler& smp, const PhiloxKey& key, const double* bias, double* cur, double decay,
+                    double* h_sum, VecLayer& L, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+  for (int j = 0; j < L.n; ++j) {
+    const double h = bias[j] + cur[j];
+    cur[j] *= decay;
+    if (h_sum) h_sum[j] += h;
+    const double q = smp.exit_dt(static_cast<std::uint32_t>(L.state[j]), h);
+    if (L.clock[j] > q)
+      L.clock[j] -= q;
+    else
+      jump_neuron<K>(smp, key, L, static_cast<std::uint32_t>(j), h, q, counts, cnt, fired);
+  }
+}
+
+#if defined(__SSE2__)
+// Chains of NST <= 4 states with KMAX <= 2 exit slots each, two neurons per
+// SSE2 vector. h_sum (when not null) accumulates H for the readout.
+template <SamplerKind K, int NST, int KMAX>
+void advance_vec(const StepSampler& smp, const PhiloxKey& key, const double* bias, double* cur, double decay,
+                 double* h_sum, VecLayer& L, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+  const double* off = smp.offset_dt();
+  const double* slope = smp.slope_dt();
+  // Slots beyond the chain's own (states >= n, slots >= kmax) stay zero:
+  // adding a rectified zero rate leaves a sum unchanged.
+  const std::size_t n = smp.kernel().size(), kmax = smp.max_out_degree();
+  __m128d o[NST][KMAX], sl[NST][KMAX], id[NST];
+  for (int i = 0; i < NST; ++i) {
+    id[i] = _mm_set1_pd(static_cast<double>(i));
+    for (int k = 0; k < KMAX; ++k) {
+      const bool real = static_cast<std::size_t>(i) < n && static_cast<std::size_t>(k) < kmax;
+      o[i][k] = _mm_set1_pd(real ? off[static_cast<std::size_t>(i) * kmax + k] : 0.0);
+      sl[i][k] = _mm_set1_pd(real ? slope[static_cast<std::size_t>(i) * kmax + k] : 0.0);
+    }
+  }
+  const __m128d zero = _mm_setzero_pd(), d = _mm_set1_pd(decay);
+  double* state = L.state.data();
+  double* clock = L.clock.data();
+  for (int j = 0; j < L.padded; j += 2) {
+    const __m128d c = _mm_loadu_pd(cur + j);
+    const __m128d h = _mm_add_pd(_mm_loadu_pd(bias + j), c);
+    _mm_storeu_pd(cur + j, _mm_mul_pd(c, d));
+    if (h_sum) _mm_storeu_pd(h_sum + j, _mm_add_pd(_mm_loadu_pd(h_sum + j), h));
+    const __m128d s = _mm_loadu_pd(state + j);
+    __m128d q = zero;
+#pragma GCC unroll 4
+    for (int i = 0; i < NST; ++i) {
+      // Exit rate of state i: its rectified slot rates summed in slot order
+      // (maxpd(r, 0) is rectify's max(r, 0), 0 for a NaN r).
+      __m128d qi = _mm_max_pd(_mm_add_pd(o[i][0], _mm_mul_pd(sl[i][0], h)), zero);
+#pragma GCC unroll 2
+      for (int k = 1; k < KMAX; ++k)
+        qi = _mm_add_pd(qi, _mm_max_pd(_mm_add_pd(o[i][k], _mm_mul_pd(sl[i][k], h)), zero));
+      if (i == 0) {
+        q = qi;
+      } else {
+        const __m128d m = _mm_cmpeq_pd(s, id[i]);
+        q = _mm_or_pd(_mm_and_pd(m, qi), _mm_andnot_pd(m, q));
+      }
+    }
+    const __m128d clk = _mm_loadu_pd(clock + j);
+    const __m128d quiet = _mm_cmpgt_pd(clk, q);
+    _mm_storeu_pd(clock + j, _mm_or_pd(_mm_and_pd(quiet, _mm_sub_pd(clk, q)), _mm_andnot_pd(quiet, clk)));
+    const int mask = _mm_movemask_pd(quiet);
+    if (mask != 3) [[unlikely]] {
+      alignas(16) double hv[2], qv[2];
+      _mm_store_pd(hv, h);
+      _mm_store_pd(qv, q);
+      for (int lane = 0; lane < 2; ++lane)
+        if (!((mask >> lane) & 1))
+          jump_neuron<K>(smp, key, L, static_cast<std::uint32_t>(j + lane), hv[lane], qv[lane], counts, cnt, fired);
+    }
+  }
+}
+#endif
+
+template <SamplerKind K>
+void advance_later(const StepSampler& smp, const PhiloxKey& key, const double* bias, double* cur, double decay,
+                   double* h_sum, VecLayer& L, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+#if defined(__SSE2__)
+  const std::size_t n = smp.kernel().size(), k = smp.max_out_degree();
+  if (n == 2 && k == 1) return advance_vec<K, 2, 1>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
+  if (n == 3 && k == 2) return advance_vec<K, 3, 2>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
+  if (n <= 4 && k <= 2) return advance_vec<K, 4, 2>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
+#endif
+  advance_scalar<K>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
+}
+
+// cur[r] += c * col[r] for r < rows: a spike's column of W~ (float) added in
+// double, the same products and sums as the scalar loop.
+inline void add_column(double* cur, const float* col, Eigen::Index rows, double c) {
+  Eigen::Index r = 0;
+#if defined(__SSE2__)
+  const __m128d cc = _mm_set1_pd(c);
+  for (; r + 4 <= rows; r += 4) {
+    const __m128 f = _mm_loadu_ps(col + r);
+    const __m128d lo = _mm_cvtps_pd(f), hi = _mm_cvtps_pd(_mm_movehl_ps(f, f));
+    _mm_storeu_pd(cur + r, _mm_add_pd(_mm_loadu_pd(cur + r), _mm_mul_pd(cc, lo)));
+    _mm_storeu_pd(cur + r + 2, _mm_add_pd(_mm_loadu_pd(cur + r + 2), _mm_mul_pd(cc, hi)));
+  }
+#endif
+  for (; r < rows; ++r) cur[r] += c * col[r];
+}
+
+// Layer 1, event-driven as in the reference kernel (schedule_layer1): the
+// neuron's next jump step follows from its constant exit rate.
+void schedule_vec1(const double* qtab, std::size_t nst, VecLayer& L, std::uint32_t j, std::int64_t from,
+                   std::int64_t steps, JumpCalendar& cal) {
+  const double q = qtab[static_cast<std::size_t>(j) * nst + static_cast<std::size_t>(L.state[j])];
+  if (!(q > 0)) return;
+  // m = max(0, ceil(t) - 1), t = clock / q >= 0: floor(t) for a t that is
+  // not an integer, t - 1 for one; t at or beyond the window is not scheduled.
+  const double t = L.clock[j] / q;
+  if (!(static_cast<double>(from) + t - 1 < static_cast<double>(steps))) return;
+  const auto whole = static_cast<std::int64_t>(t);  // floor: t >= 0 and below 2^63 here
+  const double m = static_cast<double>(std::max<std::int64_t>(0, static_cast<double>(whole) == t ? whole - 1 : whole));
+  if (static_cast<double>(from) + m >= static_cast<double>(steps)) return;
+  L.clock[j] -= m * q;
+  cal.add(from + static_cast<std::int64_t>(m), j, from);
+}
+
+template <SamplerKind K>
+void advance_vec1_events(const StepSampler& smp, const PhiloxKey& key, const double* h, const double* qtab,
+                         VecLayer& L, std::int64_t k, std::int64_t steps, JumpCalendar& cal, StepCounts& counts,
+                         std::uint32_t* cnt, Fired& fired) {
+  const std::size_t nst = smp.kernel().size();
+  std::vector<std::uint32_t>& now = cal.due(k);
+  for (std::size_t e = 0; e < now.size(); ++e) {
+    const std::uint32_t j = now[e];
+    jump_neuron<K>(smp, key, L, j, h[j], qtab[static_cast<std::size_t>(j) * nst + static_cast<std::size_t>(L.state[j])],
+                   counts, cnt, fired);
+    schedule_vec1(qtab, nst, L, j, k + 1, steps, cal);
+  }
+  now.clear();
+}
+
 }  // namespace
 
 SpikingNetwork::SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers, SpikingConfig cfg)
@@ -220,9 +506,11 @@ Eigen::VectorXd SpikingNetwork::decode(const SampleRun& r, std::size_t l) const 
 SampleRun SpikingNetwork::run(const float* x, std::uint64_t stream_seed) const {
   switch (cfg_.sampler) {
     case SamplerKind::Exact:
-      return run_impl<SamplerKind::Exact>(x, stream_seed);
+      return cfg_.reference_kernel ? run_impl<SamplerKind::Exact>(x, stream_seed)
+                                   : run_vec<SamplerKind::Exact>(x, stream_seed);
     case SamplerKind::EndState:
-      return run_impl<SamplerKind::EndState>(x, stream_seed);
+      return cfg_.reference_kernel ? run_impl<SamplerKind::EndState>(x, stream_seed)
+                                   : run_vec<SamplerKind::EndState>(x, stream_seed);
     case SamplerKind::Uniformization:
       return run_impl<SamplerKind::Uniformization>(x, stream_seed);
     case SamplerKind::Euler:
@@ -349,6 +637,119 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
   }
 
   read_out(out, h_sum, steps_, cfg_.T, counts);
+  return out;
+}
+
+template <SamplerKind K>
+SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) const {
+  const std::size_t L = net_->layers.size();
+  const std::size_t S = layers_.size();
+  const PhiloxKey key = philox_key(stream_seed);
+  StepCounts counts;
+  SampleRun out;
+  out.counts.resize(S);
+
+  // H^1 = W^1 x + b^1 in double, skipping zero pixels.
+  const auto& first = net_->layers[0];
+  Eigen::VectorXd h1 = first.b.cast<double>();
+  for (Eigen::Index i = 0; i < first.W.cols(); ++i)
+    if (x[i] != 0.0f) {
+      const double xi = x[i];
+      for (Eigen::Index r = 0; r < first.W.rows(); ++r) h1[r] += xi * first.W(r, i);
+    }
+
+  // Currents, biases and the readout's sum of H, padded like the layers.
+  const auto padded = [](int n) { return (n + 1) & ~1; };
+  std::vector<std::vector<double>> bias(L), current(L);
+  for (std::size_t l = 1; l < L; ++l) {
+    const auto& b = net_->layers[l].b;
+    bias[l].assign(static_cast<std::size_t>(padded(static_cast<int>(b.size()))), 0.0);
+    std::copy(b.data(), b.data() + b.size(), bias[l].begin());
+    current[l].assign(bias[l].size(), 0.0);
+  }
+  std::vector<double> h_sum(static_cast<std::size_t>(padded(net_->layers[L - 1].out_size())), 0.0);
+  std::vector<VecLayer> layer(S);
+  std::vector<Fired> fired(S);
+  std::vector<SmallChain> chains;
+  chains.reserve(S);
+  for (std::size_t l = 0; l < S; ++l) {
+    VecLayer& V = layer[l];
+    const SmallChain& chain = chains.emplace_back(samplers_[l]);
+    V.chain = chain.usable ? &chain : nullptr;
+    V.index = static_cast<std::uint32_t>(l);
+    V.n = net_->layers[l].out_size();
+    V.padded = padded(V.n);
+    V.state.assign(static_cast<std::size_t>(V.padded), 0.0);
+    V.clock.assign(static_cast<std::size_t>(V.padded), std::numeric_limits<double>::infinity());
+    V.draws.assign(static_cast<std::size_t>(V.padded), 0);
+    V.spare.assign(static_cast<std::size_t>(V.padded), 0);
+    for (int j = 0; j < V.n; ++j) V.clock[j] = NeuronDraws(key, V, static_cast<std::uint32_t>(j)).exponential();
+    out.counts[l].assign(static_cast<std::size_t>(V.n), 0);
+    fired[l].reserve(static_cast<std::size_t>(V.n));
+  }
+  std::vector<double> qtab1;
+  JumpCalendar layer1_events;
+  if (S > 0) {
+    const std::size_t nst = layers_[0].kernel.size();
+    qtab1.resize(static_cast<std::size_t>(first.out_size()) * nst);
+    for (int j = 0; j < first.out_size(); ++j)
+      for (std::size_t st = 0; st < nst; ++st)
+        qtab1[static_cast<std::size_t>(j) * nst + st] = samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
+    for (int j = 0; j < first.out_size(); ++j)
+      schedule_vec1(qtab1.data(), nst, layer[0], static_cast<std::uint32_t>(j), 0, steps_, layer1_events);
+  }
+  std::size_t next_checkpoint = 0;
+  out.at.reserve(checkpoint_steps_.size());
+  const auto h_sum_vector = [&] {
+    Eigen::VectorXd v(net_->layers[L - 1].out_size());
+    for (Eigen::Index j = 0; j < v.size(); ++j) v[j] = h_sum[static_cast<std::size_t>(j)];
+    return v;
+  };
+
+  const double decay = trace_.decay, weight = trace_.spike_weight;
+  for (std::int64_t k = 0; k < steps_; ++k) {
+    // The update order of run_impl: layer l reads H for step k, its current
+    // decays, the step-k spikes of layer l-1 are added, and it advances.
+    for (std::size_t l = 0; l < L; ++l) {
+      double* hs = l == L - 1 ? h_sum.data() : nullptr;
+      if (l == 0) {
+        if (hs)
+          for (int j = 0; j < first.out_size(); ++j) hs[j] += h1[j];
+        if (S > 0)
+          advance_vec1_events<K>(samplers_[0], key, h1.data(), qtab1.data(), layer[0], k, steps_, layer1_events,
+                                 counts, out.counts[0].data(), fired[0]);
+        continue;
+      }
+      double* cur = current[l].data();
+      if (l < S) {
+        advance_later<K>(samplers_[l], key, bias[l].data(), cur, decay, hs, layer[l], counts, out.counts[l].data(),
+                         fired[l]);
+      } else {  // integrating readout: H only
+        const double* b = bias[l].data();
+        for (int j = 0; j < net_->layers[l].out_size(); ++j) {
+          hs[j] += b[j] + cur[j];
+          cur[j] *= decay;
+        }
+      }
+      // Close step k of layer l's current with layer l-1's step-k spikes
+      // (after its decay above, before H is read at step k+1).
+      if (l - 1 < S) {
+        const Eigen::MatrixXf& W = w_scaled_[l - 1];
+        const Eigen::Index rows = W.rows();
+        for (const auto& [i, sp] : fired[l - 1])
+          add_column(cur, W.data() + static_cast<Eigen::Index>(i) * rows, rows, weight * sp);
+        fired[l - 1].clear();
+      }
+    }
+    if (S == L) fired[L - 1].clear();  // output spikes are counted, not transmitted
+    if (next_checkpoint < checkpoint_steps_.size() && k + 1 == checkpoint_steps_[next_checkpoint]) {
+      SampleRun& at = out.at.emplace_back();
+      at.counts = out.counts;
+      read_out(at, h_sum_vector(), k + 1, cfg_.checkpoints[next_checkpoint], counts);
+      ++next_checkpoint;
+    }
+  }
+  read_out(out, h_sum_vector(), steps_, cfg_.T, counts);
   return out;
 }
 

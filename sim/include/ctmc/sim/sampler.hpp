@@ -140,7 +140,37 @@ class StepSampler {
   // The rest of a step that has at least one jump (s.clock <= q, q = the
   // current state's exit rate * dt at H): the slow path of step_exact, for
   // callers that evaluate the no-jump test themselves.
-  std::uint32_t jumps_exact(double H, NeuronState& s, StepRng& rng, StepCounts& c, double q) const;
+  std::uint32_t jumps_exact(double H, NeuronState& s, StepRng& rng, StepCounts& c, double q) const {
+    return jumps_exact(H, s.state, s.clock, rng, c, q);
+  }
+  // The same on a neuron's state and clock held apart, drawing from any
+  // source with uniform() on [0, 1) and exponential() (Exp(1)); per jump it
+  // asks for at most one uniform (the destination, only when a state has
+  // several exit slots), then exactly one exponential (the next clock).
+  template <class Draws>
+  std::uint32_t jumps_exact(double H, std::uint32_t& state, double& clock, Draws& rng, StepCounts& c,
+                            double q) const {
+    // Invariant: `left` is the unused fraction of the step, clock the hazard
+    // still to accumulate before the next jump, q the current exit rate * dt.
+    double left = 1.0;
+    std::uint32_t spikes = 0;
+    for (;;) {
+      if (!(q > 0) || clock > q * left) {
+        clock -= q * left;
+        return spikes;
+      }
+      left -= clock / q;
+      // Destination in proportion to the rates at H (no draw when the state
+      // has a single exit slot, e.g. every state of the two-state neuron).
+      const double x = kmax_ == 1 ? 0.0 : rng.uniform() * q;
+      const std::size_t chosen = choose_slot(state, H, x);
+      if (kernel_->slot_spike(chosen)) ++spikes;
+      state = kernel_->slot_to(chosen);
+      ++c.transitions;
+      clock = rng.exponential();
+      q = exit_dt(state, H);
+    }
+  }
 
   // Raw per-slot tables (state i, slot k at i * max_out_degree + k), rates * dt.
   const double* offset_dt() const { return off_dt_.data(); }

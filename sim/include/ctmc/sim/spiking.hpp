@@ -66,6 +66,11 @@ struct SpikingConfig {
   // step order), so the reading at T_k equals a separate run with T = T_k
   // and the same stream: a sweep over T costs its largest T. Empty: none.
   std::vector<double> checkpoints;
+  // Internal, for bench_snn and the tests only: run the exact and end-state
+  // samplers on the previous per-neuron kernel (one xoshiro256** stream per
+  // sample, consumed in neuron order) instead of the vectorised kernel with
+  // per-neuron Philox streams. Same law, other random numbers.
+  bool reference_kernel = false;
 };
 
 // One spiking layer: the kernel already scaled by alpha_l / alpha_fit.
@@ -114,6 +119,9 @@ class SpikingNetwork {
  private:
   template <SamplerKind K>
   SampleRun run_impl(const float* x, std::uint64_t stream_seed) const;
+  // The exact and end-state samplers on the vectorised kernel (spiking.cpp).
+  template <SamplerKind K>
+  SampleRun run_vec(const float* x, std::uint64_t stream_seed) const;
   // Prediction, tie, SynOps and totals of `out` (its counts set) after
   // `steps` steps of window T, with h_sum the sum of H^L over those steps.
   void read_out(SampleRun& out, const Eigen::VectorXd& h_sum, std::int64_t steps, double T,

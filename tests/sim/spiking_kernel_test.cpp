@@ -1,0 +1,245 @@
+// The vectorised spiking kernel (spiking.cpp, run_vec) against independent
+// references: its event-driven layer 1 against the per-step sampler of
+// sampler.hpp (a different random stream and a different algorithm), its
+// whole-network spike counts against the reference kernel's
+// (SpikingConfig::reference_kernel), and its determinism for 1, 2 and 3
+// threads.
+//
+// Two-sample tests. Spike counts are integers, compared by the two-sample
+// Kolmogorov-Smirnov distance D = max_x |F_a(x) - F_b(x)| of the empirical
+// CDFs, rejected above c sqrt((n + m) / (n m)) with c = sqrt(-ln(alpha/2) / 2)
+// = 2.47 for alpha = 1e-5 (for discrete laws the test is conservative: the
+// false-alarm rate is at most alpha). Power: at a point where the true CDFs
+// differ by delta the empirical difference has standard deviation at most
+// sqrt(1/(2n)) (n = m), so a true gap of delta >= (2.47 sqrt 2 + 2.33 / sqrt 2)
+// / sqrt(n) = 5.14 / sqrt(n) is detected with probability >= 0.99
+// (0.081 for n = 4000, 0.115 for n = 2000). Means are compared as well, by a
+// z-test at kZ = 4.4 standard errors (false alarm about 1e-5), which detects
+// a mean shift of (4.4 + 2.33) standard errors with probability 0.99.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/sampler.hpp"
+#include "ctmc/sim/spiking.hpp"
+#include "ctmc/solvers/families.hpp"
+#include "ctmc/solvers/model.hpp"
+
+using namespace ctmc;
+using namespace ctmc::sim;
+using solvers::Affine;
+using solvers::Rational;
+
+namespace {
+
+constexpr double kZ = 4.4;
+constexpr double kKsC = 2.47;  // sqrt(-ln(1e-5 / 2) / 2)
+
+double ks_distance(std::vector<int> a, std::vector<int> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+  std::size_t i = 0, j = 0;
+  double d = 0;
+  while (i < a.size() || j < b.size()) {
+    const int x = j == b.size() || (i < a.size() && a[i] <= b[j]) ? a[i] : b[j];
+    while (i < a.size() && a[i] == x) ++i;
+    while (j < b.size() && b[j] == x) ++j;
+    d = std::max(d, std::abs(static_cast<double>(i) / na - static_cast<double>(j) / nb));
+  }
+  return d;
+}
+
+double ks_critical(std::size_t n, std::size_t m) {
+  const double a = static_cast<double>(n), b = static_cast<double>(m);
+  return kKsC * std::sqrt((a + b) / (a * b));
+}
+
+// |mean_a - mean_b| in standard errors.
+double mean_z(const std::vector<int>& a, const std::vector<int>& b) {
+  const auto moments = [](const std::vector<int>& x, double& m, double& v) {
+    m = 0;
+    for (int c : x) m += c;
+    m /= static_cast<double>(x.size());
+    v = 0;
+    for (int c : x) v += (c - m) * (c - m);
+    v /= static_cast<double>(x.size() - 1);
+  };
+  double ma, va, mb, vb;
+  moments(a, ma, va);
+  moments(b, mb, vb);
+  const double se = std::sqrt(va / static_cast<double>(a.size()) + vb / static_cast<double>(b.size()));
+  return se > 0 ? std::abs(ma - mb) / se : (ma == mb ? 0.0 : INFINITY);
+}
+
+// a = 1 + 2H, b = 1, c = 1/2 + H (spike), d = 2: a sigmoid-like rate curve.
+solvers::Model three_state() {
+  return solvers::three_state_model(Affine{Rational(1), Rational(2)}, Affine{Rational(1), 0},
+                                    Affine{Rational(1, 2), Rational(1)}, Affine{Rational(2), 0});
+}
+// a = max(0, H) (spike), d = 5.
+solvers::Model two_state() { return solvers::two_state_model(Affine{0, Rational(1)}, Affine{Rational(5), 0}); }
+
+}  // namespace
+
+TEST_CASE("event-driven layer 1 against the per-step sampler: spike-count laws at several H") {
+  // One spiking layer whose inputs are its biases (W = 0): neuron j sees the
+  // constant H_j for the whole window, as layer 1 of any network does.
+  const std::vector<float> H = {-0.375f, 0.0f, 0.5f, 1.5f};
+  Mlp net;
+  DenseLayer d;
+  d.W = Eigen::MatrixXf::Zero(static_cast<Eigen::Index>(H.size()), 1);
+  d.b = Eigen::Map<const Eigen::VectorXf>(H.data(), static_cast<Eigen::Index>(H.size()));
+  d.activation = "linear";
+  net.layers.push_back(d);
+  const double alpha = 2, dt = 0.01, T = 3;
+  const int n = 4000;
+  const float x = 0;
+  for (const auto& [model, name] : {std::pair{three_state(), "three-state"}, std::pair{two_state(), "two-state"}})
+    for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState}) {
+      const std::string model_name = name;
+      CAPTURE(model_name);
+      CAPTURE(sampler_name(kind));
+      SpikingConfig cfg;
+      cfg.T = T;
+      cfg.dt = dt;
+      cfg.sampler = kind;
+      const SpikingNetwork snn(net, {{NeuronKernel(model, alpha, name), alpha}}, cfg);
+      std::vector<std::vector<int>> event(H.size()), step(H.size());
+      for (int s = 0; s < n; ++s) {
+        const SampleRun r = snn.run(&x, sample_stream_seed(11, 0, static_cast<std::uint64_t>(s)));
+        for (std::size_t j = 0; j < H.size(); ++j) event[j].push_back(static_cast<int>(r.counts[0][j]));
+      }
+      const NeuronKernel kernel(model, alpha, name);
+      const StepSampler smp(kernel, kind, dt);
+      Rng rng(99);
+      StepCounts c;
+      for (std::size_t j = 0; j < H.size(); ++j)
+        for (int s = 0; s < n; ++s) {
+          NeuronState st = smp.init(0, rng);
+          int count = 0;
+          for (std::int64_t k = 0; k < snn.steps(); ++k) count += static_cast<int>(smp.step(H[j], st, rng, c));
+          step[j].push_back(count);
+        }
+      for (std::size_t j = 0; j < H.size(); ++j) {
+        CAPTURE(H[j]);
+        CHECK(ks_distance(event[j], step[j]) <= ks_critical(n, n));
+        CHECK(mean_z(event[j], step[j]) < kZ);
+      }
+      // H = -0.375 silences the two-state neuron (a = 0) and not the
+      // three-state one (a = 1/4, c = 1/8): both kernels agree on that too.
+      const int silent_event = static_cast<int>(std::count(event[0].begin(), event[0].end(), 0));
+      CHECK((silent_event == n) == (std::string(name) == "two-state"));
+    }
+}
+
+TEST_CASE("new kernel against the reference kernel: spike-count laws on a fixed net") {
+  // 6-5-4-3 net, three-state neurons, every layer spiking; one image. Each
+  // neuron's count over n runs of each kernel is compared, layer by layer.
+  std::mt19937 g(41);
+  std::uniform_int_distribution<int> w(-8, 8);
+  Mlp net;
+  const int sizes[] = {6, 5, 4, 3};
+  for (int l = 0; l < 3; ++l) {
+    DenseLayer d;
+    d.W = Eigen::MatrixXf(sizes[l + 1], sizes[l]);
+    d.b = Eigen::VectorXf(sizes[l + 1]);
+    for (int i = 0; i < d.W.size(); ++i) d.W.data()[i] = static_cast<float>(w(g)) / 8.0f;
+    for (int i = 0; i < d.b.size(); ++i) d.b[i] = static_cast<float>(w(g)) / 16.0f;
+    d.activation = l == 2 ? "linear" : "sigmoid";
+    net.layers.push_back(d);
+  }
+  std::vector<float> image(6);
+  for (float& v : image) v = static_cast<float>(g() % 9) / 8.0f;
+  const int n = 2000;
+  for (const auto& [model, name] : {std::pair{three_state(), "three-state"}, std::pair{two_state(), "two-state"}})
+    for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState}) {
+      const std::string model_name = name;
+      CAPTURE(model_name);
+      CAPTURE(sampler_name(kind));
+      std::vector<std::vector<int>> counts[2];
+      for (int ref = 0; ref < 2; ++ref) {
+        SpikingConfig cfg;
+        cfg.T = 2;
+        cfg.dt = 0.01;
+        cfg.tau = 0.05;
+        cfg.sampler = kind;
+        cfg.reference_kernel = ref == 1;
+        std::vector<SpikingLayer> layers;
+        for (int l = 0; l < 3; ++l) layers.push_back({NeuronKernel(model, 3.0, name), 3.0});
+        const SpikingNetwork snn(net, std::move(layers), cfg);
+        counts[ref].assign(5 + 4 + 3, {});
+        for (int s = 0; s < n; ++s) {
+          const SampleRun r = snn.run(image.data(), sample_stream_seed(5, 0, static_cast<std::uint64_t>(s)));
+          std::size_t at = 0;
+          for (const auto& layer : r.counts)
+            for (std::uint32_t c : layer) counts[ref][at++].push_back(static_cast<int>(c));
+        }
+      }
+      double total = 0;
+      for (std::size_t i = 0; i < counts[0].size(); ++i) {
+        CAPTURE(i);
+        CHECK(ks_distance(counts[0][i], counts[1][i]) <= ks_critical(n, n));
+        CHECK(mean_z(counts[0][i], counts[1][i]) < kZ);
+        for (int c : counts[0][i]) total += c;
+      }
+      CHECK(total > 5.0 * n);  // the net is not silent: the comparison has counts to compare
+    }
+}
+
+TEST_CASE("new kernel: identical results for 1, 2 and 3 threads; the stream differs from the reference kernel's") {
+  std::mt19937 g(43);
+  std::uniform_int_distribution<int> w(-8, 8);
+  Mlp net;
+  const int sizes[] = {8, 7, 3};
+  for (int l = 0; l < 2; ++l) {
+    DenseLayer d;
+    d.W = Eigen::MatrixXf(sizes[l + 1], sizes[l]);
+    d.b = Eigen::VectorXf(sizes[l + 1]);
+    for (int i = 0; i < d.W.size(); ++i) d.W.data()[i] = static_cast<float>(w(g)) / 8.0f;
+    for (int i = 0; i < d.b.size(); ++i) d.b[i] = static_cast<float>(w(g)) / 16.0f;
+    d.activation = l == 1 ? "linear" : "relu";
+    net.layers.push_back(d);
+  }
+  Dataset train, test;
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (auto [ds, m] : {std::pair{&train, 40}, std::pair{&test, 30}}) {
+    ds->images = Eigen::MatrixXf(8, m);
+    for (int i = 0; i < ds->images.size(); ++i) ds->images.data()[i] = u(g);
+    ds->labels.resize(static_cast<std::size_t>(m));
+    for (int i = 0; i < m; ++i) ds->labels[static_cast<std::size_t>(i)] = static_cast<int>(g() % 3);
+  }
+  const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState}) {
+    CAPTURE(sampler_name(kind));
+    NetworkSimOptions opt;
+    opt.snn.T = 1;
+    opt.snn.dt = 0.01;
+    opt.snn.tau = 0.05;
+    opt.snn.sampler = kind;
+    opt.snn.checkpoints = {0.5};
+    opt.rate = 20;
+    opt.trials = 2;
+    opt.seed = 77;
+    std::vector<NetworkSimResult> res;
+    for (int threads : {1, 2, 3}) {
+      opt.threads = threads;
+      res.push_back(simulate_network(net, train, test, neurons, opt));
+    }
+    for (int t = 1; t < 3; ++t) {
+      CHECK(res[t].predictions == res[0].predictions);
+      CHECK(res[t].synops == res[0].synops);
+      CHECK(res[t].spikes_per_neuron == res[0].spikes_per_neuron);
+      CHECK(res[t].transitions_per_sample == res[0].transitions_per_sample);
+      CHECK(res[t].windows[0].layer_rate_rel_rmse == res[0].windows[0].layer_rate_rel_rmse);
+    }
+    CHECK(res[0].spikes_per_neuron > 0);
+    opt.snn.reference_kernel = true;
+    opt.threads = 1;
+    const NetworkSimResult ref = simulate_network(net, train, test, neurons, opt);
+    CHECK(ref.synops != res[0].synops);  // another random stream, same law
+  }
+}
