@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::proofs_check {
@@ -47,8 +48,8 @@ Rational v_exact(std::int64_t n, std::int64_t k) {
 // log v_k in double (screening only).
 double log_v(std::int64_t n, std::int64_t k) {
   const double N = static_cast<double>(n), K = static_cast<double>(k);
-  return std::log(2 * K / N) + std::lgamma(N + 1) - std::lgamma(K + 1) - std::lgamma(N - K + 1) +
-         K * std::log(K) + (N + 1 - K) * std::log(N + 1 - K) - (N + 1) * std::log(N + 1);
+  return detmath::log(2 * K / N) + detmath::lgamma(N + 1) - detmath::lgamma(K + 1) - detmath::lgamma(N - K + 1) +
+         K * detmath::log(K) + (N + 1 - K) * detmath::log(N + 1 - K) - (N + 1) * detmath::log(N + 1);
 }
 
 double rational_down(const Rational& q) {

@@ -9,6 +9,7 @@
 
 #include "ctmc/proofs_check/flux_identities.hpp"
 #include "ctmc/solvers/dense_matrix.hpp"
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/linear_solve.hpp"
@@ -29,7 +30,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Digits a double can hold: log10(2^53).
-const double kDoubleDigits = 53 * std::log10(2.0);
+const double kDoubleDigits = 53 * detmath::log10(2.0);
 
 struct Point {
   std::vector<Rational> params;
@@ -113,7 +114,7 @@ ScalarCheck finish(const FamilyCase& c, const std::vector<Point>& pts, const Err
   s.informational = informational;
   // An error above 100% has no correct digit (not a negative number of them).
   s.min_correct_bits = std::max(0.0, solvers::correct_bits(e.max_rel, bit_cap));
-  s.min_correct_digits = std::max(0.0, solvers::correct_digits(e.max_rel, bit_cap * std::log10(2.0)));
+  s.min_correct_digits = std::max(0.0, solvers::correct_digits(e.max_rel, bit_cap * detmath::log10(2.0)));
   s.mean_correct_digits = e.n ? e.sum_digits / static_cast<double>(e.n) : 0;
   if (!pts.empty() && e.n) s.worst = describe(c, pts[e.worst].params);
   return s;
@@ -172,7 +173,7 @@ ScalarCheck mpfr_check(const FamilyCase& c, const std::vector<Point>& pts, unsig
       const auto st = solvers::solve_stationary<Mpfr>(pts[i].inst.model, pts[i].inst.H, solvers::Method::Auto, c.name);
       rel = solvers::relative_error(st.flux, pts[i].exact);
     }
-    e.add(rel, rel <= tol, i, bits * std::log10(2.0));
+    e.add(rel, rel <= tol, i, bits * detmath::log10(2.0));
   }
   return finish(c, pts, e, fmt::format("mpfr-{}", bits), kind, tol, bits, false);
 }
@@ -191,7 +192,7 @@ ScalarCheck mpfi_check(const FamilyCase& c, const std::vector<Point>& pts, unsig
       ok = solvers::contains(st.flux, pts[i].exact);
       width = pts[i].exact == 0 && ok ? 0.0 : solvers::relative_width(st.flux);
     }
-    e.add(width, ok, i, bits * std::log10(2.0));
+    e.add(width, ok, i, bits * detmath::log10(2.0));
   }
   return finish(c, pts, e, fmt::format("mpfi-{}", bits), kind, 0, bits, false);
 }

@@ -24,6 +24,7 @@
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/sim/ssa.hpp"
 #include "ctmc/solvers/counting.hpp"
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"
@@ -126,7 +127,7 @@ Curve simulate(const Neuron& n, std::size_t h_index, std::size_t neuron_index, c
   c.variance_rate = asym.variance_rate;
 
   sim::SsaOptions opt;
-  for (int k = 0; k < kGridPoints; ++k) opt.times.push_back(std::pow(10.0, -1.0 + double(k) / kGridPerDecade));
+  for (int k = 0; k < kGridPoints; ++k) opt.times.push_back(detmath::pow(10.0, -1.0 + double(k) / kGridPerDecade));
   opt.trials = kTrials;
   // One independent stream family per (neuron, H), all derived from --seed.
   opt.seed = sim::stream_seed(ctx.seed, neuron_index, h_index);

@@ -3,7 +3,9 @@
 #include "ctmc/sim/mlp.hpp"
 
 #include <cmath>
+#include <mutex>
 
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/quote.hpp"
 #include "dense_kernels.hpp"
@@ -30,12 +32,12 @@ Dual operator/(Dual a, Dual b) { return {a.v / b.v, (a.d * b.v - a.v * b.d) / (b
 bool operator<(Dual a, Dual b) { return a.v < b.v; }
 bool operator>(Dual a, Dual b) { return a.v > b.v; }
 Dual exp(Dual a) {
-  const float e = std::exp(a.v);
+  const float e = detmath::exp(a.v);
   return {e, e * a.d};
 }
-Dual log(Dual a) { return {std::log(a.v), a.d / a.v}; }
+Dual log(Dual a) { return {detmath::log(a.v), a.d / a.v}; }
 Dual tanh(Dual a) {
-  const float t = std::tanh(a.v);
+  const float t = detmath::tanh(a.v);
   return {t, (1 - t * t) * a.d};
 }
 
@@ -44,8 +46,19 @@ Dual tanh(Dual a) {
 // results, are the same either way.)
 constexpr double kParallelMinWork = 2e5;
 
+// Eigen sizes a product's blocks from the cache sizes it reads from the CPU,
+// and the depth block decides how many terms of each dot product are summed
+// before they are added to the result (and which rows a smaller kernel
+// handles): on a CPU with another L1 the float sums would round differently.
+// Fixed sizes (a common x86-64 core's) give the same order on every machine.
+void fix_eigen_cache_sizes() {
+  static std::once_flag once;
+  std::call_once(once, [] { Eigen::setCpuCacheSizes(32 * 1024, 512 * 1024, 32 * 1024 * 1024); });
+}
+
 template <class Kernel>
 void for_row_blocks(Eigen::Index rows, double work, Kernel&& k) {
+  fix_eigen_cache_sizes();
   const solvers::EigenThreadScope eigen_serial(1);
   const Eigen::Index blocks = (rows + kRowBlock - 1) / kRowBlock;
   // Eigen may allocate temporaries (std::bad_alloc), which must not leave the parallel region.

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <random>
+#include <cmath>
 
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {
@@ -64,18 +65,24 @@ std::uint32_t StepSampler::step_uniformization(double H, NeuronState& s, StepRng
   double mu = 0;  // Lambda * dt
   for (std::size_t i = 0; i < n_; ++i) mu = std::max(mu, exit_dt(static_cast<std::uint32_t>(i), H));
   if (!(mu > 0)) return 0;
-  // Number of jumps K ~ Poisson(mu): inversion for small mu, library otherwise.
+  // Number of jumps K ~ Poisson(mu) by inversion; a large mu as the sum of
+  // ceil(mu/30) independent Poisson(mu/parts) draws (the same law), so that
+  // e^-part never underflows and no library sampler (whose logs and lgammas
+  // come from the C library) decides the count.
   std::uint64_t jumps = 0;
-  if (mu < 30) {
-    double p = std::exp(-mu), cum = p;
+  const double parts = std::ceil(mu / 30);
+  const double part = mu / parts;
+  const double p0 = detmath::exp(-part);
+  for (double i = 0; i < parts; ++i) {
+    double p = p0, cum = p;
     const double u = rng.uniform();
+    std::uint64_t k = 0;
     while (u > cum && p > 0) {
-      ++jumps;
-      p *= mu / static_cast<double>(jumps);
+      ++k;
+      p *= part / static_cast<double>(k);
       cum += p;
     }
-  } else {
-    jumps = std::poisson_distribution<std::uint64_t>(mu)(rng);
+    jumps += k;
   }
   std::uint32_t spikes = 0;
   for (std::uint64_t m = 0; m < jumps; ++m) {

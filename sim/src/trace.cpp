@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {
@@ -17,9 +18,9 @@ std::string trace_weight_name(TraceWeight w) { return w == TraceWeight::Integral
 TraceKernel::TraceKernel(double tau, double dt, TraceWeight weight) {
   if (!(tau > 0) || !std::isfinite(tau)) throw InputError("tau", fmt::format("{} must be positive and finite", tau));
   if (!(dt > 0) || !std::isfinite(dt)) throw InputError("dt", fmt::format("{} must be positive and finite", dt));
-  decay = std::exp(-dt / tau);
+  decay = detmath::exp(-dt / tau);
   // 1 - e^{-dt/tau} by expm1: no cancellation when dt << tau.
-  spike_weight = weight == TraceWeight::Integral ? -std::expm1(-dt / tau) / dt : 1 / tau;
+  spike_weight = weight == TraceWeight::Integral ? -detmath::expm1(-dt / tau) / dt : 1 / tau;
 }
 
 }  // namespace ctmc::sim

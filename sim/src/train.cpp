@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <random>
 
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/numeric_context.hpp"
 #include "ctmc/solvers/seeding.hpp"
@@ -103,9 +104,10 @@ void backprop(const Mlp& net, const std::vector<detail::ResolvedActivation>& act
     Eigen::Index arg;
     const float zmax = Z.col(k).maxCoeff(&arg);
     correct += arg == label;
-    const Eigen::ArrayXf e = (Z.col(k).array() - zmax).exp();
+    // detmath, not Eigen's exp: Eigen evaluates the tail of a column with the C library's expf.
+    const Eigen::ArrayXf e = (Z.col(k).array() - zmax).unaryExpr([](float v) { return detmath::exp(v); });
     const float s = e.sum();
-    loss += std::log(double(s)) - double(Z(label, k) - zmax);
+    loss += detmath::log(double(s)) - double(Z(label, k) - zmax);
     G.col(k) = (e / s).matrix();
     G(label, k) -= 1.0f;
   }
@@ -203,7 +205,7 @@ TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
       loss_sum += ws.out.loss * B;
       correct += ws.out.correct;
       ++step;
-      const float bc1 = 1 - std::pow(cfg.beta1, float(step)), bc2 = 1 - std::pow(cfg.beta2, float(step));
+      const float bc1 = 1 - detmath::pow(cfg.beta1, float(step)), bc2 = 1 - detmath::pow(cfg.beta2, float(step));
       const float step_size = cfg.learning_rate / bc1, inv_sqrt_bc2 = 1 / std::sqrt(bc2);
       for (std::size_t l = 0; l < L; ++l) {
         auto& layer = net.layers[l];

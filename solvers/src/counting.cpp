@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "expm.hpp"
@@ -140,7 +141,7 @@ CountingMoments<double> counting_moments(const Model& m, const Rational& H, cons
                                          const double& t, const std::string& source) {
   if (!std::isfinite(t)) throw InputError(fmt::format("{}: time horizon {} is not finite in double", source, t));
   if (t > 0) {
-    const int s = squarings_needed(log2_van_loan_norm(m, H, std::log2(t)));
+    const int s = squarings_needed(log2_van_loan_norm(m, H, detmath::log2(t)));
     if (s > kMaxDoubleSquarings)
       throw InputError(fmt::format("{}: at T = {:g} the matrix exponential needs {} squarings, which can cost double up "
                                    "to {} of its 53 bits; use MPFR",

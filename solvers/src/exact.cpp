@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "ctmc/solvers/det_math.hpp"
+
 namespace ctmc::solvers {
 
 namespace {
@@ -116,7 +118,7 @@ double log2_rational(const Rational& q) {
   long en = 0, ed = 0;
   const double mn = mpz_get_d_2exp(&en, mpq_numref(q.backend().data()));
   const double md = mpz_get_d_2exp(&ed, mpq_denref(q.backend().data()));
-  return std::log2(mn) - std::log2(md) + static_cast<double>(en - ed);
+  return detmath::log2(mn) - detmath::log2(md) + static_cast<double>(en - ed);
 }
 
 }  // namespace ctmc::solvers

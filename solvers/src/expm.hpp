@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <limits>
 
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/errors.hpp"
 
 #include "ctmc/solvers/dense_matrix.hpp"
@@ -85,7 +86,7 @@ inline ExpmPlan expm_plan_log2(double log2_norm, unsigned bits, int path_terms =
     int m = 0;
     double log2_fact = 0;  // log2((m+1)!)
     for (m = 0; m < 10000; ++m) {
-      log2_fact += std::log2(static_cast<double>(m + 1));
+      log2_fact += detmath::log2(static_cast<double>(m + 1));
       // tail <= theta^(m+1)/(m+1)! * 1/(1 - theta/(m+2)) <= 2 theta^(m+1)/(m+1)!  (theta <= 1/2)
       if ((m + 1) * log2_theta - log2_fact + 1 <= target) break;
     }
@@ -103,16 +104,16 @@ inline ExpmPlan expm_plan_log2(double log2_norm, unsigned bits, int path_terms =
 inline ExpmPlan expm_plan(double norm, unsigned bits, int path_terms = 0) {
   if (!(norm <= std::numeric_limits<double>::max()) && !(norm <= 0))
     throw InputError("matrix exponential: the matrix norm is beyond the range of double");
-  return expm_plan_log2(norm > 0 ? std::log2(norm) : -std::numeric_limits<double>::infinity(), bits, path_terms);
+  return expm_plan_log2(norm > 0 ? detmath::log2(norm) : -std::numeric_limits<double>::infinity(), bits, path_terms);
 }
 
 // log2 of x >= 0 in T's own range, as a double (-inf for 0).
-inline double log2_of(double x) { return x > 0 ? std::log2(x) : -std::numeric_limits<double>::infinity(); }
+inline double log2_of(double x) { return x > 0 ? detmath::log2(x) : -std::numeric_limits<double>::infinity(); }
 inline double log2_of(const Mpfr& x) {
   if (!(x > 0)) return -std::numeric_limits<double>::infinity();
   long e = 0;
   const double mant = mpfr_get_d_2exp(&e, x.backend().data(), MPFR_RNDN);  // x = mant 2^e, 0.5 <= mant < 1
-  return static_cast<double>(e) + std::log2(mant);
+  return static_cast<double>(e) + detmath::log2(mant);
 }
 
 // log2 ||a||_inf, the row sums taken in T.

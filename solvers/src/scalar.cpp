@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ctmc/solvers/det_math.hpp"
+
 namespace ctmc::solvers {
 
 void set_precision_bits(unsigned bits) {
@@ -88,13 +90,13 @@ double relative_error(double x, const Rational& exact) {
 double correct_bits(double rel_err, double cap) {
   if (std::isnan(rel_err)) return 0;
   if (rel_err <= 0) return cap;
-  return std::clamp(-std::log2(rel_err), 0.0, cap);
+  return std::clamp(-detmath::log2(rel_err), 0.0, cap);
 }
 
 double correct_digits(double rel_err, double cap) {
   if (std::isnan(rel_err)) return 0;
   if (rel_err <= 0) return cap;
-  return std::clamp(-std::log10(rel_err), 0.0, cap);
+  return std::clamp(-detmath::log10(rel_err), 0.0, cap);
 }
 
 Rational lower(const Interval& x) {

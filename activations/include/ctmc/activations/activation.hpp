@@ -16,12 +16,16 @@
 //                      row: exactly two comma-separated plain decimals (finite);
 //                      blank and '#' lines skipped; a leading UTF-8 BOM is
 //                      ignored; the first row is a header only if it has no digit
-// eval<T> works for double, ceres::Jet (generic ADL math) and Mpfr.
+// eval<T> works for double and float (the deterministic functions of
+// solvers/det_math.hpp: the same bits on every machine), ceres::Jet and Mpfr
+// (their own exp, log, tanh, found by argument-dependent lookup).
 #pragma once
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "ctmc/solvers/det_math.hpp"
 
 namespace ctmc::activations {
 
@@ -35,9 +39,9 @@ struct Activation {
 
   template <class T>
   T eval(const T& x) const {
-    using std::exp;
-    using std::log;
-    using std::tanh;
+    using detmath::exp;
+    using detmath::log;
+    using detmath::tanh;
     switch (kind) {
       case ActivationKind::Sigmoid:
         return T(1) / (T(1) + exp(-x));

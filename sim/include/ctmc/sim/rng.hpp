@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/seeding.hpp"
 
 namespace ctmc::sim {
@@ -51,7 +52,7 @@ class Rng {
   // Uniform on (0, 1]: never 0, safe under log.
   double uniform_pos() { return static_cast<double>(((*this)() >> 11) + 1) * 0x1.0p-53; }
   // Exp(1) by inversion: -log U with U on (0, 1].
-  double exponential() { return -std::log(uniform_pos()); }
+  double exponential() { return -detmath::log(uniform_pos()); }
   // Uniform integer on [0, n), n >= 1 (Lemire's multiply-shift; bias < n / 2^64).
   std::uint64_t below(std::uint64_t n) {
     return static_cast<std::uint64_t>((static_cast<unsigned __int128>((*this)()) * n) >> 64);
