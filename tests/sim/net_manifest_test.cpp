@@ -208,3 +208,15 @@ TEST_CASE("a dense net in the layer-graph form (linear + relu + flatten) is stil
   const Net net = load_net((t.path / "d.json").string());
   CHECK((net.forward(x) - mlp.forward(x)).cwiseAbs().maxCoeff() == 0.0f);
 }
+
+TEST_CASE("a dense manifest in the original form reads past tensors it does not name, of any dtype") {
+  TempDir t;
+  TestRng rng(6);
+  const auto w = as_floats(rng.vec(2 * 3, -1, 1));
+  write_raw_safetensors(t.path / "o.safetensors", {{"fc1.weight", "F32", {2, 3}, w}, {"optimizer.step", "I64", {}, {42}}});
+  write_json(t.path / "o.json", {{"weights", "o.safetensors"},
+                                 {"layers", {{{"weight", "fc1.weight"}, {"in", 3}, {"out", 2}, {"activation", "linear"}}}}});
+  const Mlp mlp = load_network((t.path / "o.json").string());
+  REQUIRE(mlp.layers.size() == 1);
+  CHECK(mlp.layers[0].W(1, 2) == static_cast<float>(w[5]));
+}

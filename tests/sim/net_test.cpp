@@ -2,6 +2,7 @@
 // fold against the direct double-precision reference of conv_reference.hpp
 // and against hand-computed cases; shape errors naming the layer.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <cmath>
 
@@ -332,4 +333,33 @@ TEST_CASE("mean field of a layer graph: with nu = phi it predicts as the ANN; on
   const auto got = mean_field_predict(dense, x, {soft}, Readout::Integrate);
   for (std::size_t n = 0; n < xs.size(); ++n)
     CHECK(got[n] == mean_field_forward(mlp, x.col(Eigen::Index(n)).data(), {soft}, Readout::Integrate).prediction);
+}
+
+TEST_CASE("the forward pass gives the same bits for 1, 2 and 3 threads") {
+  TestRng rng(17);
+  const auto w1 = as_floats(rng.vec(8 * 3 * 9, -1, 1)), b1 = as_floats(rng.vec(8, -0.5, 0.5));
+  const auto w2 = as_floats(rng.vec(5 * 8 * 16, -0.2, 0.2)), b2 = as_floats(rng.vec(5, -0.5, 0.5));
+  Net net;
+  net.input = Shape3{3, 8, 8, false};
+  NetLayer c1 = conv_layer(3, 8, 3, 2, 1, w1, b1);  // 8 x 4 x 4
+  c1.activation = "softplus";
+  net.layers = {c1, simple(LayerKind::Flatten), dense_layer(128, 5, w2, b2)};
+  net.infer_shapes("net");
+  std::vector<Image> xs;
+  for (int n = 0; n < 37; ++n) {
+    Image x = make_image(3, 8, 8);
+    x.v = as_floats(rng.vec(x.v.size(), 0, 1));
+    xs.push_back(x);
+  }
+  const Eigen::MatrixXf x = batch_of(xs);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Eigen::MatrixXf y1 = net.forward(x);
+  omp_set_num_threads(2);
+  const Eigen::MatrixXf y2 = net.forward(x);
+  omp_set_num_threads(3);
+  const Eigen::MatrixXf y3 = net.forward(x);
+  omp_set_num_threads(saved);
+  CHECK(y1 == y2);
+  CHECK(y1 == y3);
 }
