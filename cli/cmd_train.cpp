@@ -1,12 +1,19 @@
 // ctmc-snn train --data DIR --activation NAME --hidden 256,128 --epochs 15 --seed S --output NET.json [--threads N]
-// ctmc-snn evaluate --net NET.json --data DIR [--clip K,...] [--json]
+// ctmc-snn evaluate --net NET.json --data DIR | --test-images F --test-labels F [--clip K,...]
+//     [--predictions FILE] [--json]
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "data_options.hpp"
+#include "ctmc/sim/atomic_write.hpp"
+#include "ctmc/sim/net.hpp"
+#include "ctmc/sim/tensor_inputs.hpp"
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
@@ -114,21 +121,50 @@ void run_train(TrainOptions& o) {
 }
 
 struct EvalOptions {
-  std::string net, data, clips = "inf";
+  std::string net, predictions, clips = "inf";
+  sim::DataSource data;
   bool json = false;
 };
 
+// An image-shaped data set must have the network's image shape, not only its
+// number of values (a 3x32x32 CIFAR image read as 32x32x3 would pass the count).
+void check_image_shape(const sim::Dataset& d, const sim::Shape3& in) {
+  if (in.flat || d.rows <= 1 || d.cols <= 1 || d.channels * d.rows * d.cols != d.features()) return;
+  if (d.channels != in.c || d.rows != in.h || d.cols != in.w)
+    throw InputError("data", fmt::format("images are [{}, {}, {}] (C, H, W), the network takes {}", d.channels, d.rows, d.cols,
+                                         in.text()));
+}
+
 void run_evaluate(const EvalOptions& o) {
   const auto clips = parse_clips(o.clips);  // bad input before any loading
-  const auto net = sim::load_network(o.net);
-  const auto split = sim::load_dataset_dir(o.data);
+  if (!o.predictions.empty() && clips.size() != 1)
+    throw InputError("--predictions", "give one --clip level with --predictions (one prediction per image)");
+  // Before the work, not after it.
+  std::error_code ec;
+  if (!o.predictions.empty() && std::filesystem::is_directory(o.predictions, ec))
+    throw InputError("--predictions", fmt::format("'{}' is a folder, not a file", o.predictions));
+  const auto net = sim::load_net(o.net);
+  const auto split = sim::load_data(o.data);
   // No test images is an error (their accuracy read as 0%), as in simulate network.
   const auto test = sim::simulation_subset(split.test, 0, net.input_size(), net.output_size());
+  check_image_shape(test, net.input);
+  if (net.batchnorm_folded > 0)
+    fmt::print(o.json ? stderr : stdout, "batchnorm folded into {} convolution(s): max relative error {:.3g} (limit {:g})\n",
+               net.batchnorm_folded, net.batchnorm_fold_error, sim::kMaxBatchnormFoldError);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (float k : clips) {
-    const double acc = net.accuracy(test, k);
+    const auto pred = net.predict(test.images, k);
+    int correct = 0;
+    for (std::size_t i = 0; i < pred.size(); ++i) correct += pred[i] == test.labels[i];
+    const double acc = double(correct) / double(pred.size());
     rows.push_back({{"clip", k > 0 ? nlohmann::ordered_json(k) : nlohmann::ordered_json("inf")}, {"test_accuracy", acc}});
     if (!o.json) fmt::print("clip {:>6}  test accuracy {:.2f}%  ({} images)\n", k > 0 ? fmt::format("{:g}", k) : "inf", 100 * acc, test.size());
+    if (!o.predictions.empty()) {
+      std::string text;
+      for (int p : pred) text += std::to_string(p) + "\n";
+      sim::write_files_atomically({{o.predictions, std::vector<std::uint8_t>(text.begin(), text.end())}});
+      if (!o.json) fmt::print("wrote {} predictions to {}\n", pred.size(), o.predictions);
+    }
   }
   if (o.json) fmt::print("{}\n", rows.dump(2));
 }
@@ -150,10 +186,13 @@ Register reg([](CLI::App& root) {
   cmd->callback([o] { run_train(*o); });
 
   auto e = std::make_shared<EvalOptions>();
-  auto* ev = root.add_subcommand("evaluate", "Test accuracy of a network manifest, optionally with clip-on-forward [0, K] hidden activations");
+  auto* ev = root.add_subcommand("evaluate", "Test accuracy of a network manifest (dense or convolutional), optionally with "
+                                             "clip-on-forward [0, K] hidden activations");
   ev->add_option("--net", e->net, "Network manifest JSON")->required();
-  ev->add_option("--data", e->data, "Data folder (its test split is used)")->required();
+  add_data_options(ev, e->data);
   ev->add_option("--clip", e->clips, "Comma-separated clip levels K (inf: no clipping)")->capture_default_str();
+  ev->add_option("--predictions", e->predictions,
+                 "Write the predicted class of every test image, one per line in order (one --clip level)");
   ev->add_flag("--json", e->json, "Machine-readable output");
   ev->callback([e] { run_evaluate(*e); });
 });

@@ -6,6 +6,7 @@ pkgs=(build-essential cmake ninja-build pkg-config git ccache
       libboost-dev libeigen3-dev libceres-dev libmpfr-dev libgmp-dev libmpfi-dev
       doctest-dev libcli11-dev zlib1g-dev nlohmann-json3-dev libfmt-dev gnuplot-nox
       libsleef-dev  # det_math: elementary functions with the same bits on every machine
+      libonnx-dev libprotobuf-dev  # ctmc-snn import onnx
       python3-dev pybind11-dev python3-pybind11 python3-numpy  # the Python module ctmc_snn (python/)
       slurmctld slurmd slurm-client munge)  # a real single-node Slurm for the sweep's job-array test
 missing=()

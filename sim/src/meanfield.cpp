@@ -47,4 +47,26 @@ MeanFieldResult mean_field_forward(const Mlp& net, const float* x, const std::ve
   return out;
 }
 
+std::vector<int> mean_field_predict(const Net& net, const Eigen::MatrixXf& x, const std::vector<RateFunction>& rate,
+                                    Readout readout) {
+  const std::size_t S = net.nonlinear_layer_count() + (readout == Readout::Spike ? 1 : 0);
+  if (rate.size() != S)
+    throw InputError(fmt::format("mean field: {} rate functions given, readout '{}' needs {}", rate.size(),
+                                 readout_name(readout), S));
+  const auto nu = [&](std::size_t s, Eigen::MatrixXf& z) {
+    for (Eigen::Index i = 0; i < z.size(); ++i) z.data()[i] = static_cast<float>(rate[s](z.data()[i]));
+  };
+  const Eigen::MatrixXf h = net.forward_with(x, nu);
+  Eigen::MatrixXf a = h;
+  if (readout == Readout::Spike) nu(S - 1, a);
+  std::vector<int> out(static_cast<std::size_t>(h.cols()));
+  for (Eigen::Index j = 0; j < h.cols(); ++j) {
+    Eigen::Index best = 0;
+    for (Eigen::Index i = 1; i < h.rows(); ++i)
+      if (a(i, j) > a(best, j) || (a(i, j) == a(best, j) && h(i, j) > h(best, j))) best = i;
+    out[static_cast<std::size_t>(j)] = static_cast<int>(best);
+  }
+  return out;
+}
+
 }  // namespace ctmc::sim

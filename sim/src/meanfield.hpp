@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ctmc/sim/mlp.hpp"
+#include "ctmc/sim/net.hpp"
 #include "ctmc/sim/neuron_kernel.hpp"
 #include "ctmc/sim/spiking.hpp"
 
@@ -41,5 +42,14 @@ struct MeanFieldResult {
 // for readout = spike (InputError otherwise). x holds input_size floats.
 MeanFieldResult mean_field_forward(const Mlp& net, const float* x, const std::vector<RateFunction>& rate,
                                    Readout readout);
+
+// The mean field of a layer graph (net.hpp), a batch at a time: every
+// nonlinear activation replaced by its rate function, in float as the ANN
+// forward; pooling and flatten act on the rates as on activations. `rate`
+// has one function per nonlinear layer, plus one for the output layer with
+// readout = spike (prediction: argmax of the output rates, ties by H^L, then
+// the lowest index); with integrate, argmax of H^L. Returns the predictions.
+std::vector<int> mean_field_predict(const Net& net, const Eigen::MatrixXf& x, const std::vector<RateFunction>& rate,
+                                    Readout readout);
 
 }  // namespace ctmc::sim

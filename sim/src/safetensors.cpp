@@ -133,7 +133,15 @@ std::uint64_t described_buffer_end(const nlohmann::json& header) {
 
 }  // namespace
 
-SafetensorsFile read_safetensors(const std::string& path) {
+namespace {
+SafetensorsFile read_tensors(const std::string& path, const std::set<std::string>* wanted);
+}
+
+SafetensorsFile read_safetensors(const std::string& path) { return read_tensors(path, nullptr); }
+SafetensorsFile read_safetensors(const std::string& path, const std::set<std::string>& wanted) { return read_tensors(path, &wanted); }
+
+namespace {
+SafetensorsFile read_tensors(const std::string& path, const std::set<std::string>* wanted) {
   solvers::InputFile in(path, kSafetensorsKind.what);
   if (in.regular_size() && *in.regular_size() > kSafetensorsKind.max_bytes) solvers::refuse_too_large(path, kSafetensorsKind);
   std::uint8_t length[8];
@@ -176,6 +184,14 @@ SafetensorsFile read_safetensors(const std::string& path) {
     if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets") || !e["dtype"].is_string() ||
         !e["shape"].is_array() || !e["data_offsets"].is_array() || e["data_offsets"].size() != 2)
       fail(path, "tensor " + quote_excerpt(name) + " needs dtype (string), shape (array) and data_offsets ([begin, end])");
+    if (wanted && !wanted->count(name)) {
+      const auto& off = e["data_offsets"];
+      if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned() || off[0].get<std::uint64_t>() > off[1].get<std::uint64_t>() ||
+          off[1].get<std::uint64_t>() > buffer_size)
+        fail(path, "tensor " + quote_excerpt(name) + " has data_offsets outside the data buffer");
+      ranges.emplace_back(off[0].get<std::uint64_t>(), off[1].get<std::uint64_t>());
+      continue;
+    }
     Tensor t;
     t.dtype = e["dtype"].get<std::string>();
     const DtypeInfo info = dtype_info(t.dtype);
@@ -227,6 +243,7 @@ SafetensorsFile read_safetensors(const std::string& path) {
   if (at != buffer_size) fail(path, std::to_string(buffer_size - at) + " unused bytes after the last tensor");
   return f;
 }
+}  // namespace
 
 std::vector<std::uint8_t> encode_safetensors(const std::string& path, const SafetensorsFile& f) {
   nlohmann::json header = nlohmann::json::object();

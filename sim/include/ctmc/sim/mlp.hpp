@@ -4,9 +4,9 @@
 //
 // Layer interface: a layer is an affine map (in_size -> out_size, applied to
 // a batch with one sample per column) followed by an elementwise activation.
-// DenseLayer is the only affine map for now; a convolution joins later as
-// another type with the same in_size/out_size/affine/affine_transpose members
-// (the simulator only needs those plus the activation name).
+// The spiking engines and training run these dense stacks; convolutional
+// networks (conv2d, pooling, flatten, BatchNorm) are layer graphs (net.hpp),
+// and Net::to_mlp gives the Mlp of a graph that has only dense layers.
 #pragma once
 #include <Eigen/Core>
 #include <string>

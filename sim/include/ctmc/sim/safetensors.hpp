@@ -24,6 +24,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ struct SafetensorsFile {
 };
 
 SafetensorsFile read_safetensors(const std::string& path);
+// Only the tensors named in `wanted` are decoded and dtype-checked (a state_dict
+// holds tensors a network does not use, such as BatchNorm's I64
+// num_batches_tracked); the others' data_offsets still have to tile the buffer.
+SafetensorsFile read_safetensors(const std::string& path, const std::set<std::string>& wanted);
 
 // The file's bytes (encode_safetensors), or written with write_files_atomically
 // (write_safetensors). Tensors are laid out in name order;

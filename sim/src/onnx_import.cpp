@@ -1,0 +1,410 @@
+// ONNX -> network manifest + safetensors (onnx_import.hpp), with the ONNX
+// protobuf schema of Debian's libonnx-dev.
+#include "ctmc/sim/onnx_import.hpp"
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <optional>
+
+#include "ctmc/sim/manifest.hpp"
+#include "ctmc/solvers/errors.hpp"
+#include "ctmc/solvers/input_file.hpp"
+#include "ctmc/solvers/quote.hpp"
+
+namespace ctmc::sim {
+namespace {
+
+using nlohmann::json;
+
+constexpr solvers::InputKind kOnnxKind{"ONNX model", kMaxOnnxBytes, "protobuf's limit for one message"};
+constexpr std::int64_t kMinIrVersion = 7, kMinOpset = 13;
+
+const char* kSupported =
+    "Conv, BatchNormalization, Relu, Clip, Sigmoid, Softplus, AveragePool, MaxPool, Flatten, Reshape, Gemm, MatMul, Add, "
+    "Identity, Dropout";
+
+class Importer {
+ public:
+  explicit Importer(std::string path) : path_(std::move(path)) {}
+
+  OnnxImport run() {
+    const std::string bytes = solvers::read_input_file(path_, kOnnxKind);
+    onnx::ModelProto model;
+    if (!model.ParseFromString(bytes)) fail("not an ONNX model (the protobuf does not parse as onnx.ModelProto)");
+    check_versions(model);
+    const onnx::GraphProto& g = model.graph();
+    for (const auto& t : g.initializer()) consts_[t.name()] = &t;
+    current_ = graph_input(g);
+    for (int i = 0; i < g.node_size(); ++i) node(g.node(i), i);
+    if (g.output_size() != 1) fail(fmt::format("the graph has {} outputs; one (the class scores) is supported", g.output_size()));
+    if (g.output(0).name() != current_)
+      fail("the graph output " + quote_excerpt(g.output(0).name()) + " is not the output of its last layer");
+    if (layers_.empty()) fail("the graph has no layers");
+
+    OnnxImport out;
+    out.manifest = {{"format", "ctmc-snn-mlp"}, {"version", 1}, {"input", input_shape_}, {"layers", layers_}};
+    out.manifest["meta"] = {{"source", path_},
+                            {"producer", model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version())},
+                            {"ir_version", model.ir_version()},
+                            {"opset", opset_}};
+    out.weights = std::move(weights_);
+    out.weights.metadata["format"] = "pt";
+    // Loaded as any manifest is, so the import refuses what load_net would.
+    out.net = net_from_manifest(out.manifest, out.weights, path_, path_);
+    check_reshapes(out.net);
+    return out;
+  }
+
+ private:
+  std::string path_;
+  std::map<std::string, const onnx::TensorProto*> consts_;  // initializers and Constant outputs
+  std::string current_;                                    // the chain's data tensor
+  json layers_ = json::array();
+  json input_shape_;
+  std::int64_t opset_ = 0;
+  SafetensorsFile weights_;
+  std::deque<onnx::TensorProto> owned_;  // Constant node values (a deque: pointers to them stay valid)
+  struct PendingReshape {
+    std::size_t layer;
+    std::int64_t size;
+    std::string node;
+  };
+  std::vector<PendingReshape> reshapes_;
+  std::optional<std::size_t> matmul_without_bias_;  // a MatMul layer an Add may give its bias
+
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(path_ + ": " + what); }
+
+  static std::string node_label(const onnx::NodeProto& n, int index) {
+    const std::string name = n.name().empty() ? fmt::format("#{}", index) : quote_excerpt(n.name());
+    return fmt::format("node {} ({})", name, n.op_type());
+  }
+
+  void check_versions(const onnx::ModelProto& m) {
+    if (m.ir_version() < kMinIrVersion)
+      fail(fmt::format("IR version {} is older than {} (export with torch.onnx.export, opset_version >= {})", m.ir_version(),
+                       kMinIrVersion, kMinOpset));
+    for (const auto& o : m.opset_import())
+      if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
+    if (opset_ < kMinOpset)
+      fail(fmt::format("opset {} is older than {} (export with opset_version={} or later)", opset_, kMinOpset, kMinOpset));
+  }
+
+  // The first graph input that is not an initializer (IR < 4 listed them there too).
+  std::string graph_input(const onnx::GraphProto& g) {
+    for (const auto& in : g.input()) {
+      if (consts_.count(in.name())) continue;
+      const auto& shape = in.type().tensor_type().shape();
+      if (shape.dim_size() != 4 && shape.dim_size() != 2)
+        fail("graph input " + quote_excerpt(in.name()) + fmt::format(" has {} dimensions; expected [N, C, H, W] or [N, features]", shape.dim_size()));
+      input_shape_ = json::array();
+      for (int d = 1; d < shape.dim_size(); ++d) {
+        if (!shape.dim(d).has_dim_value() || shape.dim(d).dim_value() <= 0)
+          fail("graph input " + quote_excerpt(in.name()) + fmt::format(" has no fixed size in dimension {} (export with a fixed image size)", d));
+        input_shape_.push_back(shape.dim(d).dim_value());
+      }
+      return in.name();
+    }
+    fail("the graph has no input besides its initializers");
+  }
+
+  static const onnx::AttributeProto* attr(const onnx::NodeProto& n, const char* name) {
+    for (const auto& a : n.attribute())
+      if (a.name() == name) return &a;
+    return nullptr;
+  }
+  std::int64_t int_attr(const onnx::NodeProto& n, int index, const char* name, std::int64_t dflt) const {
+    const auto* a = attr(n, name);
+    if (!a) return dflt;
+    if (a->type() != onnx::AttributeProto::INT) fail(node_label(n, index) + ": attribute " + name + " is not an integer");
+    return a->i();
+  }
+  float float_attr(const onnx::NodeProto& n, int index, const char* name, float dflt) const {
+    const auto* a = attr(n, name);
+    if (!a) return dflt;
+    if (a->type() != onnx::AttributeProto::FLOAT) fail(node_label(n, index) + ": attribute " + name + " is not a float");
+    return a->f();
+  }
+  std::optional<std::vector<std::int64_t>> ints_attr(const onnx::NodeProto& n, int index, const char* name) const {
+    const auto* a = attr(n, name);
+    if (!a) return std::nullopt;
+    if (a->type() != onnx::AttributeProto::INTS) fail(node_label(n, index) + ": attribute " + name + " is not a list of integers");
+    return std::vector<std::int64_t>(a->ints().begin(), a->ints().end());
+  }
+
+  // The values of an initializer or Constant as doubles (FLOAT, DOUBLE, INT64).
+  Tensor values(const onnx::NodeProto& n, int index, int input) const {
+    const std::string what = node_label(n, index);
+    if (input >= n.input_size() || n.input(input).empty()) fail(what + fmt::format(": input {} is missing", input));
+    const auto it = consts_.find(n.input(input));
+    if (it == consts_.end())
+      fail(what + ": input " + quote_excerpt(n.input(input)) + " is not an initializer or Constant (weights must be constant)");
+    const onnx::TensorProto& t = *it->second;
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      fail(what + ": tensor " + quote_excerpt(t.name()) + " is stored outside the file (export a model under 2 GB in one file)");
+    Tensor out;
+    out.shape.assign(t.dims().begin(), t.dims().end());
+    const std::int64_t count = out.numel();
+    if (count < 0) fail(what + ": tensor " + quote_excerpt(t.name()) + " has a negative dimension");
+    const std::size_t n_values = static_cast<std::size_t>(count);
+    const auto raw = [&](std::size_t size, auto decode) {
+      if (t.raw_data().size() != n_values * size)
+        fail(what + fmt::format(": tensor {} holds {} bytes, its shape needs {}", quote_excerpt(t.name()), t.raw_data().size(), n_values * size));
+      out.values.resize(n_values);
+      for (std::size_t i = 0; i < n_values; ++i) out.values[i] = decode(t.raw_data().data() + i * size);
+    };
+    const auto typed = [&](const auto& field) {
+      if (static_cast<std::size_t>(field.size()) != n_values)
+        fail(what + fmt::format(": tensor {} holds {} values, its shape needs {}", quote_excerpt(t.name()), field.size(), n_values));
+      out.values.assign(field.begin(), field.end());
+    };
+    switch (t.data_type()) {
+      case onnx::TensorProto::FLOAT:
+        out.dtype = "F32";
+        if (t.has_raw_data()) raw(4, [](const char* p) { float v; std::memcpy(&v, p, 4); return double(v); });
+        else typed(t.float_data());
+        break;
+      case onnx::TensorProto::DOUBLE:
+        out.dtype = "F64";
+        if (t.has_raw_data()) raw(8, [](const char* p) { double v; std::memcpy(&v, p, 8); return v; });
+        else typed(t.double_data());
+        break;
+      case onnx::TensorProto::INT64:
+        out.dtype = "I64";
+        if (t.has_raw_data()) raw(8, [](const char* p) { std::int64_t v; std::memcpy(&v, p, 8); return double(v); });
+        else typed(t.int64_data());
+        break;
+      default:
+        fail(what + fmt::format(": tensor {} has ONNX data type {} (FLOAT, DOUBLE and INT64 are read)", quote_excerpt(t.name()), t.data_type()));
+    }
+    return out;
+  }
+
+  // A float tensor stored for the manifest under `name`.
+  std::string store(const std::string& name, Tensor t) {
+    if (t.dtype == "I64") t.dtype = "F32";
+    weights_.tensors[name] = std::move(t);
+    return name;
+  }
+  std::string store_input(const onnx::NodeProto& n, int index, int input) { return store(n.input(input), values(n, index, input)); }
+
+  std::string layer_name(const onnx::NodeProto& n) const { return n.name().empty() ? n.output(0) : n.name(); }
+
+  void chain(const onnx::NodeProto& n, int index) {
+    if (n.input_size() < 1 || n.input(0) != current_)
+      fail(node_label(n, index) + ": its input " + (n.input_size() ? quote_excerpt(n.input(0)) : std::string("(none)")) +
+           " is not the output of the layer before it (" + quote_excerpt(current_) +
+           "); only a chain of layers is supported, no branches or skip connections");
+    if (n.output_size() < 1) fail(node_label(n, index) + " has no output");
+    current_ = n.output(0);
+  }
+
+  // [top, left, bottom, right] pads must be symmetric (PyTorch's padding).
+  std::pair<std::int64_t, std::int64_t> symmetric_pads(const onnx::NodeProto& n, int index) const {
+    const auto pads = ints_attr(n, index, "pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+    if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3])
+      fail(node_label(n, index) + ": only symmetric 2-d pads [h, w, h, w] are supported");
+    const auto a = attr(n, "auto_pad");
+    if (a && a->s() != "NOTSET" && a->s() != "VALID") fail(node_label(n, index) + ": auto_pad " + quote_excerpt(a->s()) + " is not supported");
+    return {pads[0], pads[1]};
+  }
+
+  void ones_only(const onnx::NodeProto& n, int index, const char* name) const {
+    if (const auto v = ints_attr(n, index, name))
+      for (auto x : *v)
+        if (x != 1) fail(node_label(n, index) + ": " + name + " other than 1 are not supported");
+  }
+
+  void add_layer(json layer, const onnx::NodeProto& n) {
+    layer["name"] = layer_name(n);
+    layers_.push_back(std::move(layer));
+    matmul_without_bias_.reset();
+  }
+
+  void activation(const std::string& act, const onnx::NodeProto& n) { add_layer({{"type", "activation"}, {"activation", act}}, n); }
+
+  void conv(const onnx::NodeProto& n, int i) {
+    if (int_attr(n, i, "group", 1) != 1) fail(node_label(n, i) + ": grouped convolutions (group != 1) are not supported");
+    ones_only(n, i, "dilations");
+    const auto [ph, pw] = symmetric_pads(n, i);
+    const Tensor w = values(n, i, 1);
+    if (w.shape.size() != 4) fail(node_label(n, i) + ": its weight is not 4-d [out, in, kh, kw]");
+    const auto strides = ints_attr(n, i, "strides").value_or(std::vector<std::int64_t>{1, 1});
+    if (strides.size() != 2) fail(node_label(n, i) + ": only 2-d convolutions are supported");
+    if (const auto k = ints_attr(n, i, "kernel_shape"); k && (k->size() != 2 || (*k)[0] != w.shape[2] || (*k)[1] != w.shape[3]))
+      fail(node_label(n, i) + ": kernel_shape does not match its weight's shape");
+    json layer = {{"type", "conv2d"},
+                  {"in_channels", w.shape[1]},
+                  {"out_channels", w.shape[0]},
+                  {"kernel_size", {w.shape[2], w.shape[3]}},
+                  {"stride", strides},
+                  {"padding", {ph, pw}}};
+    layer["weight"] = store(n.input(1), w);
+    if (n.input_size() > 2 && !n.input(2).empty()) layer["bias"] = store_input(n, i, 2);
+    add_layer(std::move(layer), n);
+  }
+
+  void batchnorm(const onnx::NodeProto& n, int i) {
+    if (int_attr(n, i, "training_mode", 0) != 0) fail(node_label(n, i) + ": training_mode 1 (export the model in eval mode)");
+    for (int k = 1; k < n.output_size(); ++k)
+      if (!n.output(k).empty()) fail(node_label(n, i) + ": running-statistics outputs are a training graph (export in eval mode)");
+    const Tensor scale = values(n, i, 1);
+    if (scale.shape.size() != 1) fail(node_label(n, i) + ": its scale is not 1-d");
+    json layer = {{"type", "batchnorm2d"}, {"num_features", scale.shape[0]}, {"eps", float_attr(n, i, "epsilon", 1e-5f)}};
+    layer["weight"] = store(n.input(1), scale);
+    layer["bias"] = store_input(n, i, 2);
+    layer["running_mean"] = store_input(n, i, 3);
+    layer["running_var"] = store_input(n, i, 4);
+    add_layer(std::move(layer), n);
+  }
+
+  void pool(const onnx::NodeProto& n, int i, bool avg) {
+    if (int_attr(n, i, "ceil_mode", 0) != 0) fail(node_label(n, i) + ": ceil_mode 1 is not supported (use ceil_mode=False)");
+    if (!avg) {
+      ones_only(n, i, "dilations");
+      if (n.output_size() > 1 && !n.output(1).empty()) fail(node_label(n, i) + ": the Indices output is not supported");
+    }
+    const auto k = ints_attr(n, i, "kernel_shape");
+    if (!k || k->size() != 2) fail(node_label(n, i) + ": needs a 2-d kernel_shape");
+    const auto strides = ints_attr(n, i, "strides").value_or(std::vector<std::int64_t>{1, 1});  // ONNX's default, not torch's
+    if (strides.size() != 2) fail(node_label(n, i) + ": strides must have 2 entries");
+    const auto [ph, pw] = symmetric_pads(n, i);
+    json layer = {{"type", avg ? "avgpool2d" : "maxpool2d"}, {"kernel_size", *k}, {"stride", strides}, {"padding", {ph, pw}}};
+    if (avg) layer["count_include_pad"] = int_attr(n, i, "count_include_pad", 0) != 0;
+    add_layer(std::move(layer), n);
+  }
+
+  void gemm(const onnx::NodeProto& n, int i) {
+    if (int_attr(n, i, "transA", 0) != 0) fail(node_label(n, i) + ": transA 1 is not supported");
+    const bool trans_b = int_attr(n, i, "transB", 0) != 0;
+    const double alpha = float_attr(n, i, "alpha", 1.0f), beta = float_attr(n, i, "beta", 1.0f);
+    Tensor w = values(n, i, 1);
+    if (w.shape.size() != 2) fail(node_label(n, i) + ": its B input is not a matrix");
+    const bool changed = !trans_b || alpha != 1.0;
+    if (!trans_b) w = transposed(w);
+    for (double& v : w.values) v *= alpha;
+    json layer = {{"type", "linear"}, {"in", w.shape[1]}, {"out", w.shape[0]}};
+    layer["weight"] = store(changed ? layer_name(n) + ".weight" : n.input(1), std::move(w));
+    if (n.input_size() > 2 && !n.input(2).empty()) {
+      Tensor c = values(n, i, 2);
+      if (c.numel() != layer["out"].get<std::int64_t>())
+        fail(node_label(n, i) + fmt::format(": its C input has {} values, not one per output ({}); broadcast C is not supported", c.numel(),
+                                            layer["out"].get<std::int64_t>()));
+      const bool reshaped = c.shape.size() != 1;
+      c.shape = {c.numel()};
+      for (double& v : c.values) v *= beta;
+      layer["bias"] = store(beta != 1.0 || reshaped ? layer_name(n) + ".bias" : n.input(2), std::move(c));
+    }
+    add_layer(std::move(layer), n);
+  }
+
+  static Tensor transposed(const Tensor& w) {
+    Tensor t = w;
+    const std::int64_t r = w.shape[0], c = w.shape[1];
+    t.shape = {c, r};
+    for (std::int64_t a = 0; a < r; ++a)
+      for (std::int64_t b = 0; b < c; ++b) t.values[std::size_t(b * r + a)] = w.values[std::size_t(a * c + b)];
+    return t;
+  }
+
+  void matmul(const onnx::NodeProto& n, int i) {
+    const Tensor w = values(n, i, 1);  // [in, out]: x W
+    if (w.shape.size() != 2) fail(node_label(n, i) + ": its second input is not a matrix");
+    json layer = {{"type", "linear"}, {"in", w.shape[0]}, {"out", w.shape[1]}};
+    layer["weight"] = store(layer_name(n) + ".weight", transposed(w));
+    add_layer(std::move(layer), n);
+    matmul_without_bias_ = layers_.size() - 1;
+  }
+
+  // Add after a MatMul: its bias (x W + b, the other input a constant vector).
+  void add(const onnx::NodeProto& n, int i) {
+    if (!matmul_without_bias_ || n.input_size() != 2)
+      fail(node_label(n, i) + ": Add is supported only as the bias of the MatMul before it");
+    const int other = n.input(0) == current_ ? 1 : 0;
+    if (other == 0 && n.input(1) != current_) chain(n, i);  // names the branch
+    current_ = n.output(0);
+    json& layer = layers_[*matmul_without_bias_];
+    Tensor b = values(n, i, other);
+    if (b.numel() != layer["out"].get<std::int64_t>())
+      fail(node_label(n, i) + fmt::format(": its constant has {} values, not one per output of the MatMul ({})", b.numel(),
+                                          layer["out"].get<std::int64_t>()));
+    b.shape = {b.numel()};
+    layer["bias"] = store(layer["name"].get<std::string>() + ".bias", std::move(b));
+    matmul_without_bias_.reset();
+  }
+
+  void clip(const onnx::NodeProto& n, int i) {
+    const auto bound = [&](int input) -> std::optional<double> {
+      if (input >= n.input_size() || n.input(input).empty()) return std::nullopt;
+      const Tensor t = values(n, i, input);
+      if (t.values.size() != 1) fail(node_label(n, i) + ": its min and max must be scalars");
+      return t.values[0];
+    };
+    const auto lo = bound(1), hi = bound(2);
+    if (!lo || *lo != 0 || !hi || !(*hi > 0))
+      fail(node_label(n, i) + ": only a clipped ReLU (min 0, max K > 0) is supported");
+    activation(fmt::format("cliprelu_{}", *hi), n);
+  }
+
+  void reshape(const onnx::NodeProto& n, int i) {
+    const Tensor s = values(n, i, 1);
+    // torch's x.view(x.size(0), -1) after constant folding: [N, -1] or [N, K]
+    // (N may be written as 0, "copy the input's", or -1).
+    if (s.values.size() != 2 || !(s.values[0] >= -1) || !(s.values[1] == -1 || s.values[1] > 0))
+      fail(node_label(n, i) + ": only a flatten (shape [N, -1] or [N, K]) is supported");
+    add_layer({{"type", "flatten"}}, n);
+    if (s.values[1] > 0) reshapes_.push_back({layers_.size() - 1, static_cast<std::int64_t>(s.values[1]), node_label(n, i)});
+  }
+
+  void check_reshapes(const Net& net) const {
+    for (const auto& r : reshapes_)
+      for (const auto& L : net.layers)
+        if (L.source_index == static_cast<int>(r.layer) && L.out.size() != r.size)
+          fail(fmt::format("{}: reshapes {} values {} into {} per sample", r.node, L.in.size(), L.in.text(), r.size));
+  }
+
+  void node(const onnx::NodeProto& n, int i) {
+    const std::string& op = n.op_type();
+    if (!n.domain().empty() && n.domain() != "ai.onnx")
+      fail(node_label(n, i) + ": operator domain " + quote_excerpt(n.domain()) + " is not supported");
+    if (op == "Constant") {
+      const auto* v = attr(n, "value");
+      if (!v || v->type() != onnx::AttributeProto::TENSOR || n.output_size() != 1)
+        fail(node_label(n, i) + ": only a Constant with a tensor \"value\" is supported");
+      owned_.push_back(v->t());
+      owned_.back().set_name(n.output(0));
+      consts_[n.output(0)] = &owned_.back();
+      return;
+    }
+    if (op == "Add") return add(n, i);
+    chain(n, i);
+    if (op == "Conv") conv(n, i);
+    else if (op == "BatchNormalization") batchnorm(n, i);
+    else if (op == "Relu") activation("relu", n);
+    else if (op == "Sigmoid") activation("sigmoid", n);
+    else if (op == "Softplus") activation("softplus", n);
+    else if (op == "Clip") clip(n, i);
+    else if (op == "AveragePool") pool(n, i, true);
+    else if (op == "MaxPool") pool(n, i, false);
+    else if (op == "Flatten") {
+      if (int_attr(n, i, "axis", 1) != 1) fail(node_label(n, i) + ": only axis 1 (torch.flatten(x, 1)) is supported");
+      add_layer({{"type", "flatten"}}, n);
+    } else if (op == "Reshape") reshape(n, i);
+    else if (op == "Gemm") gemm(n, i);
+    else if (op == "MatMul") matmul(n, i);
+    else if (op == "Identity" || op == "Dropout") {
+      if (op == "Dropout" && n.output_size() > 1 && !n.output(1).empty()) fail(node_label(n, i) + ": the mask output is a training graph");
+    } else {
+      fail(node_label(n, i) + ": operator " + quote_excerpt(op) + " is not supported (supported: " + kSupported + ")");
+    }
+  }
+};
+
+}  // namespace
+
+OnnxImport import_onnx(const std::string& onnx_path) { return Importer(onnx_path).run(); }
+
+}  // namespace ctmc::sim

@@ -1,0 +1,115 @@
+// Convolutional networks end to end through the executable: `import onnx`
+// writes a manifest and its weights, `evaluate` with tensor-file inputs and
+// --predictions gives the classes the independent reference predicts (in
+// double, tests/sim/conv_reference.hpp), and the refusals exit 2 with one
+// line naming what is wrong, writing nothing.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "../sim/onnx_builder.hpp"
+#include "cli_helpers.hpp"
+#include "ctmc/sim/tensor_inputs.hpp"
+
+using namespace ctmc_cli_test;
+using namespace ctmc::sim;
+using namespace ctmc::sim::testing;
+
+namespace {
+
+// Images whose two largest reference logits are this far apart: float32
+// rounding (about 1e-6 here) cannot swap their order.
+constexpr double kClearMargin = 1e-3;
+
+void write_bytes(const fs::path& p, const std::vector<std::uint8_t>& b) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+struct Images {
+  std::vector<int> predicted;  // the reference's argmax per image
+  std::string images, labels;  // .npy paths
+};
+
+// n images of 1 x 8 x 8 whose reference argmax is clear; labels = the
+// reference's prediction for the first half, (prediction + 1) mod 10 after.
+Images write_images(const CnnFixture& fx, const fs::path& dir, int n) {
+  Images out;
+  Tensor x, y;
+  x.shape = {n, 1, 8, 8};
+  y.shape = {n};
+  TestRng rng(123);
+  while (static_cast<int>(out.predicted.size()) < n) {
+    Image im = make_image(1, 8, 8);
+    im.v = as_floats(rng.vec(64, 0, 1));
+    const auto z = fx.reference(im);
+    std::vector<double> sorted = z;
+    std::sort(sorted.rbegin(), sorted.rend());
+    if (sorted[0] - sorted[1] < kClearMargin) continue;
+    const int best = static_cast<int>(std::max_element(z.begin(), z.end()) - z.begin());
+    const int i = static_cast<int>(out.predicted.size());
+    out.predicted.push_back(best);
+    x.values.insert(x.values.end(), im.v.begin(), im.v.end());
+    y.values.push_back(i < n / 2 ? best : (best + 1) % 10);
+  }
+  y.dtype = "F64";
+  out.images = (dir / "x.npy").string();
+  out.labels = (dir / "y.npy").string();
+  write_bytes(out.images, encode_npy(x));
+  write_bytes(out.labels, encode_npy(y));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("import onnx + evaluate --predictions: a CNN with BatchNorm predicts as the independent reference does") {
+  const auto dir = temp_dir() / "deep_cnn";
+  fs::create_directories(dir);
+  const CnnFixture fx;
+  const std::string model = fx.build().write(dir / "cnn.onnx", "logits");
+  const std::string net = (dir / "cnn.json").string();
+  const auto imp = run_cli("import onnx \"" + model + "\" --output \"" + net + "\"");
+  REQUIRE_MESSAGE(imp.status == 0, imp.output);
+  MESSAGE(imp.output);
+  CHECK(imp.output.find("batchnorm folded into 1 convolution(s): max relative error") != std::string::npos);
+  CHECK(fs::exists(dir / "cnn.safetensors"));
+
+  const Images im = write_images(fx, dir, 20);
+  const std::string pred = (dir / "pred.txt").string();
+  const auto ev = run_cli("evaluate --net \"" + net + "\" --test-images \"" + im.images + "\" --test-labels \"" + im.labels +
+                          "\" --predictions \"" + pred + "\"");
+  REQUIRE_MESSAGE(ev.status == 0, ev.output);
+  CHECK_MESSAGE(ev.output.find("test accuracy 50.00%  (20 images)") != std::string::npos, ev.output);
+  std::istringstream lines(slurp(pred));
+  std::vector<int> got;
+  for (int v; lines >> v;) got.push_back(v);
+  CHECK(got == im.predicted);
+
+  // The spiking simulator does not run conv nets yet: exit 2, saying where they run.
+  const auto sim = run_cli("simulate network --net \"" + net + "\" --test-images \"" + im.images + "\" --test-labels \"" +
+                           im.labels + "\" --neurons \"" + fixture("three_state.json") + "\" --T 1 --scale const");
+  CHECK_MESSAGE(sim.status == 2, sim.output);
+  CHECK_MESSAGE(sim.output.find("run in the ANN (ctmc-snn evaluate) and the mean field only") != std::string::npos, sim.output);
+
+  // One prediction per image needs one clip level.
+  const auto two = run_cli("evaluate --net \"" + net + "\" --test-images \"" + im.images + "\" --test-labels \"" + im.labels +
+                           "\" --clip inf,6 --predictions \"" + (dir / "p2.txt").string() + "\"");
+  CHECK(two.status == 2);
+  CHECK(two.output.find("--predictions: give one --clip level") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "p2.txt"));
+}
+
+TEST_CASE("import onnx: an unsupported operator exits 2 naming the node and its op type, writing nothing") {
+  const auto dir = temp_dir() / "deep_bad";
+  fs::create_directories(dir);
+  ModelBuilder mb = CnnFixture().build();
+  auto* n = mb.node("Softmax", {"logits"}, "prob");
+  n->set_name("/Softmax");
+  const std::string model = mb.write(dir / "bad.onnx", "prob");
+  const auto r = run_cli("import onnx \"" + model + "\" --output \"" + (dir / "bad.json").string() + "\"");
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.output.find("node '/Softmax' (Softmax): operator 'Softmax' is not supported") != std::string::npos, r.output);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(dir / "bad.json"));
+  CHECK_FALSE(fs::exists(dir / "bad.safetensors"));
+}
