@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::proofs_check {
 

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/quote.hpp"
 #include "dense_kernels.hpp"
 #include "loop_errors.hpp"
 
@@ -46,7 +46,7 @@ constexpr double kParallelMinWork = 2e5;
 
 template <class Kernel>
 void for_row_blocks(Eigen::Index rows, double work, Kernel&& k) {
-  const solvers::EigenThreadScope eigen_serial(1);
+  const ctmc::EigenThreadScope eigen_serial(1);
   const Eigen::Index blocks = (rows + kRowBlock - 1) / kRowBlock;
   // Eigen may allocate temporaries (std::bad_alloc), which must not leave the parallel region.
   LoopErrors errors;

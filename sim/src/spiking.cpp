@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "ctmc/sim/rng.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::sim {
 

@@ -7,11 +7,11 @@
 #include <limits>
 #include <type_traits>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "expm.hpp"
 #include "ctmc/solvers/gth.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 namespace ctmc::solvers {

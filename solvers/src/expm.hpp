@@ -30,7 +30,7 @@
 #include <cstddef>
 #include <limits>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 #include "ctmc/solvers/dense_matrix.hpp"
 #include "ctmc/solvers/scalar.hpp"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <exception>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "fit/fit_internal.hpp"
 

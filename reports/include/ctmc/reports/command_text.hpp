@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/scalar.hpp"
@@ -32,21 +32,21 @@ std::string show(const T& x, unsigned precision) {
 
 // The whole of `item` as a double; InputError naming `option` otherwise.
 inline double parse_number(const std::string& item, const std::string& option) {
-  if (const auto x = solvers::parse_double(item)) return *x;
+  if (const auto x = ctmc::parse_double(item)) return *x;
   throw InputError(fmt::format("{}: '{}' is not a number", option, item));
 }
 
 // Comma-separated plain numbers (grids of a sweep, per-layer values) as doubles.
 inline std::vector<double> number_list(const std::string& text, const std::string& option) {
   std::vector<double> v;
-  for (const auto& item : solvers::split_input_list(text, option)) v.push_back(parse_number(item, option));
+  for (const auto& item : ctmc::split_input_list(text, option)) v.push_back(parse_number(item, option));
   return v;
 }
 
 // --layer-alpha: one alpha_l per spiking layer, "auto" (NaN) keeping the scale rule.
 inline std::vector<double> layer_alpha_list(const std::string& text) {
   std::vector<double> v;
-  for (const auto& item : solvers::split_input_list(text, "--layer-alpha"))
+  for (const auto& item : ctmc::split_input_list(text, "--layer-alpha"))
     v.push_back(item == "auto" ? std::nan("") : parse_number(item, "--layer-alpha"));
   return v;
 }
