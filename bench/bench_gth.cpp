@@ -88,7 +88,7 @@ double min_digits(const std::vector<T>& x, const std::vector<Mpfr>& ref, double 
 }
 
 void bernstein_benchmark() {
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_91(256);
   const std::size_t n = 100000;
   // kappa_i = h(i/N) for h(x) = 4 x^2 (a smooth nondecreasing target), rho = 5, on [0, 1].
   std::vector<Rational> kappa;
@@ -138,9 +138,9 @@ DenseMatrix<T> convert(const DenseMatrix<double>& q) {
 void dense_benchmark(bool stiff) {
   const std::size_t n = 200;
   const auto qd = random_dense(n, stiff, stiff ? 2 : 1);
-  set_precision_bits(512);
+  const ctmc::PrecisionScope precision_512_at_141(512);
   const auto ref512 = gth_dense(convert<Mpfr>(qd));
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_143(256);
   const auto qm = convert<Mpfr>(qd);
   std::vector<Mpfr> gth256, lu256;
   const Timing t_gth = time_best(3, 1, [&] { gth256 = gth_dense(qm); });

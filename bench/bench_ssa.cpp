@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   const double horizon = want / (11.0 / 9.0);
 
   // ctmc-snn SSA, one path, one core.
-  ctmc::sim::Rng rng(ctmc::sim::stream_seed(1, 0));
+  ctmc::sim::Rng rng(ctmc::stream_seed(1, 0));
   std::vector<double> times{horizon};
   std::vector<std::uint64_t> counts(1);
   Clock t0 = thread_seconds();

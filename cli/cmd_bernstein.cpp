@@ -9,7 +9,7 @@
 #include "command.hpp"
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/reports/commands.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include "command.hpp"
 #include "ctmc/reports/commands.hpp"
 #include "ctmc/solvers/model.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
 namespace ctmc::cli {
@@ -31,7 +31,7 @@ void run_flux(FluxCli& o) {
                                     : reports::Arithmetic::Mpfr;
   const auto model = solvers::read_model_file(o.model_path);
   const auto out = reports::flux_json(model, o.model_path, o.opt);
-  const unsigned bits = o.use_double ? 53 : solvers::scoped_precision_bits(o.opt.precision);
+  const unsigned bits = o.use_double ? 53 : ctmc::scoped_precision_bits(o.opt.precision);
   if (o.json) {
     fmt::print("{}\n", out.dump(2));
     return;

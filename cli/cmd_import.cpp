@@ -11,7 +11,7 @@
 #include "command.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/onnx_import.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::cli {
 namespace {

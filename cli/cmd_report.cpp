@@ -10,8 +10,8 @@
 #include "ctmc/reports/command_text.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/numeric_context.hpp"
 
 namespace ctmc::cli {
 namespace {
@@ -44,7 +44,7 @@ Register reg([](CLI::App& root) {
   auto run_one = [ctx](const reports::ReportDef& def) {
     ctx->command_line = command_line();
     // --threads for this report's parallel regions, the caller's count after it.
-    const solvers::ThreadScope threads(ctx->threads);
+    const ctmc::ThreadScope threads(ctx->threads);
     fmt::print(stderr, "report {}: {}\n", def.name, def.description);
     return def.run(*ctx);
   };

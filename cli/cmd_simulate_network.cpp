@@ -36,7 +36,7 @@ void run(const SimNetOptions& c) {
   reports::NetworkInputs in;
   in.neurons = [&] {
     std::vector<sim::NeuronModel> neurons;
-    for (const auto& path : solvers::split_input_list(c.neurons, "--neurons"))
+    for (const auto& path : ctmc::split_input_list(c.neurons, "--neurons"))
       neurons.push_back({solvers::read_model_file(path), path});
     return neurons;
   };

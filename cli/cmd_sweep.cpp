@@ -22,7 +22,7 @@
 #include "output_path.hpp"
 #include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/sweep.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"
 
@@ -73,13 +73,13 @@ void print_summary(const Json& doc) {
 
 void run(SweepOptions o) {
   sim::SweepSpec& s = o.spec;
-  s.nets = solvers::split_input_list(o.nets, "--net");
-  s.neurons = solvers::split_input_list(o.neurons, "--neurons");
+  s.nets = ctmc::split_input_list(o.nets, "--net");
+  s.neurons = ctmc::split_input_list(o.neurons, "--neurons");
   s.taus = reports::number_list(o.taus, "--tau");
   s.rates = reports::number_list(o.rates, "--rate");
   s.T = reports::number_list(o.T, "--T");
   s.samplers.clear();
-  for (const auto& name : solvers::split_input_list(o.samplers, "--sampler")) s.samplers.push_back(sim::parse_sampler(name));
+  for (const auto& name : ctmc::split_input_list(o.samplers, "--sampler")) s.samplers.push_back(sim::parse_sampler(name));
   s.readout = sim::parse_readout(o.readout);
   s.scale = sim::parse_scale_mode(o.scale);
   s.trace_weight = sim::parse_trace_weight(o.trace_weight);

@@ -18,7 +18,7 @@
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/train.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"
 
@@ -32,7 +32,7 @@ constexpr std::size_t kMaxLayers = 1024;
 
 std::vector<int> parse_widths(const std::string& text) {
   std::vector<int> out;
-  for (const auto& item : solvers::split_input_list(text, "--hidden")) {
+  for (const auto& item : ctmc::split_input_list(text, "--hidden")) {
     try {
       std::size_t used = 0;
       const int v = std::stoi(item, &used);
@@ -52,7 +52,7 @@ std::vector<int> parse_widths(const std::string& text) {
 
 std::vector<float> parse_clips(const std::string& text) {
   std::vector<float> out;
-  for (const auto& item : solvers::split_input_list(text, "--clip")) {
+  for (const auto& item : ctmc::split_input_list(text, "--clip")) {
     if (item == "inf" || item == "none") {
       out.push_back(0.0f);
       continue;

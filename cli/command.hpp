@@ -36,9 +36,8 @@ inline CLI::App* subcommand_group(CLI::App& root, const std::string& name, const
   return g;
 }
 
-// For unsigned options (seeds, counts): CLI11 would wrap "-1" to 2^64 - 1,
-// and clamp a decimal beyond 2^64 - 1 to it (--seed 18446744073709551616 ran
-// as seed 18446744073709551615); reject both instead.
+// For unsigned options (seeds, counts): CLI11 wraps "-1" to 2^64 - 1 and
+// clamps a decimal beyond 2^64 - 1 to it, so both are rejected here.
 inline const CLI::Validator kNoMinus(
     [](std::string& text) {
       const auto b = text.find_first_not_of(" \t");

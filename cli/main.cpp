@@ -8,7 +8,7 @@
 
 #include "command.hpp"
 #include "ctmc/reports/command_text.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::cli {
 namespace {
@@ -43,8 +43,8 @@ std::string unknown_command(CLI::App& app, int argc, char** argv) {
 }
 
 // Every option that takes a value refuses an empty one: each command reads
-// "" as "not given" (--output '' wrote nothing and exited 0, counting --from ''
-// used the stationary start, --out '' wrote into the current folder).
+// "" as "not given", so an empty --output, --from or --out would silently
+// mean the default (no file, the stationary start, the current folder).
 // Options whose value may be left out (CLI11 expected_min 0) keep "" as "no
 // value"; no command declares one today. A transform, because CLI11 runs
 // transforms before the checks, so "--threads ''" says "empty value" and not

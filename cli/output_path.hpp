@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::cli {
 

@@ -10,8 +10,8 @@
 #include <optional>
 #include <string_view>
 
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/input_file.hpp"
 
 namespace ctmc::activations {

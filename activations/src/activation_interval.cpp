@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/exact.hpp"
 
 namespace ctmc::activations {

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <random>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::io {
 namespace {

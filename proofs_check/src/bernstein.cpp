@@ -6,7 +6,7 @@
 #include <cmath>
 #include <queue>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 
 namespace ctmc::proofs_check {

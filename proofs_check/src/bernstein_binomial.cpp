@@ -7,8 +7,8 @@
 #include <cmath>
 #include <vector>
 
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/det_math.hpp"
-#include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::proofs_check {
 

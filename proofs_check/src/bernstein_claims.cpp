@@ -7,10 +7,10 @@
 #include <cmath>
 
 #include "bernstein_binomial.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/families.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/polynomial.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
@@ -141,7 +141,7 @@ Claim claim1_symbolic(std::vector<std::string>* identities) {
 
 std::vector<Claim1Point> claim1_numeric(const BernsteinProblem& p, std::int64_t n, const std::vector<Rational>& us,
                                         std::int64_t exact_max_n) {
-  const solvers::PrecisionScope precision(static_cast<unsigned>(p.prec));
+  const ctmc::PrecisionScope precision(static_cast<unsigned>(p.prec));
   // kappa_i = h(i/N) rounded to the working precision: exact rationals, the
   // same numbers in the generator and in the formula.
   std::vector<Rational> kappa(static_cast<std::size_t>(n + 1));
@@ -351,7 +351,7 @@ EpsSearch smallest_n(const BernsteinProblem& p, const LipschitzBound& lh, double
 std::vector<VoronovskayaRow> voronovskaya(const BernsteinProblem& p, double u, const std::vector<std::int64_t>& ns) {
   std::vector<VoronovskayaRow> rows;
   if (!activations::is_smooth(p.act)) return rows;
-  const solvers::PrecisionScope precision(static_cast<unsigned>(p.prec));
+  const ctmc::PrecisionScope precision(static_cast<unsigned>(p.prec));
   using solvers::Mpfr;
   // h'' = rho^2 [psi'' (rho - psi) + 2 psi'^2] / (rho - psi)^3, psi' = D phi', psi'' = D^2 phi''.
   const double D = solvers::to_double(p.imax - p.imin);

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "ctmc/activations/activation_interval.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/tree_theorem.hpp"
 #include "outward.hpp"
 

@@ -9,7 +9,7 @@
 #include <queue>
 
 #include "ctmc/activations/activation_interval.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "outward.hpp"
 
 namespace ctmc::proofs_check {

@@ -5,9 +5,9 @@
 #include <stdexcept>
 
 #include "ctmc/proofs_check/flux_identities.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
-#include "ctmc/solvers/seeding.hpp"
+#include "ctmc/core/seeding.hpp"
 
 namespace ctmc::proofs_check {
 
@@ -229,7 +229,7 @@ FamilyCase bernstein_family(std::size_t N) {
 }  // namespace
 
 std::uint64_t point_seed(std::uint64_t seed, const std::string& tag, std::uint64_t index) {
-  return solvers::named_stream_seed(seed, tag, index);
+  return ctmc::named_stream_seed(seed, tag, index);
 }
 
 FamilyCase family_case(FluxFamily family, std::size_t N) {

@@ -9,11 +9,11 @@
 
 #include "ctmc/proofs_check/flux_identities.hpp"
 #include "ctmc/solvers/dense_matrix.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/det_math.hpp"
-#include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/linear_solve.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 #ifdef _OPENMP
@@ -164,7 +164,7 @@ ScalarCheck exact_check(const FamilyCase& c, const FluxCheckOptions& o) {
 
 // (3) MPFR GTH at `bits` against the exact closed form.
 ScalarCheck mpfr_check(const FamilyCase& c, const std::vector<Point>& pts, unsigned bits, const std::string& kind) {
-  const solvers::PrecisionScope precision(bits);
+  const ctmc::PrecisionScope precision(bits);
   const double tol = std::ldexp(1.0, -static_cast<int>(bits - 8));
   ErrorStats e;
   for (std::size_t i = 0; i < pts.size(); ++i) {
@@ -181,7 +181,7 @@ ScalarCheck mpfr_check(const FamilyCase& c, const std::vector<Point>& pts, unsig
 // Interval GTH at `bits`: the enclosure must contain the exact value.
 // max_rel_error holds the largest relative width.
 ScalarCheck mpfi_check(const FamilyCase& c, const std::vector<Point>& pts, unsigned bits, const std::string& kind) {
-  const solvers::PrecisionScope precision(bits);
+  const ctmc::PrecisionScope precision(bits);
   ErrorStats e;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     bool ok = false;

@@ -15,54 +15,68 @@ Inputs
           is read from its shortest decimal text, ``repr(x)``: 0.1 means 1/10,
           as a JSON number or the CLI's ``--H 0.1`` does.
 
+Units: a model's rates are per unit of time and H is the neurons' input in
+the units of the model's slopes; every time (T, tau, dt) is in that unit of
+time, so a flux or a rate r is in spikes per unit time. SynOps are counts per
+test image, accuracies percentages.
+
 Errors: bad input raises ``ValueError`` with the CLI's one-line message (the
 CLI prints it after ``ctmc-snn: ``); nothing a user passes crashes the
 interpreter.
 """
 
-import decimal
-import fractions
-import json
-import numbers
-import os
-import tempfile
+import decimal as _decimal
+import fractions as _fractions
+import json as _json
+import numbers as _numbers
+import os as _os
+import tempfile as _tempfile
+from typing import Any as _Any, Optional as _Optional, Sequence as _Sequence, Union as _Union
 
-import numpy as np
+import numpy as _np
 
 from . import _core
 
+# Keyword defaults, read once from the C++ commands' default option values
+# (written there once; tests/python/test_ctmc_snn.py compares every keyword).
+_D = _core.defaults()
+
+# Argument types of the public functions.
+Number = _Union[int, float, str, _fractions.Fraction, _decimal.Decimal]
+Model = _Union[str, "_os.PathLike[str]", dict]
+
 __all__ = ["flux", "stationary", "counting", "formula", "bernstein", "fit", "score", "simulate_neuron",
-           "simulate_network", "check", "exact_text"]
+           "simulate_network", "check", "exact_text", "Number", "Model"]
 
 
 # ---------------------------------------------------------------- conversions
 
-def exact_text(x, what="value"):
+def exact_text(x: _Any, what: str = "value") -> str:
     """The exact text of a number as the toolkit reads it ("1/3", "0.1", "-2")."""
     if isinstance(x, bool):
         raise ValueError(f"{what}: expected a number, got a bool")
-    if isinstance(x, fractions.Fraction):
+    if isinstance(x, _fractions.Fraction):
         return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-    if isinstance(x, numbers.Integral):
+    if isinstance(x, _numbers.Integral):
         return str(int(x))
-    if isinstance(x, decimal.Decimal):
+    if isinstance(x, _decimal.Decimal):
         if not x.is_finite():
             raise ValueError(f"{what}: '{x}' is not a finite number")
         return str(x)
-    if isinstance(x, numbers.Real):
+    if isinstance(x, _numbers.Real):
         v = float(x)
         if v != v or v in (float("inf"), float("-inf")):
             raise ValueError(f"{what}: '{v}' is not a finite number")
         return repr(v)
     if isinstance(x, str):
         return x
-    if hasattr(x, "__array__") and np.ndim(np.asarray(x)) == 0:
-        return exact_text(np.asarray(x).item(), what)
+    if hasattr(x, "__array__") and _np.ndim(_np.asarray(x)) == 0:
+        return exact_text(_np.asarray(x).item(), what)
     raise ValueError(f"{what}: expected a number (int, float, Fraction or str), got {type(x).__name__}")
 
 
 def _jsonable(obj, path="model"):
-    """A model dict made JSON-ready: Fraction and Decimal as exact strings, numpy scalars as numbers."""
+    """A model dict made JSON-ready: Fraction and Decimal as exact strings, numpy scalars as _numbers."""
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
@@ -72,9 +86,9 @@ def _jsonable(obj, path="model"):
         return out
     if isinstance(obj, (list, tuple)):
         return [_jsonable(v, f"{path}[{i}]") for i, v in enumerate(obj)]
-    if isinstance(obj, (fractions.Fraction, decimal.Decimal)):
+    if isinstance(obj, (_fractions.Fraction, _decimal.Decimal)):
         return exact_text(obj, path)
-    if isinstance(obj, np.generic):
+    if isinstance(obj, _np.generic):
         return _jsonable(obj.item(), path)
     if obj is None or isinstance(obj, (str, bool, int, float)):
         return obj
@@ -83,8 +97,8 @@ def _jsonable(obj, path="model"):
 
 def _model(model):
     """(text, source, is_path) for _core: a path is read as the CLI reads MODEL.json."""
-    if isinstance(model, os.PathLike):
-        model = os.fspath(model)
+    if isinstance(model, _os.PathLike):
+        model = _os.fspath(model)
     if isinstance(model, str):
         if model.lstrip().startswith("{"):
             return (model, "model", False)
@@ -92,21 +106,21 @@ def _model(model):
             raise ValueError("model: empty path")
         return (model, model, True)
     if isinstance(model, dict):
-        return (json.dumps(_jsonable(model), allow_nan=True), "model", False)
+        return (_json.dumps(_jsonable(model), allow_nan=True), "model", False)
     raise ValueError(f"model: expected a file path, a JSON string or a dict, got {type(model).__name__}")
 
 
 def _is_many(h):
-    if isinstance(h, (str, bytes, fractions.Fraction, decimal.Decimal, numbers.Number)):
+    if isinstance(h, (str, bytes, _fractions.Fraction, _decimal.Decimal, _numbers.Number)):
         return False
     if hasattr(h, "__array__"):  # numpy arrays and tensors: a 0-d one is one H
-        return np.ndim(np.asarray(h)) > 0
+        return _np.ndim(_np.asarray(h)) > 0
     return isinstance(h, (list, tuple))
 
 
 def _h_items(h, what="H"):
     texts = []
-    for x in (np.asarray(h).ravel().tolist() if hasattr(h, "__array__") else h):
+    for x in (_np.asarray(h).ravel().tolist() if hasattr(h, "__array__") else h):
         t = exact_text(x, "--" + what)
         if "," in t:
             raise ValueError(f"--{what}: '{t}' is not one number")
@@ -118,19 +132,19 @@ def _h_items(h, what="H"):
 
 def _uint(x, what, bits=32):
     """A whole number in [0, 2^bits) for a C++ unsigned parameter: ValueError otherwise (not a TypeError)."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not 0 <= int(x) < 2 ** bits:
+    if isinstance(x, bool) or not isinstance(x, _numbers.Integral) or not 0 <= int(x) < 2 ** bits:
         raise ValueError(f"{what}: {x!r} is not a whole number in [0, 2^{bits})")
     return int(x)
 
 
 def _int(x, what):
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not -2 ** 63 <= int(x) < 2 ** 63:
+    if isinstance(x, bool) or not isinstance(x, _numbers.Integral) or not -2 ** 63 <= int(x) < 2 ** 63:
         raise ValueError(f"{what}: {x!r} is not a whole number")
     return int(x)
 
 
 def _float(x, what):
-    if isinstance(x, bool) or not isinstance(x, (numbers.Real, str)):
+    if isinstance(x, bool) or not isinstance(x, (_numbers.Real, str)):
         raise ValueError(f"{what}: {x!r} is not a number")
     try:
         return float(x)
@@ -139,7 +153,7 @@ def _float(x, what):
 
 
 def _fraction(text):
-    return fractions.Fraction(text)
+    return _fractions.Fraction(text)
 
 
 def _check_mode(mode):
@@ -182,7 +196,8 @@ def _row(row, mode):
     return row
 
 
-def stationary(model, H, mode="mpfr", precision=256):
+def stationary(model: Model, H: _Union[Number, _Sequence[Number]], mode: str = _D["stationary"]["mode"],
+               precision: int = _D["stationary"]["precision"]) -> _Union[dict, list]:
     """Stationary distribution and spike flux at H (``ctmc-snn flux --json``).
 
     One H gives a dict {"H", "pi": {state: value}, "flux", and for a known
@@ -191,12 +206,13 @@ def stationary(model, H, mode="mpfr", precision=256):
     _check_mode(mode)
     many = _is_many(H)
     items = _h_items(H) if many else _h_items([H])
-    rows = json.loads(_core.flux(*_model(model), items, mode, _uint(precision, "--precision")))
+    rows = _json.loads(_core.flux(*_model(model), items, mode, _uint(precision, "--precision")))
     rows = [_row(r, mode) for r in rows]
     return rows if many else rows[0]
 
 
-def flux(model, H, mode="mpfr", precision=256):
+def flux(model: Model, H: _Union[Number, _Sequence[Number]], mode: str = _D["flux"]["mode"],
+         precision: int = _D["flux"]["precision"]) -> _Any:
     """The stationary spike flux F(H) by GTH (the ``flux`` of ``ctmc-snn flux``).
 
     mode "exact": a Fraction; "mpfr": the decimal string the CLI prints
@@ -205,13 +221,14 @@ def flux(model, H, mode="mpfr", precision=256):
     """
     _check_mode(mode)
     if mode == "double" and _is_many(H):
-        shape = np.shape(H)
+        shape = _np.shape(H)
         return _core.flux_double(*_model(model), _h_items(H)).reshape(shape)
     r = stationary(model, H, mode, precision)
     return [x["flux"] for x in r] if isinstance(r, list) else r["flux"]
 
 
-def counting(model, H, T, start=None, mode="mpfr", precision=256):
+def counting(model: Model, H: Number, T: Number, start: _Optional[str] = _D["counting"]["start"],
+             mode: str = _D["counting"]["mode"], precision: int = _D["counting"]["precision"]) -> dict:
     """Spike-count statistics at input H over [0, T] (``ctmc-snn counting --json``).
 
     Keys: "mean" E N(T), "variance" Var N(T), "fano_T" their ratio, "rate"
@@ -222,7 +239,7 @@ def counting(model, H, T, start=None, mode="mpfr", precision=256):
     beside them; "double": floats.
     """
     _check_mode(mode)
-    d = json.loads(_core.counting(*_model(model), exact_text(H, "--H"), exact_text(T, "--T"),
+    d = _json.loads(_core.counting(*_model(model), exact_text(H, "--H"), exact_text(T, "--T"),
                                   "" if start is None else str(start), mode, _uint(precision, "--precision")))
     keys = ("mean", "variance", "fano_T", "rate", "variance_rate", "fano")
     for k in keys:
@@ -239,24 +256,27 @@ def counting(model, H, T, start=None, mode="mpfr", precision=256):
     return d
 
 
-def formula(model):
+def formula(model: Model) -> dict:
     """The stationary-flux formula by the Markov chain tree theorem (``ctmc-snn formula --json``).
 
     d["flux"]["latex"] is the LaTeX of F = num / den; d["symbols"] the legend.
     """
-    return json.loads(_core.formula(*_model(model)))
+    return _json.loads(_core.formula(*_model(model)))
 
 
 # ---------------------------------------------------------------- proofs_check
 
-def bernstein(activation, domain, N=None, eps=None, rho=None, rho_factor=None, precision=128, cap=1000000,
-              bracket=0.0):
+def bernstein(activation: str, domain: _Union[str, _Sequence[Number]], N: _Optional[int] = _D["bernstein"]["N"],
+              eps: _Optional[Number] = _D["bernstein"]["eps"], rho: _Optional[Number] = _D["bernstein"]["rho"],
+              rho_factor: _Optional[Number] = _D["bernstein"]["rho_factor"],
+              precision: int = _D["bernstein"]["precision"], cap: int = _D["bernstein"]["cap"],
+              bracket: float = _D["bernstein"]["bracket"]) -> dict:
     """The paper's Bernstein theorem and corollary for one target (``ctmc-snn bernstein --json``).
 
     Give N (sup error and bounds at N) or eps (smallest N). d["refuted"] counts
     refuted claims (the CLI then exits 1).
     """
-    return json.loads(_core.bernstein(
+    return _json.loads(_core.bernstein(
         str(activation), _domain(domain), "" if rho is None else exact_text(rho, "--rho"),
         "" if rho_factor is None else exact_text(rho_factor, "--rho-factor"), None if N is None else _int(N, "--N"),
         "" if eps is None else exact_text(eps, "--eps"), _uint(precision, "--precision"), _int(cap, "--cap"),
@@ -274,12 +294,12 @@ class _ValuesFile:
         self.path = None
         self.option = option
         self.label = label
-        if values is None or isinstance(values, (str, os.PathLike)):
-            self.spec = "" if values is None else os.fspath(values)
+        if values is None or isinstance(values, (str, _os.PathLike)):
+            self.spec = "" if values is None else _os.fspath(values)
             return
-        lines = [exact_text(v, option) for v in np.asarray(values, dtype=object).ravel().tolist()]
-        fd, self.path = tempfile.mkstemp(prefix="ctmc_snn_", suffix=".txt")
-        with os.fdopen(fd, "w") as f:
+        lines = [exact_text(v, option) for v in _np.asarray(values, dtype=object).ravel().tolist()]
+        fd, self.path = _tempfile.mkstemp(prefix="ctmc_snn_", suffix=".txt")
+        with _os.fdopen(fd, "w") as f:
             f.write("\n".join(lines) + "\n")
         self.spec = self.path
 
@@ -288,7 +308,7 @@ class _ValuesFile:
 
     def close(self):
         if self.path:
-            os.unlink(self.path)
+            _os.unlink(self.path)
 
 
 def _fit_common(activation, domain, samples, weights, kw):
@@ -306,7 +326,7 @@ def _fit_common(activation, domain, samples, weights, kw):
 
 def _run_with_files(fn, args, files):
     try:
-        return json.loads(fn(args))
+        return _json.loads(fn(args))
     except ValueError as e:
         msg = str(e)
         for f in files:
@@ -324,10 +344,16 @@ def _rename_all(d, files):
     return d
 
 
-def fit(activation, domain=None, family="three-state", states=None, points=401, samples=None, weights=None,
-        starts=64, seed=1, threads=0, alpha="1", rate_bound=1000.0, min_rate=1e-6, max_iterations=200,
-        basin_rounds=None, gradient="analytic", precision=128, no_widen=False, warm_start=None, output=None,
-        certify=False):
+def fit(activation: str, domain: _Optional[_Union[str, _Sequence[Number]]] = _D["fit"]["domain"],
+        family: str = _D["fit"]["family"], states: _Optional[int] = _D["fit"]["states"],
+        points: int = _D["fit"]["points"], samples: _Any = _D["fit"]["samples"], weights: _Any = _D["fit"]["weights"],
+        starts: int = _D["fit"]["starts"], seed: int = _D["fit"]["seed"], threads: int = _D["fit"]["threads"],
+        alpha: Number = _D["fit"]["alpha"], rate_bound: float = _D["fit"]["rate_bound"],
+        min_rate: float = _D["fit"]["min_rate"], max_iterations: int = _D["fit"]["max_iterations"],
+        basin_rounds: _Optional[int] = _D["fit"]["basin_rounds"], gradient: str = _D["fit"]["gradient"],
+        precision: int = _D["fit"]["precision"], no_widen: bool = _D["fit"]["no_widen"],
+        warm_start: _Optional[Model] = _D["fit"]["warm_start"], output: _Optional[str] = _D["fit"]["output"],
+        certify: bool = _D["fit"]["certify"]) -> dict:
     """Least-squares fit of a family's flux to alpha * activation (``ctmc-snn fit --json``).
 
     Returns {"model": the fitted model dict (as the CLI prints it, with its
@@ -343,20 +369,24 @@ def fit(activation, domain=None, family="three-state", states=None, points=401, 
           "max_iterations": max_iterations, "basin_rounds": basin_rounds, "gradient": gradient,
           "precision": precision, "no_widen": bool(no_widen), "certify": bool(certify),
           "warm_start": None if warm_start is None else _model(warm_start),
-          "output": None if output is None else os.fspath(output)}
+          "output": None if output is None else _os.fspath(output)}
     args, files = _fit_common(activation, domain, samples, weights, kw)
     d = _run_with_files(_core.fit, args, files)
     res = _rename_all(d["result"], files)
-    res["theta"] = np.array(res["theta"], dtype=np.float64)
-    res["start_mse"] = np.array(res["start_mse"], dtype=np.float64)
+    res["theta"] = _np.array(res["theta"], dtype=_np.float64)
+    res["start_mse"] = _np.array(res["start_mse"], dtype=_np.float64)
     res["model"] = d["model"]
     if "certificates" in d:
         res["certificates"] = d["certificates"]
     return res
 
 
-def score(model, activation, domain=None, samples=None, weights=None, points=401, alpha="1", precision=128,
-          rate_bound=1000.0, min_rate=1e-6, certify=False, family=None):
+def score(model: Model, activation: str, domain: _Optional[_Union[str, _Sequence[Number]]] = _D["score"]["domain"],
+          samples: _Any = _D["score"]["samples"], weights: _Any = _D["score"]["weights"],
+          points: int = _D["score"]["points"], alpha: Number = _D["score"]["alpha"],
+          precision: int = _D["score"]["precision"], rate_bound: float = _D["score"]["rate_bound"],
+          min_rate: float = _D["score"]["min_rate"], certify: bool = _D["score"]["certify"],
+          family: _Optional[str] = _D["score"]["family"]) -> dict:
     """MSE and max |error| of a model against alpha * activation, without fitting (``ctmc-snn fit --score``).
 
     certify: also "certificates" (``--certify``): the certified sup |error|
@@ -375,35 +405,39 @@ def score(model, activation, domain=None, samples=None, weights=None, points=401
 
 # ---------------------------------------------------------------- sim
 
-def simulate_neuron(model, H, T, trials=1000, seed=1, threads=0, start="stationary", alpha=1.0):
+def simulate_neuron(model: Model, H: Number, T: float, trials: int = _D["simulate_neuron"]["trials"],
+                    seed: int = _D["simulate_neuron"]["seed"], threads: int = _D["simulate_neuron"]["threads"],
+                    start: str = _D["simulate_neuron"]["start"], alpha: float = _D["simulate_neuron"]["alpha"]) -> dict:
     """Exact Gillespie simulation at a fixed H (``ctmc-snn simulate neuron --json``).
+
+    T is the window in the model's unit of time; alpha multiplies every rate.
 
     Empirical N(T) statistics beside the exact ones, z-scores and "ok"; also
     "counts", every trial's N(T) (numpy uint64).
     """
-    d = json.loads(_core.simulate_neuron(*_model(model), {
+    d = _json.loads(_core.simulate_neuron(*_model(model), {
         "H": exact_text(H, "--H"), "T": _float(T, "--T"), "trials": _uint(trials, "--trials", 64),
         "seed": _uint(seed, "--seed", 64), "threads": _int(threads, "--threads"), "start": str(start),
         "alpha": _float(alpha, "--alpha")}))
-    d["counts"] = np.array(d["counts"], dtype=np.uint64)
+    d["counts"] = _np.array(d["counts"], dtype=_np.uint64)
     return d
 
 
 def _tensor(x, name):
     """(float64 C array, name): every dtype numpy reads (float32, float16, ints, bools) is exact in float64."""
     try:
-        a = np.asarray(x)
+        a = _np.asarray(x)
     except Exception as e:  # a tensor on a GPU, or no __array__
         raise ValueError(f"{name}: cannot be read as an array ({e})") from None
-    if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_):
+    if a.dtype == object or not (_np.issubdtype(a.dtype, _np.number) or a.dtype == _np.bool_):
         raise ValueError(f"{name}: expected a numeric array, got dtype {a.dtype}")
-    return (np.ascontiguousarray(a, dtype=np.float64), name)
+    return (_np.ascontiguousarray(a, dtype=_np.float64), name)
 
 
 def _layers_of_state_dict(sd, activation, name):
     """Dense layers from a state_dict: every 2-d "<prefix>weight" in order, with "<prefix>bias" if present."""
     keys = list(sd.keys())
-    weights = [k for k in keys if k.endswith("weight") and np.ndim(sd[k]) == 2]
+    weights = [k for k in keys if k.endswith("weight") and _np.ndim(sd[k]) == 2]
     if not weights:
         raise ValueError(f"{name}: no 2-d '*.weight' tensors (nn.Linear layers) in the state_dict")
     if activation is None:
@@ -419,11 +453,25 @@ def _layers_of_state_dict(sd, activation, name):
     return layers
 
 
-def simulate_network(net, data, neurons, T=50.0, tau=0.02, rate=3.0, dt=0.005, trials=1, seed=0, threads=0,
-                     sampler="exact", readout="spike", scale="q99", limit=0, subset="all", trace_weight="integral",
-                     output_scale="logits", layer_alpha=None, normalize=None, activation=None, if_norm=None,
-                     v0=0.0, if_steps=32):
+def simulate_network(net: _Any, data: _Any, neurons: _Union[Model, _Sequence[Model]],
+                     T: float = _D["simulate_network"]["T"], tau: float = _D["simulate_network"]["tau"],
+                     rate: float = _D["simulate_network"]["rate"], dt: float = _D["simulate_network"]["dt"],
+                     trials: int = _D["simulate_network"]["trials"], seed: int = _D["simulate_network"]["seed"],
+                     threads: int = _D["simulate_network"]["threads"], sampler: str = _D["simulate_network"]["sampler"],
+                     readout: str = _D["simulate_network"]["readout"], scale: str = _D["simulate_network"]["scale"],
+                     limit: int = _D["simulate_network"]["limit"], subset: str = _D["simulate_network"]["subset"],
+                     trace_weight: str = _D["simulate_network"]["trace_weight"],
+                     output_scale: str = _D["simulate_network"]["output_scale"],
+                     layer_alpha: _Any = _D["simulate_network"]["layer_alpha"],
+                     normalize: _Any = _D["simulate_network"]["normalize"],
+                     activation: _Any = _D["simulate_network"]["activation"],
+                     if_norm: _Optional[str] = _D["simulate_network"]["if_norm"],
+                     v0: float = _D["simulate_network"]["v0"], if_steps: int = _D["simulate_network"]["if_steps"]) -> dict:
     """ANN vs mean-field vs spiking CTMC network (``ctmc-snn simulate network --json``).
+
+    T (window), tau (trace time constant) and dt (step) are in the neuron
+    models' unit of time; rate is r, the layer rate scale in spikes per unit
+    time (alpha_l = r / q99_l). Accuracies are in percent, SynOps per image.
 
     net: a manifest path; a torch-style state_dict (name -> array or tensor,
          nn.Linear weights [out, in]) with activation= the hidden layers'
@@ -450,10 +498,10 @@ def simulate_network(net, data, neurons, T=50.0, tau=0.02, rate=3.0, dt=0.005, t
             "auto" if a is None or a == "auto" else repr(_float(a, "--layer-alpha")) for a in layer_alpha)
     if normalize is not None:
         args["normalize"] = normalize if isinstance(normalize, str) else "{}/{}".format(
-            ",".join(repr(float(v)) for v in np.atleast_1d(normalize[0])),
-            ",".join(repr(float(v)) for v in np.atleast_1d(normalize[1])))
-    if isinstance(net, (str, os.PathLike)):
-        args["net_path"] = os.fspath(net)
+            ",".join(repr(float(v)) for v in _np.atleast_1d(normalize[0])),
+            ",".join(repr(float(v)) for v in _np.atleast_1d(normalize[1])))
+    if isinstance(net, (str, _os.PathLike)):
+        args["net_path"] = _os.fspath(net)
     elif isinstance(net, dict) and "layers" in net and "state_dict" in net:
         sd = net["state_dict"]
         layers = []
@@ -472,40 +520,43 @@ def simulate_network(net, data, neurons, T=50.0, tau=0.02, rate=3.0, dt=0.005, t
         args["layers"] = _layers_of_state_dict(net, activation, "net")
     else:
         raise ValueError(f"net: expected a manifest path or a state_dict, got {type(net).__name__}")
-    if isinstance(data, (str, os.PathLike)):
-        args["dir"] = os.fspath(data)
+    if isinstance(data, (str, _os.PathLike)):
+        args["dir"] = _os.fspath(data)
     elif isinstance(data, dict):
         known = {"dir", "test_images", "test_labels", "train_images", "train_labels"}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"data: unknown key(s) {sorted(unknown)} (known: {sorted(known)})")
         if data.get("dir") is not None:
-            args["dir"] = os.fspath(data["dir"])
+            args["dir"] = _os.fspath(data["dir"])
         arrays = False
         for key in ("test_images", "test_labels", "train_images", "train_labels"):
             v = data.get(key)
             if v is None:
                 continue
-            if isinstance(v, (str, os.PathLike)):
-                args[key + "_spec"] = os.fspath(v)
+            if isinstance(v, (str, _os.PathLike)):
+                args[key + "_spec"] = _os.fspath(v)
             else:
                 args[key] = _tensor(v, key)
                 arrays = True
         if arrays:
-            args["data_name"] = "arrays" + (" + " + os.fspath(data["dir"]) if data.get("dir") else "")
+            args["data_name"] = "arrays" + (" + " + _os.fspath(data["dir"]) if data.get("dir") else "")
     else:
         raise ValueError(f"data: expected a folder or a dict of arrays, got {type(data).__name__}")
     ns = neurons if isinstance(neurons, (list, tuple)) else [neurons]
     args["neurons"] = [_model(n) for n in ns]
-    d = json.loads(_core.simulate_network(args))
-    d["predictions"] = np.array(d["predictions"], dtype=np.int64)
-    d["synops"] = np.array(d["synops"], dtype=np.float64)
+    d = _json.loads(_core.simulate_network(args))
+    d["predictions"] = _np.array(d["predictions"], dtype=_np.int64)
+    d["synops"] = _np.array(d["synops"], dtype=_np.float64)
     return d
 
 
 # ---------------------------------------------------------------- claims
 
-def check(claims, out=None, seed=1, threads=0, precision=256, allow_outside_paths=False, allow_unchecked=False):
+def check(claims: _Union[str, "_os.PathLike[str]", dict], out: _Optional[str] = _D["check"]["out"],
+          seed: int = _D["check"]["seed"], threads: int = _D["check"]["threads"],
+          precision: int = _D["check"]["precision"], allow_outside_paths: bool = _D["check"]["allow_outside_paths"],
+          allow_unchecked: bool = _D["check"]["allow_unchecked"]) -> dict:
     """Check another implementation's claims (``ctmc-snn check CLAIMS.json --json``; format: README
     "Checking another implementation's claims").
 
@@ -522,17 +573,17 @@ def check(claims, out=None, seed=1, threads=0, precision=256, allow_outside_path
         doc = _jsonable(claims, "claims")
         # The checker reads paths relative to the claims file, which is a temporary one here: relative to
         # (and confined to) the current folder instead.
-        base_dir = os.getcwd()
-        tmp = tempfile.mkdtemp(prefix="ctmc_snn_claims_")
-        path = os.path.join(tmp, "claims.json")
+        base_dir = _os.getcwd()
+        tmp = _tempfile.mkdtemp(prefix="ctmc_snn_claims_")
+        path = _os.path.join(tmp, "claims.json")
         with open(path, "w") as f:
-            json.dump(doc, f)
-    elif isinstance(claims, (str, os.PathLike)):
-        path = os.fspath(claims)
+            _json.dump(doc, f)
+    elif isinstance(claims, (str, _os.PathLike)):
+        path = _os.fspath(claims)
     else:
         raise ValueError(f"claims: expected a file path or a dict, got {type(claims).__name__}")
     try:
-        text, status = _core.check(path, "" if out is None else os.fspath(out), _uint(seed, "--seed", 64),
+        text, status = _core.check(path, "" if out is None else _os.fspath(out), _uint(seed, "--seed", 64),
                                    _int(threads, "--threads"), _uint(precision, "--precision"), base_dir,
                                    bool(allow_outside_paths), bool(allow_unchecked))
     except ValueError as e:
@@ -542,9 +593,9 @@ def check(claims, out=None, seed=1, threads=0, precision=256, allow_outside_path
         raise ValueError(msg) from None
     finally:
         if tmp:
-            os.unlink(path)
-            os.rmdir(tmp)
-    d = json.loads(text)
+            _os.unlink(path)
+            _os.rmdir(tmp)
+    d = _json.loads(text)
     if tmp:
         d["claims_file"] = "claims"
         for r in d["results"]:

@@ -72,15 +72,9 @@ struct NetworkArgs {
   std::optional<TensorArg> test_images, test_labels, train_images, train_labels;
   std::string data_name;        // "data" field for arrays
   std::vector<ModelInput> neurons;
-  double T = 50, tau = 0.02, rate = 3, dt = 0.005;
-  int trials = 1, limit = 0, threads = 0;
-  unsigned long long seed = 0;
-  std::string sampler = "exact", readout = "spike", scale = "q99", trace_weight = "integral",
-              output_scale = "logits", subset = "all", layer_alpha;
-  // The IF baseline (--if p99.9|p100, --v0, --if-steps): none when if_norm is empty.
-  std::string if_norm;
-  double v0 = 0;
-  int if_steps = 32;
+  // The command's options, defaults as the CLI's (the IF baseline runs when
+  // options.if_norm is set).
+  reports::NetworkCommandOptions options;
 };
 // simulate network ... [--if ...] --json
 std::string simulate_network_json(const NetworkArgs& a);

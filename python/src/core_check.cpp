@@ -5,7 +5,7 @@
 #include "ctmc/reports/check.hpp"
 #include "ctmc/reports/commands.hpp"
 #include "ctmc/reports/limits.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::python {
 

@@ -8,7 +8,7 @@
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/sim/tensor_inputs.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::python {
 namespace {
@@ -110,25 +110,7 @@ std::string simulate_neuron_json(const ModelInput& mi, const NeuronArgs& o) {
 }
 
 std::string simulate_network_json(const NetworkArgs& a) {
-  reports::NetworkCommandOptions o;
-  o.opt.snn.T = a.T;
-  o.opt.snn.tau = a.tau;
-  o.opt.snn.dt = a.dt;
-  o.opt.rate = a.rate;
-  o.opt.trials = a.trials;
-  o.opt.seed = a.seed;
-  o.opt.threads = a.threads;
-  o.opt.limit = a.limit;
-  o.sampler = a.sampler;
-  o.readout = a.readout;
-  o.scale = a.scale;
-  o.trace_weight = a.trace_weight;
-  o.output_scale = a.output_scale;
-  o.subset = a.subset;
-  o.layer_alpha = a.layer_alpha;
-  o.if_norm = a.if_norm;
-  o.v0 = a.v0;
-  o.if_steps = a.if_steps;
+  const reports::NetworkCommandOptions& o = a.options;
   reports::NetworkInputs in;
   in.neurons = [&] {
     std::vector<sim::NeuronModel> neurons;

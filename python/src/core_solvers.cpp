@@ -4,7 +4,7 @@
 
 #include "core.hpp"
 #include "ctmc/reports/commands.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/stationary.hpp"
 

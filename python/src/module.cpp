@@ -16,9 +16,11 @@
 #include <type_traits>
 
 #include "core.hpp"
+#include "ctmc/reports/check.hpp"
 #include "ctmc/reports/command_text.hpp"
 #include "ctmc/reports/limits.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/reports/registry.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace py = pybind11;
 using namespace ctmc::python;
@@ -128,25 +130,109 @@ NetworkArgs network_args(const py::dict& d) {
     const auto t = item.cast<py::tuple>();
     a.neurons.push_back({t[0].cast<std::string>(), t[1].cast<std::string>(), t[2].cast<bool>()});
   }
-  a.T = get<double>(d, "T", a.T);
-  a.tau = get<double>(d, "tau", a.tau);
-  a.rate = get<double>(d, "rate", a.rate);
-  a.dt = get<double>(d, "dt", a.dt);
-  a.trials = get<int>(d, "trials", a.trials);
-  a.limit = get<int>(d, "limit", a.limit);
-  a.threads = get<int>(d, "threads", a.threads);
-  a.seed = get<unsigned long long>(d, "seed", a.seed);
-  a.sampler = get<std::string>(d, "sampler", a.sampler);
-  a.readout = get<std::string>(d, "readout", a.readout);
-  a.scale = get<std::string>(d, "scale", a.scale);
-  a.trace_weight = get<std::string>(d, "trace_weight", a.trace_weight);
-  a.output_scale = get<std::string>(d, "output_scale", a.output_scale);
-  a.subset = get<std::string>(d, "subset", a.subset);
-  a.layer_alpha = get<std::string>(d, "layer_alpha", "");
-  a.if_norm = get<std::string>(d, "if_norm", "");
-  a.v0 = get<double>(d, "v0", a.v0);
-  a.if_steps = get<int>(d, "if_steps", a.if_steps);
+  auto& o = a.options;
+  o.opt.snn.T = get<double>(d, "T", o.opt.snn.T);
+  o.opt.snn.tau = get<double>(d, "tau", o.opt.snn.tau);
+  o.opt.rate = get<double>(d, "rate", o.opt.rate);
+  o.opt.snn.dt = get<double>(d, "dt", o.opt.snn.dt);
+  o.opt.trials = get<int>(d, "trials", o.opt.trials);
+  o.opt.limit = get<int>(d, "limit", o.opt.limit);
+  o.opt.threads = get<int>(d, "threads", o.opt.threads);
+  o.opt.seed = get<unsigned long long>(d, "seed", o.opt.seed);
+  o.sampler = get<std::string>(d, "sampler", o.sampler);
+  o.readout = get<std::string>(d, "readout", o.readout);
+  o.scale = get<std::string>(d, "scale", o.scale);
+  o.trace_weight = get<std::string>(d, "trace_weight", o.trace_weight);
+  o.output_scale = get<std::string>(d, "output_scale", o.output_scale);
+  o.subset = get<std::string>(d, "subset", o.subset);
+  o.layer_alpha = get<std::string>(d, "layer_alpha", o.layer_alpha);
+  o.if_norm = get<std::string>(d, "if_norm", o.if_norm);
+  o.v0 = get<double>(d, "v0", o.v0);
+  o.if_steps = get<int>(d, "if_steps", o.if_steps);
   return a;
+}
+
+const char* mode_name(ctmc::reports::Arithmetic a) {
+  switch (a) {
+    case ctmc::reports::Arithmetic::Exact: return "exact";
+    case ctmc::reports::Arithmetic::Double: return "double";
+    default: return "mpfr";
+  }
+}
+
+// The keyword defaults of the Python functions, read from default-constructed
+// option structs of the commands: the Python package takes its defaults from
+// here, so that they are written once, in C++ (tests/python checks every
+// keyword of every public function against this table).
+py::dict defaults() {
+  namespace r = ctmc::reports;
+  py::dict out;
+  {
+    const r::FluxOptions f;
+    out["stationary"] = py::dict(py::arg("mode") = mode_name(f.arithmetic), py::arg("precision") = f.precision);
+    out["flux"] = out["stationary"];
+  }
+  {
+    const r::CountingOptions c;
+    out["counting"] = py::dict(py::arg("start") = py::none(), py::arg("mode") = mode_name(c.arithmetic),
+                               py::arg("precision") = c.precision);
+  }
+  {
+    const r::BernsteinOptions b;
+    out["bernstein"] = py::dict(py::arg("N") = py::none(), py::arg("eps") = py::none(), py::arg("rho") = py::none(),
+                                py::arg("rho_factor") = py::none(), py::arg("precision") = b.precision,
+                                py::arg("cap") = b.cap, py::arg("bracket") = b.bracket);
+  }
+  const r::FitCommandOptions f;
+  const auto fit_common = [&] {
+    return py::dict(py::arg("domain") = py::none(), py::arg("samples") = py::none(), py::arg("weights") = py::none(),
+                    py::arg("points") = f.points, py::arg("alpha") = f.alpha, py::arg("precision") = f.precision,
+                    py::arg("rate_bound") = f.rate_bound, py::arg("min_rate") = f.min_rate,
+                    py::arg("certify") = f.certify);
+  };
+  {
+    py::dict fit = fit_common();
+    fit["family"] = f.family;
+    fit["states"] = py::none();  // the family's own size (f.states == 0)
+    fit["starts"] = f.starts;
+    fit["seed"] = f.seed;
+    fit["threads"] = f.threads;
+    fit["max_iterations"] = f.max_iterations;
+    fit["basin_rounds"] = py::none();  // the library's default (f.basin_rounds)
+    fit["gradient"] = f.gradient;
+    fit["no_widen"] = f.no_widen;
+    fit["warm_start"] = py::none();
+    fit["output"] = py::none();
+    out["fit"] = fit;
+    py::dict score = fit_common();
+    score["family"] = py::none();  // recognised from the chain
+    out["score"] = score;
+  }
+  {
+    const r::NeuronSimOptions n;
+    out["simulate_neuron"] = py::dict(py::arg("trials") = n.trials, py::arg("seed") = n.seed,
+                                      py::arg("threads") = n.threads, py::arg("start") = n.start,
+                                      py::arg("alpha") = n.alpha);
+  }
+  {
+    const r::NetworkCommandOptions n;
+    out["simulate_network"] = py::dict(
+        py::arg("T") = n.opt.snn.T, py::arg("tau") = n.opt.snn.tau, py::arg("rate") = n.opt.rate,
+        py::arg("dt") = n.opt.snn.dt, py::arg("trials") = n.opt.trials, py::arg("seed") = n.opt.seed,
+        py::arg("threads") = n.opt.threads, py::arg("sampler") = n.sampler, py::arg("readout") = n.readout,
+        py::arg("scale") = n.scale, py::arg("limit") = n.opt.limit, py::arg("subset") = n.subset,
+        py::arg("trace_weight") = n.trace_weight, py::arg("output_scale") = n.output_scale,
+        py::arg("layer_alpha") = py::none(), py::arg("normalize") = py::none(), py::arg("activation") = py::none(),
+        py::arg("if_norm") = py::none(), py::arg("v0") = n.v0, py::arg("if_steps") = n.if_steps);
+  }
+  {
+    const r::ReportContext c;
+    const r::CheckOptions k;
+    out["check"] = py::dict(py::arg("out") = py::none(), py::arg("seed") = c.seed, py::arg("threads") = c.threads,
+                            py::arg("precision") = c.precision, py::arg("allow_outside_paths") = k.allow_outside_paths,
+                            py::arg("allow_unchecked") = k.allow_unchecked);
+  }
+  return out;
 }
 
 }  // namespace
@@ -222,6 +308,7 @@ PYBIND11_MODULE(_core, m) {
     });
     return py::make_tuple(doc, status);
   });
+  m.def("defaults", &defaults);
   m.def("simulate_network", [](const py::dict& d) {
     const NetworkArgs a = network_args(d);
     return call([&] { return simulate_network_json(a); });

@@ -26,13 +26,13 @@
 #include "ctmc/sim/tensor_inputs.hpp"
 #include "ctmc/sim/trace.hpp"
 #include "ctmc/solvers/counting.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/json_input.hpp"
 #include "ctmc/solvers/model.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/numeric_context.hpp"
+#include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 namespace ctmc::reports {
@@ -759,7 +759,7 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
     return rows;
   }
   if (c.kind == "counting") {
-    const solvers::PrecisionScope precision(ctx.precision);
+    const ctmc::PrecisionScope precision(ctx.precision);
     const auto as = solvers::asymptotic_counting<Rational>(c.model, c.H, c.model_source);
     std::optional<solvers::CountingMoments<Mpfr>> mom;
     for (const auto& v : c.values) {
@@ -785,7 +785,7 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
         }
         const Mpfr ours = v.quantity == "mean" ? mom->mean : v.quantity == "variance" ? mom->variance : Mpfr(mom->variance / mom->mean);
         Tolerance tol = c.tolerance.value_or(Tolerance{TolKind::Digits, 0});
-        rows.push_back(compare_mpfr(v, ours, tol, solvers::precision_bits()));
+        rows.push_back(compare_mpfr(v, ours, tol, ctmc::precision_bits()));
       }
       rows.back().quantity += fmt::format(" at H = {}{}", c.h_text, c.t_text.empty() ? "" : ", T = " + c.t_text);
     }
@@ -941,7 +941,7 @@ namespace {
 // before one) is shown as text by a leading quote.
 std::string formula_guarded(const std::string& text) {
   const bool risky = !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos;
-  const bool number = solvers::parse_double(text).has_value() && text.find_first_of(" \t\r\n") == std::string::npos;
+  const bool number = ctmc::parse_double(text).has_value() && text.find_first_of(" \t\r\n") == std::string::npos;
   return risky && !number ? "'" + text : text;
 }
 

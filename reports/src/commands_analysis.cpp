@@ -11,7 +11,7 @@
 #include "ctmc/proofs_check/bernstein_claims.hpp"
 #include "ctmc/reports/commands.hpp"
 #include "ctmc/reports/fit_certificates.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/number_text.hpp"
 

@@ -13,7 +13,7 @@
 #include "ctmc/sim/sampler.hpp"
 #include "ctmc/sim/ssa.hpp"
 #include "ctmc/solvers/counting.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/number_text.hpp"
 

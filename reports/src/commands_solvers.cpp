@@ -7,11 +7,11 @@
 #include "ctmc/reports/command_text.hpp"
 #include "ctmc/reports/commands.hpp"
 #include "ctmc/solvers/counting.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/number_text.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "ctmc/solvers/tree_theorem.hpp"
 
@@ -25,7 +25,7 @@ unsigned bits_of() {
   if constexpr (std::is_same_v<T, double>)
     return 53;
   else
-    return solvers::precision_bits();
+    return ctmc::precision_bits();
 }
 
 // |a - b| / |b| as a double (0 when both are 0).
@@ -162,13 +162,13 @@ ojson flux_json(const solvers::Model& model, const std::string& source, const Fl
     case Arithmetic::Mpfr:
       break;
   }
-  const solvers::PrecisionScope precision(checked_precision(o.precision));
+  const ctmc::PrecisionScope precision(checked_precision(o.precision));
   return run_flux<solvers::Mpfr>(model, source, o);
 }
 
 ojson counting_json(const solvers::Model& model, const std::string& source, const CountingOptions& o) {
   if (o.arithmetic == Arithmetic::Double) return run_counting<double, double>(model, source, o);
-  const solvers::PrecisionScope precision(checked_precision(o.precision));
+  const ctmc::PrecisionScope precision(checked_precision(o.precision));
   if (o.arithmetic == Arithmetic::Exact) return run_counting<solvers::Rational, solvers::Mpfr>(model, source, o);
   return run_counting<solvers::Mpfr, solvers::Mpfr>(model, source, o);
 }

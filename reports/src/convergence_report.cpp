@@ -130,7 +130,7 @@ Curve simulate(const Neuron& n, std::size_t h_index, std::size_t neuron_index, c
   for (int k = 0; k < kGridPoints; ++k) opt.times.push_back(detmath::pow(10.0, -1.0 + double(k) / kGridPerDecade));
   opt.trials = kTrials;
   // One independent stream family per (neuron, H), all derived from --seed.
-  opt.seed = sim::stream_seed(ctx.seed, neuron_index, h_index);
+  opt.seed = ctmc::stream_seed(ctx.seed, neuron_index, h_index);
   opt.threads = ctx.threads;
   opt.start = sim::StartMode::State;
   opt.start_state = rest_state(n.model);

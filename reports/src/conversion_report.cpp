@@ -28,7 +28,7 @@
 #include "ctmc/sim/stats.hpp"
 #include "ctmc/sim/sweep.hpp"
 #include "ctmc/sim/train.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/model.hpp"
 
 namespace ctmc::reports {

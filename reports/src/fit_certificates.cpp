@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "ctmc/reports/writer.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::reports {
 

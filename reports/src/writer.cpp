@@ -23,7 +23,7 @@
 #include <stdexcept>
 
 #include "ctmc/io/atomic_write.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 #ifndef CTMC_SOURCE_DIR
 #define CTMC_SOURCE_DIR "."

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "read_file.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::sim {
 

@@ -9,7 +9,7 @@
 #include "ctmc/sim/cifar.hpp"
 #include "ctmc/sim/idx.hpp"
 #include "read_file.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/input_file.hpp"
 
 namespace ctmc::sim {

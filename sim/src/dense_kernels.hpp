@@ -15,14 +15,14 @@
 #include <string>
 
 #include "ctmc/activations/activation.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 
 namespace ctmc::sim::detail {
 
 inline constexpr Eigen::Index kRowBlock = 32;
 
 // Eigen single-threaded inside our blocks (see above): the products below
-// and the functions that call them run under solvers::EigenThreadScope(1)
+// and the functions that call them run under ctmc::EigenThreadScope(1)
 // (numeric_context.hpp), which restores Eigen's setting when it ends.
 
 // C = A * B, row blocks of C from row blocks of A.

@@ -11,7 +11,7 @@
 
 #include "ctmc/sim/atomic_write.hpp"
 #include "read_file.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::sim {
 namespace {

@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "ctmc/sim/network_sim.hpp"
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/numeric_context.hpp"
+#include "ctmc/core/quote.hpp"
 #include "loop_errors.hpp"
 
 namespace ctmc::sim {
@@ -145,7 +145,7 @@ IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_a
   std::vector<double> synops(n), spikes(n);
   detail::LoopErrors errors;  // an exception must not leave the parallel loop (std::terminate)
   {
-    const solvers::ThreadScope threads(opt.threads);
+    const ctmc::ThreadScope threads(opt.threads);
 #pragma omp parallel for schedule(dynamic, 4)
     for (int s = 0; s < n; ++s) {
       errors.run(s, [&] {

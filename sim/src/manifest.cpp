@@ -17,8 +17,8 @@
 #include "ctmc/sim/atomic_write.hpp"
 #include "read_file.hpp"
 #include "ctmc/sim/safetensors.hpp"
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/json_input.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::sim {
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <mutex>
 
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/det_math.hpp"
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/quote.hpp"
 #include "dense_kernels.hpp"
 #include "loop_errors.hpp"
 
@@ -59,7 +59,7 @@ void fix_eigen_cache_sizes() {
 template <class Kernel>
 void for_row_blocks(Eigen::Index rows, double work, Kernel&& k) {
   fix_eigen_cache_sizes();
-  const solvers::EigenThreadScope eigen_serial(1);
+  const ctmc::EigenThreadScope eigen_serial(1);
   const Eigen::Index blocks = (rows + kRowBlock - 1) / kRowBlock;
   // Eigen may allocate temporaries (std::bad_alloc), which must not leave the parallel region.
   LoopErrors errors;

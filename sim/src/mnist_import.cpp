@@ -6,7 +6,7 @@
 
 #include "ctmc/sim/idx.hpp"
 #include "read_file.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/json_input.hpp"
 
 namespace ctmc::sim {

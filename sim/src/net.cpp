@@ -8,9 +8,9 @@
 #include <cmath>
 #include <limits>
 
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/numeric_context.hpp"
+#include "ctmc/core/quote.hpp"
 #include "dense_kernels.hpp"
 #include "loop_errors.hpp"
 
@@ -132,7 +132,7 @@ Eigen::MatrixXf apply_layer_op(const NetLayer& L, const Eigen::MatrixXf& x) {
   }
   // One sample per iteration, each by the same single-threaded code: results
   // do not depend on the thread count.
-  const solvers::EigenThreadScope eigen_serial(1);
+  const ctmc::EigenThreadScope eigen_serial(1);
   detail::LoopErrors errors;
 #pragma omp parallel if (x.cols() > 1)
   {

@@ -12,8 +12,8 @@
 #include "ctmc/sim/neuron_kernel.hpp"
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/sim/stats.hpp"
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "loop_errors.hpp"
 
 namespace ctmc::sim {
@@ -102,7 +102,7 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
                                         "raise dt",
                                    runs * steps * neurons, opt.trials, test.size(), steps, neurons, kMaxNeuronSteps));
   }
-  const solvers::ThreadScope threads(opt.threads);
+  const ctmc::ThreadScope threads(opt.threads);
 
   NetworkSimResult res;
   res.samples = test.size();

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/gth.hpp"
 #include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/scalar.hpp"

@@ -11,9 +11,9 @@
 #include <optional>
 
 #include "ctmc/sim/manifest.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/input_file.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/quote.hpp"
 
 namespace ctmc::sim {
 namespace {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <numeric>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::sim {
 namespace {

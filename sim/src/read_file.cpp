@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::sim {
 namespace {

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ctmc/sim/atomic_write.hpp"
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/json_input.hpp"
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/det_math.hpp"
-#include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {
 

@@ -15,7 +15,7 @@
 
 #include "ctmc/sim/philox.hpp"
 #include "ctmc/sim/rng.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "exp_ziggurat.hpp"
 #include "kernel_math.hpp"
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "loop_errors.hpp"
 

@@ -12,7 +12,7 @@
 #include "ctmc/sim/pareto.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/json_input.hpp"
 #include "ctmc/solvers/model.hpp"

@@ -10,11 +10,11 @@
 #include <set>
 #include <span>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/quote.hpp"
 
 namespace ctmc::sim {
 namespace {
@@ -321,8 +321,8 @@ Normalization parse_normalization(const std::string& text, const std::string& op
     throw InputError(option, fmt::format("'{}' is not MEAN/SD (comma-separated per channel)", text));
   const auto list = [&](const std::string& part, bool positive) {
     std::vector<double> v;
-    for (const std::string& item : solvers::split_input_list(part, option)) {
-      const auto x = solvers::parse_double(item);
+    for (const std::string& item : ctmc::split_input_list(part, option)) {
+      const auto x = ctmc::parse_double(item);
       if (!x || !std::isfinite(*x) || (positive && !(*x > 0)))
         throw InputError(option, fmt::format("'{}' is not a {}number", item, positive ? "positive " : ""));
       v.push_back(*x);

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/det_math.hpp"
-#include "ctmc/solvers/errors.hpp"
 
 namespace ctmc::sim {
 

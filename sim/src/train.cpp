@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <random>
 
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/numeric_context.hpp"
+#include "ctmc/core/seeding.hpp"
 #include "ctmc/solvers/det_math.hpp"
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
-#include "ctmc/solvers/seeding.hpp"
 #include "dense_kernels.hpp"
 
 namespace ctmc::sim {
@@ -24,7 +24,7 @@ constexpr std::uint64_t kInitStream = 0x1000;
 constexpr std::uint64_t kShuffleStream = 0x2000;
 
 std::mt19937_64 stream_rng(std::uint64_t seed, std::uint64_t purpose, std::uint64_t index) {
-  return std::mt19937_64(solvers::numbered_stream_seed(seed, purpose, index));
+  return std::mt19937_64(ctmc::numbered_stream_seed(seed, purpose, index));
 }
 
 // Uniform in [lo, hi) from the top 24 bits: portable (std::uniform_real_distribution
@@ -159,8 +159,8 @@ TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
       throw InputError("train: label " + std::to_string(d.labels[i]) + " of sample " + std::to_string(i) + " is outside 0.." +
                        std::to_string(classes - 1));
 
-  const solvers::ThreadScope threads(cfg.threads);
-  const solvers::EigenThreadScope eigen_serial(1);  // dense_kernels.hpp
+  const ctmc::ThreadScope threads(cfg.threads);
+  const ctmc::EigenThreadScope eigen_serial(1);  // dense_kernels.hpp
 
   TrainResult res;
   res.net = init_mlp(d.features(), cfg.hidden, classes, cfg.activation, cfg.seed);
@@ -231,7 +231,7 @@ LossGradients loss_gradients(const Mlp& net, const Eigen::MatrixXf& x, const std
     if (yl < 0 || yl >= net.output_size()) throw InputError("loss_gradients: label out of range");
   std::vector<detail::ResolvedActivation> acts;
   for (const auto& layer : net.layers) acts.push_back(detail::resolve_activation(layer.activation));
-  const solvers::EigenThreadScope eigen_serial(1);  // dense_kernels.hpp
+  const ctmc::EigenThreadScope eigen_serial(1);  // dense_kernels.hpp
   Workspace ws;
   backprop(net, acts, x, labels, ws);
   return ws.out;

@@ -7,12 +7,12 @@
 #include <limits>
 #include <type_traits>
 
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/det_math.hpp"
-#include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "expm.hpp"
 #include "ctmc/solvers/gth.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 namespace ctmc::solvers {

@@ -30,8 +30,8 @@
 #include <cstddef>
 #include <limits>
 
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/det_math.hpp"
-#include "ctmc/solvers/errors.hpp"
 
 #include "ctmc/solvers/dense_matrix.hpp"
 #include "ctmc/solvers/scalar.hpp"

@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <tuple>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 
 namespace ctmc::solvers {

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::solvers {
 

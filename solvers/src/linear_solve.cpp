@@ -4,7 +4,7 @@
 #include <cmath>
 #include <utility>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/gth.hpp"
 
 namespace ctmc::solvers {

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/io/atomic_write.hpp"
 #include "ctmc/solvers/input_file.hpp"

@@ -2,34 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/quote.hpp"
 
 namespace ctmc::solvers {
-
-std::string not_a_number_reason(const std::string& item) {
-  char* end = nullptr;
-  errno = 0;
-  const double x = item.empty() ? 0 : std::strtod(item.c_str(), &end);
-  if (!item.empty() && end == item.c_str() + item.size() && errno == ERANGE && std::isinf(x))
-    return "is beyond the range of a double (about 1.8e308)";
-  return "is not a number";
-}
-
-std::vector<std::string> split_input_list(const std::string& text, const std::string& what) {
-  if (text.empty()) throw InputError(what, "empty list");
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (out.back().empty()) throw InputError(what, fmt::format("empty item in {}", quote_excerpt(text)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 Rational parse_input_value(const std::string& text, const std::string& what) {
   auto q = parse_exact(text);

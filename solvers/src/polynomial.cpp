@@ -6,7 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/latex_text.hpp"
 
 #include <stdexcept>

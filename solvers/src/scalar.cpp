@@ -1,26 +1,12 @@
 #include "ctmc/solvers/scalar.hpp"
 
 #include <algorithm>
-#include <boost/multiprecision/detail/digits.hpp>
 #include <cmath>
 #include <limits>
 
 #include "ctmc/solvers/det_math.hpp"
 
 namespace ctmc::solvers {
-
-void set_precision_bits(unsigned bits) {
-  // Smallest decimal-digit count whose Boost conversion gives >= bits.
-  unsigned d10 = 1;
-  while (bmp::detail::digits10_2_2(d10) < bits) ++d10;
-  Mpfr::default_precision(d10);
-  Interval::default_precision(d10);
-}
-
-unsigned precision_bits() {
-  Mpfr x;
-  return static_cast<unsigned>(mpfr_get_prec(x.backend().data()));
-}
 
 template <>
 double from_rational<double>(const Rational& q) {

@@ -7,7 +7,7 @@
 #include <functional>
 #include <type_traits>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/gth.hpp"
 #include "ctmc/solvers/sparse_gth.hpp"

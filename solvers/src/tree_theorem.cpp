@@ -7,7 +7,7 @@
 #include <tuple>
 #include <unordered_set>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 
 namespace ctmc::solvers {

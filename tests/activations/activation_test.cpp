@@ -10,7 +10,7 @@
 #include "../test_temp_files.hpp"
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/activations/activation_interval.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 using namespace ctmc;
 using activations::Ivl;
@@ -33,7 +33,7 @@ std::string write_table(const std::string& name, const std::string& body) {
 }  // namespace
 
 TEST_CASE("point enclosures contain the 256-bit MPFR value") {
-  solvers::set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_36(256);
   for (const char* name : kNames) {
     const auto a = activations::parse_activation(name);
     for (int k = -40; k <= 40; ++k) {
@@ -55,7 +55,7 @@ TEST_CASE("point enclosures contain the 256-bit MPFR value") {
 }
 
 TEST_CASE("interval enclosures contain phi at points inside") {
-  solvers::set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_58(256);
   for (const char* name : kNames) {
     const auto a = activations::parse_activation(name);
     Ivl x(128), v(128);
@@ -70,7 +70,7 @@ TEST_CASE("interval enclosures contain phi at points inside") {
 }
 
 TEST_CASE("derivative enclosures contain central differences (smooth) and one-sided slopes (kinks)") {
-  solvers::set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_73(256);
   const Mpfr step = Mpfr(1) / Mpfr("1e30");
   for (const char* name : {"sigmoid", "softplus", "sigmoid_shift_2", "tanh1"}) {
     const auto a = activations::parse_activation(name);

@@ -12,7 +12,7 @@
 #include "fit/fit_internal.hpp"
 #include "ctmc/analysis/fit_flux.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/gth.hpp"
 #include "fit_targets.hpp"
 

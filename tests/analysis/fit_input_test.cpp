@@ -11,7 +11,7 @@
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "../test_temp_files.hpp"

@@ -14,7 +14,7 @@
 #include "ctmc/analysis/fit.hpp"
 #include "fit/fit_internal.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/stationary.hpp"
 

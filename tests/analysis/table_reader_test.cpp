@@ -11,7 +11,7 @@
 #include "../test_temp_files.hpp"
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
 using namespace ctmc;

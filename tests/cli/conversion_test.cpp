@@ -9,7 +9,7 @@
 #include "cli_helpers.hpp"
 #include "conversion.hpp"  // reports/src (internal): the study's definitions
 #include "ctmc/reports/registry.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 using namespace ctmc_cli_test;
 using namespace ctmc::reports;

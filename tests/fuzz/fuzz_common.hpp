@@ -22,7 +22,7 @@
 #include <string>
 #include <typeinfo>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::fuzz {
 

@@ -24,7 +24,7 @@
 
 #include "ctmc/io/atomic_write.hpp"
 #include "failure_hook.hpp"  // io/src (internal): the writer's test seam
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/io/sha256.hpp"
 
 namespace fs = std::filesystem;

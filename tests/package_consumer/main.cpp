@@ -32,7 +32,7 @@ int main() {
     std::cerr << "double flux " << dbl.flux << " != " << ref << "\n";
     ++failures;
   }
-  ctmc::solvers::set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_35(256);
   const auto mp = ctmc::solvers::solve_stationary<ctmc::solvers::Mpfr>(model, H);
   if (ctmc::solvers::relative_error(mp.flux, expected) > 1e-70) {
     std::cerr << "MPFR flux relative error " << ctmc::solvers::relative_error(mp.flux, expected) << "\n";

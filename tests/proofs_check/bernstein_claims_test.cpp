@@ -9,7 +9,7 @@
 
 #include "ctmc/proofs_check/bernstein.hpp"
 #include "ctmc/proofs_check/bernstein_claims.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/stationary.hpp"

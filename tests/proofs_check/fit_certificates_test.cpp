@@ -12,9 +12,9 @@
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/proofs_check/chain_sup.hpp"
 #include "ctmc/proofs_check/fit_optimality.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/families.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "../test_temp_files.hpp"
 
@@ -26,9 +26,7 @@ namespace {
 
 // 128-bit MPFR for the references, the previous default restored after.
 struct Bits128 {
-  unsigned saved = solvers::precision_bits();
-  Bits128() { solvers::set_precision_bits(128); }
-  ~Bits128() { solvers::set_precision_bits(saved); }
+  ctmc::PrecisionScope scope{128};
 };
 
 // max over `points` equally spaced H in [lo, hi] of |F(H) - alpha phi(H)|,
@@ -280,7 +278,7 @@ struct Path {
 }  // namespace
 
 TEST_CASE("three-state faces theorem: every curve of the box is realized on a face") {
-  const solvers::PrecisionScope bits(256);
+  const ctmc::PrecisionScope bits(256);
   const std::array<double, 6> lo = {-5, -5, 1e-3, -5, -5, 1e-3}, hi = {5, 5, 5, 5, 5, 5};
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<int> num(-500, 500), pos(1, 500);

@@ -1,6 +1,6 @@
 // No public entry point leaves a process-wide numeric setting changed: Boost's
 // default precision of Mpfr and Interval values, OpenMP's thread count, and
-// Eigen's thread count (ctmc/solvers/numeric_context.hpp). Each entry point
+// Eigen's thread count (ctmc/core/numeric_context.hpp). Each entry point
 // runs on a small input with a precision and a thread count other than the
 // current ones, and the settings are compared with those before the call.
 #include <doctest/doctest.h>
@@ -20,7 +20,7 @@
 #include "ctmc/sim/train.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/families.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
 using namespace ctmc;
@@ -36,7 +36,7 @@ struct Settings {
   unsigned interval_digits10 = Interval::default_precision();
   int threads = omp_get_max_threads();
   int eigen_threads = Eigen::nbThreads();
-  int eigen_setting = solvers::eigen_thread_setting();  // 0: Eigen follows OpenMP's count
+  int eigen_setting = ctmc::eigen_thread_setting();  // 0: Eigen follows OpenMP's count
   bool operator==(const Settings&) const = default;
 };
 
@@ -78,21 +78,21 @@ sim::Dataset threshold_data(int n, unsigned seed) {
 TEST_CASE("PrecisionScope and ThreadScope restore the exact previous settings, also when nested") {
   const Settings before;
   {
-    const solvers::PrecisionScope outer(300);
-    CHECK(solvers::precision_bits() >= 300);
+    const ctmc::PrecisionScope outer(300);
+    CHECK(ctmc::precision_bits() >= 300);
     {
-      const solvers::PrecisionScope inner(64);
-      CHECK(solvers::precision_bits() >= 64);
-      CHECK(solvers::precision_bits() < 300);
+      const ctmc::PrecisionScope inner(64);
+      CHECK(ctmc::precision_bits() >= 64);
+      CHECK(ctmc::precision_bits() < 300);
     }
-    CHECK(solvers::precision_bits() >= 300);
-    const solvers::ThreadScope threads(before.threads + 1);
+    CHECK(ctmc::precision_bits() >= 300);
+    const ctmc::ThreadScope threads(before.threads + 1);
     CHECK(omp_get_max_threads() == before.threads + 1);
-    const solvers::ThreadScope keep(0);  // 0: the current count
+    const ctmc::ThreadScope keep(0);  // 0: the current count
     CHECK(omp_get_max_threads() == before.threads + 1);
   }
   CHECK(Settings() == before);
-  CHECK(solvers::scoped_precision_bits(300) >= 300);
+  CHECK(ctmc::scoped_precision_bits(300) >= 300);
   CHECK(Settings() == before);
 }
 
@@ -100,11 +100,11 @@ TEST_CASE("EigenThreadScope restores Eigen's setting: following OpenMP's count, 
   const Settings before;
   REQUIRE(before.eigen_setting == 0);  // the process's default: Eigen follows OpenMP
   {
-    const solvers::EigenThreadScope serial(1);
+    const ctmc::EigenThreadScope serial(1);
     CHECK(Eigen::nbThreads() == 1);
-    CHECK(solvers::eigen_thread_setting() == 1);
+    CHECK(ctmc::eigen_thread_setting() == 1);
     {
-      const solvers::EigenThreadScope keep(0);  // 0: the current setting
+      const ctmc::EigenThreadScope keep(0);  // 0: the current setting
       CHECK(Eigen::nbThreads() == 1);
     }
     CHECK(Eigen::nbThreads() == 1);
@@ -112,16 +112,16 @@ TEST_CASE("EigenThreadScope restores Eigen's setting: following OpenMP's count, 
   CHECK(Settings() == before);
   {
     // Following OpenMP again: a later change of OpenMP's count reaches Eigen.
-    const solvers::ThreadScope more(before.threads + 1);
+    const ctmc::ThreadScope more(before.threads + 1);
     CHECK(Eigen::nbThreads() == before.threads + 1);
   }
   // A fixed count, even one equal to OpenMP's, comes back as a fixed count.
   Eigen::setNbThreads(before.threads);
   {
-    const solvers::EigenThreadScope serial(1);
+    const ctmc::EigenThreadScope serial(1);
     CHECK(Eigen::nbThreads() == 1);
   }
-  CHECK(solvers::eigen_thread_setting() == before.threads);
+  CHECK(ctmc::eigen_thread_setting() == before.threads);
   Eigen::setNbThreads(0);  // back to following OpenMP
   CHECK(Settings() == before);
 }
@@ -145,7 +145,7 @@ TEST_CASE("the solvers' and commands' entry points leave precision and threads a
     });
   }
   check_restores("counting_moments<Mpfr>", [&] {
-    const solvers::PrecisionScope precision(128);  // the caller's precision: the guard bits are added to it
+    const ctmc::PrecisionScope precision(128);  // the caller's precision: the guard bits are added to it
     const std::vector<Mpfr> pi0{Mpfr(1), Mpfr(0), Mpfr(0)};
     solvers::counting_moments<Mpfr>(model, Rational(1, 2), pi0, Mpfr(2), "three-state");
   });
@@ -172,7 +172,7 @@ TEST_CASE("the simulator's entry points leave the thread counts as they found th
   // train_mlp, simulate_network and simulate_if run the dense kernels
   // (sim/src/dense_kernels.hpp), which keep Eigen single-threaded inside;
   // with OpenMP at 2 threads or more, Eigen's count before differs from 1.
-  const solvers::ThreadScope at_least_two(omp_get_max_threads() + 1);
+  const ctmc::ThreadScope at_least_two(omp_get_max_threads() + 1);
   const sim::Dataset train = threshold_data(64, 1), test = threshold_data(16, 2);
   sim::TrainConfig cfg;
   cfg.hidden = {4};

@@ -21,9 +21,10 @@
 
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace fs = std::filesystem;
+using namespace ctmc;
 using namespace ctmc::reports;
 
 namespace {

@@ -19,7 +19,7 @@
 #include "ctmc/sim/idx.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/safetensors.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace fs = std::filesystem;
 using ctmc::InputError;

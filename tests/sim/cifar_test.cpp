@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "ctmc/sim/cifar.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace fs = std::filesystem;
 using namespace ctmc::sim;

@@ -15,7 +15,7 @@
 #include "read_file.hpp"     // sim/src (internal): read_maybe_gz
 #include "ctmc/sim/idx.hpp"
 #include "ctmc/sim/mnist_import.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace fs = std::filesystem;
 using ctmc::InputError;

@@ -6,7 +6,7 @@
 #include <random>
 
 #include "ctmc/sim/if_baseline.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 using namespace ctmc;
 using namespace ctmc::sim;

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "meanfield.hpp"  // sim/src (internal): the mean-field network
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/families.hpp"
 
 using namespace ctmc;

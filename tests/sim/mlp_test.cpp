@@ -8,7 +8,7 @@
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/mlp.hpp"
 #include "ctmc/sim/train.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 using namespace ctmc::sim;
 

@@ -12,7 +12,7 @@
 
 #include "conv_reference.hpp"
 #include "ctmc/sim/manifest.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "input_error_check.hpp"
 
 namespace fs = std::filesystem;

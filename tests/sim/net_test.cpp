@@ -9,7 +9,7 @@
 #include "conv_reference.hpp"
 #include "ctmc/sim/net.hpp"
 #include "meanfield.hpp"  // sim/src (internal): the mean-field network
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 using namespace ctmc::sim;
 using namespace ctmc::sim::testing;

@@ -12,7 +12,7 @@
 
 #include "ctmc/sim/neuron_kernel.hpp"
 #include "ctmc/sim/sampler.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/stationary.hpp"
 

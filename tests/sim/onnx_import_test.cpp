@@ -16,7 +16,7 @@
 #include "onnx_builder.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/onnx_import.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "input_error_check.hpp"
 
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "ctmc/sim/pareto.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 using ctmc::sim::cheapest_below;
 using ctmc::sim::pareto_frontier;

@@ -17,7 +17,7 @@
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/mnist_import.hpp"
 #include "ctmc/sim/safetensors.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "input_error_check.hpp"
 
 namespace fs = std::filesystem;

@@ -10,8 +10,8 @@
 
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/safetensors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/sim/tensor_inputs.hpp"
-#include "ctmc/solvers/errors.hpp"
 
 namespace fs = std::filesystem;
 using namespace ctmc::sim;

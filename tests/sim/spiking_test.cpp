@@ -15,7 +15,7 @@
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/sim/spiking.hpp"
 #include "ctmc/solvers/counting.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "../test_temp_files.hpp"

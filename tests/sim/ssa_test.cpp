@@ -16,7 +16,7 @@
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/sim/ssa.hpp"
 #include "ctmc/solvers/counting.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/model.hpp"
 
 using namespace ctmc;

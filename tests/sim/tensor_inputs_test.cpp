@@ -9,7 +9,7 @@
 
 #include "../test_temp_files.hpp"
 #include "ctmc/sim/tensor_inputs.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 using namespace ctmc::sim;
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "ctmc/sim/trace.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 using namespace ctmc::sim;
 

@@ -6,8 +6,9 @@
 #include <random>
 
 #include "ctmc/sim/train.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
+using namespace ctmc;
 using namespace ctmc::sim;
 
 namespace {

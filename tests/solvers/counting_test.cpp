@@ -10,14 +10,15 @@
 #include <type_traits>
 
 #include "ctmc/solvers/counting.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "expm.hpp"  // solvers/src (internal): the matrix exponential
 #include "ctmc/solvers/families.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "scalar_accuracy.hpp"
 
+using namespace ctmc;
 using namespace ctmc::solvers;
 
 namespace {
@@ -163,7 +164,7 @@ TEST_CASE_TEMPLATE("expm: 2x2 generator against its closed form", T, double, Mpf
 
 TEST_CASE("finite-T mean, two-state renewal from state B: closed form") {
   // P(B at s) = d/(a+d) + a/(a+d) e^{-(a+d)s}; E N(t) = int_0^t a P(B at s) ds.
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_166(256);
   const Rational a(5, 2), d(2, 3);
   const auto m = two_state_model(constant(a), constant(d));
   for (const Rational& tq : {Rational(1, 10), Rational(3), Rational(40)}) {
@@ -175,7 +176,7 @@ TEST_CASE("finite-T mean, two-state renewal from state B: closed form") {
 }
 
 TEST_CASE("finite-T counting from stationarity: E N(T) = lambda T, and Var N(T)/T -> variance rate") {
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_178(256);
   const auto m = three_state(2, 1, 3, Rational(1, 2));
   const auto as = asymptotic_counting<Rational>(m, 0);
   std::vector<Mpfr> pi0;
@@ -239,7 +240,7 @@ std::pair<Rational, Rational> taylor_moments(const Model& m, const std::vector<R
 
 TEST_CASE("finite-T moments at small t against the exact rational Taylor series of exp(A t)") {
   // 40 terms at t = 1/8 with ||A|| <= 2 * 12: the tail is below 3^41/41! < 1e-29.
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_242(256);
   const auto m = three_state_model(constant(4), constant(3), constant(5), constant(Rational(2, 3)));
   const Rational t(1, 8);
   const std::vector<Rational> pi0{Rational(1, 2), Rational(1, 3), Rational(1, 6)};
@@ -259,7 +260,7 @@ TEST_CASE("finite-T moments with rates x t far below 1, from a state away from t
   // cancelled the mean: E N(1) = 0 and Var N(1) = -1.1e-25 in double with
   // rates ~1e-12, 61 of 77 digits at 256 bits with rates ~1 and t = 1e-30.
   // References: the exact series to 40 terms (tail below 1e-180 with these norms).
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_262(256);
   struct Case {
     Model model;
     Rational t;
@@ -287,7 +288,7 @@ TEST_CASE("finite-T moments when the rates x T are below double's smallest subno
   // double would return exp(A T) = I, so E N(T) = Var N(T) = 0. The plan is
   // made from log2 of the norm taken in MPFR. References: the exact series to 12
   // terms (the leading terms are T and T^2; the tail is below T^12).
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_290(256);
   const auto m = three_state(2, 1, 3, Rational(1, 2));  // tests/fixtures/three_state.json: lambda = 1/3
   const auto stationary = solve_stationary<Rational>(m, 0).pi;
   const std::vector<Rational> from_b{1, 0, 0};
@@ -372,7 +373,7 @@ TEST_CASE("asymptotic counting on a chain with transient states (one closed clas
   // At H = 1 (a = 2) it is the chain of REFERENCES.md again: Fano factor 14/27.
   CHECK(asymptotic_counting<Rational>(m, 1).fano() == Rational(14, 27));
   // Started in G at H = -1: at most one spike (G -> R before G -> B, probability c/(b+c) = 3/4).
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_375(256);
   const auto fin = counting_moments<Mpfr>(m, -1, {mp(0), mp(1), mp(0)}, mp(80));
   CHECK(rel(fin.mean, mp(Rational(3, 4))) < 1e-60);
   CHECK(rel(fin.variance, mp(Rational(3, 16))) < 1e-60);  // Bernoulli(3/4)
@@ -383,7 +384,7 @@ TEST_CASE("double precision at large lambda t: the centered formulas keep the va
   // would cancel about 1e11 against 1.7e5 and lose ~6 digits (a relative
   // error of about 3e-4). Reference: the same moments in MPFR
   // at 256 bits.
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_386(256);
   const auto m = three_state(2000, 1000, 3000, 500);
   for (double t : {1.0, 1000.0}) {
     const auto d = counting_moments<double>(m, 0, {1.0, 0.0, 0.0}, t);
@@ -399,7 +400,7 @@ TEST_CASE("MPFR at huge lambda t: guard bits grow with the squarings, Var N(t) =
   // (the exponential term is below 1e-170 there), then t = 1e16 and 1e80
   // need 55 and 268 squarings: a fixed 64 guard bits would keep only about
   // 12 of the variance's 77 digits at 1e80.
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_402(256);
   const Rational a(3, 2), d(1, 2);
   const auto m = two_state_model(constant(a), constant(d));
   const auto as = asymptotic_counting<Rational>(m, 0);
@@ -427,7 +428,7 @@ TEST_CASE("double refuses horizons whose squarings would cost it more than 25 bi
   // ... and MPFR refuses a norm beyond double's range instead of planning with UB,
   // naming the model and T when the rates x T get there.
   CHECK_THROWS_AS(expm_plan(std::numeric_limits<double>::infinity(), 128), ctmc::InputError);
-  set_precision_bits(128);
+  const ctmc::PrecisionScope precision_128_at_430(128);
   const auto fast = two_state_model(constant(Rational(100000000000000000000.0)), constant(Rational(1)));
   CHECK_THROWS_WITH_AS(counting_moments<Mpfr>(fast, 0, {mp(1), mp(0)}, mp(*parse_exact("1e300")), "fast.json"),
                        doctest::Contains("fast.json: at T = "), ctmc::InputError);
@@ -438,7 +439,7 @@ TEST_CASE("asymptotic counting with rates far from 1: the deviation system is so
   // 1 theta - Q has entries of size 1 beside the rates; with rates ~1e20 in
   // double (or 1e200 in MPFR) the theta part is lost beside Q and that system
   // is singular. The reference is the renewal closed form in exact rationals.
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_441(256);
   const std::pair<const char*, const char*> cases[] = {
       {"1e20", "3e20"}, {"1e20", "1"}, {"1", "5e19"}, {"1e-20", "3e-20"}, {"2.5e200", "1e200"}};
   for (const auto& [as, ds] : cases) {
@@ -464,7 +465,7 @@ TEST_CASE("asymptotic counting with rates of very different sizes keeps every ra
   // largest exit rate, loses rates far below alpha beside alpha theta_j (the
   // three-state neuron below at H = 1e10 keeps 7 digits in double, and at
   // H = 1e300 its 256-bit variance rate is 1.525 for an exact 1.131).
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_467(256);
   const auto sigmoid_like = three_state_model(Affine{Rational(14, 10), Rational(3, 4)}, constant(Rational(115, 100)),
                                               constant(Rational(18, 10)), constant(10));
   for (const char* hs : {"1e10", "1e20", "1e300"}) {
@@ -524,7 +525,7 @@ TEST_CASE("finite-T counting refuses chains beyond its dense size limits up fron
     }
     return m;
   };
-  set_precision_bits(128);
+  const ctmc::PrecisionScope precision_128_at_527(128);
   const auto m301 = ring(301);
   CHECK_THROWS_WITH_AS(counting_moments<Mpfr>(m301, 0, std::vector<Mpfr>(301, mp(Rational(1, 301))), mp(1)),
                        doctest::Contains("301 states; the finite-T counting moments"), ctmc::InputError);

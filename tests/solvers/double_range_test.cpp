@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/stationary.hpp"

@@ -8,13 +8,14 @@
 #include <array>
 #include <random>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/families.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "scalar_accuracy.hpp"
 
+using namespace ctmc;
 using namespace ctmc::solvers;
 
 namespace {
@@ -130,7 +131,7 @@ TEST_CASE("Bernstein polynomial by de Casteljau equals the power-basis sum exact
 TEST_CASE("long Bernstein chain N = 2000: sparse GTH in double (rescaled) agrees with MPFR") {
   // Unnormalized back-substitution values reach C(N, N/2) ~ 1e600 here, beyond
   // double's range: this exercises the rescaling path of gth_sparse<double>.
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_133(256);
   const std::size_t n = 2000;
   std::vector<Rational> kappa;
   for (std::size_t i = 0; i <= n; ++i) kappa.push_back(Rational(static_cast<long>(i * i + 1), static_cast<long>(n * n)));
@@ -231,7 +232,7 @@ TEST_CASE_TEMPLATE("closed_form_flux of two-, three- and full-three-state models
 }
 
 TEST_CASE("closed_form_flux of a long Bernstein chain (N = 3000, mode-relative weights) equals MPFR GTH") {
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_234(256);
   const std::size_t n = 3000;
   std::vector<Rational> kappa;
   for (std::size_t i = 0; i <= n; ++i) kappa.push_back(Rational(static_cast<long>(i % 7 + 1), 3));
@@ -249,7 +250,7 @@ TEST_CASE("closed_form_flux of a Bernstein chain near u = 1 with kappa_N = 0 kee
   // M_N(u) ~ N kappa_{N-1} (1 - u) there: 1 - u must come from the exact u,
   // not from u rounded into the scalar (double lost 8 digits at
   // u = 1 - 1e-9 and all of them at 1 - 1e-20; 256-bit MPFR lost 18).
-  set_precision_bits(256);
+  const ctmc::PrecisionScope precision_256_at_252(256);
   for (std::size_t n : {std::size_t{4}, std::size_t{40}}) {
     std::vector<Rational> kappa;
     for (std::size_t i = 0; i <= n; ++i) kappa.push_back(Rational(static_cast<long>(n - i), static_cast<long>(n)));

@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/json_input.hpp"
 #include "ctmc/solvers/model.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/quote.hpp"
 
 using namespace ctmc::solvers;
 using ctmc::InputError;

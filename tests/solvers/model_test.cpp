@@ -9,13 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/scalar.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
+using namespace ctmc;
 using namespace ctmc::solvers;
 
 namespace {

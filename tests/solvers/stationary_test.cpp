@@ -8,15 +8,16 @@
 #include <random>
 #include <string>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/gth.hpp"
 #include "ctmc/solvers/linear_solve.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/sparse_gth.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "scalar_accuracy.hpp"
 
+using namespace ctmc;
 using namespace ctmc::solvers;
 
 namespace {

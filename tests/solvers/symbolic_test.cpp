@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/gth.hpp"
 #include "ctmc/solvers/latex_text.hpp"

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "ctmc/analysis/fit_flux.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::analysis {
 

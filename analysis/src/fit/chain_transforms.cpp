@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "fit/fit_internal.hpp"
 
 namespace ctmc::analysis {

@@ -10,12 +10,12 @@
 #include <string_view>
 
 #include "ctmc/analysis/fit.hpp"
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/number_text.hpp"
-#include "ctmc/solvers/numeric_context.hpp"
+#include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/stationary.hpp"
 #include "fit/fit_internal.hpp"
 
@@ -422,7 +422,7 @@ ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& prob
   // run at once (run_fit_table runs targets concurrently) take turns here.
   static std::mutex precision_mutex;
   const std::lock_guard<std::mutex> lock(precision_mutex);
-  const solvers::PrecisionScope precision(bits);  // the caller's precision again on the way out
+  const ctmc::PrecisionScope precision(bits);  // the caller's precision again on the way out
   const auto& d = problem.data;
   const Mpfr alpha = solvers::from_rational<Mpfr>(problem.alpha);
   Mpfr sum_sq(0), sum_w(0), worst(0);

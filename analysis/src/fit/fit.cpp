@@ -12,7 +12,7 @@
 #include <cmath>
 #include <optional>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "fit/fit_internal.hpp"
 
@@ -24,9 +24,10 @@ namespace fit_search {
 // transfer to the full problem, then the full-problem moves, the cheap and
 // local ones (kink hops, repolishing, the local phase) before those that
 // jump between funnels (time_scale, relay_rescale), which keep a move only if
-// it beats the locally refined fit. The random streams of basin_hop and
-// local_phase are numbered in this order (start_seed), so a new move that
-// draws numbers takes streams after theirs.
+// it beats the locally refined fit. The moves that draw random numbers
+// (multistart, basin_hop, local_phase) reserve their blocks of streams in
+// this order (Search::streams), so a new move that draws numbers takes its
+// block after theirs without changing theirs.
 std::vector<SearchMove> all_moves() {
   return {multistart_move(),       polish_move(),      basin_hop_move(),  transfer_move(),     kink_hop_move(),
           general_repolish_move(), local_phase_move(), time_scale_move(), relay_rescale_move()};

@@ -10,7 +10,7 @@
 // full-problem moves (kink hops, repolishing, state exchanges, a local phase
 // of small steps, time-scale moves, relay rescaling). Each move lives in
 // moves/<name>.cpp. Every random draw comes from start_seed(seed, stream)
-// with a stream fixed by the move's position in the search, and every
+// with a stream from the move's own block (Search::streams), and every
 // reduction is by (MSE, index), so a fit does not depend on the thread count.
 #pragma once
 #include <cstddef>
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "ctmc/analysis/fit.hpp"
-#include "ctmc/solvers/seeding.hpp"
+#include "ctmc/core/seeding.hpp"
 
 namespace ctmc::analysis {
 
@@ -29,22 +29,19 @@ namespace ctmc::analysis {
 
 // basin_hop: rounds per options.basin_rounds for the closed-form families.
 // Their solves cost about a fifth of a general family's on the same grid,
-// and their local minima are as many, so their chains can be longer.
-// Measured over seeds 1-10 with factors 5 and 8: softplus full-three-state
-// reaches its best 1.1205e-5 in 3 and 6 of 10, sigmoid_shift_2 lands within
-// 0.4% of 1.8956e-6 in 8 and 9, softplus x 1/14 at or below 3.157e-8 in 3
-// and 4, for a bench_fit table of 53-56 s and 54-56 s.
+// and their local minima are as many, so their chains can be longer: over
+// seeds 1-10, factor 8 reaches the rows' best minima (softplus
+// full-three-state 1.1205e-5, sigmoid_shift_2 within 0.4% of 1.8956e-6,
+// softplus x 1/14 at or below 3.157e-8) about as often as 5 or more, at the
+// same cost of the table (bench_fit prints it).
 inline constexpr int kClosedFormBasinFactor = 8;
 // basin_hop: rounds per options.basin_rounds for the general family when it
 // explores on a subsample, where its solves cost about a quarter of the full
-// grid's and its chains need the length to settle. Geometric mean of the MSE
-// over seeds 1-4 of the report's eight inexact general rows (bench_fit
-// seeds, no warm start), full grid with 6 rounds / 101 points with 24 rounds
-// / with 48: sigmoid general-4 3.4e-8 / 2.0e-8 / 1.5e-8, general-5 9.1e-10 /
-// 1.1e-10 / 8.0e-11; softplus 2.2e-7 / 8.4e-8 / 2.6e-8 and 8.4e-9 / 5.8e-9 /
-// 5.5e-9; sigmoid_shift_2 3.9e-8 / 1.9e-8 / 1.2e-8 and 1.2e-9 / 3.5e-9 /
-// 1.7e-9; softplus x 1/14 1.9e-9 / 1.1e-9 / 7.8e-10 and 4.8e-10 / 2.8e-10 /
-// 3.9e-10; at 1.4-4.5 s, 1.7-5.8 s and 1.6-4.3 s per fit.
+// grid's and its chains need the length to settle: on the report's inexact
+// general rows, 101 points with 24 rounds reach lower MSEs than the full grid
+// with 6 rounds (sigmoid general-5 1.1e-10 against 9.1e-10, geometric mean
+// of seeds 1-4) at about the same time per fit; bench_fit prints the table's
+// MSEs and time.
 inline constexpr int kGeneralBasinFactor = 8;
 
 // transfer: how many of the best distinct minima of the exploration problem
@@ -173,7 +170,7 @@ double mse_double(const FitProblem& problem, const std::vector<double>& theta);
 // The seed of random stream `index` of a fit (starts, then basin-hopping and
 // local-phase candidates): the toolkit's multistart stream (seeding.hpp).
 inline std::uint64_t start_seed(std::uint64_t seed, std::uint64_t index) {
-  return solvers::multistart_seed(seed, index);
+  return ctmc::multistart_seed(seed, index);
 }
 
 namespace fit_search {
@@ -272,6 +269,9 @@ struct Search {
   std::vector<StartOutcome> ends;      // chain ends (or the best start), on ex
   std::vector<int> end_hops;
   double explore_best = kInf;          // best MSE of starts and chain ends on ex
+  // The blocks of random streams, reserved by the moves that draw, in the
+  // driver's order (start_seed(seed, index) of each index).
+  StreamBlocks streams;
   // Set by transfer when no point is feasible on the full problem: the driver
   // then fits again exploring on the full problem.
   bool restart_on_full = false;

@@ -15,7 +15,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "fit/fit_internal.hpp"
 
 namespace ctmc::analysis {

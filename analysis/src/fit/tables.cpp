@@ -7,8 +7,8 @@
 #include <cmath>
 #include <exception>
 
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/det_math.hpp"
-#include "ctmc/solvers/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "fit/fit_internal.hpp"
 

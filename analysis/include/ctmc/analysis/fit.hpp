@@ -134,14 +134,13 @@ struct FitOptions {
   // (SearchTuning::exploration_pool) go on to the full problem beside the
   // chain ends and the warm start. Off in the widened refits, which are
   // warm-started from the bounded optimum: there the pool's polishes on the
-  // full problem would be most of a refit's cost (softplus general-5 without
-  // a warm start: 4.4-5.5 s per refit with them, 1.3 s without).
+  // full problem would be most of a refit's cost.
   bool pool_to_full = true;
   // At most this many extra polishes of a general fit on the full problem
   // after the transfer from the subsample, while they improve it (the
   // general_repolish move). 1 in the widened refits: a fit on a bound crawls
-  // towards the wider bound, so each of 8 polishes improves it a little
-  // (softplus general-4 at seed 8: 16008 iterations, 5.2 s per refit with 8).
+  // towards the wider bound, so each of 8 polishes improves it a little and
+  // together they cost several times the rest of the refit.
   int general_repolish = 8;
   // The `polish` best starts are continued with 10x the iterations and
   // polish_tolerance (counted in within_1pct after polishing).

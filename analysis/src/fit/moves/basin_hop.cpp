@@ -8,8 +8,9 @@
 // logarithm, by sigma times their size; or some rates redrawn), solves the
 // candidates like starts and moves to the best if it improves (on a
 // subsample unpolished, see hop_to_best). Candidate c of round k of chain h
-// draws from start_seed(seed, starts + (h * rounds + k) * candidates + c):
-// deterministic for any thread count, and disjoint from the starts' streams.
+// draws from stream (h * rounds + k) * candidates + c of the move's block
+// (Search::streams): deterministic for any thread count, and disjoint from
+// the other moves' streams.
 // Skipped when the fit is exact up to double rounding (see kRoundingFloor).
 // The closed-form families get kClosedFormBasinFactor x the rounds, the
 // general family on a subsample kGeneralBasinFactor x (fit_internal.hpp).
@@ -152,6 +153,10 @@ void run(Search& s) {
   for (const auto& o : outcomes) agreeing += o.mse <= 1.01 * outcomes[best].mse;
   const bool one_chain = s.problem.family.family == FitFamily::General || 8 * agreeing >= n;
   s.chains = s.hopping ? std::min(one_chain ? 1 : options.basin_chains, n) : 0;
+  // One stream per candidate of every round of every chain (at least one
+  // chain's worth, also when none runs).
+  const auto streams = s.streams.reserve(
+      "basin_hop", static_cast<std::uint64_t>(std::max(s.chains, 1) * basin_rounds * options.basin_candidates));
   for (int chain = 0; chain < s.chains; ++chain) {
     StartOutcome at = outcomes[order[chain]];
     if (!std::isfinite(at.mse)) continue;
@@ -160,8 +165,8 @@ void run(Search& s) {
     for (int round = 0; round < basin_rounds; ++round) {
       std::vector<std::vector<double>> cands;
       for (int c = 0; c < options.basin_candidates; ++c) {
-        const auto stream = static_cast<std::uint64_t>(n + (chain * basin_rounds + round) * options.basin_candidates + c);
-        std::mt19937_64 rng(start_seed(options.seed, stream));
+        const auto stream = static_cast<std::uint64_t>((chain * basin_rounds + round) * options.basin_candidates + c);
+        std::mt19937_64 rng(start_seed(options.seed, streams[stream]));
         cands.push_back(perturb(s, at.theta, c, rng, options.basin_sigma, true));
       }
       const double before = at.mse;

@@ -5,9 +5,9 @@
 // 3.18e-8 where 3.157e-8 is a small step away). So: options.local_rounds
 // rounds of options.basin_candidates small Gaussian moves (relative size
 // local_sigma, no redraws) of the fit, accepted like hops (polished, then
-// kink-hopped). Candidate c of round k draws from start_seed(seed, starts +
-// S + k * candidates + c), S = max(chains, 1) * rounds * candidates the
-// basin-hopping streams: disjoint from the starts' and the chains'. Runs
+// kink-hopped). Candidate c of round k draws from stream k * candidates + c
+// of the move's block (Search::streams), disjoint from the starts' and the
+// chains'. Runs
 // only where basin hopping did (not at the rounding floor, polish > 0). For
 // full-three-state the rounds are preceded by one try of the state
 // exchanges (moves/state_exchange.cpp), counted as a local hop.
@@ -26,12 +26,13 @@ void run(Search& s) {
   // The state exchanges once, on the full problem, from the transferred fit
   // (the chains tried them on the exploration problem).
   if (s.relabel_states > 0 && try_exchanges(s, s.full, r.theta, r.mse_double, s.hop_kinks)) ++r.local_hops;
-  const int chains_streams = std::max(s.chains, 1) * s.basin_rounds * options.basin_candidates;
+  const auto streams =
+      s.streams.reserve("local_phase", static_cast<std::uint64_t>(options.local_rounds * options.basin_candidates));
   for (int round = 0; round < options.local_rounds; ++round) {
     std::vector<std::vector<double>> cands;
     for (int c = 0; c < options.basin_candidates; ++c) {
-      const auto stream = static_cast<std::uint64_t>(s.n + chains_streams + round * options.basin_candidates + c);
-      std::mt19937_64 rng(start_seed(options.seed, stream));
+      const auto stream = static_cast<std::uint64_t>(round * options.basin_candidates + c);
+      std::mt19937_64 rng(start_seed(options.seed, streams[stream]));
       cands.push_back(perturb(s, r.theta, c, rng, options.local_sigma, false));
     }
     if (hop_to_best(s, s.full, cands, r.theta, r.mse_double, true, s.hop_kinks)) ++r.local_hops;

@@ -57,8 +57,9 @@ void run(Search& s) {
   const auto& options = s.options;
   const int n = s.n;
   std::vector<std::vector<double>> thetas(static_cast<std::size_t>(n));
+  const auto streams = s.streams.reserve("multistart", static_cast<std::uint64_t>(n));
   for (int k = 0; k < n; ++k) {
-    std::mt19937_64 rng(start_seed(options.seed, static_cast<std::uint64_t>(k)));
+    std::mt19937_64 rng(start_seed(options.seed, streams[static_cast<std::uint64_t>(k)]));
     // Seeded starts (options.seeded_starts) come after the warm start.
     const std::size_t seeded = static_cast<std::size_t>(k) - (s.warm.empty() ? 0 : 1);
     if (k == 0 && !s.warm.empty()) {

@@ -9,7 +9,7 @@
 // they are.
 #include <fmt/format.h>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "fit/fit_internal.hpp"
 
 namespace ctmc::analysis::fit_search {

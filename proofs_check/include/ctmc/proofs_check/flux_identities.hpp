@@ -141,7 +141,7 @@ SymbolicCheck check_symbolic(const FamilyCase& c);
 FluxCheckResult check_family(const FamilyCase& c, const FluxCheckOptions& options);
 
 // The seed of one point's stream: named_stream_seed(seed, tag, index)
-// (ctmc/solvers/seeding.hpp), the tag naming the purpose ("case/kind").
+// (ctmc/core/seeding.hpp), the tag naming the purpose ("case/kind").
 std::uint64_t point_seed(std::uint64_t seed, const std::string& tag, std::uint64_t index);
 
 }  // namespace ctmc::proofs_check

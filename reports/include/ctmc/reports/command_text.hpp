@@ -10,10 +10,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/number_text.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
 namespace ctmc::reports {
@@ -33,14 +33,14 @@ std::string show(const T& x, unsigned precision) {
 
 // The whole of `item` as a double; InputError naming `option` otherwise.
 inline double parse_number(const std::string& item, const std::string& option) {
-  if (const auto x = solvers::parse_double(item)) return *x;
-  throw InputError(fmt::format("{}: {} {}", option, quote_excerpt(item), solvers::not_a_number_reason(item)));
+  if (const auto x = ctmc::parse_double(item)) return *x;
+  throw InputError(fmt::format("{}: {} {}", option, quote_excerpt(item), ctmc::not_a_number_reason(item)));
 }
 
 // Comma-separated plain numbers (grids of a sweep, per-layer values) as doubles.
 inline std::vector<double> number_list(const std::string& text, const std::string& option) {
   std::vector<double> v;
-  for (const auto& item : solvers::split_input_list(text, option)) v.push_back(parse_number(item, option));
+  for (const auto& item : ctmc::split_input_list(text, option)) v.push_back(parse_number(item, option));
   return v;
 }
 
@@ -49,7 +49,7 @@ inline std::vector<double> number_list(const std::string& text, const std::strin
 // written by the user must be refused here rather than read as "auto").
 inline std::vector<double> layer_alpha_list(const std::string& text) {
   std::vector<double> v;
-  for (const auto& item : solvers::split_input_list(text, "--layer-alpha")) {
+  for (const auto& item : ctmc::split_input_list(text, "--layer-alpha")) {
     if (item == "auto") {
       v.push_back(std::nan(""));
       continue;

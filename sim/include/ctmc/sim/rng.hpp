@@ -8,7 +8,7 @@
 // change the numbers.
 //
 // stream_seed and splitmix64 are the seeding module's
-// (ctmc/solvers/seeding.hpp); Rng is xoshiro256** (Blackman and Vigna,
+// (ctmc/core/seeding.hpp); Rng is xoshiro256** (Blackman and Vigna,
 // "Scrambled linear pseudorandom number generators", ACM TOMS 2021), whose
 // 256-bit state is filled from the seed by splitmix64 as its authors
 // recommend. Rng satisfies the C++ UniformRandomBitGenerator requirements, so
@@ -18,14 +18,11 @@
 #include <cstdint>
 #include <limits>
 
+#include "ctmc/core/seeding.hpp"
 #include "ctmc/solvers/det_math.hpp"
-#include "ctmc/solvers/seeding.hpp"
 
 namespace ctmc::sim {
 
-using solvers::mix64;
-using solvers::splitmix64_next;
-using solvers::stream_seed;
 
 class Rng {
  public:

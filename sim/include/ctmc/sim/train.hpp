@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "ctmc/sim/mlp.hpp"
-#include "ctmc/solvers/seeding.hpp"
+#include "ctmc/core/seeding.hpp"
 
 namespace ctmc::sim {
 
@@ -57,8 +57,7 @@ struct LossGradients {
 };
 LossGradients loss_gradients(const Mlp& net, const Eigen::MatrixXf& x, const std::vector<int>& labels);
 
-// The 64-bit hash that derives independent stream seeds (ctmc/solvers/seeding.hpp).
-using solvers::splitmix64;
+// The 64-bit hash that derives independent stream seeds (ctmc/core/seeding.hpp).
 
 // An untrained network with PyTorch's default initialisation; the output layer is "linear".
 Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std::string& activation, std::uint64_t seed);

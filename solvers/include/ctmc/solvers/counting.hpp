@@ -90,7 +90,7 @@ extern template SpikeGenerator<Rational> spike_generator(const Model&, const Rat
 // The two supported scalars (defined in counting.cpp). MPFR works with 64 + s
 // guard bits internally (s: the squarings) and rounds the results to the current precision; it
 // does so by raising the process-wide default precision for the duration of
-// the call, so, like set_precision_bits, call it from one thread at a time
+// the call (a PrecisionScope), so call it from one thread at a time
 // (the double version is thread-safe). Cost: the dense exponential of the
 // 3n x 3n Van Loan matrix kept in block form (expm_van_loan), about
 // 6 n^3 (m + s) operations; meant for small neurons (n up to a few tens).

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ctmc/solvers/dense_matrix.hpp"
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
 namespace ctmc::solvers {

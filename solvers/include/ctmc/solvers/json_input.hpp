@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ctmc/solvers/errors.hpp"
-#include "ctmc/solvers/quote.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/core/quote.hpp"
 
 namespace ctmc::solvers {
 

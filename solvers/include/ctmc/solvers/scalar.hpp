@@ -12,6 +12,8 @@
 #include <boost/multiprecision/mpfr.hpp>
 #include <string>
 
+#include "ctmc/core/numeric_context.hpp"
+
 namespace ctmc::solvers {
 
 namespace bmp = boost::multiprecision;
@@ -21,12 +23,8 @@ using Interval = bmp::number<bmp::mpfi_float_backend<0>, bmp::et_off>;
 using Rational = bmp::number<bmp::gmp_rational, bmp::et_off>;
 using Integer = bmp::number<bmp::gmp_int, bmp::et_off>;
 
-// Sets the working precision of Mpfr and Interval values created from now on
-// to at least `bits` (Boost counts precision in decimal digits, so the actual
-// precision may be one or two bits more; precision_bits() says which).
-// Call before creating values, not from several threads at once.
-void set_precision_bits(unsigned bits);
-unsigned precision_bits();  // actual bits of newly created Mpfr values
+// The working precision of Mpfr and Interval values is set by
+// ctmc::PrecisionScope (core/numeric_context.hpp), read by precision_bits().
 
 // Exact rational -> scalar, rounded once.
 template <class T> T from_rational(const Rational& q);

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "ctmc/solvers/errors.hpp"
+#include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/gth.hpp"
 #include "ctmc/solvers/scalar.hpp"
 

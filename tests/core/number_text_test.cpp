@@ -1,4 +1,4 @@
-// Plain numbers as text (number_text.hpp parse_double): read as strtod,
+// Plain numbers as text (core/number_text.hpp parse_double): read as strtod,
 // numpy and Python read them. Subnormals are numbers (std::stod refuses
 // them); only a magnitude beyond the largest double is not.
 #include <doctest/doctest.h>
@@ -6,10 +6,10 @@
 #include <cmath>
 #include <limits>
 
-#include "ctmc/solvers/number_text.hpp"
+#include "ctmc/core/number_text.hpp"
 
-using ctmc::solvers::not_a_number_reason;
-using ctmc::solvers::parse_double;
+using ctmc::not_a_number_reason;
+using ctmc::parse_double;
 
 TEST_CASE("parse_double: subnormals and underflow are numbers; overflow and tails are not") {
   // 1e-320 lies between the subnormals 2024 * 2^-1074 and 2025 * 2^-1074 (2^-1074 = 4.94e-324), nearer the first.

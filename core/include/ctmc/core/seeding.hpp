@@ -32,14 +32,22 @@
 //
 // The multistart fits (analysis/) draw start k from
 //   multistart_seed(seed, k) = splitmix64(splitmix64(seed) ^ (k * kStreamGamma + kMultistartOffset)).
+// A computation of several phases that draw from one numbered family of
+// streams (a fit's search moves) takes the indices through StreamBlocks:
+// each phase reserves its block by name and size, in the order the phases
+// run, and knows no other phase's count.
 //
 // Every stream seed here feeds a generator that scrambles it further
 // (xoshiro256** filled by splitmix64_next, or std::mt19937_64).
 #pragma once
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
-namespace ctmc::solvers {
+namespace ctmc {
 
 // splitmix64's state increment: 2^64 / golden ratio, rounded to odd.
 inline constexpr std::uint64_t kGoldenGamma = 0x9e3779b97f4a7c15ULL;
@@ -95,4 +103,43 @@ constexpr std::uint64_t multistart_seed(std::uint64_t seed, std::uint64_t index)
   return splitmix64(splitmix64(seed) ^ (index * kStreamGamma + kMultistartOffset));
 }
 
-}  // namespace ctmc::solvers
+// Named blocks of consecutive stream indices, handed out in the order they
+// are reserved (the first block starts at index 0). The index a phase draws
+// from is then fixed by the order of the reservations and the sizes of the
+// blocks before it, which is what keeps the published numbers of a seed,
+// while no phase computes another's offset.
+class StreamBlocks {
+ public:
+  struct Block {
+    std::uint64_t first = 0, count = 0;
+    // Index i of the block; i >= count is a programming error.
+    std::uint64_t operator[](std::uint64_t i) const {
+      if (i >= count) throw std::logic_error("StreamBlocks: index past the end of its block");
+      return first + i;
+    }
+  };
+  // The next `count` indices, under `name`; a name reserved twice is a
+  // programming error.
+  Block reserve(std::string_view name, std::uint64_t count) {
+    for (const auto& [n, b] : blocks_)
+      if (n == name) throw std::logic_error("StreamBlocks: '" + std::string(name) + "' reserved twice");
+    const Block b{next_, count};
+    blocks_.emplace_back(std::string(name), b);
+    next_ += count;
+    return b;
+  }
+  // The block reserved under `name`; none is a programming error.
+  const Block& block(std::string_view name) const {
+    for (const auto& [n, b] : blocks_)
+      if (n == name) return b;
+    throw std::logic_error("StreamBlocks: no block '" + std::string(name) + "'");
+  }
+  // Indices reserved so far.
+  std::uint64_t reserved() const { return next_; }
+
+ private:
+  std::vector<std::pair<std::string, Block>> blocks_;
+  std::uint64_t next_ = 0;
+};
+
+}  // namespace ctmc

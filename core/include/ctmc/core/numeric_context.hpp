@@ -6,21 +6,24 @@
 // these scopes, which restore the previous value (exactly: Boost's digit
 // counts, OpenMP's nthreads-var, Eigen's fixed count or its following
 // OpenMP's) when they end, so no library function leaves a setting changed.
-// Programs (main, tests) may set the process's defaults once with
-// set_precision_bits / omp_set_num_threads / Eigen::setNbThreads.
+// PrecisionScope is the only setter of the working precision: programs and
+// tests open one for as long as they need a precision.
 //
 // The settings are process-wide (Boost 1.74 keeps one default precision, not
-// one per thread), so a scope is opened on the thread that runs the
-// computation and not while other threads create Mpfr values.
+// one per thread, and gives the result of an arithmetic operation that
+// default precision, so a precision cannot travel with the values), so a
+// scope is opened on the thread that runs the computation and not while
+// other threads create Mpfr values.
 #pragma once
 #include <omp.h>  // ThreadScope, EigenThreadScope: their users link OpenMP (OpenMP::OpenMP_CXX)
 
 #include <Eigen/Core>
 
-namespace ctmc::solvers {
+namespace ctmc {
 
 // Mpfr and Interval values created during the scope's lifetime get at least
-// `bits` bits (precision_bits() says how many exactly).
+// `bits` bits (precision_bits() says how many exactly: Boost counts precision
+// in decimal digits, so it may be one or two bits more).
 class PrecisionScope {
  public:
   explicit PrecisionScope(unsigned bits);
@@ -32,6 +35,9 @@ class PrecisionScope {
   unsigned mpfr_digits10_;
   unsigned interval_digits10_;
 };
+
+// The actual bits of Mpfr values created now.
+unsigned precision_bits();
 
 // The precision_bits() that PrecisionScope(bits) gives (Boost rounds up to
 // whole decimal digits), without leaving it set.
@@ -90,4 +96,4 @@ class EigenThreadScope {
   int saved_;
 };
 
-}  // namespace ctmc::solvers
+}  // namespace ctmc

@@ -1,4 +1,4 @@
-// The seeding module (ctmc/solvers/seeding.hpp): splitmix64 against its
+// The seeding module (ctmc/core/seeding.hpp): splitmix64 against its
 // published reference outputs, and each stream derivation against the
 // formula written out here with a separately coded splitmix64, so a change
 // to the module that would change a report's random streams fails here.
@@ -6,11 +6,12 @@
 
 #include <cstdint>
 #include <set>
+#include <stdexcept>
 #include <string>
 
-#include "ctmc/solvers/seeding.hpp"
+#include "ctmc/core/seeding.hpp"
 
-using namespace ctmc::solvers;
+using namespace ctmc;
 
 namespace {
 
@@ -76,4 +77,27 @@ TEST_CASE("the derivations are constant expressions") {
   static_assert(stream_seed(1, 2) == stream_seed(1, 2));
   static_assert(named_stream_seed(1, "x", 0) != named_stream_seed(1, "y", 0));
   CHECK(true);
+}
+
+TEST_CASE("StreamBlocks: consecutive blocks in the order reserved, looked up by name") {
+  StreamBlocks streams;
+  const auto starts = streams.reserve("starts", 64);
+  const auto hops = streams.reserve("basin_hop", 3 * 24 * 4);
+  const auto local = streams.reserve("local_phase", 10);
+  CHECK(starts[0] == 0);
+  CHECK(starts[63] == 63);
+  CHECK(hops[0] == 64);
+  CHECK(hops[3 * 24 * 4 - 1] == 64 + 3 * 24 * 4 - 1);
+  CHECK(local[0] == 64 + 3 * 24 * 4);
+  CHECK(streams.reserved() == 64 + 3 * 24 * 4 + 10);
+  CHECK(streams.block("basin_hop").first == hops.first);
+  CHECK(streams.block("local_phase").count == 10);
+  // An empty block takes no index: the next block starts where it does.
+  const auto none = streams.reserve("none", 0);
+  CHECK(streams.reserve("after", 1)[0] == none.first);
+  // Programming errors, not silent overlaps.
+  CHECK_THROWS_AS(starts[64], std::logic_error);
+  CHECK_THROWS_AS(none[0], std::logic_error);
+  CHECK_THROWS_AS(streams.reserve("starts", 1), std::logic_error);
+  CHECK_THROWS_AS(streams.block("polish"), std::logic_error);
 }

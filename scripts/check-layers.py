@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""The module graph points one way (README "Layout"): no module's sources or
+headers include a header of a module above it, and no module links one.
+
+Reads every #include "ctmc/<module>/..." under each module folder and every
+ctmc_add_module(<name> DEPS ...) in the modules' CMakeLists.txt, and checks
+both against the allowed dependencies below. Exit 0 when they hold, 1 with
+one line per violation otherwise. Usage: check-layers.py [SOURCE_DIR]
+"""
+import os
+import re
+import sys
+
+# Each module and the modules of ours it may use (its own is always allowed).
+ALLOWED = {
+    "core": set(),
+    "io": {"core"},
+    "solvers": {"core", "io"},
+    "activations": {"core", "io", "solvers"},
+    "analysis": {"core", "io", "solvers", "activations"},
+    "proofs_check": {"core", "io", "solvers", "activations"},
+    "sim": {"core", "io", "solvers", "activations"},
+    "reports": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim"},
+}
+MODULES = set(ALLOWED)
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]ctmc/([a-z_]+)/')
+ADD_MODULE = re.compile(r"ctmc_add_module\(\s*([a-z_]+)((?:\s+[^)]*)?)\)", re.S)
+
+
+def main():
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
+    problems = []
+    files = 0
+    for module, allowed in ALLOWED.items():
+        folder = os.path.join(root, module)
+        if not os.path.isdir(folder):
+            problems.append(f"{module}/: missing module folder")
+            continue
+        for dirpath, _, names in os.walk(folder):
+            for name in names:
+                if not name.endswith((".hpp", ".cpp", ".h")):
+                    continue
+                path = os.path.join(dirpath, name)
+                files += 1
+                with open(path, encoding="utf-8") as f:
+                    for lineno, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        if m and m.group(1) in MODULES and m.group(1) != module and m.group(1) not in allowed:
+                            rel = os.path.relpath(path, root)
+                            problems.append(f"{rel}:{lineno}: {module} includes ctmc/{m.group(1)}/ (above it)")
+        cmake = os.path.join(folder, "CMakeLists.txt")
+        with open(cmake, encoding="utf-8") as f:
+            text = f.read()
+        for m in ADD_MODULE.finditer(text):
+            words = m.group(2).split()
+            deps = words[words.index("DEPS") + 1:] if "DEPS" in words else []
+            for d in deps:
+                if d in ("SOURCES",):
+                    break
+                if d in MODULES and d != module and d not in allowed:
+                    problems.append(f"{module}/CMakeLists.txt: {module} links {d} (above it)")
+    for p in problems:
+        print(p)
+    print(f"check-layers: {files} files of {len(ALLOWED)} modules read, {len(problems)} violations")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
