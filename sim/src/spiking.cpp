@@ -4,9 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <utility>
 
 #if defined(__SSE2__)
@@ -191,10 +190,9 @@ void advance_fast_any(const StepSampler& smp, const double* h, const double* qta
 // the counter (b, j, l), and its two 64-bit words are the neuron's draws
 // 2b and 2b+1, used in order (a destination uniform only where the state has
 // several exits, then the words of the next unit-exponential clock, usually
-// one: exp_ziggurat.hpp). A neuron's draws
-// therefore do not depend on the order in which neurons are visited, so
-// later layers are advanced two neurons at a time and layer 1 in event
-// order, without a shared stream.
+// one: exp_ziggurat.hpp). A neuron's draws therefore do not depend on the
+// order in which neurons are visited, so later layers are advanced two
+// neurons at a time and layer 1 in event order, without a shared stream.
 //
 // Later layers: one fused, branch-free pass per step over structure-of-
 // arrays data (current, bias, state, clock): H = b + I, I <- d I (trace.hpp,
@@ -202,15 +200,13 @@ void advance_fast_any(const StepSampler& smp, const double* h, const double* qta
 // rate evaluated and the neuron's own selected with a mask, so chains of up
 // to four states and two exits per state need no gather), and the no-jump
 // update clock <- clock - q. Lanes with a jump (rare: about the jump rate
-// times dt) leave the vector loop for jumps_exact. The same operations in
+// times dt) leave the vector loop for the jump loop (SmallChain::jumps, or
+// StepSampler::jumps_exact for other chains). The same operations in
 // the same order as StepSampler::exit_dt, so the SSE2 pass and the scalar
 // one (other targets, other chains) give the same bits. A neuron in a state
 // whose exit rate does not depend on H costs the same lane work as any
 // other, so no separate skip-ahead is kept for those states.
 
-// One spiking layer's neurons, padded to whole vectors (padding: clock +inf,
-// never jumps). The state index is held as a double so that it is compared
-// in the same vector registers as the rates.
 // A chain of at most four states with at most two exit slots each, its
 // tables (rates * dt) in one cache line or two: the jump loop below reads
 // them without going through the kernel's vectors.
@@ -271,6 +267,9 @@ struct SmallChain {
   }
 };
 
+// One spiking layer's neurons, padded to whole vectors (padding: clock +inf,
+// never jumps). The state index is held as a double so that it is compared
+// in the same vector registers as the rates.
 struct VecLayer {
   const SmallChain* chain = nullptr;  // null: not a small chain
   std::uint32_t index = 0;
