@@ -809,6 +809,42 @@ Json merge_parts(std::vector<std::pair<std::string, Json>>& parts) {
   return sweep_document(spec, std::move(runs));
 }
 
+// The longest token (a string or a bare number or word) a part may hold: its
+// strings are file names, keys and option texts, its numbers 24 characters.
+constexpr std::size_t kMaxPartToken = 1 << 16;
+
+// One pass over the file's bytes, in constant memory, before any parser
+// holds a token: a parser keeps a token whole, so a single string of
+// gigabytes would be read into memory before anything could refuse it.
+void check_part_tokens(const std::string& path, std::FILE* f) {
+  std::vector<char> buf(std::size_t(1) << 20);
+  bool in_string = false, escaped = false;
+  std::size_t token = 0;
+  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), f)) > 0;) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const char c = buf[i];
+      if (in_string) {
+        if (escaped) escaped = false;
+        else if (c == '\\') escaped = true;
+        else if (c == '"') in_string = false, token = 0;
+        if (in_string && ++token > kMaxPartToken) break;
+        continue;
+      }
+      if (c == '"') in_string = true, token = 0;
+      else if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ',' || c == ':' || c == '[' || c == ']' ||
+               c == '{' || c == '}')
+        token = 0;
+      else if (++token > kMaxPartToken)
+        break;
+    }
+    if (token > kMaxPartToken)
+      throw InputError(fmt::format("{}: holds a token (a string or number) of more than {} bytes, not a sweep part",
+                                   path, kMaxPartToken));
+  }
+  if (std::ferror(f)) throw InputError(fmt::format("{}: cannot read sweep part ({})", path, std::strerror(errno)));
+  std::rewind(f);
+}
+
 // The spec and shard of a part, read as a stream (its runs parsed, not kept).
 std::pair<Json, Json> scan_part_header(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -817,9 +853,11 @@ std::pair<Json, Json> scan_part_header(const std::string& path) {
     std::FILE* f;
     ~Close() { std::fclose(f); }
   } close{f};
+  check_part_tokens(path, f);
   std::string top_key;
   std::size_t kept = 0;
   constexpr std::size_t kMaxKeptValues = 1000000;  // a spec has a few hundred values
+  constexpr std::size_t kMaxKeptString = 1 << 16;    // its strings are file names and option texts
   const auto keep = [&](int depth, Json::parse_event_t event, Json& parsed) {
     if (depth > static_cast<int>(solvers::kMaxJsonDepth))
       throw InputError(fmt::format("{}: malformed JSON: nested deeper than {} levels", path, solvers::kMaxJsonDepth));
@@ -827,9 +865,16 @@ std::pair<Json, Json> scan_part_header(const std::string& path) {
       top_key = parsed.get<std::string>();
       return top_key == "spec" || top_key == "shard";
     }
-    if (depth >= 1 && (top_key == "spec" || top_key == "shard") && ++kept > kMaxKeptValues)
-      throw InputError(fmt::format("{}: \"{}\" holds more than {} values, not a sweep part's", path, top_key,
-                                   kMaxKeptValues));
+    if (depth >= 1 && (top_key == "spec" || top_key == "shard")) {
+      // What is kept stays small, so that the spec cannot make room for itself in the bound.
+      if (++kept > kMaxKeptValues)
+        throw InputError(fmt::format("{}: \"{}\" holds more than {} values, not a sweep part's", path, top_key,
+                                     kMaxKeptValues));
+      if ((event == Json::parse_event_t::value || event == Json::parse_event_t::key) && parsed.is_string() &&
+          parsed.get_ref<const std::string&>().size() > kMaxKeptString)
+        throw InputError(fmt::format("{}: \"{}\" holds a string of more than {} bytes, not a sweep part's", path,
+                                     top_key, kMaxKeptString));
+    }
     return true;
   };
   Json head;

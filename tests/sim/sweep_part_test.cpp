@@ -102,6 +102,14 @@ TEST_CASE("a part larger than the scan threshold merges when its grid can hold i
                     "that shard 1/1 of its grid can hold (50 checkpoints, at most 64 layers); refusing");
 }
 
+TEST_CASE("a scanned part holding a token longer than any part's is refused before a parser holds it") {
+  Json part = make_part(2, 3);
+  part["runs"][0]["sampler"] = std::string(100000, 'x');
+  const std::string file = write("long_token_part.json", part.dump());
+  check_input_error([&] { ctmc::sim::read_sweep_part(file, 1024); }, file,
+                    "holds a token (a string or number) of more than 65536 bytes, not a sweep part");
+}
+
 TEST_CASE("a part that is not a regular file is refused before reading") {
   if (!fs::exists("/dev/zero")) return;
   check_input_error([&] { ctmc::sim::read_sweep_part("/dev/zero"); }, "/dev/zero", "not a regular file");
