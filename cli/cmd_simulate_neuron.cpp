@@ -1,5 +1,5 @@
 // ctmc-snn simulate neuron MODEL.json --H h --T t --trials n [--seed s]
-//     [--threads k] [--start stationary|STATE] [--alpha a] [--json]
+//     [--threads k] [--start stationary|STATE] [--alpha a] [--max-memory GIB] [--json]
 //
 // Exact Gillespie simulation of one neuron at a fixed input H over [0, T]
 // (sim/ssa.hpp), set beside the exact values from solvers/: the stationary

@@ -1,7 +1,8 @@
 // ctmc-snn sweep --net NET.json[,NET2.json,...] --data DIR --neurons M.json[,...]
 //     --tau LIST --rate LIST --T LIST [--sampler LIST] [--trials N] [--dt DT]
 //     [--readout spike|integrate] [--scale q99|const] [--limit N] [--seed S]
-//     [--threads N] [--criterion PP] [--shard i/n] --out FILE [--json]
+//     [--threads N] [--criterion PP] [--shard i/n] [--max-runs N]
+//     [--max-neuron-steps X] [--max-memory GIB] [--dry-run] --out FILE [--json]
 // ctmc-snn sweep merge PART.json... --out FILE [--json]
 //
 // A grid of spiking-conversion runs (sim/sweep.hpp): accuracies, the gap
