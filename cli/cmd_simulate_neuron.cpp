@@ -1,5 +1,5 @@
 // ctmc-snn simulate neuron MODEL.json --H h --T t --trials n [--seed s]
-//     [--threads k] [--start stationary|STATE] [--alpha a] [--json]
+//     [--threads k] [--start stationary|STATE] [--alpha a] [--max-memory GIB] [--json]
 //
 // Exact Gillespie simulation of one neuron at a fixed input H over [0, T]
 // (sim/ssa.hpp), set beside the exact values from solvers/: the stationary
@@ -18,6 +18,7 @@
 
 #include "command.hpp"
 #include "ctmc/reports/commands.hpp"
+#include "ctmc/core/errors.hpp"
 
 namespace ctmc::cli {
 namespace {
@@ -25,10 +26,14 @@ namespace {
 struct Options {
   std::string model_path;
   reports::NeuronSimOptions opt;
+  double max_memory_gib = 4;
   bool json = false;
 };
 
-void run(const Options& c) {
+void run(Options& c) {
+  if (!(c.max_memory_gib > 0) || !(c.max_memory_gib <= 1e6))
+    throw InputError(fmt::format("--max-memory: {} is not a number of GiB in (0, 1e6]", c.max_memory_gib));
+  c.opt.max_memory_bytes = static_cast<std::uint64_t>(c.max_memory_gib * static_cast<double>(std::uint64_t(1) << 30));
   const auto& o = c.opt;
   const auto j = reports::simulate_neuron_json(reports::model_file(c.model_path), o);
   const auto& empirical = j["empirical"];
@@ -95,6 +100,8 @@ Register reg([](CLI::App& root) {
       ->capture_default_str()
       ->check(kThreadCount);
   cmd->add_option("--start", o->opt.start, "Initial state: 'stationary' (a draw from pi(H)) or a state name/index")
+      ->capture_default_str();
+  cmd->add_option("--max-memory", o->max_memory_gib, "Refuse more trials than fit in this much memory (GiB)")
       ->capture_default_str();
   cmd->add_option("--alpha", o->opt.alpha, "Multiply every rate by alpha (layer rate scale)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output");

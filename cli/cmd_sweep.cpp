@@ -1,7 +1,8 @@
 // ctmc-snn sweep --net NET.json[,NET2.json,...] --data DIR --neurons M.json[,...]
 //     --tau LIST --rate LIST --T LIST [--sampler LIST] [--trials N] [--dt DT]
 //     [--readout spike|integrate] [--scale q99|const] [--limit N] [--seed S]
-//     [--threads N] [--criterion PP] [--shard i/n] --out FILE [--json]
+//     [--threads N] [--criterion PP] [--shard i/n] [--max-runs N]
+//     [--max-neuron-steps X] [--max-memory GIB] [--dry-run] --out FILE [--json]
 // ctmc-snn sweep merge PART.json... --out FILE [--json]
 //
 // A grid of spiking-conversion runs (sim/sweep.hpp): accuracies, the gap
@@ -20,6 +21,7 @@
 #include "data_options.hpp"
 #include "ctmc/reports/command_text.hpp"
 #include "output_path.hpp"
+#include "ctmc/io/same_file.hpp"
 #include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/sweep.hpp"
 #include "ctmc/core/errors.hpp"
@@ -36,6 +38,7 @@ struct SweepOptions {
   std::string shard, out, trace_weight = "integral", output_scale = "logits", subset = "all", layer_alpha;
   sim::SweepSpec spec;
   int threads = 0;
+  double max_memory_gib = 8;
   bool json = false, dry_run = false;
 };
 
@@ -87,10 +90,15 @@ void run(SweepOptions o) {
   s.subset = sim::parse_test_subset(o.subset);
   if (!o.layer_alpha.empty()) s.layer_alpha = reports::layer_alpha_list(o.layer_alpha);
   const sim::Shard shard = o.shard.empty() ? sim::Shard{} : sim::parse_shard(o.shard);
+  if (!(o.max_memory_gib > 0) || !(o.max_memory_gib <= 1e6))
+    throw InputError(fmt::format("--max-memory: {} is not a number of GiB in (0, 1e6]", o.max_memory_gib));
+  s.limits.memory_bytes = static_cast<std::uint64_t>(o.max_memory_gib * static_cast<double>(std::uint64_t(1) << 30));
   sim::validate_sweep(s);
+  sim::check_sweep_limits(s);
   check_output_path(o.out, "--out");
+  io::refuse_outputs_over_inputs({{"--out", o.out}}, sim::sweep_input_files(s));
   if (o.dry_run) {
-    const std::size_t runs = sim::check_sweep_inputs(s);
+    const std::size_t runs = sim::check_sweep_inputs(s, shard);
     fmt::print("sweep: {} runs (each one trial over the test images up to T = {}); inputs read and valid\n", runs,
                s.T.back());
     return;
@@ -133,9 +141,10 @@ struct MergeOptions {
 
 void merge(const MergeOptions& o) {
   check_output_path(o.out, "--out");
+  io::refuse_outputs_over_inputs({{"--out", o.out}}, o.parts);
   std::vector<std::pair<std::string, Json>> parts;
   for (const auto& path : o.parts) parts.emplace_back(path, sim::read_sweep_part(path));
-  const Json doc = sim::merge_sweep_parts(parts);
+  const Json doc = sim::merge_sweep_parts(std::move(parts));
   write_document(o.out, doc);
   if (o.json)
     fmt::print("{}\n", doc.dump(2));
@@ -174,6 +183,15 @@ Register reg([](CLI::App& root) {
       ->capture_default_str()
       ->check(kThreadCount);
   cmd->add_option("--criterion", o->spec.criterion, "Gap criterion in percentage points for the cheapest cell")
+      ->capture_default_str();
+  cmd->add_option("--max-runs", o->spec.limits.runs, "Refuse a grid of more runs than this")
+      ->check(kNoMinus)
+      ->capture_default_str();
+  cmd->add_option("--max-neuron-steps", o->spec.limits.neuron_steps,
+                  "Refuse a sweep (or shard) of more work than this: runs x test images x T/dt x spiking neurons")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-memory", o->max_memory_gib, "Refuse a sweep whose document needs more memory than this (GiB)")
       ->capture_default_str();
   cmd->add_option("--shard", o->shard, "Run part i of n (i/n) and write a part for 'sweep merge'");
   cmd->add_option("--out", o->out, "Output JSON (the sweep document, or the part with --shard)");

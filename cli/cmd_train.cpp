@@ -11,6 +11,7 @@
 
 #include "command.hpp"
 #include "data_options.hpp"
+#include "ctmc/io/same_file.hpp"
 #include "ctmc/sim/atomic_write.hpp"
 #include "ctmc/sim/net.hpp"
 #include "ctmc/sim/tensor_inputs.hpp"
@@ -80,6 +81,14 @@ void run_train(TrainOptions& o) {
   (void)activations::parse_activation(o.cfg.activation);  // fail fast, naming --activation
   o.cfg.progress = !o.json && isatty(STDERR_FILENO);
   sim::check_network_output(o.output, "--output");  // before the training, not after
+  {
+    // The manifest and the weights beside it, neither one of the data files.
+    const std::filesystem::path manifest(o.output);
+    io::refuse_outputs_over_inputs(
+        {{"--output", o.output},
+         {"--output", (manifest.parent_path() / (manifest.stem().string() + ".safetensors")).string()}},
+        {o.data});
+  }
   // The weights go beside the manifest as <stem>.safetensors: a manifest
   // written through a device or pipe (--output /dev/null) would put a weights
   // file into /dev, where nothing reads it. (A symbolic link is followed.)

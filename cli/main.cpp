@@ -1,9 +1,16 @@
 // ctmc-snn: verify, fit and simulate CTMC neurons (see README.md).
+#include <fmt/format.h>
 #include <omp.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <limits>
 #include <new>
 
 #include "command.hpp"
@@ -61,6 +68,59 @@ int fail(int status, const std::string& message) {
   std::cerr << ctmc::reports::one_line(message) << "\n";
   return status;
 }
+
+void* idle_thread(void*) { return nullptr; }
+
+// OpenMP's worker stack size, from OMP_STACKSIZE or GOMP_STACKSIZE as libgomp
+// reads them (a whole number, optionally a B, K, M or G suffix; K when none):
+// a value it cannot create a thread with made libgomp print its own message
+// and exit 1, which reads as "a check failed". Checked before any command
+// runs: InputError naming the variable when the size is more than the
+// machine's memory or a thread with it cannot be created. A value libgomp
+// would not parse is left to it (it warns and ignores it).
+void check_stack_size_variables() {
+  for (const char* name : {"OMP_STACKSIZE", "GOMP_STACKSIZE"}) {
+    const char* text = std::getenv(name);
+    if (!text) continue;
+    const std::string v(text);
+    std::size_t i = v.find_first_not_of(" \t");
+    if (i == std::string::npos) continue;
+    const std::size_t digits_end = v.find_first_not_of("0123456789", i);
+    if (digits_end == i) continue;
+    const std::string digits = v.substr(i, digits_end == std::string::npos ? std::string::npos : digits_end - i);
+    std::size_t j = digits_end == std::string::npos ? v.size() : v.find_first_not_of(" \t", digits_end);
+    if (j == std::string::npos) j = v.size();
+    double unit = 1024;
+    if (j < v.size()) {
+      switch (std::tolower(static_cast<unsigned char>(v[j]))) {
+        case 'b': unit = 1; break;
+        case 'k': unit = 1024; break;
+        case 'm': unit = 1024.0 * 1024; break;
+        case 'g': unit = 1024.0 * 1024 * 1024; break;
+        default: continue;
+      }
+      if (v.find_first_not_of(" \t", j + 1) != std::string::npos) continue;
+    }
+    const double bytes =
+        (digits.size() > 30 ? std::numeric_limits<double>::infinity() : std::stod(digits)) * unit;
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+    if (memory > 0 && bytes > memory)
+      throw ctmc::InputError(fmt::format("{}={}: a stack of {:.3g} bytes for each OpenMP thread is more than this "
+                                         "machine's {:.3g} bytes of memory; unset it or give a size such as 64M",
+                                         name, v, bytes, memory));
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    int rc = pthread_attr_setstacksize(&attr, static_cast<std::size_t>(std::max(bytes, 65536.0)));
+    pthread_t t;
+    if (rc == 0) rc = pthread_create(&t, &attr, idle_thread, nullptr);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+      throw ctmc::InputError(fmt::format("{}={}: cannot create a thread with that stack size ({}); unset it or give a "
+                                         "smaller size such as 64M",
+                                         name, v, std::strerror(rc)));
+    pthread_join(t, nullptr);
+  }
+}
 }  // namespace
 }  // namespace ctmc::cli
 
@@ -69,6 +129,13 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     if (i) g_command_line += ' ';
     g_command_line += i == 0 ? std::string("ctmc-snn") : std::string(argv[i]);
+  }
+  // The environment OpenMP reads, before its first thread is made (libgomp
+  // ends the process itself when it cannot make one).
+  try {
+    check_stack_size_variables();
+  } catch (const ctmc::InputError& e) {
+    return fail(2, std::string("ctmc-snn: ") + e.what());
   }
   // Once, before any command runs: every later omp_get_max_threads() (the
   // default of --threads 0 in the libraries) sees the capped value.

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 
 #include "ctmc/reports/command_text.hpp"
@@ -41,6 +42,16 @@ std::size_t parse_start(const std::string& text, const solvers::Model& m) {
 
 }  // namespace
 
+std::uint64_t neuron_sim_memory_bytes(std::size_t trials, std::size_t states, bool with_counts) {
+  constexpr double kBlock = 256;             // sim/ssa.cpp's trials per block
+  constexpr double kVectorAndHeap = 64;      // a block's occupancy vector: its header and the allocator's
+  constexpr double kJsonNumber = 16;         // a count in the "counts" array
+  const double t = static_cast<double>(trials), blocks = std::ceil(t / kBlock);
+  const double bytes = t * sizeof(std::uint64_t) + (with_counts ? t * kJsonNumber : 0) +
+                       blocks * (static_cast<double>(states) * sizeof(double) + kVectorAndHeap + sizeof(std::uint64_t));
+  return bytes >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
+}
+
 ojson simulate_neuron_json(const ModelInput& in, const NeuronSimOptions& o, bool with_counts) {
   if (!std::isfinite(o.T) || o.T <= 0) throw InputError(fmt::format("--T: must be a finite time > 0, got {}", o.T));
   if (o.trials < 2) throw InputError("--trials: must be >= 2 (the variance needs two trials)");
@@ -50,6 +61,12 @@ ojson simulate_neuron_json(const ModelInput& in, const NeuronSimOptions& o, bool
   const auto model = load_model(in);
   const std::string& source = in.source;
   const auto H = solvers::parse_input_value(o.h, "--H");
+  if (const std::uint64_t need = neuron_sim_memory_bytes(o.trials, model.size(), with_counts); need > o.max_memory_bytes) {
+    const std::uint64_t per_trial = std::max<std::uint64_t>(1, neuron_sim_memory_bytes(1 << 20, model.size(), with_counts) >> 20);
+    throw InputError(fmt::format("--trials: {} trials need about {} MiB of memory for their counts, more than the limit "
+                                 "of {} MiB; lower --trials (about {} fit) or raise --max-memory (GiB)",
+                                 o.trials, need >> 20, o.max_memory_bytes >> 20, o.max_memory_bytes / per_trial));
+  }
   {
     // Refuse before simulating when the expected number of transitions (the
     // fastest state's exit rate bounds it) is beyond the budget.

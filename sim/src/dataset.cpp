@@ -31,6 +31,16 @@ std::string find_idx(const std::string& dir, const std::string& stem) {
 
 }  // namespace
 
+void require_regular_file(const std::string& path, const std::string& input) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  // A missing file is left to its reader, which names it.
+  if (ec || !fs::exists(st)) return;
+  if (!fs::is_regular_file(st))
+    throw InputError(input, fmt::format("'{}' is not a regular file (a device, pipe or folder is never read as data)",
+                                        path));
+}
+
 void check_network_fits(const Dataset& d, int input_size, int output_size) {
   if (d.features() != input_size)
     throw InputError("data", fmt::format("images have {} features, the network expects {}", d.features(), input_size));
@@ -137,7 +147,19 @@ DatasetSplit load_idx_dir(const std::string& dir) {
     paths[i] = find_idx(dir, stems[i]);
     if (paths[i].empty()) throw InputError(dir + ": missing " + stems[i] + " (raw or .gz)");
   }
-  DatasetSplit s{read_idx_pair(paths[0], paths[1]), read_idx_pair(paths[2], paths[3])};
+  // One budget for the folder's images as floats, the test split getting
+  // what the training split left.
+  const std::uint64_t budget = data_budget_bytes() / sizeof(float);
+  const auto left = [&](std::uint64_t pixels) {
+    return IdxLimit{pixels, solvers::byte_size_text(pixels * sizeof(float)) +
+                                " of images as floats, what is left of the data folder's budget (raise it with "
+                                "CTMC_SNN_MAX_DATA_GIB, now " +
+                                solvers::byte_size_text(budget * sizeof(float)) + ")"};
+  };
+  DatasetSplit s;
+  s.train = read_idx_pair(paths[0], paths[1], 10, left(budget));
+  const std::uint64_t used = static_cast<std::uint64_t>(s.train.images.size());
+  s.test = read_idx_pair(paths[2], paths[3], 10, left(budget - std::min(budget, used)));
   if (s.train.rows != s.test.rows || s.train.cols != s.test.cols)
     throw InputError(paths[2] + ": test images are " + std::to_string(s.test.rows) + "x" + std::to_string(s.test.cols) +
                      " but training images are " + std::to_string(s.train.rows) + "x" + std::to_string(s.train.cols));

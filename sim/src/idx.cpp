@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -12,6 +13,8 @@
 #include "ctmc/sim/atomic_write.hpp"
 #include "read_file.hpp"
 #include "ctmc/core/errors.hpp"
+#include "ctmc/solvers/input_file.hpp"
+#include "ctmc/solvers/number_text.hpp"
 
 namespace ctmc::sim {
 namespace {
@@ -73,7 +76,7 @@ void check_idx_magic(const std::string& path, const std::vector<std::uint8_t>& b
 // elements its dimensions need (unknown while the header is incomplete).
 // Bounds the reading of the file by its own header; dimensions needing more
 // than kMaxIdxDataBytes are refused at once.
-SizeLimit idx_size_from_header(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+SizeLimit idx_size_from_header(const std::string& path, const std::vector<std::uint8_t>& bytes, const IdxLimit& limit) {
   if (bytes.size() < 4) return {};
   check_idx_magic(path, bytes);
   const std::size_t header = 4 + 4 * std::size_t(bytes[3]);
@@ -86,20 +89,34 @@ SizeLimit idx_size_from_header(const std::string& path, const std::vector<std::u
     const std::uint32_t d = be32(&bytes[4 + 4 * i]);
     dims += (i ? " x " : "") + std::to_string(d);
     if (!over) n *= d;
-    over = over || n > kMaxIdxDataBytes;
+    over = over || n > limit.bytes;
   }
   // Overflow-free: a zero dimension after the cap was passed makes 0 elements.
   for (std::size_t i = 0; i < bytes[3]; ++i)
     if (be32(&bytes[4 + 4 * i]) == 0) over = false, n = 0;
   if (over)
     fail(path, "header describes " + dims + " elements of " + std::to_string(esize) + " byte" + (esize > 1 ? "s" : "") +
-                   ", more than the " + std::to_string(kMaxIdxDataBytes >> 30) + " GiB of data an IDX file may hold here");
+                   ", more than " + (limit.why.empty() ? "the " + solvers::byte_size_text(limit.bytes) +
+                                                              " of data an IDX file may hold here"
+                                                        : limit.why));
   return {static_cast<std::size_t>(n + header), "its header describes (trailing data)", true};
 }
 }  // namespace
 
-IdxArray read_idx(const std::string& path) {
-  const auto bytes = read_maybe_gz(path, [&](const std::vector<std::uint8_t>& b) { return idx_size_from_header(path, b); });
+std::uint64_t data_budget_bytes() {
+  constexpr std::uint64_t kDefault = std::uint64_t(2) << 30;
+  const char* text = std::getenv("CTMC_SNN_MAX_DATA_GIB");
+  if (!text) return kDefault;
+  const auto gib = ctmc::parse_double(text);
+  if (!gib || !(*gib > 0) || !(*gib <= 1024))
+    throw InputError("CTMC_SNN_MAX_DATA_GIB", std::string("'") + std::string(text).substr(0, 40) +
+                                                  "' is not a number of GiB in (0, 1024] (the memory a data folder's "
+                                                  "images may take)");
+  return static_cast<std::uint64_t>(*gib * static_cast<double>(kGiB));
+}
+
+IdxArray read_idx(const std::string& path, const IdxLimit& limit) {
+  auto bytes = read_maybe_gz(path, [&](const std::vector<std::uint8_t>& b) { return idx_size_from_header(path, b, limit); });
   if (bytes.size() < 4) fail(path, "truncated IDX file (" + std::to_string(bytes.size()) + " bytes, no header)");
   check_idx_magic(path, bytes);
   IdxArray a;
@@ -121,7 +138,9 @@ IdxArray read_idx(const std::string& path) {
     fail(path, "truncated IDX file (" + std::to_string(bytes.size()) + " bytes, dimensions need " + std::to_string(need) + ")");
   if (bytes.size() > need)
     fail(path, "IDX file has " + std::to_string(bytes.size() - need) + " trailing bytes after the data");
-  a.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
+  // The content moves into the array (a copy would hold it twice).
+  bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(header));
+  a.data = std::move(bytes);
   return a;
 }
 
@@ -140,8 +159,8 @@ std::vector<std::uint8_t> encode_idx(const std::string& path, const IdxArray& a)
 
 void write_idx(const std::string& path, const IdxArray& a) { write_files_atomically({{path, encode_idx(path, a)}}); }
 
-Dataset read_idx_images(const std::string& path) {
-  const IdxArray a = read_idx(path);
+Dataset read_idx_images(const std::string& path, const IdxLimit& max_pixels) {
+  IdxArray a = read_idx(path, max_pixels);
   if (a.type != IdxType::U8) fail(path, "image file must hold unsigned bytes (IDX type 0x08)");
   if (a.dims.size() != 3) fail(path, "image file must have 3 dimensions (n x rows x cols), found " + std::to_string(a.dims.size()));
   if (a.dims[1] == 0 || a.dims[2] == 0) fail(path, "image file has zero rows or columns");
@@ -161,11 +180,12 @@ Dataset read_idx_images(const std::string& path) {
   const std::uint8_t* p = a.data.data();
   for (Eigen::Index j = 0; j < n; ++j)
     for (Eigen::Index i = 0; i < pixels; ++i) d.images(i, j) = float(*p++) / 255.0f;
+  a.data = {};
   return d;
 }
 
-std::vector<int> read_idx_labels(const std::string& path, int num_classes) {
-  const IdxArray a = read_idx(path);
+std::vector<int> read_idx_labels(const std::string& path, int num_classes, const IdxLimit& max_labels) {
+  const IdxArray a = read_idx(path, max_labels);
   if (a.type != IdxType::U8) fail(path, "label file must hold unsigned bytes (IDX type 0x08)");
   if (a.dims.size() != 1) fail(path, "label file must have 1 dimension, found " + std::to_string(a.dims.size()));
   if (a.dims[0] > INT_MAX) fail(path, std::to_string(a.dims[0]) + " labels is too many (at most " + std::to_string(INT_MAX) + ")");
@@ -176,9 +196,12 @@ std::vector<int> read_idx_labels(const std::string& path, int num_classes) {
   return labels;
 }
 
-Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path, int num_classes) {
-  Dataset d = read_idx_images(images_path);
-  d.labels = read_idx_labels(labels_path, num_classes);
+Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path, int num_classes,
+                      const IdxLimit& max_pixels) {
+  Dataset d = read_idx_images(images_path, max_pixels);
+  const auto images = static_cast<std::uint64_t>(d.images.cols());
+  d.labels = read_idx_labels(labels_path, num_classes,
+                             {images, std::to_string(images) + " labels, one for each image of " + images_path});
   if (static_cast<Eigen::Index>(d.labels.size()) != d.images.cols())
     fail(labels_path, std::to_string(d.labels.size()) + " labels but " + images_path + " has " + std::to_string(d.images.cols()) + " images");
   return d;

@@ -42,6 +42,7 @@ std::vector<std::uint8_t> gunzip(const std::string& path, const std::vector<std:
     ~End() { inflateEnd(z); }
   } end{&zs};
   std::vector<std::uint8_t> out;
+  bool reserved = false;
   std::vector<std::uint8_t> buf(kPiece);
   std::size_t pos = 0;  // input bytes handed to zlib so far
   // zlib counts in uInt: feed a file over 4 GiB in pieces.
@@ -67,6 +68,16 @@ std::vector<std::uint8_t> gunzip(const std::string& path, const std::vector<std:
         fail(path, rc == Z_BUF_ERROR ? "truncated gzip stream" : std::string("corrupt gzip stream (") + (zs.msg ? zs.msg : "zlib error") + ")");
       out.insert(out.end(), buf.data(), buf.data() + (buf.size() - zs.avail_out));
       check_bound(path, out, bound, in.size());
+      // Once the header says how large the content is (and check_bound
+      // found that deflate can produce it), room for exactly that: growing
+      // by doubling would hold up to twice the content.
+      if (!reserved && bound) {
+        const SizeLimit lim = bound(out);
+        if (lim.claimed) {
+          out.reserve(lim.most);
+          reserved = true;
+        }
+      }
       if (rc == Z_OK && zs.avail_in == 0 && pos == in.size() && zs.avail_out != 0) fail(path, "truncated gzip stream");
     }
     const std::size_t rest = zs.avail_in + (in.size() - pos);
@@ -92,6 +103,8 @@ bool read_piece(solvers::InputFile& in, std::vector<std::uint8_t>& out) {
 
 std::vector<std::uint8_t> read_maybe_gz(const std::string& path, const SizeBound& bound) {
   solvers::InputFile in(path, kDataFileKind.what);
+  // A device or pipe has no size to bound it by (/dev/zero never ends).
+  if (!in.regular_size()) fail(path, "not a regular file (a data file is a file of IDX or CIFAR-10 data)");
   if (in.regular_size() && *in.regular_size() > kDataFileKind.max_bytes) solvers::refuse_too_large(path, kDataFileKind);
   std::vector<std::uint8_t> bytes;
   bool more = read_piece(in, bytes);

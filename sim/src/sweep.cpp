@@ -4,7 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -16,6 +20,7 @@
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/json_input.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/core/quote.hpp"
 
 namespace ctmc::sim {
 namespace {
@@ -25,6 +30,7 @@ constexpr double kPercent = 100.0;
 constexpr const char* kPartFormat = "ctmc-snn sweep part";
 constexpr const char* kDocumentFormat = "ctmc-snn sweep";
 constexpr int kVersion = 1;
+constexpr solvers::InputKind kManifestFileKind{"network manifest", 64 * solvers::kMiB, "a network manifest is a few KB"};
 
 template <class T>
 void check_unique(const std::vector<T>& v, const std::string& option) {
@@ -56,14 +62,72 @@ struct SweepInputs {
   DatasetSplit data;
 };
 
+// The runs of `shard` in a grid of `total` runs.
+std::size_t shard_run_count(std::size_t total, Shard shard) {
+  return total >= shard.index ? (total - shard.index) / shard.count + 1 : 0;
+}
+
+// The numbers in one run's record: its scalars, its per-layer triples, and
+// per checkpoint its scalars, quantiles and per-layer pairs.
+double record_numbers(std::size_t windows, std::size_t layers) {
+  constexpr double kRecordScalars = 9, kWindowScalars = 7, kPerLayer = 3, kPerWindowLayer = 2;
+  const double quantiles = static_cast<double>(std::size(kCountQuantileLevels));
+  return kRecordScalars + kPerLayer * static_cast<double>(layers) +
+         static_cast<double>(windows) * (kWindowScalars + quantiles + kPerWindowLayer * static_cast<double>(layers));
+}
+
+// A number with its key as JSON text: the key (at most 22 characters), the
+// number (at most 24), quotes, colon, comma and the indentation of its depth
+// at up to 8 spaces a level; 128 bytes leave room for any of that.
+constexpr double kPartBytesPerNumber = 128;
+// In memory a number of a record costs its JSON value (16 bytes) and its key
+// in the ordered map (a 32-byte string and the pair), and the document holds
+// it in its record, in a cell's mean and in the written text: an estimate
+// of the bytes per number of the records.
+constexpr double kDocumentBytesPerNumber = 160;
+
+// The work and memory of a sweep against its limits, once the nets and test
+// images are known.
+void check_sweep_cost(const SweepSpec& spec, Shard shard, const SweepInputs& in, std::size_t test_images) {
+  const std::size_t total = sweep_run_count(spec);
+  const double steps = std::ceil(spec.T.back() / spec.dt - 1e-9);
+  double work = 0, numbers = 0;
+  const double per_net = static_cast<double>(total) / static_cast<double>(in.nets.size());
+  for (std::size_t i = 0; i < in.nets.size(); ++i) {
+    const Mlp& net = in.nets[i];
+    const std::size_t S = spiking_layer_count(net, spec.readout);
+    double neurons = 0;
+    for (std::size_t l = 0; l < S; ++l) neurons += net.layers[l].out_size();
+    work += per_net * static_cast<double>(test_images) * steps * neurons;
+    numbers += per_net * record_numbers(spec.T.size(), S);
+  }
+  work *= static_cast<double>(shard_run_count(total, shard)) / static_cast<double>(total);
+  if (work > spec.limits.neuron_steps)
+    throw InputError(fmt::format(
+        "sweep: about {:.3g} neuron-steps of work in {} (runs x {} test images x {:.0f} steps of dt up to T = {} x "
+        "spiking neurons), more than the limit of {:.3g}; lower the grid, --T, --limit or --shard it, or raise "
+        "--max-neuron-steps",
+        work, shard.count > 1 ? fmt::format("shard {}/{}", shard.index, shard.count) : std::string("the grid"),
+        test_images, steps, spec.T.back(), spec.limits.neuron_steps));
+  const double memory = numbers * kDocumentBytesPerNumber;
+  if (memory > static_cast<double>(spec.limits.memory_bytes))
+    throw InputError(fmt::format(
+        "sweep: the document of {} runs x {} checkpoints needs about {} of memory, more than the limit of {}; "
+        "lower the grid or the number of --T checkpoints, or raise --max-memory (GiB)",
+        total, spec.T.size(), solvers::byte_size_text(static_cast<std::uint64_t>(memory) >> 20 << 20),
+        solvers::byte_size_text(spec.limits.memory_bytes)));
+}
+
 // The spec's files, read and checked against each other as simulate_network
-// will check them.
-SweepInputs read_inputs(const SweepSpec& spec) {
+// will check them, and the cost of the shard against the limits.
+SweepInputs read_inputs(const SweepSpec& spec, Shard shard) {
   validate_sweep(spec);
+  check_sweep_limits(spec);
   SweepInputs in;
   for (const auto& path : spec.neurons) in.neurons.push_back({solvers::read_model_file(path), path});
   for (const auto& path : spec.nets) in.nets.push_back(load_network(path));
   in.data = load_data(spec.data);
+  int test_images = 0;
   for (std::size_t i = 0; i < in.nets.size(); ++i) {
     const Mlp& net = in.nets[i];
     net.validate(spec.nets[i]);
@@ -71,19 +135,56 @@ SweepInputs read_inputs(const SweepSpec& spec) {
     if (in.neurons.size() != 1 && in.neurons.size() != S)
       throw InputError("neurons", fmt::format("{} models given; {} needs one for all spiking layers or {}",
                                               in.neurons.size(), spec.nets[i], S));
-    simulation_subset(in.data.test, spec.limit, net.input_size(), net.output_size(), spec.subset);
+    test_images = simulation_subset(in.data.test, spec.limit, net.input_size(), net.output_size(), spec.subset).size();
   }
   if (in.data.train.size() == 0 && spec.scale == ScaleMode::Q99)
     throw InputError("data", "no training images, and the q99 scale takes the layer scales from the train split; "
                              "add training images or use the const scale");
+  check_sweep_cost(spec, shard, in, static_cast<std::size_t>(test_images));
   return in;
 }
 
 }  // namespace
 
-std::size_t check_sweep_inputs(const SweepSpec& spec) {
-  read_inputs(spec);
+std::size_t check_sweep_inputs(const SweepSpec& spec, Shard shard) {
+  read_inputs(spec, shard);
   return sweep_run_count(spec);
+}
+
+std::vector<std::string> sweep_input_files(const SweepSpec& s) {
+  std::vector<std::string> files = s.nets;
+  // Each manifest's weights file, where the manifest names one (a manifest
+  // that does not is refused by its reader).
+  for (const std::string& net : s.nets) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(net, ec)) continue;
+    try {
+      const auto m = solvers::parse_json_strict<nlohmann::json>(solvers::read_input_file(net, kManifestFileKind), net);
+      if (m.is_object() && m.contains("weights") && m.at("weights").is_string())
+        files.push_back((std::filesystem::path(net).parent_path() / m.at("weights").get<std::string>()).string());
+    } catch (const std::exception&) {
+    }
+  }
+  files.insert(files.end(), s.neurons.begin(), s.neurons.end());
+  if (!s.data.dir.empty()) files.push_back(s.data.dir);
+  for (const std::string* t : {&s.data.test_images, &s.data.test_labels, &s.data.train_images, &s.data.train_labels}) {
+    if (t->empty()) continue;
+    // FILE.safetensors:NAME reads FILE.
+    const auto colon = t->rfind(':');
+    const bool named = colon != std::string::npos && colon >= 12 && t->compare(colon - 12, 12, ".safetensors") == 0;
+    files.push_back(named ? t->substr(0, colon) : *t);
+  }
+  if (s.subset.text.rfind("index:", 0) == 0) files.push_back(s.subset.text.substr(6));
+  return files;
+}
+
+void check_sweep_limits(const SweepSpec& s) {
+  const double runs = static_cast<double>(s.nets.size()) * s.samplers.size() * s.taus.size() * s.rates.size() * s.trials;
+  if (runs > static_cast<double>(s.limits.runs))
+    throw InputError(fmt::format("sweep: {:.0f} runs in the grid (nets x samplers x tau x r x trials = {} x {} x {} x "
+                                 "{} x {}), more than the limit of {}; lower the grid or raise --max-runs",
+                                 runs, s.nets.size(), s.samplers.size(), s.taus.size(), s.rates.size(), s.trials,
+                                 s.limits.runs));
 }
 
 void validate_sweep(const SweepSpec& s) {
@@ -175,7 +276,7 @@ Json sweep_spec_json(const SweepSpec& s) {
 
 Json run_sweep(const SweepSpec& spec, Shard shard, int threads,
                const std::function<void(std::size_t, std::size_t)>& progress) {
-  const SweepInputs in = read_inputs(spec);
+  const SweepInputs in = read_inputs(spec, shard);
   const auto& [neurons, nets, data] = in;
 
   const std::size_t total = sweep_run_count(spec);
@@ -263,7 +364,7 @@ Json sweep_part(const SweepSpec& spec, Shard shard, Json runs) {
   return j;
 }
 
-Json sweep_document(const Json& spec, const Json& runs) {
+Json sweep_document(const Json& spec, Json runs) {
   const auto& nets = spec.at("nets");
   const auto& samplers = spec.at("samplers");
   const auto& taus = spec.at("tau");
@@ -399,50 +500,265 @@ Json sweep_document(const Json& spec, const Json& runs) {
   doc["frontier"] = frontier;
   doc["min_cost"] = min_cost;
   doc["cells"] = cells;
-  doc["runs"] = runs;
+  doc["runs"] = std::move(runs);
   return doc;
 }
 
 namespace {
 
-Json merge_parts(const std::vector<std::pair<std::string, Json>>& parts) {
+// Checks of a part's fields, each failure an InputError "<file>: <field>: <what>".
+struct PartReader {
+  const std::string& file;
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw InputError(fmt::format("{}: {}: {}", file, field, what));
+  }
+  const Json& member(const Json& obj, const std::string& field, const char* key) const {
+    const auto it = obj.find(key);
+    if (it == obj.end()) fail(field.empty() ? std::string(key) : field + "." + key, "missing");
+    return *it;
+  }
+  // obj is an object whose keys are exactly `keys` (no unknown, none missing).
+  void exact_keys(const Json& obj, const std::string& field, std::initializer_list<const char*> keys,
+                  std::initializer_list<const char*> optional = {}) const {
+    if (!obj.is_object()) fail(field.empty() ? "top level" : field, fmt::format("expected an object, got {}",
+                                                                              solvers::json_type_name(obj)));
+    for (const auto& item : obj.items()) {
+      const auto known = [&](std::initializer_list<const char*> list) {
+        return std::any_of(list.begin(), list.end(), [&](const char* k) { return item.key() == k; });
+      };
+      if (!known(keys) && !known(optional))
+        fail(field.empty() ? "top level" : field,
+             fmt::format("unknown key {}", ctmc::quote_excerpt(item.key())));
+    }
+    for (const char* k : keys) member(obj, field, k);
+  }
+  // A number (null: NaN, where `null_ok`) in [lo, hi].
+  double number(const Json& obj, const std::string& field, const char* key, double lo, double hi,
+                bool null_ok = false) const {
+    const Json& v = member(obj, field, key);
+    const std::string at = field + "." + key;
+    if (v.is_null() && null_ok) return std::numeric_limits<double>::quiet_NaN();
+    if (!v.is_number()) fail(at, fmt::format("expected a number, got {}", solvers::json_excerpt(v)));
+    const double x = v.get<double>();
+    if (!(x >= lo && x <= hi)) {
+      if (hi == std::numeric_limits<double>::infinity()) fail(at, fmt::format("{} is not a finite number >= {}", x, lo));
+      fail(at, fmt::format("{} is not in [{}, {}]", x, lo, hi));
+    }
+    return x;
+  }
+  std::size_t whole(const Json& obj, const std::string& field, const char* key) const {
+    const Json& v = member(obj, field, key);
+    if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+      fail(field + "." + key, fmt::format("expected a whole number >= 0, got {}", solvers::json_excerpt(v)));
+    return v.get<std::size_t>();
+  }
+  const Json& array(const Json& obj, const std::string& field, const char* key, std::size_t size) const {
+    const Json& v = member(obj, field, key);
+    if (!v.is_array()) fail(field + "." + key, fmt::format("expected an array, got {}", solvers::json_excerpt(v)));
+    if (v.size() != size) fail(field + "." + key, fmt::format("{} entries, expected {}", v.size(), size));
+    return v;
+  }
+};
+
+// The spec as a SweepSpec; InputError "<file>: spec.<key>: ..." for a key
+// that is unknown, missing, of the wrong type, or a grid validate_sweep
+// refuses. The spec must also be exactly what sweep_spec_json writes for it.
+SweepSpec spec_of_part(const PartReader& in, const Json& j) {
+  in.exact_keys(j, "spec",
+                {"nets", "data", "neurons", "samplers", "tau", "rate", "T", "trials", "dt", "readout", "scale", "limit",
+                 "subset", "trace_weight", "output_scale", "layer_alpha", "seed", "criterion_pp"},
+                {"test_images", "test_labels", "train_images", "train_labels", "normalize"});
+  SweepSpec s;
+  std::string key;  // the key being read, for messages
+  try {
+    const auto strings = [&](const char* k) {
+      key = k;
+      std::vector<std::string> v;
+      const Json& a = in.member(j, "spec", k);
+      if (!a.is_array()) in.fail(std::string("spec.") + k, "expected an array of strings");
+      for (const Json& x : a) {
+        if (!x.is_string()) in.fail(std::string("spec.") + k, "expected an array of strings");
+        v.push_back(x.get<std::string>());
+      }
+      return v;
+    };
+    const auto numbers = [&](const char* k, bool null_is_nan) {
+      key = k;
+      std::vector<double> v;
+      const Json& a = in.member(j, "spec", k);
+      if (!a.is_array()) in.fail(std::string("spec.") + k, "expected an array of numbers");
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i].is_null() && null_is_nan) {
+          v.push_back(std::numeric_limits<double>::quiet_NaN());
+          continue;
+        }
+        if (!a[i].is_number())
+          in.fail(fmt::format("spec.{}[{}]", k, i), fmt::format("expected a number, got {}", solvers::json_excerpt(a[i])));
+        v.push_back(a[i].get<double>());
+      }
+      return v;
+    };
+    const auto text = [&](const char* k) {
+      key = k;
+      const Json& v = in.member(j, "spec", k);
+      if (!v.is_string()) in.fail(std::string("spec.") + k, fmt::format("expected a string, got {}", solvers::json_excerpt(v)));
+      return v.get<std::string>();
+    };
+    s.nets = strings("nets");
+    s.data.dir = text("data");
+    for (const auto& [k, value] : {std::pair{"test_images", &s.data.test_images}, {"test_labels", &s.data.test_labels},
+                                   {"train_images", &s.data.train_images}, {"train_labels", &s.data.train_labels},
+                                   {"normalize", &s.data.normalization}})
+      if (j.contains(k)) *value = text(k);
+    s.neurons = strings("neurons");
+    s.samplers.clear();
+    for (const std::string& name : strings("samplers")) s.samplers.push_back(parse_sampler(name, "samplers"));
+    s.taus = numbers("tau", false);
+    s.rates = numbers("rate", false);
+    s.T = numbers("T", false);
+    key = "trials";
+    const std::size_t trials = in.whole(j, "spec", "trials");
+    if (trials < 1 || trials > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      in.fail("spec.trials", fmt::format("{} is not a whole number from 1 to {}", trials, std::numeric_limits<int>::max()));
+    s.trials = static_cast<int>(trials);
+    s.dt = in.number(j, "spec", "dt", 0, std::numeric_limits<double>::max());
+    s.readout = parse_readout(text("readout"), "readout");
+    s.scale = parse_scale_mode(text("scale"), "scale");
+    key = "limit";
+    const std::size_t limit = in.whole(j, "spec", "limit");
+    if (limit > static_cast<std::size_t>(std::numeric_limits<int>::max())) in.fail("spec.limit", "too large");
+    s.limit = static_cast<int>(limit);
+    s.subset.text = text("subset");
+    s.trace_weight = parse_trace_weight(text("trace_weight"), "trace_weight");
+    s.output_scale = parse_output_scale(text("output_scale"), "output_scale");
+    s.layer_alpha = numbers("layer_alpha", true);
+    for (std::size_t l = 0; l < s.layer_alpha.size(); ++l)
+      if (!std::isnan(s.layer_alpha[l]) && !(s.layer_alpha[l] > 0 && std::isfinite(s.layer_alpha[l])))
+        in.fail(fmt::format("spec.layer_alpha[{}]", l), fmt::format("{} is not a positive number", s.layer_alpha[l]));
+    key = "seed";
+    s.seed = in.whole(j, "spec", "seed");
+    s.criterion = in.number(j, "spec", "criterion_pp", 0, std::numeric_limits<double>::max());
+    key = "grid";
+    validate_sweep(s);
+  } catch (const InputError& e) {
+    if (std::string(e.what()).rfind(in.file + ": ", 0) == 0) throw;
+    // An error of the grid names its parameter ("taus", "T"): shown as the spec's key.
+    static const std::map<std::string, std::string> kKeys{{"taus", "tau"}, {"rates", "rate"}, {"criterion", "criterion_pp"}};
+    std::string field = e.input().empty() ? key : e.input();
+    if (const auto it = kKeys.find(field); it != kKeys.end()) field = it->second;
+    in.fail("spec." + field, e.input().empty() ? std::string(e.what()) : e.detail());
+  }
+  // What the spec says, written back, is the spec: a value our writer would
+  // write differently (1 for a criterion of 1.0 aside) is not from a sweep.
+  if (nlohmann::json::parse(sweep_spec_json(s).dump()) != nlohmann::json::parse(j.dump()))
+    in.fail("spec", "is not a spec that 'ctmc-snn sweep' writes (a value differs from its reading)");
+  return s;
+}
+
+// One run's record against the grid: its run number's place in the grid, the
+// checkpoints, the layers (`layers`: the count of the net's earlier records,
+// 0 for none yet), every number in its range.
+void check_record(const PartReader& in, const Json& r, const std::string& field, const SweepSpec& s, const Json& spec,
+                  std::size_t& layers, std::size_t& test_images) {
+  in.exact_keys(r, field, {"run", "net", "sampler", "tau", "rate", "trial", "test_images", "A_ANN", "A_MF", "layers",
+                           "windows"});
+  const std::size_t u = in.whole(r, field, "run");
+  const SweepRun at = sweep_run_at(s, u);
+  if (in.whole(r, field, "net") != at.net) in.fail(field + ".net", fmt::format("is not {}, the net of run {}", at.net, u));
+  if (in.member(r, field, "sampler") != spec.at("samplers").at(at.sampler))
+    in.fail(field + ".sampler", fmt::format("is not {}, the sampler of run {}", spec.at("samplers").at(at.sampler).dump(), u));
+  if (in.number(r, field, "tau", 0, std::numeric_limits<double>::max()) != s.taus[at.tau])
+    in.fail(field + ".tau", fmt::format("is not {}, the tau of run {} in the grid", s.taus[at.tau], u));
+  if (in.number(r, field, "rate", 0, std::numeric_limits<double>::max()) != s.rates[at.rate])
+    in.fail(field + ".rate", fmt::format("is not {}, the r of run {} in the grid", s.rates[at.rate], u));
+  if (in.whole(r, field, "trial") != static_cast<std::size_t>(at.trial))
+    in.fail(field + ".trial", fmt::format("is not {}, the trial of run {}", at.trial, u));
+  const std::size_t images = in.whole(r, field, "test_images");
+  if (images == 0) in.fail(field + ".test_images", "is 0");
+  if (test_images == 0) test_images = images;
+  if (images != test_images)
+    in.fail(field + ".test_images", fmt::format("{} here, {} in another run (every run reads the same images)", images,
+                                                test_images));
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  in.number(r, field, "A_ANN", 0, 100);
+  in.number(r, field, "A_MF", 0, 100);
+  const Json& ls = in.member(r, field, "layers");
+  if (!ls.is_array() || ls.empty()) in.fail(field + ".layers", "expected a non-empty array");
+  if (layers == 0) layers = ls.size();
+  if (ls.size() != layers)
+    in.fail(field + ".layers", fmt::format("{} layers, another run of the same net has {}", ls.size(), layers));
+  if (s.neurons.size() > 1 && ls.size() != s.neurons.size())
+    in.fail(field + ".layers", fmt::format("{} layers for {} neuron models (one per spiking layer)", ls.size(),
+                                           s.neurons.size()));
+  for (std::size_t l = 0; l < ls.size(); ++l) {
+    const std::string lf = fmt::format("{}.layers[{}]", field, l);
+    in.exact_keys(ls[l], lf, {"q99", "alpha", "outside_fit_domain"});
+    in.number(ls[l], lf, "q99", -kInf, kInf, true);
+    const double alpha = in.number(ls[l], lf, "alpha", 0, std::numeric_limits<double>::max());
+    if (!(alpha > 0)) in.fail(lf + ".alpha", "is not positive");
+    in.number(ls[l], lf, "outside_fit_domain", 0, 1, true);
+  }
+  const Json& ws = in.array(r, field, "windows", s.T.size());
+  for (std::size_t w = 0; w < ws.size(); ++w) {
+    const std::string wf = fmt::format("{}.windows[{}]", field, w);
+    in.exact_keys(ws[w], wf, {"T", "A_SNN", "synops_per_sample", "spikes_per_neuron", "transitions_per_sample",
+                              "tie_fraction", "count_quantiles", "silent_fraction", "layers"});
+    if (in.number(ws[w], wf, "T", 0, kInf) != s.T[w])
+      in.fail(wf + ".T", fmt::format("is not {}, checkpoint {} of the grid", s.T[w], w + 1));
+    in.number(ws[w], wf, "A_SNN", 0, 100);
+    in.number(ws[w], wf, "synops_per_sample", 0, kInf);
+    in.number(ws[w], wf, "spikes_per_neuron", 0, kInf);
+    in.number(ws[w], wf, "transitions_per_sample", 0, kInf);
+    in.number(ws[w], wf, "tie_fraction", 0, 1);
+    in.number(ws[w], wf, "silent_fraction", 0, 1);
+    const Json& q = in.array(ws[w], wf, "count_quantiles", std::size(kCountQuantileLevels));
+    for (std::size_t k = 0; k < q.size(); ++k) {
+      const std::string qf = fmt::format("{}.count_quantiles[{}]", wf, k);
+      if (!q[k].is_number() || !(q[k].get<double>() >= 0) || !std::isfinite(q[k].get<double>()))
+        in.fail(qf, fmt::format("{} is not a spike count >= 0", solvers::json_excerpt(q[k])));
+      if (k > 0 && q[k].get<double>() < q[k - 1].get<double>())
+        in.fail(qf, "is below the quantile before it (quantiles increase)");
+    }
+    const Json& wl = in.array(ws[w], wf, "layers", layers);
+    for (std::size_t l = 0; l < wl.size(); ++l) {
+      const std::string lf = fmt::format("{}.layers[{}]", wf, l);
+      in.exact_keys(wl[l], lf, {"spikes_per_neuron", "rate_rel_rmse"});
+      in.number(wl[l], lf, "spikes_per_neuron", 0, kInf);
+      in.number(wl[l], lf, "rate_rel_rmse", 0, kInf, true);
+    }
+  }
+}
+
+Json merge_parts(std::vector<std::pair<std::string, Json>>& parts) {
   if (parts.empty()) throw InputError("sweep merge: no parts given");
-  const auto field = [](const std::string& file, const Json& j, const char* key) -> const Json& {
-    if (!j.is_object() || !j.contains(key)) throw InputError(fmt::format("{}: not a sweep part (no \"{}\")", file, key));
-    return j.at(key);
-  };
   const std::string& first_file = parts.front().first;
-  const Json& spec = field(first_file, parts.front().second, "spec");
   std::size_t count = 0;
   std::map<std::size_t, std::string> seen;  // shard index -> file
-  std::vector<const Json*> by_run;
-  for (const auto& [file, part] : parts) {
-    if (field(file, part, "format") != kPartFormat)
-      throw InputError(fmt::format("{}: not a sweep part (format is not \"{}\")", file, kPartFormat));
-    if (field(file, part, "version") != kVersion)
+  std::vector<Shard> shards;
+  SweepSpec grid;
+  std::size_t records = 0;
+  for (auto& [file, part] : parts) {
+    const PartReader in{file};
+    if (!part.is_object() || !part.contains("format") || part.at("format") != kPartFormat)
+      throw InputError(fmt::format("{}: not a sweep part (\"format\" is not \"{}\")", file, kPartFormat));
+    if (part.contains("version") && part.at("version") != kVersion)
       throw InputError(fmt::format("{}: sweep part version {} (this tool reads {})", file,
-                                   field(file, part, "version").dump(), kVersion));
-    // Compared as unordered JSON: a part whose keys another tool reordered is still the same sweep.
-    if (nlohmann::json::parse(field(file, part, "spec").dump()) != nlohmann::json::parse(spec.dump()))
+                                   solvers::json_excerpt(part.at("version")), kVersion));
+    in.exact_keys(part, "", {"format", "version", "spec", "shard", "runs"});
+    if (&part == &parts.front().second) {
+      grid = spec_of_part(in, part.at("spec"));
+    } else if (nlohmann::json::parse(part.at("spec").dump()) != nlohmann::json::parse(parts.front().second.at("spec").dump())) {
+      // Compared as unordered JSON: a part whose keys another tool reordered is still the same sweep.
       throw InputError(fmt::format("{}: a part of another sweep than {} (the specs differ)", file, first_file));
-    const Json& sh = field(file, part, "shard");
-    Shard s;
-    try {
-      s = {sh.at("index").get<std::size_t>(), sh.at("count").get<std::size_t>()};
-    } catch (const nlohmann::json::exception&) {
-      throw InputError(fmt::format("{}: \"shard\" is not {{\"index\": i, \"count\": n}}", file));
     }
+    const Json& sh = part.at("shard");
+    in.exact_keys(sh, "shard", {"index", "count"});
+    const Shard s{in.whole(sh, "shard", "index"), in.whole(sh, "shard", "count")};
     if (s.count == 0 || s.index == 0 || s.index > s.count)
       throw InputError(fmt::format("{}: shard {}/{} is not i/n with 1 <= i <= n", file, s.index, s.count));
     if (count == 0) {
       count = s.count;
-      SweepSpec dims;  // only the list sizes matter for the run count
-      dims.nets.resize(spec.at("nets").size());
-      dims.samplers.resize(spec.at("samplers").size());
-      dims.taus.resize(spec.at("tau").size());
-      dims.rates.resize(spec.at("rate").size());
-      dims.trials = spec.at("trials").get<int>();
-      by_run.assign(sweep_run_count(dims), nullptr);
     } else if (s.count != count) {
       throw InputError(fmt::format("{}: shard {}/{}, but {} is one of {} parts", file, s.index, s.count, first_file,
                                    count));
@@ -450,37 +766,184 @@ Json merge_parts(const std::vector<std::pair<std::string, Json>>& parts) {
     if (const auto it = seen.find(s.index); it != seen.end())
       throw InputError(fmt::format("{}: shard {}/{} is given twice (also {})", file, s.index, s.count, it->second));
     seen[s.index] = file;
-    for (const Json& r : field(file, part, "runs")) {
-      const std::size_t u = r.at("run").get<std::size_t>();
-      if (u >= by_run.size() || u % count != s.index - 1)
-        throw InputError(fmt::format("{}: run {} does not belong to shard {}/{}", file, u, s.index, count));
-      if (by_run[u]) throw InputError(fmt::format("{}: run {} appears twice", file, u));
-      by_run[u] = &r;
-    }
+    shards.push_back(s);
+    if (!part.at("runs").is_array()) in.fail("runs", "expected an array");
+    records += part.at("runs").size();
   }
   std::string missing;
   for (std::size_t i = 1; i <= count; ++i)
     if (!seen.count(i)) missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", i, count);
   if (!missing.empty()) throw InputError("sweep merge: missing shard(s) " + missing);
+  // The parts hold every run once, so the grid has as many runs as they hold
+  // records (checked before a table of the grid's size is made).
+  const std::size_t total = sweep_run_count(grid);
+  if (total != records)
+    throw InputError(fmt::format("sweep merge: the grid has {} runs, the parts hold {} records", total, records));
+
+  const Json& spec = parts.front().second.at("spec");
+  std::vector<Json*> by_run(total, nullptr);
+  std::vector<std::size_t> layers(grid.nets.size(), 0);
+  std::size_t test_images = 0;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    auto& [file, part] = parts[p];
+    const PartReader in{file};
+    const Shard s = shards[p];
+    Json& runs = part.at("runs");
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      Json& r = runs[k];
+      const std::string field = fmt::format("runs[{}]", k);
+      if (!r.is_object()) in.fail(field, "expected an object");
+      const std::size_t u = in.whole(r, field, "run");
+      if (u >= total || u % count != s.index - 1)
+        throw InputError(fmt::format("{}: run {} does not belong to shard {}/{}", file, u, s.index, count));
+      if (by_run[u]) throw InputError(fmt::format("{}: run {} appears twice", file, u));
+      check_record(in, r, field, grid, spec, layers[sweep_run_at(grid, u).net], test_images);
+      by_run[u] = &r;
+    }
+  }
   Json runs = Json::array();
   for (std::size_t u = 0; u < by_run.size(); ++u) {
     if (!by_run[u]) throw InputError(fmt::format("sweep merge: run {} is in no part", u));
-    runs.push_back(*by_run[u]);
+    runs.push_back(std::move(*by_run[u]));
   }
-  return sweep_document(spec, runs);
+  return sweep_document(spec, std::move(runs));
+}
+
+// The longest token (a string or a bare number or word) a part may hold: its
+// strings are file names, keys and option texts, its numbers 24 characters.
+constexpr std::size_t kMaxPartToken = 1 << 16;
+
+// One pass over the file's bytes, in constant memory, before any parser
+// holds a token: a parser keeps a token whole, so a single string of
+// gigabytes would be read into memory before anything could refuse it.
+void check_part_tokens(const std::string& path, std::FILE* f) {
+  std::vector<char> buf(std::size_t(1) << 20);
+  bool in_string = false, escaped = false;
+  std::size_t token = 0;
+  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), f)) > 0;) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const char c = buf[i];
+      if (in_string) {
+        if (escaped) escaped = false;
+        else if (c == '\\') escaped = true;
+        else if (c == '"') in_string = false, token = 0;
+        if (in_string && ++token > kMaxPartToken) break;
+        continue;
+      }
+      if (c == '"') in_string = true, token = 0;
+      else if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ',' || c == ':' || c == '[' || c == ']' ||
+               c == '{' || c == '}')
+        token = 0;
+      else if (++token > kMaxPartToken)
+        break;
+    }
+    if (token > kMaxPartToken)
+      throw InputError(fmt::format("{}: holds a token (a string or number) of more than {} bytes, not a sweep part",
+                                   path, kMaxPartToken));
+  }
+  if (std::ferror(f)) throw InputError(fmt::format("{}: cannot read sweep part ({})", path, std::strerror(errno)));
+  std::rewind(f);
+}
+
+// The spec and shard of a part, read as a stream (its runs parsed, not kept).
+std::pair<Json, Json> scan_part_header(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw InputError(fmt::format("{}: cannot open sweep part ({})", path, std::strerror(errno)));
+  struct Close {
+    std::FILE* f;
+    ~Close() { std::fclose(f); }
+  } close{f};
+  check_part_tokens(path, f);
+  std::string top_key;
+  std::size_t kept = 0;
+  constexpr std::size_t kMaxKeptValues = 1000000;  // a spec has a few hundred values
+  constexpr std::size_t kMaxKeptString = 1 << 16;    // its strings are file names and option texts
+  const auto keep = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (depth > static_cast<int>(solvers::kMaxJsonDepth))
+      throw InputError(fmt::format("{}: malformed JSON: nested deeper than {} levels", path, solvers::kMaxJsonDepth));
+    if (event == Json::parse_event_t::key && depth == 1) {
+      top_key = parsed.get<std::string>();
+      return top_key == "spec" || top_key == "shard";
+    }
+    if (depth >= 1 && (top_key == "spec" || top_key == "shard")) {
+      // What is kept stays small, so that the spec cannot make room for itself in the bound.
+      if (++kept > kMaxKeptValues)
+        throw InputError(fmt::format("{}: \"{}\" holds more than {} values, not a sweep part's", path, top_key,
+                                     kMaxKeptValues));
+      if ((event == Json::parse_event_t::value || event == Json::parse_event_t::key) && parsed.is_string() &&
+          parsed.get_ref<const std::string&>().size() > kMaxKeptString)
+        throw InputError(fmt::format("{}: \"{}\" holds a string of more than {} bytes, not a sweep part's", path,
+                                     top_key, kMaxKeptString));
+    }
+    return true;
+  };
+  Json head;
+  try {
+    head = Json::parse(f, keep);
+  } catch (const Json::parse_error& e) {
+    throw InputError(fmt::format("{}: malformed JSON: {}", path, ctmc::quote_excerpt(e.what())));
+  }
+  if (!head.is_object() || !head.contains("spec") || !head.contains("shard"))
+    throw InputError(fmt::format("{}: not a sweep part (no \"spec\" and \"shard\")", path));
+  return {head.at("spec"), head.at("shard")};
 }
 
 }  // namespace
 
-Json read_sweep_part(const std::string& path) {
-  // A part holds a few KB per run (its windows and layers).
-  static constexpr solvers::InputKind kSweepPartKind{"sweep part", 256 * solvers::kMiB,
-                                                     "a sweep part holds a few KB per run"};
-  const std::string text = solvers::read_input_file(path, kSweepPartKind);
+std::uint64_t max_sweep_part_bytes(const Json& spec, Shard shard) {
+  SweepSpec dims;  // only the list sizes matter
+  for (const auto& [key, list] : {std::pair{"nets", &dims.nets}, {"neurons", &dims.neurons}})
+    if (spec.contains(key) && spec.at(key).is_array()) list->resize(spec.at(key).size());
+  dims.samplers.resize(spec.contains("samplers") && spec.at("samplers").is_array() ? spec.at("samplers").size() : 0);
+  for (const auto& [key, list] : {std::pair{"tau", &dims.taus}, {"rate", &dims.rates}, {"T", &dims.T}})
+    if (spec.contains(key) && spec.at(key).is_array()) list->resize(spec.at(key).size());
+  const double trials = spec.contains("trials") && spec.at("trials").is_number_integer() ? spec.at("trials").get<double>() : 0;
+  const double total = static_cast<double>(dims.nets.size()) * static_cast<double>(dims.samplers.size()) *
+                       static_cast<double>(dims.taus.size()) * static_cast<double>(dims.rates.size()) * trials;
+  const double runs = shard.count > 0 && total >= static_cast<double>(shard.index)
+                          ? std::floor((total - static_cast<double>(shard.index)) / static_cast<double>(shard.count)) + 1
+                          : 0;
+  const std::size_t layers = dims.neurons.size() > 1 ? dims.neurons.size() : kPartLayersAssumed;
+  constexpr double kHeaderBytes = 1 << 20;  // format, version, shard
+  const double bytes = kHeaderBytes + 8.0 * static_cast<double>(spec.dump().size()) +
+                       runs * record_numbers(dims.T.size(), layers) * kPartBytesPerNumber;
+  return bytes >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
+}
+
+Json read_sweep_part(const std::string& path, std::uint64_t scan_above) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status))
+    throw InputError(fmt::format("{}: cannot open sweep part ({})", path, ec ? ec.message() : "No such file or directory"));
+  if (!std::filesystem::is_regular_file(status))
+    throw InputError(fmt::format("{}: not a regular file (a sweep part is a file that 'sweep --shard' wrote)", path));
+  const std::uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot read sweep part ({})", path, ec.message()));
+  std::uint64_t cap = scan_above;
+  if (size > scan_above) {
+    // Larger than most parts: its own grid says how large it may be.
+    const auto [spec, shard] = scan_part_header(path);
+    Shard s;
+    if (shard.is_object() && shard.contains("index") && shard.at("index").is_number_unsigned() &&
+        shard.contains("count") && shard.at("count").is_number_unsigned())
+      s = {shard.at("index").get<std::size_t>(), shard.at("count").get<std::size_t>()};
+    cap = std::max(scan_above, max_sweep_part_bytes(spec, s));
+    if (size > cap)
+      throw InputError(fmt::format("{}: {} bytes, more than the {} that shard {}/{} of its grid can hold ({} "
+                                   "checkpoints, at most {} layers); refusing",
+                                   path, size, cap, s.index, s.count,
+                                   spec.contains("T") && spec.at("T").is_array() ? spec.at("T").size() : 0,
+                                   spec.contains("neurons") && spec.at("neurons").is_array() &&
+                                           spec.at("neurons").size() > 1
+                                       ? spec.at("neurons").size()
+                                       : kPartLayersAssumed));
+  }
+  const solvers::InputKind kind{"sweep part", cap, "a part holds a few KB per run and checkpoint"};
+  const std::string text = solvers::read_input_file(path, kind);
   return solvers::parse_json_strict<Json>(text, path);
 }
 
-Json merge_sweep_parts(const std::vector<std::pair<std::string, Json>>& parts) {
+Json merge_sweep_parts(std::vector<std::pair<std::string, Json>> parts) {
   try {
     return merge_parts(parts);
   } catch (const nlohmann::json::exception& e) {

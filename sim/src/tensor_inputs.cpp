@@ -367,6 +367,12 @@ DatasetSplit load_data(const DataSource& src) {
       throw InputError(fmt::format("{}_images", split), fmt::format("give the {} images and labels both or neither", split));
     return !images.empty();
   };
+  for (const auto& [spec, input] : {std::pair{&src.test_images, "test_images"}, {&src.test_labels, "test_labels"},
+                                    {&src.train_images, "train_images"}, {&src.train_labels, "train_labels"}}) {
+    const auto colon = spec->rfind(':');
+    const bool named = colon != std::string::npos && colon >= 12 && spec->compare(colon - 12, 12, ".safetensors") == 0;
+    if (!spec->empty()) require_regular_file(named ? spec->substr(0, colon) : *spec, input);
+  }
   const bool test = pair(src.test_images, src.test_labels, "test");
   const bool train = pair(src.train_images, src.train_labels, "train");
   if (src.dir.empty() && !test)

@@ -298,9 +298,11 @@ TEST_CASE("out of memory is a one-line exit 2, not an internal error") {
   MESSAGE("skipped under AddressSanitizer (ulimit -v leaves no room for its shadow memory)");
   return;
 #endif
-  // 1e9 trials (within the --trials cap) need 8 GB of counts: under a 1 GB
-  // address-space limit that allocation fails with std::bad_alloc.
-  const auto r = run_cli("simulate neuron \"" + fixture("three_state.json") + "\" --H 0 --T 1e-9 --trials 1000000000",
+  // 1e9 trials (within the --trials cap) need 8 GB of counts, let past the
+  // memory estimate by --max-memory: under a 1 GB address-space limit that
+  // allocation fails with std::bad_alloc.
+  const auto r = run_cli("simulate neuron \"" + fixture("three_state.json") +
+                             "\" --H 0 --T 1e-9 --trials 1000000000 --max-memory 100",
                          "ulimit -v 1000000; ");
   INFO(r.output);
   CHECK(r.status == 2);

@@ -3,6 +3,7 @@
 // with the same options; T checkpoints equal separate windows; bad grids,
 // shard specs and part sets exit 2 naming the problem.
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -161,4 +162,52 @@ TEST_CASE("sweep merge: missing, repeated, foreign and malformed parts exit 2 na
   check_exit2("sweep merge \"" + not_part + "\"" + out, "not a sweep part");
   check_exit2("sweep merge " + shell_arg(temp_dir() / "nonexistent.json") + out, "nonexistent.json");
   CHECK_FALSE(fs::exists(temp_dir() / "merged_bad.json"));
+}
+
+TEST_CASE("sweep: a grid beyond --max-runs, --max-neuron-steps or --max-memory exits 2 before running, naming the option") {
+  const std::string out = " --out " + shell_arg(temp_dir() / "limits.json");
+  // A million runs: refused at once (it started and ran for days).
+  std::string taus, rates;
+  for (int i = 1; i <= 100; ++i) {
+    taus += (i > 1 ? "," : "") + std::to_string(i) + "e-3";
+    rates += (i > 1 ? "," : "") + std::to_string(i);
+  }
+  const std::string grid = "sweep --net " + shell_arg(fixture("tiny_mlp.json")) + " --data " + shell_arg(sweep_data()) +
+                           " --neurons " + shell_arg(fixture("three_state.json")) + " --T 0.5 --dt 0.01 --tau " + taus +
+                           " --rate " + rates + " --trials 100" + out;
+  const auto r = run_cli(grid, "timeout 60 ");
+  INFO(r.output);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("sweep: 1000000 runs in the grid") != std::string::npos);
+  CHECK(r.output.find("raise --max-runs") != std::string::npos);
+  // The base grid has 16 runs.
+  check_exit2(base_args(" --max-runs 15 --dry-run" + out), "more than the limit of 15; lower the grid or raise --max-runs");
+  CHECK(run_cli(base_args(" --max-runs 16 --dry-run" + out)).status == 0);
+  // Work: 16 runs x 25 images x 50 steps x the spiking neurons of tiny_mlp.
+  check_exit2(base_args(" --max-neuron-steps 1000 --dry-run" + out), "raise --max-neuron-steps");
+  check_exit2(base_args(" --max-neuron-steps 1000 --shard 2/4 --dry-run" + out), "in shard 2/4");
+  check_exit2(base_args(" --max-memory 0.00001 --dry-run" + out), "raise --max-memory");
+  CHECK_FALSE(fs::exists(temp_dir() / "limits.json"));
+}
+
+TEST_CASE("sweep merge: a part edited into impossibility exits 2 naming the file and the field") {
+  const fs::path whole = temp_dir() / "v_whole.json";
+  REQUIRE(run_cli(base_args(" --shard 1/1 --out " + shell_arg(whole))).status == 0);
+  const json good = json::parse(slurp(whole));
+  const std::string out = " --out " + shell_arg(temp_dir() / "v_merged.json");
+  REQUIRE(run_cli("sweep merge " + shell_arg(whole) + out).status == 0);
+  const auto edited = [&](const std::string& name, const std::function<void(json&)>& edit, const std::string& field) {
+    json p = good;
+    edit(p);
+    const std::string file = write_file("v_" + name + ".json", p.dump(1));
+    check_exit2("sweep merge " + shell_arg(file) + out, file + ": " + field);
+  };
+  edited("a_snn", [](json& p) { p["runs"][3]["windows"][1]["A_SNN"] = 200; }, "runs[3].windows[1].A_SNN: 200 is not in [0, 100]");
+  edited("tie", [](json& p) { p["runs"][0]["windows"][0]["tie_fraction"] = 2; }, "runs[0].windows[0].tie_fraction: 2 is not in [0, 1]");
+  edited("synops", [](json& p) { p["runs"][2]["windows"][0]["synops_per_sample"] = -5; }, "runs[2].windows[0].synops_per_sample");
+  edited("tau", [](json& p) { p["runs"][5]["tau"] = 0.03; }, "runs[5].tau: is not");
+  edited("T", [](json& p) { p["runs"][1]["windows"][1]["T"] = 0.4; }, "runs[1].windows[1].T: is not 0.5");
+  edited("layer", [](json& p) { p["runs"][0]["windows"][0]["layers"].erase(0); }, "runs[0].windows[0].layers: 1 entries, expected 2");
+  edited("unknown", [](json& p) { p["runs"][0]["bonus"] = 1; }, "runs[0]: unknown key 'bonus'");
+  edited("nan_T", [](json& p) { p["spec"]["T"][0] = "nan"; }, "spec.T[0]: expected a number");
 }

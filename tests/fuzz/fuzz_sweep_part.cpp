@@ -1,5 +1,8 @@
-// Sweep parts (sim/sweep.hpp): read_sweep_part on the input, then
-// merge_sweep_parts of it alone; either may only reject with InputError.
+// Sweep parts (sim/sweep.hpp): read_sweep_part on the input, once read whole
+// and once through the streamed scan of its spec and shard (the path of a
+// part over the scan threshold, whose size its own grid bounds), then
+// merge_sweep_parts of it alone (every field checked against the grid);
+// each may only reject with InputError.
 #include "ctmc/sim/sweep.hpp"
 #include "fuzz_common.hpp"
 
@@ -7,6 +10,7 @@ using namespace ctmc;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = fuzz::write_file("part.json", data, size);
+  fuzz::reject_only("read_sweep_part (scanned)", [&] { (void)sim::read_sweep_part(path, 0); });
   nlohmann::ordered_json part;
   if (!fuzz::reject_only("read_sweep_part", [&] { part = sim::read_sweep_part(path); })) return 0;
   fuzz::reject_only("merge_sweep_parts", [&] { (void)sim::merge_sweep_parts({{path, part}}); });

@@ -101,7 +101,7 @@ put("npy", "halves_f2.npy", npy("<f2", [2], struct.pack("<2H", 0x3C00, 0xC000)))
 # A sweep part as `ctmc-snn sweep --shard 1/2` writes it (one run of two).
 part = {
     "format": "ctmc-snn sweep part", "version": 1,
-    "spec": {"nets": ["net.json"], "data": "data", "neurons": ["m.json"], "samplers": ["exact"],
+    "spec": {"nets": ["net.json"], "data": "data", "neurons": ["m1.json", "m2.json"], "samplers": ["exact"],
              "tau": [0.02], "rate": [2.0], "T": [0.2, 0.5], "trials": 2, "dt": 0.01, "readout": "spike",
              "scale": "q99", "limit": 0, "subset": "all", "trace_weight": "integral", "output_scale": "logits",
              "layer_alpha": [], "seed": 9, "criterion_pp": 1.0},
@@ -112,6 +112,7 @@ part = {
                          {"q99": 2.0, "alpha": 1.0, "outside_fit_domain": None}],
               "windows": [{"T": t, "A_SNN": 50.0 + t, "synops_per_sample": 1.0 + t, "spikes_per_neuron": 0.1 * t,
                            "transitions_per_sample": 3.0 * t, "tie_fraction": 0.04,
+                           "count_quantiles": [0.0, 1.0, 2.0, 4.0], "silent_fraction": 0.3,
                            "layers": [{"spikes_per_neuron": 0.1, "rate_rel_rmse": 0.5},
                                       {"spikes_per_neuron": 0.2, "rate_rel_rmse": None}]} for t in (0.2, 0.5)]}],
 }

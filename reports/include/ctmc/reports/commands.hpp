@@ -150,7 +150,14 @@ struct NeuronSimOptions {
   std::size_t trials = 1000;
   unsigned long long seed = 1;
   int threads = 0;
+  // Refused before anything is allocated when the trials' counts and
+  // per-block tallies (neuron_sim_memory_bytes) need more than this.
+  std::uint64_t max_memory_bytes = std::uint64_t(4) << 30;
 };
+// The memory a simulation of `trials` trials of an n-state chain holds: a
+// count per trial (and its JSON number with_counts) and a tally per block of
+// 256 trials.
+std::uint64_t neuron_sim_memory_bytes(std::size_t trials, std::size_t states, bool with_counts);
 // The agreement of the simulated mean and variance of N(T) with the exact
 // values is judged (agreement.ok) with at least this many trials, at |z| <
 // agreement.threshold.

@@ -57,6 +57,11 @@ struct DatasetSplit {
 // directory or file when something is missing or malformed.
 DatasetSplit load_idx_dir(const std::string& dir);
 
+// InputError naming `input` when `path` exists and is not a regular file
+// (symbolic links followed): /dev/zero, a FIFO or a folder given as a data
+// file would be read until a cap or block forever.
+void require_regular_file(const std::string& path, const std::string& input);
+
 // Loads either an IDX directory (above) or a CIFAR-10 binary directory
 // (data_batch_1.bin .. data_batch_5.bin, test_batch.bin), chosen by which
 // files are present.

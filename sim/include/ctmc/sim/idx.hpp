@@ -40,8 +40,23 @@ struct IdxArray {
 // before anything else is read.
 inline constexpr std::uint64_t kMaxIdxDataBytes = std::uint64_t(1) << 30;
 
-// Parses and validates any IDX file.
-IdxArray read_idx(const std::string& path);
+// The memory a data folder's images may take as floats (4 bytes a pixel),
+// over all its files together: 2 GiB (512 Mi pixels; MNIST's 70,000 images
+// are 55 Mi), or CTMC_SNN_MAX_DATA_GIB GiB when that variable is set (EMNIST
+// ByClass, 608 Mi pixels, needs 3). InputError naming the variable for a
+// value that is not a number of GiB in (0, 1024].
+std::uint64_t data_budget_bytes();
+
+// A limit on the elements of an IDX file and what it is, for the message
+// ("the 1 GiB of data an IDX file may hold here").
+struct IdxLimit {
+  std::uint64_t bytes = kMaxIdxDataBytes;
+  std::string why;
+};
+
+// Parses and validates any IDX file; a header describing more element bytes
+// than `limit` is refused before the data is read or inflated.
+IdxArray read_idx(const std::string& path, const IdxLimit& limit = {});
 
 // The bytes of an IDX file (gzip-compressed when the path ends in ".gz").
 std::vector<std::uint8_t> encode_idx(const std::string& path, const IdxArray& a);
@@ -49,12 +64,15 @@ std::vector<std::uint8_t> encode_idx(const std::string& path, const IdxArray& a)
 // nothing half-written.
 void write_idx(const std::string& path, const IdxArray& a);
 
-// Images: a rank-3 ubyte file n x rows x cols; pixels scaled by 1/255.
-Dataset read_idx_images(const std::string& path);
+// Images: a rank-3 ubyte file n x rows x cols; pixels scaled by 1/255; at
+// most `max_pixels` pixels (refused from the header).
+Dataset read_idx_images(const std::string& path, const IdxLimit& max_pixels = {});
 // Labels: a rank-1 ubyte file; every label must be < num_classes.
-std::vector<int> read_idx_labels(const std::string& path, int num_classes = 10);
-// Images and labels together; counts must agree (error names both files).
-Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path, int num_classes = 10);
+std::vector<int> read_idx_labels(const std::string& path, int num_classes = 10, const IdxLimit& max_labels = {});
+// Images and labels together; counts must agree (error names both files);
+// the label file may describe no more labels than there are images.
+Dataset read_idx_pair(const std::string& images_path, const std::string& labels_path, int num_classes = 10,
+                      const IdxLimit& max_pixels = {});
 
 // Writes d as a rank-3 ubyte image file and a rank-1 ubyte label file; pixel
 // p in [0,1] is stored as round(255 p) (values outside [0,1] are an error).

@@ -49,6 +49,19 @@
 
 namespace ctmc::sim {
 
+// What a sweep command takes on before it refuses (InputError naming the
+// option that raises the limit): a grid of more runs than `runs` (each run is
+// a record of the document; a million-run grid is a typo far more often than
+// a plan), a shard whose work is more than `neuron_steps` (runs x test images
+// x T/dt steps x spiking neurons: the unit the simulation's time is
+// proportional to), or a document estimated at more than `memory_bytes` in
+// memory.
+struct SweepLimits {
+  std::size_t runs = 10000;
+  double neuron_steps = 1e15;
+  std::uint64_t memory_bytes = std::uint64_t(8) << 30;
+};
+
 struct SweepSpec {
   std::vector<std::string> nets;     // manifests, one per source net
   DataSource data;                   // data folder and/or tensor files
@@ -68,6 +81,9 @@ struct SweepSpec {
   std::vector<double> layer_alpha;
   std::uint64_t seed = 0;
   double criterion = 1;  // pp, for min_cost
+  // Limits on what one command takes on (check_sweep_limits); they change
+  // no result and are not part of the recorded spec.
+  SweepLimits limits;
 };
 
 // InputError naming the field ("taus", "T", ...) for an empty or repeated list entry, a
@@ -92,10 +108,20 @@ Shard parse_shard(const std::string& text, const std::string& option = "shard");
 // The spec as it is recorded in parts and documents (what identifies a sweep).
 nlohmann::ordered_json sweep_spec_json(const SweepSpec& spec);
 
+// Every file the sweep reads (manifests and their weights, neuron models,
+// the data folder, tensor files, the subset's index file): what its output
+// must not be.
+std::vector<std::string> sweep_input_files(const SweepSpec& spec);
+
+// The grid's size against spec.limits.runs; InputError naming --max-runs
+// beyond it.
+void check_sweep_limits(const SweepSpec& spec);
+
 // Reads every input of the sweep (nets, data, neurons) and checks that the
-// neurons fit the nets; the number of runs. What run_sweep would refuse for
-// bad input, before it runs anything.
-std::size_t check_sweep_inputs(const SweepSpec& spec);
+// neurons fit the nets and that the shard's work and the document's memory
+// stay within spec.limits; the number of runs. What run_sweep would refuse
+// for bad input, before it runs anything.
+std::size_t check_sweep_inputs(const SweepSpec& spec, Shard shard = {});
 
 // Runs the shard's runs in order (threads: simulate_network's) and returns
 // their records. `progress(done, total)` is called after each run.
@@ -106,16 +132,34 @@ nlohmann::ordered_json run_sweep(const SweepSpec& spec, Shard shard, int threads
 nlohmann::ordered_json sweep_part(const SweepSpec& spec, Shard shard, nlohmann::ordered_json runs);
 
 // The full document from the spec and every run's record (in run order).
-nlohmann::ordered_json sweep_document(const nlohmann::ordered_json& spec, const nlohmann::ordered_json& runs);
+nlohmann::ordered_json sweep_document(const nlohmann::ordered_json& spec, nlohmann::ordered_json runs);
 
-// A part file, parsed; InputError naming the file when it cannot be read or
-// is not JSON.
-nlohmann::ordered_json read_sweep_part(const std::string& path);
+// The most bytes a part of shard `shard` of the grid `spec` (as recorded)
+// can legitimately take as a file: its runs' records, each of a size fixed
+// by the checkpoints and spiking layers (one per model file when several
+// are given, else at most kPartLayersAssumed), at a generous width per
+// number (any indentation another tool may write), plus the spec.
+inline constexpr std::size_t kPartLayersAssumed = 64;
+std::uint64_t max_sweep_part_bytes(const nlohmann::ordered_json& spec, Shard shard);
+
+// Parts up to this size are read whole; a larger one is first scanned for
+// its spec and shard (streamed, its runs not kept) and refused when it is
+// larger than max_sweep_part_bytes allows.
+inline constexpr std::uint64_t kSweepPartScanAbove = std::uint64_t(16) << 20;
+
+// A part file, parsed. InputError naming the file when it is not a regular
+// file, cannot be read, is not JSON, or is larger than its own grid allows
+// (max_sweep_part_bytes). `scan_above`: where the scan starts (tests lower it).
+nlohmann::ordered_json read_sweep_part(const std::string& path, std::uint64_t scan_above = kSweepPartScanAbove);
 
 // The full document from parts (file name, parsed part). InputError naming
-// the file for a part that is not a sweep part, of another sweep (its spec
-// differs), of another shard count, a shard given twice, a run outside its
-// shard or repeated; and naming the shards that are missing.
-nlohmann::ordered_json merge_sweep_parts(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& parts);
+// the file and the field for a part that is not a sweep part, of another
+// sweep (its spec differs), of another shard count, a shard given twice, a
+// run outside its shard or repeated, a field that is unknown, missing, of
+// the wrong type or outside its range (accuracies in [0, 100], fractions in
+// [0, 1], costs >= 0, a run's tau, r, sampler and T equal to the grid's,
+// every layer and checkpoint present); and naming the shards that are
+// missing. The parts are consumed (their records move into the document).
+nlohmann::ordered_json merge_sweep_parts(std::vector<std::pair<std::string, nlohmann::ordered_json>> parts);
 
 }  // namespace ctmc::sim
