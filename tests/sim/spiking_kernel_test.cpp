@@ -221,6 +221,7 @@ TEST_CASE("new kernel: identical results for 1, 2 and 3 threads; the stream diff
     opt.snn.tau = 0.05;
     opt.snn.sampler = kind;
     opt.snn.checkpoints = {0.5};
+    opt.snn.reference_kernel = false;  // the vectorised kernel
     opt.rate = 20;
     opt.trials = 2;
     opt.seed = 77;
