@@ -234,11 +234,11 @@ std::pair<int, int> pair_field(const std::string& path, const json& L, const cha
 // The values of a tensor the manifest names, checked against the shape it implies.
 const Tensor& shaped_tensor(const SafetensorsFile& st, const std::string& weights_path, const std::string& manifest_path,
                             const json& L, const char* key, std::size_t l, const std::vector<std::int64_t>& shape,
-                            const std::string& shape_meaning) {
+                            const std::string& shape_meaning, const std::string& at) {
   const std::string name = string_field(manifest_path, L, key, l);
   const Tensor& t = tensor(st, weights_path, name);
   if (t.shape != shape)
-    fail(weights_path, layer_label(l) + ": tensor " + quote_excerpt(name) + " has shape " + shape_text(t.shape) +
+    fail(weights_path, at + ": tensor " + quote_excerpt(name) + " has shape " + shape_text(t.shape) +
                            ", the manifest says " + shape_text(shape) + " (" + shape_meaning + ")");
   return t;
 }
@@ -269,23 +269,25 @@ Net net_from_manifest(const json& m, const SafetensorsFile& st, const std::strin
     const json& L = layers[l];
     if (!L.is_object()) fail(manifest_path, layer_label(l) + " is not an object");
     const std::string type = L.contains("type") ? string_field(manifest_path, L, "type", l) : "dense";
-    const std::string at = "layer " + std::to_string(l + 1) + " (layers[" + std::to_string(l) + "], " + type + ")";
     NetLayer n;
     n.source_index = static_cast<int>(l);
     if (L.contains("name")) n.name = string_field(manifest_path, L, "name", l);
+    // As Net's messages name a layer: "layer 2 (layers[1], conv2d 'features.0')".
+    const std::string at = "layer " + std::to_string(l + 1) + " (layers[" + std::to_string(l) + "], " + type +
+                           (n.name.empty() ? "" : " " + quote_excerpt(n.name)) + ")";
     if (L.contains("activation")) n.activation = string_field(manifest_path, L, "activation", l);
     if (type == "dense" || type == "linear") {
       only_keys(manifest_path, L, {"type", "name", "weight", "bias", "in", "out", "activation"}, layer_label(l) + ": ");
       if (type == "dense" && !L.contains("activation")) fail(manifest_path, layer_label(l) + " needs \"activation\" (a string)");
       const int n_in = positive_int(manifest_path, L, "in", l), n_out = positive_int(manifest_path, L, "out", l);
-      const Tensor& w = shaped_tensor(st, weights_path, manifest_path, L, "weight", l, {n_out, n_in}, "out, in");
+      const Tensor& w = shaped_tensor(st, weights_path, manifest_path, L, "weight", l, {n_out, n_in}, "out, in", at);
       n.kind = LayerKind::Dense;
       n.dense.W.resize(n_out, n_in);
       for (int i = 0; i < n_out; ++i)
         for (int j = 0; j < n_in; ++j) n.dense.W(i, j) = static_cast<float>(w.values[std::size_t(i) * n_in + j]);
       n.dense.b = Eigen::VectorXf::Zero(n_out);
       if (L.contains("bias") && !L["bias"].is_null()) {
-        const Tensor& b = shaped_tensor(st, weights_path, manifest_path, L, "bias", l, {n_out}, "out");
+        const Tensor& b = shaped_tensor(st, weights_path, manifest_path, L, "bias", l, {n_out}, "out", at);
         for (int i = 0; i < n_out; ++i) n.dense.b(i) = static_cast<float>(b.values[std::size_t(i)]);
       }
       n.dense.activation = "linear";
@@ -300,10 +302,10 @@ Net net_from_manifest(const json& m, const SafetensorsFile& st, const std::strin
       std::tie(cv.win.stride_h, cv.win.stride_w) = pair_field(manifest_path, L, "stride", l, 1, std::pair{1, 1});
       std::tie(cv.win.pad_h, cv.win.pad_w) = pair_field(manifest_path, L, "padding", l, 0, std::pair{0, 0});
       cv.W = to_floats(shaped_tensor(st, weights_path, manifest_path, L, "weight", l,
-                                     {cv.out_channels, cv.in_channels, cv.win.kh, cv.win.kw}, "out_channels, in_channels, kh, kw"));
+                                     {cv.out_channels, cv.in_channels, cv.win.kh, cv.win.kw}, "out_channels, in_channels, kh, kw", at));
       cv.b.assign(std::size_t(cv.out_channels), 0.0f);
       if (L.contains("bias") && !L["bias"].is_null())
-        cv.b = to_floats(shaped_tensor(st, weights_path, manifest_path, L, "bias", l, {cv.out_channels}, "out_channels"));
+        cv.b = to_floats(shaped_tensor(st, weights_path, manifest_path, L, "bias", l, {cv.out_channels}, "out_channels", at));
       n.kind = LayerKind::Conv2d;
     } else if (type == "batchnorm2d") {
       only_keys(manifest_path, L, {"type", "name", "weight", "bias", "running_mean", "running_var", "num_features", "eps"},
@@ -318,7 +320,7 @@ Net net_from_manifest(const json& m, const SafetensorsFile& st, const std::strin
       BatchNorm2d bn;
       const std::vector<std::int64_t> shape{c};
       const auto values = [&](const char* key) {
-        return shaped_tensor(st, weights_path, manifest_path, L, key, l, shape, "num_features").values;
+        return shaped_tensor(st, weights_path, manifest_path, L, key, l, shape, "num_features", at).values;
       };
       // affine=False BatchNorm has no weight and bias: gamma 1, beta 0.
       bn.gamma = L.contains("weight") ? values("weight") : std::vector<double>(std::size_t(c), 1.0);

@@ -151,6 +151,9 @@ Eigen::MatrixXf apply_layer_op(const NetLayer& L, const Eigen::MatrixXf& x) {
 void Net::infer_shapes(const std::string& what) {
   if (layers.empty()) throw InputError(what, "network has no layers");
   if (input.size() <= 0) throw InputError(what, "the network's input shape is empty");
+  if (input.size() > kMaxSampleValues)
+    throw InputError(what, fmt::format("the input {} holds {} values per sample, more than the {} accepted", input.text(), input.size(),
+                                       kMaxSampleValues));
   Shape3 s = input;
   for (std::size_t l = 0; l < layers.size(); ++l) {
     NetLayer& L = layers[l];
@@ -201,6 +204,9 @@ void Net::infer_shapes(const std::string& what) {
       case LayerKind::Activation: break;
     }
     L.out = s;
+    if (s.size() > kMaxSampleValues)
+      throw InputError(what, fmt::format("{}: its output {} holds {} values per sample, more than the {} accepted", at, s.text(), s.size(),
+                                         kMaxSampleValues));
     if (L.activation != "linear") {
       try {
         (void)detail::resolve_activation(L.activation);
@@ -319,26 +325,31 @@ double fold_batchnorm(Conv2d& cv, const BatchNorm2d& bn, const Shape3& in) {
   // rounding of the folded parameters to float.
   const Window2d& w = cv.win;
   const int oh = window_out(in.h, w.kh, w.stride_h, w.pad_h), ow = window_out(in.w, w.kw, w.stride_w, w.pad_w);
+  // At most kProbePositions output positions per channel, spread over the
+  // image from its first corner: the fold's error is the same at every
+  // position (the same weights), and a large layer would take long in full.
+  constexpr int kProbePositions = 256;
+  const int positions = oh * ow, used = std::min(positions, kProbePositions);
   double worst = 0;
   for (int o = 0; o < O; ++o) {
     double max_ref = 0, max_diff = 0;
-    for (int oy = 0; oy < oh; ++oy)
-      for (int ox = 0; ox < ow; ++ox) {
-        double z0 = b0[std::size_t(o)], z1 = cv.b[std::size_t(o)];
-        for (int i = 0; i < cv.in_channels; ++i)
-          for (int u = 0; u < w.kh; ++u)
-            for (int v = 0; v < w.kw; ++v) {
-              const int iy = oy * w.stride_h + u - w.pad_h, ix = ox * w.stride_w + v - w.pad_w;
-              if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) continue;
-              const double xv = x[(std::size_t(i) * in.h + iy) * in.w + ix];
-              const std::size_t k = ((std::size_t(o) * cv.in_channels + i) * w.kh + u) * w.kw + v;
-              z0 += double(W0[k]) * xv;
-              z1 += double(cv.W[k]) * xv;
-            }
-        const double ref = (z0 - bn.mean[std::size_t(o)]) * scale[std::size_t(o)] + bn.beta[std::size_t(o)];
-        max_ref = std::max(max_ref, std::abs(ref));
-        max_diff = std::max(max_diff, std::abs(z1 - ref));
-      }
+    for (int q = 0; q < used; ++q) {
+      const int p = static_cast<int>(static_cast<long long>(q) * positions / used), oy = p / ow, ox = p % ow;
+      double z0 = b0[std::size_t(o)], z1 = cv.b[std::size_t(o)];
+      for (int i = 0; i < cv.in_channels; ++i)
+        for (int u = 0; u < w.kh; ++u)
+          for (int v = 0; v < w.kw; ++v) {
+            const int iy = oy * w.stride_h + u - w.pad_h, ix = ox * w.stride_w + v - w.pad_w;
+            if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) continue;
+            const double xv = x[(std::size_t(i) * in.h + iy) * in.w + ix];
+            const std::size_t k = ((std::size_t(o) * cv.in_channels + i) * w.kh + u) * w.kw + v;
+            z0 += double(W0[k]) * xv;
+            z1 += double(cv.W[k]) * xv;
+          }
+      const double ref = (z0 - bn.mean[std::size_t(o)]) * scale[std::size_t(o)] + bn.beta[std::size_t(o)];
+      max_ref = std::max(max_ref, std::abs(ref));
+      max_diff = std::max(max_diff, std::abs(z1 - ref));
+    }
     if (max_diff > 0) worst = std::max(worst, max_ref > 0 ? max_diff / max_ref : std::numeric_limits<double>::infinity());
   }
   return worst;

@@ -165,7 +165,7 @@ TEST_CASE("conv manifests: errors name the file and the layer") {
   };
   with([](json& m) { m["layers"][0]["out_channels"] = 4; });
   check_input_error([&] { (void)load_net(mpath); }, wpath,
-                    "layer 1 (layers[0]): tensor 'features.0.weight' has shape [3, 1, 3, 3], the manifest says [4, 1, 3, 3]");
+                    "layer 1 (layers[0], conv2d 'features.0'): tensor 'features.0.weight' has shape [3, 1, 3, 3], the manifest says [4, 1, 3, 3]");
   with([](json& m) { m["layers"][9]["in"] = 3; });
   check_input_error([&] { (void)load_net(mpath); }, wpath, "tensor 'classifier.weight' has shape [4, 2], the manifest says [4, 3]");
   with([](json& m) { m["input"] = {1, 10, 10}; });  // 2 x 2 x 2 before the flatten: 8 values, the linear takes 2

@@ -282,6 +282,8 @@ TEST_CASE("shape errors name the layer") {
   check_layer_error([&] { net.infer_shapes("n.json"); }, "layer 1 (maxpool2d): its 5x5 kernel is larger than its padded input 4x4");
   net.layers = {conv_layer(1, 2, 3, 1, 1, std::vector<double>(2 * 9, 0.1), {})};
   check_layer_error([&] { net.infer_shapes("n.json"); }, "the network's output is the image [2, 4, 4]");
+  net.input = Shape3{1, 65536, 65536, false};
+  check_layer_error([&] { net.infer_shapes("n.json"); }, "the input [1, 65536, 65536] holds 4294967296 values per sample, more than");
 }
 
 TEST_CASE("a conv net is no MLP: to_mlp names the layer and where such nets run") {

@@ -86,13 +86,18 @@ struct BatchNorm2d {
 // Folds bn into conv (above). Returns the fold's relative error on a probe
 // input: the folded float convolution against conv then bn evaluated in
 // double with the original parameters, max over outputs of |difference|
-// divided by the largest |output| of the same channel. The probe is a fixed
+// divided by the largest |output| of the same channel (at most 256 output
+// positions per channel, spread over the image). The probe is a fixed
 // pseudo-random input in [-1, 1] of conv's input shape `in`.
 double fold_batchnorm(Conv2d& conv, const BatchNorm2d& bn, const Shape3& in);
 
 // Largest relative BatchNorm folding error accepted: beyond it the folded
 // float network would not reproduce the PyTorch network's outputs.
 inline constexpr double kMaxBatchnormFoldError = 1e-5;
+
+// The most values one sample may hold at any layer (2^28 floats, 1 GiB): a
+// larger shape is a wrong manifest, not a network this tool evaluates.
+inline constexpr long long kMaxSampleValues = 1LL << 28;
 
 struct Net {
   Shape3 input;
