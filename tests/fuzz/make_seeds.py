@@ -146,3 +146,12 @@ claims = {"meta": {"note": "seed"}, "claims": [
      "trials": 3, "A_MF": 97.5, "A_SNN": 96, "SynOps": 1e4}]}
 put("claims", "every_kind.json", json.dumps(claims, indent=1))
 put("claims", "one_flux.json", json.dumps({"claims": [claims["claims"][0]]}))
+# Paths to what the target's folder holds (fuzz_claims.cpp: m.json, t.csv,
+# net.json, x.npy, y.npy, sub/, fifo, up -> ..).
+paths = {"claims": [
+    {"id": "m", "kind": "flux", "model": "m.json", "H": 1, "value": "4/5"},
+    {"id": "t", "kind": "fit", "model": "sub/../m.json", "activation": "table:t.csv", "domain": "0,2", "mse": "0.1"},
+    {"id": "w", "kind": "network", "net": "net.json", "neurons": "m.json", "test_images": "x.npy",
+     "test_labels": "y.npy", "train_images": "x.npy", "train_labels": "y.npy", "T": 1, "dt": 0.01, "tau": 0.02,
+     "rate": 5, "layer_alpha": ["auto", 2], "subset": "stride:2", "trials": 2, "A_SNN": 50}]}
+put("claims", "paths.json", json.dumps(paths))
