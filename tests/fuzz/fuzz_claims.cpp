@@ -58,7 +58,7 @@ void check_escapes(const std::string& id) {
   const bool quoted = !field.empty() && field.front() == '"';
   const std::string inner = quoted ? field.substr(1) : field;
   if (!inner.empty() && std::string("=+-@\t\r").find(inner.front()) != std::string::npos &&
-      (quoted || !solvers::parse_double(inner)))
+      (quoted || !ctmc::parse_double(inner)))
     fuzz::finding("claims.csv field starts with a formula character");
 }
 
