@@ -172,6 +172,7 @@ py::dict defaults() {
     out["stationary"] = py::dict(py::arg("mode") = mode_name(f.arithmetic), py::arg("precision") = f.precision);
     out["flux"] = out["stationary"];
   }
+  out["formula"] = py::dict();  // no options
   {
     const r::CountingOptions c;
     out["counting"] = py::dict(py::arg("start") = py::none(), py::arg("mode") = mode_name(c.arithmetic),
