@@ -1,6 +1,7 @@
 // Dense layers and the MLP forward pass (mlp.hpp), with the deterministic
 // blocked products of dense_kernels.hpp.
 #include "ctmc/sim/mlp.hpp"
+#include "prediction.hpp"
 
 #include <cmath>
 #include <mutex>
@@ -177,23 +178,12 @@ std::vector<Eigen::MatrixXf> Mlp::hidden_activations(const Eigen::MatrixXf& x, f
 }
 
 std::vector<int> Mlp::predict(const Eigen::MatrixXf& x, float clip_k) const {
-  const Eigen::MatrixXf z = forward(x, clip_k);
-  std::vector<int> out(static_cast<std::size_t>(z.cols()));
-  for (Eigen::Index j = 0; j < z.cols(); ++j) {
-    Eigen::Index best = 0;
-    for (Eigen::Index i = 1; i < z.rows(); ++i)
-      if (z(i, j) > z(best, j)) best = i;  // strict: ties go to the lowest index
-    out[static_cast<std::size_t>(j)] = static_cast<int>(best);
-  }
-  return out;
+  return argmax_columns(forward(x, clip_k));
 }
 
 double Mlp::accuracy(const Dataset& d, float clip_k) const {
   if (d.size() == 0) return 0.0;
-  const auto pred = predict(d.images, clip_k);
-  int correct = 0;
-  for (std::size_t i = 0; i < pred.size(); ++i) correct += pred[i] == d.labels[i];
-  return double(correct) / double(pred.size());
+  return accuracy_of(predict(d.images, clip_k), d);
 }
 
 void Mlp::validate(const std::string& what) const {

@@ -1,6 +1,7 @@
 // Layer graphs (net.hpp): shape inference, the ANN forward pass and the
 // BatchNorm fold.
 #include "ctmc/sim/net.hpp"
+#include "prediction.hpp"
 
 #include <fmt/format.h>
 
@@ -257,23 +258,12 @@ std::size_t Net::nonlinear_layer_count() const {
 }
 
 std::vector<int> Net::predict(const Eigen::MatrixXf& x, float clip_k) const {
-  const Eigen::MatrixXf z = forward(x, clip_k);
-  std::vector<int> out(static_cast<std::size_t>(z.cols()));
-  for (Eigen::Index j = 0; j < z.cols(); ++j) {
-    Eigen::Index best = 0;
-    for (Eigen::Index i = 1; i < z.rows(); ++i)
-      if (z(i, j) > z(best, j)) best = i;  // strict: ties go to the lowest index
-    out[static_cast<std::size_t>(j)] = static_cast<int>(best);
-  }
-  return out;
+  return argmax_columns(forward(x, clip_k));
 }
 
 double Net::accuracy(const Dataset& d, float clip_k) const {
   if (d.size() == 0) return 0.0;
-  const auto pred = predict(d.images, clip_k);
-  int correct = 0;
-  for (std::size_t i = 0; i < pred.size(); ++i) correct += pred[i] == d.labels[i];
-  return double(correct) / double(pred.size());
+  return accuracy_of(predict(d.images, clip_k), d);
 }
 
 bool Net::is_dense() const {

@@ -518,6 +518,22 @@ SampleRun SpikingNetwork::run(const float* x, std::uint64_t stream_seed) const {
   return {};
 }
 
+namespace {
+
+// H^1 = W^1 x + b^1 in double, skipping zero pixels: layer 1's constant input
+// (both kernels).
+Eigen::VectorXd first_layer_input(const DenseLayer& first, const float* x) {
+  Eigen::VectorXd h1 = first.b.cast<double>();
+  for (Eigen::Index i = 0; i < first.W.cols(); ++i)
+    if (x[i] != 0.0f) {
+      const double xi = x[i];
+      for (Eigen::Index r = 0; r < first.W.rows(); ++r) h1[r] += xi * first.W(r, i);
+    }
+  return h1;
+}
+
+}  // namespace
+
 template <SamplerKind K>
 SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) const {
   const std::size_t L = net_->layers.size();
@@ -527,14 +543,8 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
   SampleRun out;
   out.counts.resize(S);
 
-  // H^1 = W^1 x + b^1 in double, skipping zero pixels.
   const auto& first = net_->layers[0];
-  Eigen::VectorXd h1 = first.b.cast<double>();
-  for (Eigen::Index i = 0; i < first.W.cols(); ++i)
-    if (x[i] != 0.0f) {
-      const double xi = x[i];
-      for (Eigen::Index r = 0; r < first.W.rows(); ++r) h1[r] += xi * first.W(r, i);
-    }
+  const Eigen::VectorXd h1 = first_layer_input(first, x);
 
   std::vector<std::vector<double>> bias(L), current(L), h_buf(L);
   for (std::size_t l = 1; l < L; ++l) {
@@ -648,14 +658,8 @@ SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) con
   SampleRun out;
   out.counts.resize(S);
 
-  // H^1 = W^1 x + b^1 in double, skipping zero pixels.
   const auto& first = net_->layers[0];
-  Eigen::VectorXd h1 = first.b.cast<double>();
-  for (Eigen::Index i = 0; i < first.W.cols(); ++i)
-    if (x[i] != 0.0f) {
-      const double xi = x[i];
-      for (Eigen::Index r = 0; r < first.W.rows(); ++r) h1[r] += xi * first.W(r, i);
-    }
+  const Eigen::VectorXd h1 = first_layer_input(first, x);
 
   // Currents, biases and the readout's sum of H, padded like the layers.
   const auto padded = [](int n) { return (n + 1) & ~1; };
