@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "ctmc/io/same_file.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/onnx_import.hpp"
 #include "ctmc/core/errors.hpp"
@@ -23,6 +24,7 @@ struct ImportOptions {
 
 void run_import(const ImportOptions& o) {
   sim::check_network_output(o.output, "--output");
+  io::refuse_outputs_over_inputs(io::named_outputs("--output", sim::network_output_files(o.output)), {o.model});
   struct stat st {};
   if (::stat(o.output.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     throw InputError(fmt::format("--output: '{}' is not a regular file (the weights go beside the manifest as <stem>.safetensors)",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "ctmc/io/same_file.hpp"
 #include "ctmc/reports/command_text.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
@@ -55,21 +56,9 @@ Register reg([](CLI::App& root) {
   // A report replaces its folder <out>/<name> whole: an input folder at or
   // below it (--sweeps, --data-root) would go with it.
   auto check_inputs = [ctx](const std::string& name) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path folder = fs::weakly_canonical(fs::path(ctx->out_root.empty() ? "." : ctx->out_root) / name, ec);
-    if (ec) return;
-    for (const auto& [option, dir] : {std::pair{"--sweeps", &ctx->sweeps_dir}, {"--data-root", &ctx->data_root}}) {
-      if (dir->empty()) continue;
-      const fs::path in = fs::weakly_canonical(*dir, ec);
-      if (ec) continue;
-      const auto [f, i] = std::mismatch(folder.begin(), folder.end(), in.begin(), in.end());
-      if (f == folder.end())
-        throw InputError(fmt::format("{}: '{}' is in the folder '{}' that report {} replaces (--out); writing it "
-                                     "would remove that input",
-                                     option, *dir, (fs::path(ctx->out_root.empty() ? "." : ctx->out_root) / name).string(),
-                                     name));
-    }
+    const std::string folder = (std::filesystem::path(ctx->out_root.empty() ? "." : ctx->out_root) / name).string();
+    ctmc::io::refuse_inputs_in_replaced_folder(folder, "report " + name, "--out",
+                                               {{"--sweeps", ctx->sweeps_dir}, {"--data-root", ctx->data_root}});
   };
   for (const auto& def : reports::all_reports()) {
     auto* sub = report->add_subcommand(def.name, def.description);

@@ -81,14 +81,8 @@ void run_train(TrainOptions& o) {
   (void)activations::parse_activation(o.cfg.activation);  // fail fast, naming --activation
   o.cfg.progress = !o.json && isatty(STDERR_FILENO);
   sim::check_network_output(o.output, "--output");  // before the training, not after
-  {
-    // The manifest and the weights beside it, neither one of the data files.
-    const std::filesystem::path manifest(o.output);
-    io::refuse_outputs_over_inputs(
-        {{"--output", o.output},
-         {"--output", (manifest.parent_path() / (manifest.stem().string() + ".safetensors")).string()}},
-        {o.data});
-  }
+  // The manifest and the weights beside it, neither one of the data files.
+  io::refuse_outputs_over_inputs(io::named_outputs("--output", sim::network_output_files(o.output)), {o.data});
   // The weights go beside the manifest as <stem>.safetensors: a manifest
   // written through a device or pipe (--output /dev/null) would put a weights
   // file into /dev, where nothing reads it. (A symbolic link is followed.)
@@ -152,6 +146,12 @@ void run_evaluate(const EvalOptions& o) {
   std::error_code ec;
   if (!o.predictions.empty() && std::filesystem::is_directory(o.predictions, ec))
     throw InputError("--predictions", fmt::format("'{}' is a folder, not a file", o.predictions));
+  {
+    auto inputs = sim::network_input_files(o.net);
+    const auto data = sim::data_source_files(o.data);
+    inputs.insert(inputs.end(), data.begin(), data.end());
+    io::refuse_outputs_over_inputs({{"--predictions", o.predictions}}, inputs);
+  }
   const auto net = sim::load_net(o.net);
   const auto split = sim::load_data(o.data);
   // No test images is an error (their accuracy read as 0%), as in simulate network.

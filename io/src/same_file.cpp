@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <iterator>
 #include <utility>
 
 #include "ctmc/core/errors.hpp"
@@ -53,6 +54,32 @@ void refuse_outputs_over_inputs(const std::vector<NamedOutput>& outputs, const s
         throw InputError(out.option + ": '" + out.path + "' is the input '" + in +
                          "' (the same file); writing it would replace that input");
   }
+}
+
+bool in_folder(const std::string& path, const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(folder, ec);
+  if (ec || dir.empty()) return false;
+  const fs::path p = fs::weakly_canonical(path, ec);
+  if (ec) return false;
+  // Below `dir` when every part of `dir` starts `p` (a trailing separator of
+  // `dir` is an empty last part).
+  auto q = p.begin();
+  for (auto d = dir.begin(); d != dir.end(); ++d, ++q) {
+    if (d->empty() && std::next(d) == dir.end()) break;
+    if (q == p.end() || *q != *d) return false;
+  }
+  return true;
+}
+
+void refuse_inputs_in_replaced_folder(const std::string& folder, const std::string& writer, const std::string& option,
+                                      const std::vector<NamedInput>& inputs) {
+  for (const NamedInput& in : inputs)
+    if (!in.path.empty() && in_folder(in.path, folder))
+      throw InputError(in.source + ": '" + in.path + "' is in the folder '" + folder + "' that " + writer +
+                       " replaces (" + option +
+                       "); writing it would remove that input");
 }
 
 }  // namespace ctmc::io

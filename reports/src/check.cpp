@@ -33,6 +33,7 @@
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/core/numeric_context.hpp"
 #include "ctmc/core/quote.hpp"
+#include "ctmc/io/same_file.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
 namespace ctmc::reports {
@@ -110,7 +111,10 @@ enum class PathKind { File, Folder };
 class Parser {
  public:
   Parser(std::string file, std::map<std::string, std::string> texts, const CheckOptions& options)
-      : file_(std::move(file)), texts_(std::move(texts)), allow_outside_(options.allow_outside_paths) {
+      : file_(std::move(file)),
+        texts_(std::move(texts)),
+        allow_outside_(options.allow_outside_paths),
+        replaced_folder_(options.replaced_folder) {
     const fs::path claims_dir = fs::path(file_).parent_path();
     base_ = !options.base_dir.empty() ? fs::path(options.base_dir) : claims_dir.empty() ? fs::path(".") : claims_dir;
     std::error_code ec;
@@ -202,6 +206,10 @@ class Parser {
       if (kind == PathKind::Folder && !fs::is_directory(st))
         bad(who, field, fmt::format("{} is not a folder", quote_excerpt(text)));
     }
+    if (!replaced_folder_.empty() && io::in_folder(resolved.string(), replaced_folder_))
+      bad(who, field, fmt::format("{} is in the folder {} that check replaces (--out); writing the report would "
+                                  "remove that input",
+                                  quote_excerpt(text), quote_excerpt(replaced_folder_)));
     return resolved.string();
   }
 
@@ -267,6 +275,7 @@ class Parser {
   std::string file_;
   std::map<std::string, std::string> texts_;
   bool allow_outside_ = false;
+  std::string replaced_folder_;
   fs::path base_, base_canonical_;
 };
 
@@ -959,7 +968,14 @@ int check_exit_status(const ojson& doc, const CheckOptions& options) {
 int check_claims_report(const std::string& claims_path, const ReportContext& ctx, ojson* out_doc,
                         const CheckOptions& options) {
   check_output_root(ctx.out_root);
-  const ojson doc = check_claims(claims_path, ctx, options);
+  // The report replaces <out>/check whole: no input may be in it.
+  CheckOptions opts = options;
+  opts.replaced_folder = (fs::path(ctx.out_root.empty() ? "." : ctx.out_root) / "check").string();
+  if (io::in_folder(claims_path, opts.replaced_folder))
+    throw InputError(fmt::format("{}: the claims file is in the folder {} that check replaces (--out); writing the "
+                                 "report would remove it",
+                                 quote_excerpt(claims_path), quote_excerpt(opts.replaced_folder)));
+  const ojson doc = check_claims(claims_path, ctx, opts);
   ReportWriter w(ctx, "check", "Claims check: " + md_text(claims_path));
   w.paragraph(fmt::format("Claims from {}: {} passed, {} failed, {} not checkable. Pass/Fail per claim (a claim "
                           "with several values fails when one fails); the evidence says what ours is and how it "

@@ -409,6 +409,24 @@ namespace {
 std::string weights_file_of(const fs::path& manifest) { return manifest.stem().string() + ".safetensors"; }
 }  // namespace
 
+std::vector<std::string> network_output_files(const std::string& manifest_path) {
+  const fs::path mp(manifest_path);
+  return {manifest_path, (mp.parent_path() / weights_file_of(mp)).string()};
+}
+
+std::vector<std::string> network_input_files(const std::string& manifest_path) {
+  std::vector<std::string> files = {manifest_path};
+  std::error_code ec;
+  if (!fs::is_regular_file(manifest_path, ec)) return files;
+  try {
+    const json m = solvers::parse_json_strict<json>(solvers::read_input_file(manifest_path, kManifestKind), manifest_path);
+    if (m.is_object() && m.contains("weights") && m.at("weights").is_string())
+      files.push_back((fs::path(manifest_path).parent_path() / m.at("weights").get<std::string>()).string());
+  } catch (const std::exception&) {
+  }
+  return files;
+}
+
 void check_network_output(const std::string& manifest_path, const std::string& option) {
   const fs::path mp(manifest_path);
   if (mp.filename().empty() || mp.filename() == "." || mp.filename() == "..")

@@ -30,7 +30,6 @@ constexpr double kPercent = 100.0;
 constexpr const char* kPartFormat = "ctmc-snn sweep part";
 constexpr const char* kDocumentFormat = "ctmc-snn sweep";
 constexpr int kVersion = 1;
-constexpr solvers::InputKind kManifestFileKind{"network manifest", 64 * solvers::kMiB, "a network manifest is a few KB"};
 
 template <class T>
 void check_unique(const std::vector<T>& v, const std::string& option) {
@@ -152,28 +151,14 @@ std::size_t check_sweep_inputs(const SweepSpec& spec, Shard shard) {
 }
 
 std::vector<std::string> sweep_input_files(const SweepSpec& s) {
-  std::vector<std::string> files = s.nets;
-  // Each manifest's weights file, where the manifest names one (a manifest
-  // that does not is refused by its reader).
+  std::vector<std::string> files;
   for (const std::string& net : s.nets) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(net, ec)) continue;
-    try {
-      const auto m = solvers::parse_json_strict<nlohmann::json>(solvers::read_input_file(net, kManifestFileKind), net);
-      if (m.is_object() && m.contains("weights") && m.at("weights").is_string())
-        files.push_back((std::filesystem::path(net).parent_path() / m.at("weights").get<std::string>()).string());
-    } catch (const std::exception&) {
-    }
+    const auto f = network_input_files(net);
+    files.insert(files.end(), f.begin(), f.end());
   }
   files.insert(files.end(), s.neurons.begin(), s.neurons.end());
-  if (!s.data.dir.empty()) files.push_back(s.data.dir);
-  for (const std::string* t : {&s.data.test_images, &s.data.test_labels, &s.data.train_images, &s.data.train_labels}) {
-    if (t->empty()) continue;
-    // FILE.safetensors:NAME reads FILE.
-    const auto colon = t->rfind(':');
-    const bool named = colon != std::string::npos && colon >= 12 && t->compare(colon - 12, 12, ".safetensors") == 0;
-    files.push_back(named ? t->substr(0, colon) : *t);
-  }
+  const auto data = data_source_files(s.data);
+  files.insert(files.end(), data.begin(), data.end());
   if (s.subset.text.rfind("index:", 0) == 0) files.push_back(s.subset.text.substr(6));
   return files;
 }

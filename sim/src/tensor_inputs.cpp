@@ -361,6 +361,19 @@ std::string data_source_text(const DataSource& s) {
   return t;
 }
 
+std::vector<std::string> data_source_files(const DataSource& s) {
+  std::vector<std::string> files;
+  if (!s.dir.empty()) files.push_back(s.dir);
+  for (const std::string* t : {&s.test_images, &s.test_labels, &s.train_images, &s.train_labels}) {
+    if (t->empty()) continue;
+    // FILE.safetensors:NAME reads FILE.
+    const auto colon = t->rfind(':');
+    const bool named = colon != std::string::npos && colon >= 12 && t->compare(colon - 12, 12, ".safetensors") == 0;
+    files.push_back(named ? t->substr(0, colon) : *t);
+  }
+  return files;
+}
+
 DatasetSplit load_data(const DataSource& src) {
   const auto pair = [](const std::string& images, const std::string& labels, const char* split) {
     if (images.empty() != labels.empty())

@@ -131,3 +131,46 @@ TEST_CASE("report --sweeps inside the report folder that --out makes it replace 
   CHECK(r.output.find("that report conversion replaces") != std::string::npos);
   CHECK(slurp(doc) == "{}");
 }
+
+TEST_CASE("evaluate --predictions naming the manifest, its weights or a data file exits 2, inputs kept") {
+  const fs::path d = inputs_dir();
+  const std::string ev = "evaluate --net " + q(d / "tiny_mlp.json") + " --data " + q(d / "data") + " --predictions ";
+  refused(ev + q(d / "tiny_mlp.json"), d / "tiny_mlp.json");
+  refused(ev + q(d / "tiny_mlp.safetensors"), d / "tiny_mlp.safetensors");
+  refused(ev + q(d / "data" / "t10k-images-idx3-ubyte"), d / "data" / "t10k-images-idx3-ubyte");
+}
+
+TEST_CASE("import onnx --output naming the model (or weights landing on it) exits 2 before reading it") {
+  fs::create_directories(temp_dir() / "over_import");
+  // Not an ONNX file: the check comes before the model is read.
+  const fs::path model = write_file("over_import/model.onnx", "the model");
+  refused("import onnx " + q(model) + " --output " + q(model), model);
+  const fs::path weights_named = write_file("over_import/net.safetensors", "the model");
+  refused("import onnx " + q(weights_named) + " --output " + q(temp_dir() / "over_import" / "net.json"), weights_named);
+}
+
+TEST_CASE("check: the claims file, or a file a claim names, inside the folder --out makes it replace exits 2") {
+  const fs::path out = temp_dir() / "over_check";
+  fs::create_directories(out / "check");
+  const fs::path model = out / "check" / "m.json";
+  fs::copy_file(fixture("three_state.json"), model, fs::copy_options::overwrite_existing);
+  const std::string model_text = slurp(model);
+  const auto expect_refused = [&](const fs::path& claims, const std::string& named) {
+    const std::string before = slurp(claims);
+    const auto r = run_cli("check " + q(claims) + " --out " + q(out));
+    INFO(r.output);
+    CHECK(r.status == 2);
+    CHECK(r.output.find(named) != std::string::npos);
+    CHECK(r.output.find("that check replaces (--out)") != std::string::npos);
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    CHECK(slurp(claims) == before);
+    CHECK(slurp(model) == model_text);
+  };
+  const std::string claim = R"({"claims": [{"id": "f", "kind": "flux", "model": "MODEL", "H": "1/2", "value": "1"}]})";
+  const auto with_model = [&](const std::string& path) {
+    std::string c = claim;
+    return c.replace(c.find("MODEL"), 5, path);
+  };
+  expect_refused(write_file("over_check/check/claims.json", with_model("m.json")), "the claims file is in the folder");
+  expect_refused(write_file("over_check/claims.json", with_model("check/m.json")), "'check/m.json' is in the folder");
+}

@@ -89,6 +89,9 @@ struct CheckOptions {
   bool allow_outside_paths = false;
   // Not checkable claims leave the exit status 0 (`check --allow-unchecked`).
   bool allow_unchecked = false;
+  // The folder the report replaces whole (<out>/check; check_claims_report
+  // sets it): neither the claims file nor a path it names may lie in it.
+  std::string replaced_folder;
 };
 
 // Reads and validates a claims file as check_claims does before it computes

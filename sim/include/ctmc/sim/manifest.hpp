@@ -75,4 +75,13 @@ void save_manifest(const std::string& manifest_path, nlohmann::json manifest, co
 // file <stem>.safetensors is a folder, or the path names no file.
 void check_network_output(const std::string& manifest_path, const std::string& option);
 
+// The two files save_network and save_manifest write: the manifest and
+// <stem>.safetensors beside it.
+std::vector<std::string> network_output_files(const std::string& manifest_path);
+
+// The files a manifest stands for: itself and, where it names one, its
+// weights file (what an output must not be; a manifest that cannot be read
+// stands for itself alone, and its reader reports it).
+std::vector<std::string> network_input_files(const std::string& manifest_path);
+
 }  // namespace ctmc::sim

@@ -58,5 +58,8 @@ DatasetSplit load_data(const DataSource& source);
 // The source in words, for output: the folder, and the tensor files and
 // normalisation when given.
 std::string data_source_text(const DataSource& source);
+// The files and folders the source reads (the data folder, the tensor files
+// without a ":NAME"): what an output must not be.
+std::vector<std::string> data_source_files(const DataSource& source);
 
 }  // namespace ctmc::sim
