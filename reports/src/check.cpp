@@ -348,6 +348,10 @@ void parse_network(const Parser& p, const ojson& c, const std::string& pointer, 
                 "T", "dt", "tau", "rate", "scale", "sampler", "readout", "trace_weight", "output_scale", "subset",
                 "limit", "layer_alpha", "trials", "false_alarm", "A_ANN", "A_MF", "A_SNN", "SynOps"});
   cl.net = p.path(who, "net", p.string(c, who, "net", true), PathKind::File);
+  // The weights file the manifest names is a path of the claims too: confined
+  // and checked the same way before it is opened.
+  const auto net_files = sim::network_input_files(cl.net);
+  if (net_files.size() > 1) (void)p.path(who, "net", fs::absolute(net_files[1]).string(), PathKind::File);
   if (c.contains("data")) cl.data.dir = p.path(who, "data", p.string(c, who, "data", true), PathKind::Folder);
   cl.data.test_images = p.tensor_path(who, "test_images", p.string(c, who, "test_images", false));
   cl.data.test_labels = p.tensor_path(who, "test_labels", p.string(c, who, "test_labels", false));

@@ -444,6 +444,25 @@ class PathsOfTheClaims(unittest.TestCase):
             rc, _, err, _ = check_in(self.sub, self.flux_claim(model))
             self.assertEqual(rc, 0, (model, err))
 
+    def test_a_manifests_weights_stay_inside_the_claims_folder(self):
+        # The manifest lies inside; the weights file it names does not: refused like any path of the claims.
+        fixtures = os.path.join(SOURCE, "tests", "fixtures")
+        with open(os.path.join(fixtures, "tiny_mlp.json")) as f:
+            manifest = json.load(f)
+        shutil.copy(os.path.join(fixtures, "tiny_mlp.safetensors"), os.path.join(self.t, "w.safetensors"))
+        manifest["weights"] = "../w.safetensors"
+        manifest.pop("weights_sha256", None)
+        with open(os.path.join(self.sub, "net.json"), "w") as f:
+            json.dump(manifest, f)
+        shutil.copy(os.path.join(fixtures, "two_state_family.json"), os.path.join(self.sub, "n.json"))
+        claim = {"id": "n", "kind": "network", "net": "net.json", "neurons": "n.json", "data": ".", "T": 1, "A_ANN": 50}
+        rc, _, err, files = check_in(self.sub, {"claims": [claim]})
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertIn("claim 'n': net:", err)
+        self.assertIn("outside", err)
+        self.assertFalse(os.path.exists(files))
+
     def test_nul_bytes_and_special_files_are_refused(self):
         rc, _, err, _ = check_in(self.sub, self.flux_claim("m.json\u0000.txt"))
         self.assertEqual(rc, 2, err)
