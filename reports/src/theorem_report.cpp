@@ -1,16 +1,10 @@
-// Report "theorem": the paper's Appendix B theorem and corollary checked for
-// six targets, each with rho = 2 max phi and rho = 1.1 max phi
-// (proofs_check/bernstein_claims.hpp, DESIGN.md section 6):
-//  - certified sup |F_N - psi| for N = 1, 2, 4, ..., 4096 next to the paper's
-//    bound L_h/(2 sqrt N), the sharper (L_h/2) m_N and L_h/(2 sqrt(2 pi N));
-//  - the smallest N for eps = 1e-2, 1e-3, 1e-4 against the paper's sufficient
-//    N = ceil((L_h/(2 eps))^2) and the sharper bound's;
-//  - claim 1 (symbolic for all N; exact rationals at N = 8);
-//  - plots: sup error vs N (log-log) with both bounds, F_N vs psi.
-// Exit 1 when a bound is violated (reported in the closing note).
+// Report "theorem": the study of theorem_study.hpp (the paper's Appendix B
+// theorem and corollary) as tables, plots and checks; exit 1 when a bound is
+// violated (reported in the closing note).
 #include <fmt/format.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -22,6 +16,7 @@
 #include "ctmc/proofs_check/bernstein.hpp"
 #include "ctmc/proofs_check/bernstein_claims.hpp"
 #include "ctmc/reports/registry.hpp"
+#include "ctmc/reports/theorem_study.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/solvers/exact.hpp"
 
@@ -42,20 +37,8 @@ const Rational kRhoFactors[] = {Rational(2), Rational(11, 10)};
 constexpr double kEps[] = {1e-2, 1e-3, 1e-4};
 constexpr int kMaxLog2N = 12;  // N = 1 .. 4096
 
-struct CaseResult {
-  std::string label, activation, rho_factor;
-  int lo = 0, hi = 0;
-  double rho = 0, max_phi = 0;
-  proofs_check::LipschitzBound lh;
-  std::vector<proofs_check::BoundsAtN> rows;
-  std::vector<proofs_check::EpsSearch> eps;
-  std::vector<std::pair<std::int64_t, std::vector<std::pair<double, double>>>> curves;  // N -> (u, F_N)
-  std::vector<std::pair<double, double>> psi;
-  double seconds = 0;
-};
-
-CaseResult run_case(const Target& t, const Rational& factor, unsigned prec) {
-  CaseResult c;
+TheoremCase run_case(const Target& t, const Rational& factor, unsigned prec) {
+  TheoremCase c;
   c.activation = t.activation;
   c.lo = t.lo;
   c.hi = t.hi;
@@ -97,23 +80,14 @@ CaseResult run_case(const Target& t, const Rational& factor, unsigned prec) {
   return c;
 }
 
-
-int run_theorem_report(const ReportContext& ctx) {
-  const unsigned prec = std::max(128u, std::min(ctx.precision, 256u));
-  ReportWriter w(ctx, "theorem", "Theorem and corollary (paper Appendix B): Bernstein construction, certified sup error");
-  w.set_precision(prec);  // the header records the precision actually used, not the requested one
-
-  // Claim 1 for all N (symbolic), once.
-  std::vector<std::string> ids;
-  const auto c1 = proofs_check::claim1_symbolic(&ids);
-
-  // The twelve cases, on ctx.threads workers (each case is independent and
-  // deterministic; the workers only use raw MPFI/MPFR, which is thread-safe).
+// The twelve cases on `threads` workers (each case is independent and
+// deterministic; the workers only use raw MPFI/MPFR, which is thread-safe).
+std::vector<TheoremCase> run_cases(unsigned prec, int threads_wanted) {
   std::vector<std::pair<Target, Rational>> cases;
   for (const auto& t : kTargets)
     for (const auto& f : kRhoFactors) cases.emplace_back(t, f);
-  std::vector<CaseResult> results(cases.size());
-  unsigned threads = ctx.threads > 0 ? static_cast<unsigned>(ctx.threads) : std::thread::hardware_concurrency();
+  std::vector<TheoremCase> results(cases.size());
+  unsigned threads = threads_wanted > 0 ? static_cast<unsigned>(threads_wanted) : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(cases.size())));
   std::atomic<std::size_t> next{0};
   std::mutex err_mutex;
@@ -136,20 +110,49 @@ int run_theorem_report(const ReportContext& ctx) {
   for (unsigned k = 0; k < threads; ++k) pool.emplace_back(worker);
   for (auto& th : pool) th.join();
   if (!first_error.empty()) throw std::runtime_error("report theorem: " + first_error);
+  return results;
+}
 
+}  // namespace
+
+TheoremStudy compute_theorem_study(unsigned precision, int threads) {
+  TheoremStudy st;
+  st.precision = std::max(128u, std::min(precision, 256u));
+  const unsigned prec = st.precision;
+  // Claim 1 for all N (symbolic), once.
+  st.claim1 = proofs_check::claim1_symbolic(&st.claim1_identities);
+  st.cases = run_cases(prec, threads);
   // Claim 1 numerically, exact rationals at N = 8 (main thread: uses Boost MP types).
-  std::vector<std::string> c1_rows;
-  bool c1_numeric_ok = true;
   for (const auto& t : kTargets) {
     const auto p = proofs_check::make_problem(activations::parse_activation(t.activation), Rational(t.lo), Rational(t.hi),
                                               std::nullopt, Rational(2), prec);
     const auto pts = proofs_check::claim1_numeric(p, 8, {Rational(0), Rational(1, 7), Rational(1, 2), Rational(1)});
-    int proved = 0;
-    for (const auto& pt : pts) proved += pt.verdict == Verdict::Proved;
-    c1_numeric_ok = c1_numeric_ok && proved == static_cast<int>(pts.size());
-    c1_rows.push_back(fmt::format("{}: {}/{} inputs Proved", t.activation, proved, pts.size()));
+    Claim1Numeric c{t.activation, 0, static_cast<int>(pts.size())};
+    for (const auto& pt : pts) c.proved += pt.verdict == Verdict::Proved;
+    st.claim1_numeric.push_back(c);
   }
+  // Voronovskaya for the smooth targets (main thread: Boost MPFR types).
+  for (const auto& t : kTargets) {
+    const auto act = activations::parse_activation(t.activation);
+    if (!activations::is_smooth(act)) continue;
+    const auto p = proofs_check::make_problem(act, Rational(t.lo), Rational(t.hi), std::nullopt, Rational(2), prec);
+    st.voronovskaya.push_back({t.activation, proofs_check::voronovskaya(p, 0.375, {64, 256, 1024, 4096})});
+  }
+  return st;
+}
 
+namespace {
+
+void present_claim1(const TheoremStudy& st, ReportWriter& w) {
+  const auto& c1 = st.claim1;
+  bool c1_numeric_ok = true;
+  std::string numeric;
+  for (const auto& c : st.claim1_numeric) {
+    c1_numeric_ok = c1_numeric_ok && c.proved == c.tried;
+    numeric += (numeric.empty() ? "" : "; ") + fmt::format("{}: {}/{} inputs Proved", c.activation, c.proved, c.tried);
+  }
+  std::string identities;
+  for (const auto& i : st.claim1_identities) identities += "- " + i + "\n";
   w.paragraph(
       "For a continuous, nondecreasing phi >= 0 on [Imin, Imax] the paper builds a chain with active states "
       "A_0..A_N and refractory states R_0..R_N whose stationary flux is F_N = rho M_N/(rho + M_N), M_N = B_N h, "
@@ -163,134 +166,130 @@ int run_theorem_report(const ReportContext& ctx) {
   w.heading("Claim 1: the flux of the generator");
   w.paragraph(fmt::format("Symbolic, for all N and i: **{}** — {}.\n\nIdentities checked:\n\n{}\n\nNumeric, "
                           "sparse GTH on the generator vs rho M/(rho+M) in exact rationals at N = 8: {}.",
-                          proofs_check::verdict_name(c1.verdict), c1.decided_by,
-                          [&] {
-                            std::string s;
-                            for (const auto& i : ids) s += "- " + i + "\n";
-                            return s;
-                          }(),
-                          [&] {
-                            std::string s;
-                            for (const auto& r : c1_rows) s += (s.empty() ? "" : "; ") + r;
-                            return s;
-                          }()));
+                          proofs_check::verdict_name(c1.verdict), c1.decided_by, identities, numeric));
   w.check("claim 1 (all N, symbolic)", c1.verdict == Verdict::Proved, c1.decided_by);
   w.check("claim 1 at N = 8 (exact rationals)", c1_numeric_ok, "");
+}
 
-  // Summary of the N tables and eps searches.
-  Table summary;
-  summary.columns = {"target", "rho", "L_h (upper)", "sup err N=4096", "paper bound", "sharper bound",
-                     "err/paper", "err/sharper", "max over N: point err/sharper"};
-  Table eps_table;
-  eps_table.columns = {"target", "rho", "eps", "smallest N in", "minimal", "paper's sufficient N",
-                       "sharper bound's N", "N tested", "note"};
-  Table data;
-  data.columns = {"activation", "rho_factor", "N", "sup_lower", "sup_upper", "argmax_u", "paper_bound",
-                  "sharper_bound", "asymptotic", "m_N", "corollary", "sharper", "evaluations"};
+// The tables of one study: the summary at N = 4096, the smallest-N searches,
+// the full N table, and summary.json's cases; the bound violations found.
+struct CaseTables {
+  Table summary, eps, data;
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
   std::vector<std::string> violations;
-  nlohmann::ordered_json jcases = nlohmann::ordered_json::array();
   double total_seconds = 0;
-  for (const auto& c : results) {
-    total_seconds += c.seconds;
+};
+
+void add_eps_rows(const TheoremCase& c, CaseTables& t) {
+  for (const auto& e : c.eps) {
+    std::string range = e.capped ? fmt::format("> {} (cap)", fmt_int(1000000))
+                                 : fmt::format("[{}, {}]", fmt_int(e.n_lo + 1), fmt_int(e.n_hi));
+    // Enough digits that a certified sup just below eps does not print as eps.
+    std::string note = e.capped ? fmt::format("at the cap: sup >= {} (point value), <= {} (cell bound, not tight)",
+                                              fmt_sci(e.lower_at_cap, 2), fmt_sci(e.upper_at_cap, 2))
+                                : fmt::format("sup at N_hi <= {} < eps", fmt_sci(e.upper_at_hi, 6));
+    t.eps.rows.push_back({c.activation, c.rho_factor + " max phi", fmt_g(e.eps, 2), range, e.minimal ? "yes" : "no",
+                          e.paper_n == proofs_check::kNBeyondRange ? std::string("> 2^62") : fmt_int(e.paper_n),
+                          e.sharper_n == proofs_check::kNBeyondRange ? std::string("> 2^53") : fmt_int(e.sharper_n),
+                          fmt_int(e.tested), note});
+    // The corollary's sufficient N must not be a proven failure.
+    if (e.paper_n != proofs_check::kNBeyondRange && e.paper_n <= e.n_lo)
+      t.violations.push_back(fmt::format("{}: eps = {}: the paper's sufficient N = {} has a point error >= eps "
+                                         "(N_lo = {})", c.label, e.eps, e.paper_n, e.n_lo));
+    if (e.sharper_n != proofs_check::kNBeyondRange && e.sharper_n <= e.n_lo)
+      t.violations.push_back(fmt::format("{}: eps = {}: the sharper bound's N = {} has a point error >= eps "
+                                         "(N_lo = {})", c.label, e.eps, e.sharper_n, e.n_lo));
+  }
+}
+
+nlohmann::ordered_json case_json(const TheoremCase& c) {
+  nlohmann::ordered_json jc;
+  jc["target"] = c.label;
+  jc["rho"] = c.rho;
+  jc["max_phi"] = c.max_phi;
+  jc["L_h"] = {c.lh.lower, c.lh.upper};
+  nlohmann::ordered_json jr = nlohmann::ordered_json::array();
+  for (const auto& r : c.rows)
+    jr.push_back({{"N", r.n}, {"sup", {r.sup.lower, r.sup.upper}}, {"paper_bound", r.paper_hi},
+                  {"sharper_bound", r.sharper_hi}, {"asymptotic", r.asymptotic},
+                  {"corollary", proofs_check::verdict_name(r.corollary.verdict)},
+                  {"sharper", proofs_check::verdict_name(r.sharper.verdict)}});
+  jc["N_table"] = jr;
+  nlohmann::ordered_json je = nlohmann::ordered_json::array();
+  for (const auto& e : c.eps)
+    je.push_back({{"eps", e.eps}, {"N_lo", e.n_lo}, {"N_hi", e.capped ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.n_hi)},
+                  {"capped", e.capped}, {"paper_N", e.paper_n}, {"sharper_N", e.sharper_n},
+                  {"reasoning", e.reasoning}});
+  jc["eps_search"] = je;
+  jc["seconds"] = c.seconds;
+  return jc;
+}
+
+CaseTables case_tables(const TheoremStudy& st) {
+  CaseTables t;
+  t.summary.columns = {"target", "rho", "L_h (upper)", "sup err N=4096", "paper bound", "sharper bound",
+                       "err/paper", "err/sharper", "max over N: point err/sharper"};
+  t.eps.columns = {"target", "rho", "eps", "smallest N in", "minimal", "paper's sufficient N",
+                   "sharper bound's N", "N tested", "note"};
+  t.data.columns = {"activation", "rho_factor", "N", "sup_lower", "sup_upper", "argmax_u", "paper_bound",
+                    "sharper_bound", "asymptotic", "m_N", "corollary", "sharper", "evaluations"};
+  for (const auto& c : st.cases) {
+    t.total_seconds += c.seconds;
     double worst_ratio = 0;
     for (const auto& r : c.rows) {
       worst_ratio = std::max(worst_ratio, r.sup.lower / r.sharper_hi);
-      data.rows.push_back({c.activation, c.rho_factor, fmt_int(r.n), fmt_exact(r.sup.lower), fmt_exact(r.sup.upper),
-                           fmt_exact(r.sup.argmax_u), fmt_exact(r.paper_hi), fmt_exact(r.sharper_hi),
-                           fmt_exact(r.asymptotic), fmt_exact(r.m_n_hi), proofs_check::verdict_name(r.corollary.verdict),
-                           proofs_check::verdict_name(r.sharper.verdict), fmt_int(r.sup.evaluations)});
+      t.data.rows.push_back({c.activation, c.rho_factor, fmt_int(r.n), fmt_exact(r.sup.lower), fmt_exact(r.sup.upper),
+                             fmt_exact(r.sup.argmax_u), fmt_exact(r.paper_hi), fmt_exact(r.sharper_hi),
+                             fmt_exact(r.asymptotic), fmt_exact(r.m_n_hi), proofs_check::verdict_name(r.corollary.verdict),
+                             proofs_check::verdict_name(r.sharper.verdict), fmt_int(r.sup.evaluations)});
       for (const auto* cl : {&r.corollary, &r.sharper})
         if (cl->verdict == Verdict::Refuted)
-          violations.push_back(fmt::format("{} at N = {}: {} Refuted — {}", c.label, r.n, cl->id, cl->decided_by));
+          t.violations.push_back(fmt::format("{} at N = {}: {} Refuted — {}", c.label, r.n, cl->id, cl->decided_by));
     }
     const auto& last = c.rows.back();
-    summary.rows.push_back({c.activation + fmt::format(" [{}, {}]", c.lo, c.hi), c.rho_factor + " max phi",
-                            fmt_g(c.lh.upper, 6), fmt_sci(last.sup.upper, 3), fmt_sci(last.paper_hi, 3),
-                            fmt_sci(last.sharper_hi, 3), fmt_sci(last.sup.upper / last.paper_hi, 2),
-                            fmt_sci(last.sup.upper / last.sharper_hi, 2), fmt_sci(worst_ratio, 2)});
-    for (const auto& e : c.eps) {
-      std::string range = e.capped ? fmt::format("> {} (cap)", fmt_int(1000000))
-                                   : fmt::format("[{}, {}]", fmt_int(e.n_lo + 1), fmt_int(e.n_hi));
-      // Enough digits that a certified sup just below eps does not print as eps.
-      std::string note = e.capped ? fmt::format("at the cap: sup >= {} (point value), <= {} (cell bound, not tight)",
-                                                fmt_sci(e.lower_at_cap, 2), fmt_sci(e.upper_at_cap, 2))
-                                  : fmt::format("sup at N_hi <= {} < eps", fmt_sci(e.upper_at_hi, 6));
-      eps_table.rows.push_back({c.activation, c.rho_factor + " max phi", fmt_g(e.eps, 2), range,
-                                e.minimal ? "yes" : "no",
-                                e.paper_n == proofs_check::kNBeyondRange ? std::string("> 2^62") : fmt_int(e.paper_n),
-                                e.sharper_n == proofs_check::kNBeyondRange ? std::string("> 2^53") : fmt_int(e.sharper_n),
-                                fmt_int(e.tested),
-                                note});
-      // The corollary's sufficient N must not be a proven failure.
-      if (e.paper_n != proofs_check::kNBeyondRange && e.paper_n <= e.n_lo)
-        violations.push_back(fmt::format("{}: eps = {}: the paper's sufficient N = {} has a point error >= eps "
-                                         "(N_lo = {})", c.label, e.eps, e.paper_n, e.n_lo));
-      if (e.sharper_n != proofs_check::kNBeyondRange && e.sharper_n <= e.n_lo)
-        violations.push_back(fmt::format("{}: eps = {}: the sharper bound's N = {} has a point error >= eps "
-                                         "(N_lo = {})", c.label, e.eps, e.sharper_n, e.n_lo));
-    }
-    nlohmann::ordered_json jc;
-    jc["target"] = c.label;
-    jc["rho"] = c.rho;
-    jc["max_phi"] = c.max_phi;
-    jc["L_h"] = {c.lh.lower, c.lh.upper};
-    nlohmann::ordered_json jr = nlohmann::ordered_json::array();
-    for (const auto& r : c.rows)
-      jr.push_back({{"N", r.n}, {"sup", {r.sup.lower, r.sup.upper}}, {"paper_bound", r.paper_hi},
-                    {"sharper_bound", r.sharper_hi}, {"asymptotic", r.asymptotic},
-                    {"corollary", proofs_check::verdict_name(r.corollary.verdict)},
-                    {"sharper", proofs_check::verdict_name(r.sharper.verdict)}});
-    jc["N_table"] = jr;
-    nlohmann::ordered_json je = nlohmann::ordered_json::array();
-    for (const auto& e : c.eps)
-      je.push_back({{"eps", e.eps}, {"N_lo", e.n_lo}, {"N_hi", e.capped ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.n_hi)},
-                    {"capped", e.capped}, {"paper_N", e.paper_n}, {"sharper_N", e.sharper_n},
-                    {"reasoning", e.reasoning}});
-    jc["eps_search"] = je;
-    jc["seconds"] = c.seconds;
-    jcases.push_back(jc);
+    t.summary.rows.push_back({c.activation + fmt::format(" [{}, {}]", c.lo, c.hi), c.rho_factor + " max phi",
+                              fmt_g(c.lh.upper, 6), fmt_sci(last.sup.upper, 3), fmt_sci(last.paper_hi, 3),
+                              fmt_sci(last.sharper_hi, 3), fmt_sci(last.sup.upper / last.paper_hi, 2),
+                              fmt_sci(last.sup.upper / last.sharper_hi, 2), fmt_sci(worst_ratio, 2)});
+    add_eps_rows(c, t);
+    t.json.push_back(case_json(c));
   }
+  return t;
+}
 
-  // Voronovskaya for the smooth targets (main thread: Boost MPFR types).
+void present_voronovskaya(const TheoremStudy& st, ReportWriter& w) {
   Table vor;
   vor.columns = {"target", "u", "N", "N (B_N h - h)(u)", "u(1-u) h''(u)/2", "rel. diff"};
   bool vor_ok = true;
-  for (const auto& t : kTargets) {
-    const auto act = activations::parse_activation(t.activation);
-    if (!activations::is_smooth(act)) continue;
-    const auto p = proofs_check::make_problem(act, Rational(t.lo), Rational(t.hi), std::nullopt, Rational(2), prec);
-    const auto rows = proofs_check::voronovskaya(p, 0.375, {64, 256, 1024, 4096});
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-      const auto& r = rows[k];
-      vor.rows.push_back({t.activation, fmt_g(r.u, 4), fmt_int(r.n), fmt_g(r.scaled, 8), fmt_g(r.limit, 8),
+  for (const auto& v : st.voronovskaya)
+    for (std::size_t k = 0; k < v.rows.size(); ++k) {
+      const auto& r = v.rows[k];
+      vor.rows.push_back({v.activation, fmt_g(r.u, 4), fmt_int(r.n), fmt_g(r.scaled, 8), fmt_g(r.limit, 8),
                           fmt_sci(r.rel_diff, 2)});
-      if (k > 0 && !(r.rel_diff < rows[k - 1].rel_diff)) vor_ok = false;
+      if (k > 0 && !(r.rel_diff < v.rows[k - 1].rel_diff)) vor_ok = false;
     }
-  }
-
-  w.heading("Sup error at N = 4096 against the bounds");
-  w.paragraph("err = certified upper bound of sup|F_N - psi|; paper bound = L_h/(2 sqrt N) (corollary); sharper bound "
-              "= (L_h/2) m_N; the last column is the largest ratio (proven lower bound)/(sharper bound) over "
-              "N = 1..4096 (a value above 1 would be a violation). Full table over N: `data.csv`.");
-  w.table(summary, "summary.csv");
-  w.heading("Smallest N for a target error");
-  w.paragraph("The bracket [N_lo + 1, N_hi]: N_hi has a certified sup error < eps; N_lo has a proven point error >= "
-              "eps (doubling, then bisection to 2% of N). N < N_lo are not ruled out in general: the error need not be "
-              "monotone in N. Searches stop at N = 1e6. The paper's sufficient N is ceil((L_h/(2 eps))^2); the sharper "
-              "bound's is the smallest N with (L_h/2) m_N < eps. REFERENCES.md quotes about 420 (1e-2) and 4300 "
-              "(1e-3) for sigmoid, about 2e4 (1e-2) and 1.9e6 (1e-3) for ReLU, rho = 2 max phi.");
-  w.table(eps_table, "smallest_n.csv");
-  w.write_csv("data.csv", data);
   w.heading("Voronovskaya (smooth targets, rho = 2 max phi)");
   w.paragraph("For smooth h, N (B_N h - h)(u) -> u(1-u) h''(u)/2: the relative difference should fall like 1/N. "
               "B_N h is an MPFI enclosure (midpoint shown); h'' is the analytic second derivative in MPFR.");
   w.table(vor, "voronovskaya.csv");
   w.check("Voronovskaya: relative difference decreases with N (smooth targets)", vor_ok, "");
+}
 
-  // Plots: sup error vs N with both bounds (one per target, rho = 2 max phi
-  // and 1.1 max phi), F_N vs phi for a few N.
-  for (std::size_t k = 0; k < results.size(); ++k) {
-    const auto& c = results[k];
+Series series(std::string title, const std::vector<std::pair<double, double>>& pts) {
+  Series s;
+  s.title = std::move(title);
+  for (auto [x, y] : pts) {
+    s.x.push_back(x);
+    s.y.push_back(y);
+  }
+  return s;
+}
+
+// Plots: sup error vs N with both bounds (one per target, rho = 2 max phi
+// and 1.1 max phi), F_N vs phi for a few N.
+void present_plots(const TheoremStudy& st, ReportWriter& w) {
+  for (std::size_t k = 0; k < st.cases.size(); ++k) {
+    const auto& c = st.cases[k];
     Plot pl;
     pl.name = fmt::format("sup_error_{}_{}", c.activation, k % 2 == 0 ? "rho2" : "rho1.1");
     pl.title = c.label;
@@ -298,21 +297,16 @@ int run_theorem_report(const ReportContext& ctx) {
     pl.ylabel = "sup |F_N - psi|";
     pl.logx = pl.logy = true;
     pl.key = "bottom left";
-    Series err, paper, sharp;
-    err.title = "certified sup error (upper)";
-    err.style = "linespoints";
-    paper.title = "paper L_h/(2 sqrt N)";
-    sharp.title = "sharper (L_h/2) m_N";
+    std::vector<std::pair<double, double>> err, paper, sharp;
     for (const auto& r : c.rows) {
       const double n = static_cast<double>(r.n);
-      err.x.push_back(n);
-      err.y.push_back(r.sup.upper);
-      paper.x.push_back(n);
-      paper.y.push_back(r.paper_hi);
-      sharp.x.push_back(n);
-      sharp.y.push_back(r.sharper_hi);
+      err.emplace_back(n, r.sup.upper);
+      paper.emplace_back(n, r.paper_hi);
+      sharp.emplace_back(n, r.sharper_hi);
     }
-    pl.series = {err, paper, sharp};
+    pl.series = {series("certified sup error (upper)", err), series("paper L_h/(2 sqrt N)", paper),
+                 series("sharper (L_h/2) m_N", sharp)};
+    pl.series[0].style = "linespoints";
     w.plot(pl);
     if (k % 2 == 0) {
       Plot fp;
@@ -320,34 +314,40 @@ int run_theorem_report(const ReportContext& ctx) {
       fp.title = c.label + ": F_N against phi";
       fp.xlabel = "I";
       fp.ylabel = "rate";
-      Series target;
-      target.title = "phi";
-      for (auto [x, y] : c.psi) {
-        target.x.push_back(x);
-        target.y.push_back(y);
-      }
-      fp.series.push_back(target);
-      for (const auto& [n, pts] : c.curves) {
-        Series s;
-        s.title = fmt::format("F_N, N = {}", n);
-        for (auto [x, y] : pts) {
-          s.x.push_back(x);
-          s.y.push_back(y);
-        }
-        fp.series.push_back(s);
-      }
+      fp.series.push_back(series("phi", c.psi));
+      for (const auto& [n, pts] : c.curves) fp.series.push_back(series(fmt::format("F_N, N = {}", n), pts));
       w.plot(fp);
     }
   }
+}
 
-  const bool ok = violations.empty();
+void present_theorem_study(const TheoremStudy& st, ReportWriter& w) {
+  present_claim1(st, w);
+  const CaseTables t = case_tables(st);
+  w.heading("Sup error at N = 4096 against the bounds");
+  w.paragraph("err = certified upper bound of sup|F_N - psi|; paper bound = L_h/(2 sqrt N) (corollary); sharper bound "
+              "= (L_h/2) m_N; the last column is the largest ratio (proven lower bound)/(sharper bound) over "
+              "N = 1..4096 (a value above 1 would be a violation). Full table over N: `data.csv`.");
+  w.table(t.summary, "summary.csv");
+  w.heading("Smallest N for a target error");
+  w.paragraph("The bracket [N_lo + 1, N_hi]: N_hi has a certified sup error < eps; N_lo has a proven point error >= "
+              "eps (doubling, then bisection to 2% of N). N < N_lo are not ruled out in general: the error need not be "
+              "monotone in N. Searches stop at N = 1e6. The paper's sufficient N is ceil((L_h/(2 eps))^2); the sharper "
+              "bound's is the smallest N with (L_h/2) m_N < eps. REFERENCES.md quotes about 420 (1e-2) and 4300 "
+              "(1e-3) for sigmoid, about 2e4 (1e-2) and 1.9e6 (1e-3) for ReLU, rho = 2 max phi.");
+  w.table(t.eps, "smallest_n.csv");
+  w.write_csv("data.csv", t.data);
+  present_voronovskaya(st, w);
+  present_plots(st, w);
+
+  const bool ok = t.violations.empty();
   w.check("no bound violated (corollary, sharper bound, sufficient N)", ok,
-          ok ? "every certified sup error is below both bounds" : violations.front());
+          ok ? "every certified sup error is below both bounds" : t.violations.front());
   nlohmann::ordered_json summary_json;
-  summary_json["claim1_symbolic"] = proofs_check::verdict_name(c1.verdict);
-  summary_json["cases"] = jcases;
-  summary_json["violations"] = violations;
-  summary_json["cpu_seconds_in_cases"] = total_seconds;
+  summary_json["claim1_symbolic"] = proofs_check::verdict_name(st.claim1.verdict);
+  summary_json["cases"] = t.json;
+  summary_json["violations"] = t.violations;
+  summary_json["cpu_seconds_in_cases"] = t.total_seconds;
   w.write_json("summary.json", summary_json);
   w.heading("Closing note");
   if (ok) {
@@ -356,12 +356,19 @@ int run_theorem_report(const ReportContext& ctx) {
         "sharper bound (L_h/2) m_N, and no sufficient N is contradicted. The sharper bound is about 2.5x tighter "
         "than the paper's; both are loose for smooth targets (the error decays like 1/N, Voronovskaya) and nearly "
         "tight in order for kinked ones (ReLU-type, error about 1/sqrt N). The cases took {:.1f} s (summed over workers).",
-        total_seconds));
+        t.total_seconds));
   } else {
     std::string s = "**Violations found** (a finding, not hidden):\n\n";
-    for (const auto& v : violations) s += "- " + v + "\n";
+    for (const auto& v : t.violations) s += "- " + v + "\n";
     w.paragraph(s);
   }
+}
+
+int run_theorem_report(const ReportContext& ctx) {
+  ReportWriter w(ctx, "theorem", "Theorem and corollary (paper Appendix B): Bernstein construction, certified sup error");
+  const TheoremStudy st = compute_theorem_study(ctx.precision, ctx.threads);
+  w.set_precision(st.precision);  // the header records the precision actually used, not the requested one
+  present_theorem_study(st, w);
   w.finish();
   return w.exit_status();
 }
