@@ -1,7 +1,7 @@
 // `ctmc-snn report fits`: least-squares fits of CTMC families to activations
 // (paper section 3.2, eq. 3; Figure 2; Appendix B's fully connected
 // three-state example), a second-optimizer check of every row, a seed sweep
-// (the whole table from other seeds), the certificates of issue 20 (global
+// (the whole table from other seeds), the certificates (global
 // optimality of the two-state rows, the three-state bound reached, the sup
 // error of every row over its whole domain), the "states needed" table
 // against the Bernstein construction, and Figure-2-style plots.
@@ -32,7 +32,7 @@ namespace {
 using analysis::FitFamily;
 using analysis::FitRow;
 
-constexpr int kStarts = 64;          // main table, per row (issue 4)
+constexpr int kStarts = 64;          // main table, per row
 constexpr int kStatesStarts = 24;    // states-needed fits (general 2..6 states; each also starts from the (n-1)-state optimum and its splits)
 constexpr int kSweepSeeds = 3;       // seed sweep: the whole table again from seeds s+1..s+3 (with the fits report under a third of report all)
 // Cells of the certified sup error: the rows fitted exactly (errors at the

@@ -50,8 +50,8 @@ double curve_distance(const ctmc::solvers::Model& fitted, const ctmc::solvers::M
   return worst;
 }
 
-// The fit reproduces a curve of its own family (1e-6 absolute + relative,
-// issue 4); the parameters are not compared (three-state is not identifiable).
+// The fit reproduces a curve of its own family (1e-6 absolute + relative);
+// the parameters are not compared (three-state is not identifiable).
 constexpr double kRecoveryTol = 1e-6;
 
 void check_constraints(const FitProblem& p, const FitResult& r) {

@@ -1,4 +1,4 @@
-// The table:FILE and --samples/--weights readers (issue 23): bounded by a
+// The table:FILE and --samples/--weights readers: bounded by a
 // size cap naming the file, bad rows quoted short, and tables whose x (or
 // phi) rows span more than a double's range interpolated right.
 #include <doctest/doctest.h>

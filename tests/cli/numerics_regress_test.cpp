@@ -1,5 +1,5 @@
 // End-to-end regressions of the simulator's stationary solve and of counting
-// below double's range (issue 23): a 502-state Bernstein neuron in
+// below double's range: a 502-state Bernstein neuron in
 // `simulate network`, and `counting` at T = 1e-400.
 #include <cstdint>
 #include <string>

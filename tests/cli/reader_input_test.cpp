@@ -1,4 +1,4 @@
-// End to end (issue 23): every reader ends in exit 2 with one short line for
+// End to end: every reader ends in exit 2 with one short line for
 // /dev/zero, deep or duplicate JSON, type errors and long values; and a
 // table:FILE with rows at +-1e308 scores right.
 #include <doctest/doctest.h>

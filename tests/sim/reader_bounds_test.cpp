@@ -1,4 +1,4 @@
-// Every sim reader is bounded (issue 23): a gzip bomb, a header promising
+// Every sim reader is bounded: a gzip bomb, a header promising
 // more than the data can be, or /dev/zero given as a file ends in one
 // InputError naming the file instead of filling memory or reading forever;
 // the JSON readers (manifest, safetensors header, npm digits) share the

@@ -1,4 +1,4 @@
-// The shared input helpers (issue 23): quote_excerpt (user text in messages:
+// The shared input helpers: quote_excerpt (user text in messages:
 // short, one line), parse_json_strict (nesting cap, duplicate keys, short
 // parse errors), typed members (InputError naming the key, not nlohmann's
 // type_error), and read_input_file (a size cap naming the file), with the

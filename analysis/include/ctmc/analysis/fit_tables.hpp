@@ -1,4 +1,4 @@
-// The fit tables of `ctmc-snn report fits` (issue 4): the targets and domains,
+// The fit tables of `ctmc-snn report fits`: the targets and domains,
 // the families compared, and the Bernstein-chain state count used as the
 // reference column of the "states needed" table.
 #pragma once

@@ -1,5 +1,5 @@
 // Certified sup error of any CTMC neuron against its target over a whole
-// interval (issue 20): sup over H in [lo, hi] of |nu_theta(H) - alpha phi(H)|,
+// interval: sup over H in [lo, hi] of |nu_theta(H) - alpha phi(H)|,
 // where the fit tables otherwise only look at their 401 grid points.
 //
 // Enclosure of the flux over a cell X = [x0, x1]. By the Markov chain tree

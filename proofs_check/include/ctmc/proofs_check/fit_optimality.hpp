@@ -1,5 +1,5 @@
 // Certified global optimality of least-squares fits in the small families
-// (issue 20): a rigorous lower bound on
+// a rigorous lower bound on
 //   f(theta) = sum_m w_m (F_theta(H_m) - alpha phi(H_m))^2 / sum_m w_m
 // (paper eq. 3 on the fit's points) over the whole parameter box of the fit,
 // by interval branch and bound. With the fit's MSE as the incumbent, the gap

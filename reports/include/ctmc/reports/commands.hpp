@@ -88,7 +88,7 @@ struct FitCommandOptions {
   double rate_bound = 1000, min_rate = 1e-6;
   unsigned precision = 128;
   bool no_widen = false;
-  // --certify: the certificates of the scored or fitted chain (issue 20).
+  // --certify: the certificates of the scored or fitted chain.
   // family_given: --family was on the command line (with --score, the
   // chain must then be of that family).
   bool certify = false, family_given = false;

@@ -1,4 +1,4 @@
-// The certificates of a fit (issue 20), for `report fits` and
+// The certificates of a fit, for `report fits` and
 // `ctmc-snn fit --certify`: the certified sup error of a chain against the
 // fit's target over the whole domain (proofs_check/chain_sup.hpp) and, for
 // the two- and three-state families, the certified lower bound on the
