@@ -14,6 +14,7 @@
 
 #include <chrono>
 
+#include "ctmc/analysis/solver_logging.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/proofs_check/chain_sup.hpp"
 #include "ctmc/proofs_check/fit_optimality.hpp"
@@ -31,6 +32,7 @@ double seconds(F&& f) {
 }  // namespace
 
 int main() {
+  ctmc::analysis::quiet_solver_logging();  // the fits' solver: FATAL messages only
   analysis::FitOptions fo;
   fo.starts = 16;
   fo.threads = 1;

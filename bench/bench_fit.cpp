@@ -22,6 +22,7 @@
 #include <limits>
 #include <string>
 
+#include "ctmc/analysis/solver_logging.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
 
 using namespace ctmc::analysis;
@@ -214,6 +215,7 @@ void bench_seeds(const std::string& slug, int family, int seeds) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ctmc::analysis::quiet_solver_logging();  // the fits' solver: FATAL messages only
   const std::string what = argc > 1 ? argv[1] : "single";
   if (what == "row" && argc > 3) bench_row(argv[2], std::stoi(argv[3]));
   if (what == "seeds" && argc > 3) bench_seeds(argv[2], std::stoi(argv[3]), argc > 4 ? std::stoi(argv[4]) : 5);

@@ -14,6 +14,7 @@
 #include <new>
 
 #include "command.hpp"
+#include "ctmc/analysis/solver_logging.hpp"
 #include "ctmc/reports/command_text.hpp"
 #include "ctmc/core/errors.hpp"
 
@@ -126,6 +127,7 @@ void check_stack_size_variables() {
 
 int main(int argc, char** argv) {
   using namespace ctmc::cli;
+  ctmc::analysis::quiet_solver_logging();  // the fits' solver: FATAL messages only
   for (int i = 0; i < argc; ++i) {
     if (i) g_command_line += ' ';
     g_command_line += i == 0 ? std::string("ctmc-snn") : std::string(argv[i]);

@@ -15,6 +15,7 @@
 #include <new>
 #include <type_traits>
 
+#include "ctmc/analysis/solver_logging.hpp"
 #include "core.hpp"
 #include "ctmc/reports/check.hpp"
 #include "ctmc/reports/command_text.hpp"
@@ -240,6 +241,7 @@ py::dict defaults() {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "ctmc-snn library bindings (use the ctmc_snn package, not this module)";
+  ctmc::analysis::quiet_solver_logging();  // the fits' solver: FATAL messages only, as the CLI
   // As the CLI at start-up: libgomp crashes when OMP_NUM_THREADS asks for
   // 100000 threads.
   if (omp_get_max_threads() > ctmc::reports::kMaxThreads) omp_set_num_threads(ctmc::reports::kMaxThreads);

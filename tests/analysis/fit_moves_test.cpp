@@ -22,8 +22,6 @@ using namespace ctmc::analysis;
 using ctmc::analysis::testing::table_target;
 using namespace ctmc::analysis::fit_search;
 
-void quiet_ceres_logging_for_tests();  // quiet_logging.cpp
-
 namespace {
 
 std::vector<std::string> names(const FamilySpec& f) {
@@ -42,7 +40,6 @@ bool same_bits(double a, double b) { return a == b || (std::isnan(a) && std::isn
 // a Search over them. run(name) runs one move as the driver does.
 struct Harness {
   Harness(FitProblem p, const FitOptions& o) : problem(std::move(p)), options(o), explore(problem), full(problem) {
-    quiet_ceres_logging_for_tests();  // as fit() does
     explore.data = exploration_data(problem.data, options.explore_points);
     if (explore.data.h.size() < problem.data.h.size()) coarse_stage.emplace(explore);
     s.emplace(problem, options, full, coarse_stage ? *coarse_stage : full);

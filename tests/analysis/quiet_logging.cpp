@@ -1,7 +1,7 @@
-// Test support for fit_moves_test.cpp, which runs search moves without
-// fit(): fit() keeps glog (Ceres' logging) to FATAL messages, since a solve
-// that fails scores +inf and need not be logged. A file of its own because
-// glog's CHECK macros clash with doctest's.
-#include <glog/logging.h>
+// The analysis suite, like every program that fits, keeps Ceres' logging
+// to FATAL messages (solver_logging.hpp), once at start.
+#include "ctmc/analysis/solver_logging.hpp"
 
-void quiet_ceres_logging_for_tests() { FLAGS_minloglevel = google::GLOG_FATAL; }
+namespace {
+const bool kQuiet = (ctmc::analysis::quiet_solver_logging(), true);
+}  // namespace

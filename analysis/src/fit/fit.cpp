@@ -5,7 +5,6 @@
 // with widened bounds where the fit sits on a bound.
 #include "ctmc/analysis/fit.hpp"
 
-#include <glog/logging.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -67,14 +66,6 @@ const SearchTuning& search_tuning() {
 }
 
 FitResult fit(const FitProblem& problem, const FitOptions& options) {
-  // Ceres reports a start whose first evaluation fails (a chain reducible at
-  // some H) through glog at ERROR level; such a start simply scores +inf here,
-  // so keep glog to FATAL messages.
-  static const bool quiet = [] {
-    FLAGS_minloglevel = google::GLOG_FATAL;
-    return true;
-  }();
-  (void)quiet;
   if (!options.warm_start.empty() && options.warm_start.size() != family_parameters(problem.family).size())
     throw InputError("fit: warm start has the wrong number of parameters");
   for (const auto& seeded : options.seeded_starts)
