@@ -418,8 +418,9 @@ ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& prob
   if (auto why = activations::table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
                                           solvers::to_double(problem.data.hi)))
     throw InputError("activation", *why);
-  // The working precision is process-wide (set_precision_bits): fits that
-  // run at once (run_fit_table runs targets concurrently) take turns here.
+  // Boost 1.74's default MPFR precision (what every Mpfr result takes) is one
+  // static of the process, not per thread: fits that run at once
+  // (run_fit_table runs targets concurrently) take turns here.
   static std::mutex precision_mutex;
   const std::lock_guard<std::mutex> lock(precision_mutex);
   const ctmc::PrecisionScope precision(bits);  // the caller's precision again on the way out
