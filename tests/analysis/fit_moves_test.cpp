@@ -42,8 +42,7 @@ struct Harness {
   Harness(FitProblem p, const FitOptions& o) : problem(std::move(p)), options(o), explore(problem), full(problem) {
     explore.data = exploration_data(problem.data, options.explore_points);
     if (explore.data.h.size() < problem.data.h.size()) coarse_stage.emplace(explore);
-    s.emplace(problem, options, full, coarse_stage ? *coarse_stage : full);
-    s->n = options.starts;
+    s.emplace(problem, options, full, coarse_stage ? *coarse_stage : full, std::vector<double>{}, options.starts);
     s->result.family = problem.family;
     s->result.params = s->params;
     s->result.bounds = problem.bounds;

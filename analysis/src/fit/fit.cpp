@@ -125,9 +125,7 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   const bool exact_warm_start = !warm.empty() && fit_search::weighted_mse(problem, targets, warm) < floor_mse;
   const int n = exact_warm_start ? 1 : options.starts;
 
-  Search s(problem, options, full, ex);
-  s.warm = std::move(warm);
-  s.n = n;
+  Search s(problem, options, full, ex, std::move(warm), n);
   s.result.family = problem.family;
   s.result.params = params;
   s.result.bounds = problem.bounds;

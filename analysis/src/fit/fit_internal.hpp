@@ -235,30 +235,34 @@ double fastest_rate(const std::vector<ParamInfo>& params, const std::vector<doub
 std::vector<std::string> parameters_on_bound(const std::vector<ParamInfo>& params, const std::vector<double>& theta,
                                              const FitBounds& b);
 
-// Everything the moves share: the problem and options, the two stages, and
-// the search's progress. The moves run in the driver's order; each reads
-// what the earlier ones left (multistart: outcomes; polish: best; basin_hop:
-// chain ends; transfer: result.theta and result.mse_double on the full
-// problem) and leaves its own.
-struct Search {
-  Search(const FitProblem& problem, const FitOptions& options, const Stage& full, const Stage& ex);
+// What every move reads and none changes: the problem and its options, the
+// two stages, and what follows from them. Set once by the driver.
+struct SearchSetup {
+  SearchSetup(const FitProblem& problem, const FitOptions& options, const Stage& full, const Stage& ex,
+              std::vector<double> warm, int n);
 
   const FitProblem& problem;
   const FitOptions& options;
   // The polish's options: 10x the iterations, polish_tolerance.
-  FitOptions polish_options;
-  std::vector<ParamInfo> params;
+  const FitOptions polish_options;
+  const std::vector<ParamInfo> params;
   const Stage& full;
-  const Stage& ex;        // the exploration stage (full itself without a subsample)
-  bool coarse;            // ex is a proper subsample of the full problem
-  double floor_mse;       // the full problem's rounding floor
-  int threads;
-  double ymax, lo, hi, width;  // max |alpha phi|, the domain as doubles
-  bool hop_kinks;         // kink hops run (options.kink_hops, closed forms, polish > 0)
-  std::size_t relabel_states;  // n of exchange_states, 0: no state exchanges
-  std::vector<double> warm;    // the warm start clamped into the bounds (empty: none)
-  int n = 0;              // starts run
+  const Stage& ex;              // the exploration stage (full itself without a subsample)
+  const bool coarse;            // ex is a proper subsample of the full problem
+  const double floor_mse;       // the full problem's rounding floor
+  const int threads;
+  const double ymax, lo, hi, width;  // max |alpha phi|, the domain as doubles
+  const bool hop_kinks;         // kink hops run (options.kink_hops, closed forms, polish > 0)
+  const std::size_t relabel_states;  // n of exchange_states, 0: no state exchanges
+  const std::vector<double> warm;    // the warm start clamped into the bounds (empty: none)
+  const int n;                  // starts run
+};
 
+// What the moves write for the later ones: the search's progress. The moves
+// run in the driver's order; each reads what the earlier ones left
+// (multistart: outcomes; polish: best; basin_hop: chain ends; transfer:
+// result.theta and result.mse_double on the full problem) and leaves its own.
+struct SearchProgress {
   long total_iterations = 0;
   // The best distinct minima seen on the exploration problem (kExplorationPool).
   std::vector<StartOutcome> pool;
@@ -277,6 +281,11 @@ struct Search {
   bool restart_on_full = false;
   // theta, mse_double and the move counters are the search's current fit.
   FitResult result;
+};
+
+// Everything the moves share: the setup they read and the progress they write.
+struct Search : SearchSetup, SearchProgress {
+  using SearchSetup::SearchSetup;
 
   // Solves every theta on stage st (in parallel; results in order); adds
   // the iterations, and remembers the minima found on a subsample in pool.

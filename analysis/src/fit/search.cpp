@@ -11,10 +11,20 @@
 namespace ctmc::analysis {
 namespace fit_search {
 
-Search::Search(const FitProblem& p, const FitOptions& o, const Stage& full_stage, const Stage& ex_stage)
+namespace {
+FitOptions polish_options_of(const FitOptions& o) {
+  FitOptions po = o;
+  po.max_iterations = 10 * o.max_iterations;
+  po.function_tolerance = o.polish_tolerance;
+  return po;
+}
+}  // namespace
+
+SearchSetup::SearchSetup(const FitProblem& p, const FitOptions& o, const Stage& full_stage, const Stage& ex_stage,
+                         std::vector<double> warm_start, int starts)
     : problem(p),
       options(o),
-      polish_options(o),
+      polish_options(polish_options_of(o)),
       params(family_parameters(p.family)),
       full(full_stage),
       ex(ex_stage),
@@ -26,10 +36,9 @@ Search::Search(const FitProblem& p, const FitOptions& o, const Stage& full_stage
       hi(solvers::to_double(p.data.hi)),
       width(hi - lo),
       hop_kinks(o.kink_hops && p.family.family != FitFamily::General && o.polish > 0),
-      relabel_states(relabelable_states(p.family)) {
-  polish_options.max_iterations = 10 * o.max_iterations;
-  polish_options.function_tolerance = o.polish_tolerance;
-}
+      relabel_states(relabelable_states(p.family)),
+      warm(std::move(warm_start)),
+      n(starts) {}
 
 // Keeps the kExplorationPool best distinct minima of pool and `found`
 // (distinct: MSEs more than 1e-7 relative apart), in (MSE, arrival) order.
