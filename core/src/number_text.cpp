@@ -16,6 +16,23 @@ std::string not_a_number_reason(const std::string& item) {
   return "is not a number";
 }
 
+std::optional<std::uint64_t> parse_whole_number(const std::string& item, std::uint64_t max, std::string& why) {
+  if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) {
+    why = "is not a whole number";
+    return std::nullopt;
+  }
+  std::uint64_t v = 0;
+  for (char c : item) {
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (v > (max - digit) / 10) {
+      why = "is too large (at most " + std::to_string(max) + ")";
+      return std::nullopt;
+    }
+    v = 10 * v + digit;
+  }
+  return v;
+}
+
 std::vector<std::string> split_input_list(const std::string& text, const std::string& what) {
   if (text.empty()) throw InputError(what, "empty list");
   std::vector<std::string> out;

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include "ctmc/sim/cifar.hpp"
 #include "ctmc/sim/idx.hpp"
 #include "read_file.hpp"
 #include "ctmc/core/errors.hpp"
+#include "ctmc/core/number_text.hpp"
 #include "ctmc/solvers/input_file.hpp"
 
 namespace ctmc::sim {
@@ -56,9 +58,10 @@ TestSubset parse_test_subset(const std::string& text, const std::string& option)
   s.text = text;
   if (text == "all") return s;
   const auto whole = [&](const std::string& item, const std::string& what) {
-    if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
-      throw InputError(option, fmt::format("{} '{}' is not a whole number", what, item));
-    return std::stoi(item);
+    std::string why;
+    const auto v = parse_whole_number(item, std::numeric_limits<int>::max(), why);
+    if (!v) throw InputError(option, fmt::format("{} '{}' {}", what, item, why));
+    return static_cast<int>(*v);
   };
   if (text.rfind("stride:", 0) == 0) {
     const std::string rest = text.substr(7);

@@ -17,6 +17,7 @@
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/core/errors.hpp"
+#include "ctmc/core/number_text.hpp"
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/json_input.hpp"
 #include "ctmc/solvers/model.hpp"
@@ -220,9 +221,10 @@ Shard parse_shard(const std::string& text, const std::string& option) {
   const auto slash = text.find('/');
   if (slash == std::string::npos) throw bad("has no '/'");
   const auto number = [&](const std::string& part) {
-    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos)
-      throw bad("is not two whole numbers");
-    return static_cast<std::size_t>(std::stoul(part));
+    std::string why;
+    const auto v = parse_whole_number(part, std::numeric_limits<int>::max(), why);
+    if (!v) throw bad(fmt::format("has '{}', which {}", part, why));
+    return static_cast<std::size_t>(*v);
   };
   Shard s{number(text.substr(0, slash)), number(text.substr(slash + 1))};
   if (s.count == 0) throw bad("has n = 0");

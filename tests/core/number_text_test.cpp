@@ -31,3 +31,20 @@ TEST_CASE("parse_double: subnormals and underflow are numbers; overflow and tail
   CHECK(not_a_number_reason("x") == "is not a number");
   CHECK(not_a_number_reason("1e400x") == "is not a number");
 }
+
+TEST_CASE("parse_whole_number: digits only, and a number too large is named as such") {
+  std::string why;
+  CHECK(ctmc::parse_whole_number("0", 10, why) == 0u);
+  CHECK(ctmc::parse_whole_number("2147483647", 2147483647u, why) == 2147483647u);
+  CHECK(ctmc::parse_whole_number("18446744073709551615", UINT64_MAX, why) == UINT64_MAX);
+  for (const char* bad : {"", "-1", "+1", "1.0", "1e3", " 1", "0x10", "1 "}) {
+    CHECK_FALSE(ctmc::parse_whole_number(bad, 100, why));
+    CHECK(why == "is not a whole number");
+  }
+  // 2^62 and a number past 2^64: too large, not "not a number".
+  CHECK_FALSE(ctmc::parse_whole_number("4611686018427387904", 2147483647u, why));
+  CHECK(why == "is too large (at most 2147483647)");
+  CHECK_FALSE(ctmc::parse_whole_number("18446744073709551616", UINT64_MAX, why));
+  CHECK(why == "is too large (at most 18446744073709551615)");
+  CHECK_FALSE(ctmc::parse_whole_number("11", 10, why));
+}

@@ -624,6 +624,12 @@ TEST_CASE("test subsets by stride or index file are the images they name, in ord
   CHECK_THROWS_WITH_AS(parse_test_subset("stride:0"), doctest::Contains("stride 0 must be at least 1"),
                        ctmc::InputError);
   CHECK_THROWS_WITH_AS(parse_test_subset("every:2"), doctest::Contains("subset: 'every:2'"), ctmc::InputError);
+  // 2^62 is a whole number, only too large.
+  CHECK_THROWS_WITH_AS(parse_test_subset("stride:4611686018427387904"),
+                       doctest::Contains("stride '4611686018427387904' is too large (at most 2147483647)"),
+                       ctmc::InputError);
+  CHECK_THROWS_WITH_AS(parse_test_subset("stride:2:x"), doctest::Contains("offset 'x' is not a whole number"),
+                       ctmc::InputError);
   opt.subset = parse_test_subset("index:" + beyond);
   CHECK_THROWS_WITH_AS(simulate_network(p.net, p.train, p.test, neurons, opt),
                        doctest::Contains("image 24 is beyond the 24 test images"), ctmc::InputError);

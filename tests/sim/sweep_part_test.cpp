@@ -163,3 +163,15 @@ TEST_CASE("merge checks every field of a part, naming the file and the field") {
     CHECK(std::string(e.what()) == "sweep merge: the grid has 50000000 runs, the parts hold 3 records");
   }
 }
+
+TEST_CASE("parse_shard: i/n of whole numbers; a number too large is named as such") {
+  const auto s = ctmc::sim::parse_shard("2/8", "--shard");
+  CHECK(s.index == 2);
+  CHECK(s.count == 8);
+  CHECK_THROWS_WITH_AS(ctmc::sim::parse_shard("4611686018427387904/4611686018427387905", "--shard"),
+                       doctest::Contains("has '4611686018427387904', which is too large (at most 2147483647)"),
+                       ctmc::InputError);
+  CHECK_THROWS_WITH_AS(ctmc::sim::parse_shard("1x/2", "--shard"),
+                       doctest::Contains("has '1x', which is not a whole number"), ctmc::InputError);
+  CHECK_THROWS_WITH_AS(ctmc::sim::parse_shard("3/2", "--shard"), doctest::Contains("i outside 1..n"), ctmc::InputError);
+}

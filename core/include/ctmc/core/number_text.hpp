@@ -7,6 +7,7 @@
 #pragma once
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -33,6 +34,11 @@ inline std::optional<double> parse_double(const std::string& item) {
 // Why `item` is not a number for parse_double, for messages: "is beyond the
 // range of a double (about 1.8e308)" or "is not a number".
 std::string not_a_number_reason(const std::string& item);
+
+// A whole number in 0..max written as decimal digits only (no sign, no
+// spaces, no exponent): its value, or nullopt with `why` set to "is not a
+// whole number" or "is too large (at most <max>)" for messages.
+std::optional<std::uint64_t> parse_whole_number(const std::string& item, std::uint64_t max, std::string& why);
 
 // The items of a comma-separated text ("0,0.5,1", "256,128", "a.json,b.json");
 // an empty text or an empty item ("", "1,", "a,,b") is an InputError naming
