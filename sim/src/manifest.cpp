@@ -53,8 +53,11 @@ std::string string_field(const std::string& path, const json& layer, const char*
 
 const Tensor& tensor(const SafetensorsFile& f, const std::string& weights_path, const std::string& name) {
   auto it = f.tensors.find(name);
-  if (it == f.tensors.end()) fail(weights_path, "no tensor named " + quote_excerpt(name) + " (named in the manifest)");
-  return it->second;
+  if (it != f.tensors.end()) return it->second;
+  // Present but of a dtype weights cannot have (an int64 counter): say so.
+  const auto u = f.unusable.find(name);
+  if (u != f.unusable.end()) fail(weights_path, "tensor " + quote_excerpt(name) + " (named in the manifest) " + u->second);
+  fail(weights_path, "no tensor named " + quote_excerpt(name) + " (named in the manifest)");
 }
 
 // Unknown keys are errors: a misspelt "bias" would otherwise read as a zero

@@ -218,6 +218,11 @@ TEST_CASE("malformed safetensors and manifests are InputErrors naming the file")
   m = manifest;
   m["layers"][1]["bias"] = "fc9.bias";
   try_manifest(m, "no tensor named 'fc9.bias'");
+  // A tensor the manifest names, present in a dtype that is not read: the
+  // error gives the dtype, not "no tensor named".
+  write_bytes((t.path / "tiny_mlp.safetensors").string(), patch(good, "\"F64\"", "\"C64\""));
+  try_manifest(manifest, "(named in the manifest) has dtype 'C64', which is not read");
+  fs::copy_file(kFixture, t.path / "tiny_mlp.safetensors", fs::copy_options::overwrite_existing);
   m = manifest;
   m["layers"][0]["activation"] = "nosuch";
   try_manifest(m, "layer 1: activation: unknown activation 'nosuch'");  // numbered from 1
