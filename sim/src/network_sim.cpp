@@ -49,14 +49,36 @@ std::vector<Eigen::MatrixXf> layer_activations(const Mlp& net, const Dataset& da
 }
 
 
-std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
-                              Readout readout, OutputScale output_scale) {
-  const std::vector<Eigen::MatrixXf> acts = layer_activations(net, train, readout);
+std::vector<Eigen::MatrixXf> layer_activations(const Net& net, const Dataset& data, Readout readout) {
+  std::vector<std::string> phi;
+  for (const NetLayer& L : net.layers)
+    if (L.activation != "linear") phi.push_back(L.activation);
+  std::vector<Eigen::MatrixXf> acts;
+  if (data.size() == 0) {  // no images (e.g. no train split): empty matrices, q99 NaN
+    for (const NetStage& st : spiking_stages(net, "net"))
+      acts.emplace_back(static_cast<Eigen::Index>(net.layers[st.last].out.size()), 0);
+    if (readout == Readout::Integrate) acts.pop_back();
+    return acts;
+  }
+  const Eigen::MatrixXf logits = net.forward_with(data.images, [&](std::size_t s, Eigen::MatrixXf& z) {
+    apply_activation(phi[s], z);
+    acts.push_back(z);
+  });
+  if (readout == Readout::Spike) acts.push_back(logits);
+  return acts;
+}
+
+namespace {
+
+// q99 of each layer's activations; `output_layer` is the index of the
+// output layer (its logits, or phi of them with OutputScale::Activation).
+std::vector<double> q99_of(const std::vector<Eigen::MatrixXf>& acts, std::size_t output_layer,
+                           const std::vector<NeuronModel>& neurons, OutputScale output_scale) {
   std::vector<double> q99;
   for (std::size_t l = 0; l < acts.size(); ++l) {
     const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons.at(l);
     std::vector<float> a(acts[l].data(), acts[l].data() + acts[l].size());
-    if (l + 1 == net.layers.size() && output_scale == OutputScale::Activation) {
+    if (l == output_layer && output_scale == OutputScale::Activation) {
       // The output neurons approximate alpha_fit phi(z^L): scale by phi's q99.
       const auto target = nm.model.meta.find("target");
       if (target == nm.model.meta.end() || !target->is_string())
@@ -70,9 +92,32 @@ std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::v
   return q99;
 }
 
-NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test_all,
-                                  const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
-  net.validate("net");
+}  // namespace
+
+std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
+                              Readout readout, OutputScale output_scale) {
+  return q99_of(layer_activations(net, train, readout), net.layers.size() - 1, neurons, output_scale);
+}
+
+std::vector<double> layer_q99(const Net& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
+                              Readout readout, OutputScale output_scale) {
+  return q99_of(layer_activations(net, train, readout), net.nonlinear_layer_count(), neurons, output_scale);
+}
+
+namespace {
+
+// What simulate_network needs beyond the members an Mlp and a Net share.
+void check_net(const Mlp& net) { net.validate("net"); }
+void check_net(const Net& net) { (void)spiking_stages(net, "net"); }
+int layer_units(const Mlp& net, std::size_t l) { return net.layers[l].out_size(); }
+int layer_units(const Net& net, std::size_t l) {
+  return static_cast<int>(net.layers[spiking_stages(net, "net")[l].last].out.size());
+}
+
+template <class NetT>
+NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Dataset& test_all,
+                              const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
+  check_net(net);
   const std::size_t S = spiking_layer_count(net, opt.snn.readout);
   if (neurons.size() != 1 && neurons.size() != S)
     throw InputError("neurons", fmt::format("{} models given; give one for all spiking layers or {} (one per layer)",
@@ -180,7 +225,7 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   for (std::size_t l = 0; l < S; ++l) {
     std::int64_t count = 0;
     for (auto c : outside[l]) count += c;
-    const double inputs = static_cast<double>(n) * static_cast<double>(net.layers[l].out_size());
+    const double inputs = static_cast<double>(n) * static_cast<double>(layer_units(net, l));
     res.outside_fit_domain.push_back(static_cast<double>(count) / inputs);
   }
 
@@ -311,11 +356,23 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
         layer_spikes += layer_spk[at];
       }
       win.layer_rate_rel_rmse.push_back(ref > 0 ? std::sqrt(dev / ref) : std::numeric_limits<double>::quiet_NaN());
-      win.layer_spikes_per_neuron.push_back(per_neuron(layer_spikes, net.layers[l].out_size()));
+      win.layer_spikes_per_neuron.push_back(per_neuron(layer_spikes, layer_units(net, l)));
     }
     res.windows.push_back(std::move(win));
   }
   return res;
+}
+
+}  // namespace
+
+NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test,
+                                  const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
+  return simulate_any(net, train, test, neurons, opt);
+}
+
+NetworkSimResult simulate_network(const Net& net, const Dataset& train, const Dataset& test,
+                                  const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
+  return simulate_any(net, train, test, neurons, opt);
 }
 
 }  // namespace ctmc::sim
