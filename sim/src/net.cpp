@@ -282,8 +282,8 @@ Mlp Net::to_mlp(const std::string& what) const {
     if (L.kind != LayerKind::Dense && L.kind != LayerKind::Activation && L.kind != LayerKind::Flatten)
       throw InputError(what, label(*this, l) +
                                  ": networks with convolutions or pooling run in the ANN (ctmc-snn evaluate), the mean "
-                                 "field and simulate network; sweeps, the IF baseline and training take dense layers "
-                                 "only for now");
+                                 "field and simulate network; sweeps, claim checks and the IF baseline take dense "
+                                 "layers only for now");
     if (L.kind == LayerKind::Dense) {
       m.layers.push_back(L.dense);
       m.layers.back().activation = L.activation;
