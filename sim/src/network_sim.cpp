@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "ctmc/activations/activation.hpp"
 #include "meanfield.hpp"
@@ -70,27 +71,76 @@ std::vector<Eigen::MatrixXf> layer_activations(const Net& net, const Dataset& da
 
 namespace {
 
+// phi of the output layer's neurons when q99 is taken of phi(z^L)
+// (OutputScale::Activation: they approximate alpha_fit phi(z^L)); none for
+// other layers or the logits scale.
+std::optional<activations::Activation> q99_transform(const std::vector<NeuronModel>& neurons, std::size_t l,
+                                                     bool output_layer, OutputScale output_scale) {
+  if (!output_layer || output_scale != OutputScale::Activation) return std::nullopt;
+  const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons.at(l);
+  const auto target = nm.model.meta.find("target");
+  if (target == nm.model.meta.end() || !target->is_string())
+    throw InputError("output_scale", fmt::format("activation: {} has no meta.target naming its activation", nm.source));
+  return activations::parse_activation(target->get<std::string>(), nm.source + ": meta.target");
+}
+
+void apply_transform(const std::optional<activations::Activation>& phi, float* v, std::size_t n) {
+  if (phi)
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(phi->eval(static_cast<double>(v[i])));
+}
+
 // q99 of each layer's activations; `output_layer` is the index of the
 // output layer (its logits, or phi of them with OutputScale::Activation).
 std::vector<double> q99_of(const std::vector<Eigen::MatrixXf>& acts, std::size_t output_layer,
                            const std::vector<NeuronModel>& neurons, OutputScale output_scale) {
   std::vector<double> q99;
   for (std::size_t l = 0; l < acts.size(); ++l) {
-    const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons.at(l);
     std::vector<float> a(acts[l].data(), acts[l].data() + acts[l].size());
-    if (l == output_layer && output_scale == OutputScale::Activation) {
-      // The output neurons approximate alpha_fit phi(z^L): scale by phi's q99.
-      const auto target = nm.model.meta.find("target");
-      if (target == nm.model.meta.end() || !target->is_string())
-        throw InputError("output_scale", fmt::format("activation: {} has no meta.target naming its activation",
-                                                     nm.source));
-      const activations::Activation phi = activations::parse_activation(target->get<std::string>(), nm.source + ": meta.target");
-      for (float& z : a) z = static_cast<float>(phi.eval(static_cast<double>(z)));
-    }
+    apply_transform(q99_transform(neurons, l, l == output_layer, output_scale), a.data(), a.size());
     q99.push_back(a.empty() ? std::numeric_limits<double>::quiet_NaN() : percentile(std::move(a), 99.0));
   }
   return q99;
 }
+
+// The p-th percentile of n values given in parts, equal to percentile() of
+// all of them: it needs the order statistics at ranks floor(p/100 (n-1)) and
+// the one after, so only the values from that rank up are kept (the top 1%
+// for q99). A conv layer's activations over a whole train split (VGG-11's
+// first layer: 50,176 units x 60,000 images) are then never held at once.
+class StreamPercentile {
+ public:
+  StreamPercentile(std::size_t n, double p)
+      : pos_(n ? p / 100.0 * static_cast<double>(n - 1) : 0.0),
+        keep_(n - static_cast<std::size_t>(std::floor(pos_))) {}
+  void add(const float* v, std::size_t m) {
+    kept_.insert(kept_.end(), v, v + m);
+    if (kept_.size() > 2 * keep_ + (std::size_t(1) << 16)) trim();
+  }
+  double value() {
+    trim();
+    if (kept_.empty()) return std::numeric_limits<double>::quiet_NaN();
+    std::nth_element(kept_.begin(), kept_.begin(), kept_.end());
+    const double a = kept_[0];
+    if (kept_.size() < 2) return a;
+    const double b = *std::min_element(kept_.begin() + 1, kept_.end());
+    return a + (pos_ - std::floor(pos_)) * (b - a);
+  }
+
+ private:
+  void trim() {
+    if (kept_.size() <= keep_) return;
+    const auto drop = static_cast<std::ptrdiff_t>(kept_.size() - keep_);
+    std::nth_element(kept_.begin(), kept_.begin() + drop, kept_.end());
+    kept_.erase(kept_.begin(), kept_.begin() + drop);
+  }
+  double pos_;
+  std::size_t keep_;
+  std::vector<float> kept_;
+};
+
+// Train images per forward pass of layer_q99(Net): the batch's activations
+// (units x images) are what a pass holds.
+constexpr Eigen::Index kQ99Batch = 256;
 
 }  // namespace
 
@@ -101,7 +151,32 @@ std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::v
 
 std::vector<double> layer_q99(const Net& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
                               Readout readout, OutputScale output_scale) {
-  return q99_of(layer_activations(net, train, readout), net.nonlinear_layer_count(), neurons, output_scale);
+  const std::vector<NetStage> stages = spiking_stages(net, "net");
+  const std::size_t S = spiking_layer_count(net, readout), out = stages.size() - 1;
+  std::vector<std::string> phi;
+  for (const NetLayer& L : net.layers)
+    if (L.activation != "linear") phi.push_back(L.activation);
+  std::vector<StreamPercentile> q;
+  std::vector<std::optional<activations::Activation>> transform;
+  for (std::size_t l = 0; l < S; ++l) {
+    q.emplace_back(static_cast<std::size_t>(net.layers[stages[l].last].out.size()) * static_cast<std::size_t>(train.size()),
+                   99.0);
+    transform.push_back(q99_transform(neurons, l, l == out, output_scale));
+  }
+  for (Eigen::Index b = 0; b < train.images.cols(); b += kQ99Batch) {
+    const Eigen::MatrixXf x = train.images.middleCols(b, std::min(kQ99Batch, train.images.cols() - b));
+    Eigen::MatrixXf logits = net.forward_with(x, [&](std::size_t s, Eigen::MatrixXf& z) {
+      apply_activation(phi[s], z);
+      q[s].add(z.data(), static_cast<std::size_t>(z.size()));
+    });
+    if (readout == Readout::Spike) {
+      apply_transform(transform[out], logits.data(), static_cast<std::size_t>(logits.size()));
+      q[out].add(logits.data(), static_cast<std::size_t>(logits.size()));
+    }
+  }
+  std::vector<double> q99;
+  for (auto& p : q) q99.push_back(p.value());
+  return q99;
 }
 
 namespace {

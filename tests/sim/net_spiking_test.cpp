@@ -316,6 +316,30 @@ TEST_CASE("simulate_network on a conv net: identical for 1, 2 and 3 threads; A_M
   CHECK(r.alpha[0] == doctest::Approx(20 / r.q99[0]));
 }
 
+TEST_CASE("layer_q99 of a conv net, streamed over batches of the train split, equals the percentile of all activations") {
+  // 5000 images x 32 units: the kept top 1% is trimmed many times on the way.
+  const Net net = small_conv_net(23);
+  std::mt19937 g(31);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  Dataset train;
+  train.images = Eigen::MatrixXf(16, 5000);
+  for (int i = 0; i < train.images.size(); ++i) train.images.data()[i] = u(g);
+  train.labels.assign(5000, 0);
+  const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  for (Readout readout : {Readout::Spike, Readout::Integrate}) {
+    const auto acts = layer_activations(net, train, readout);
+    const auto q99 = layer_q99(net, train, neurons, readout, OutputScale::Logits);
+    REQUIRE(q99.size() == acts.size());
+    for (std::size_t l = 0; l < acts.size(); ++l) {
+      std::vector<float> a(acts[l].data(), acts[l].data() + acts[l].size());
+      CHECK(q99[l] == percentile(a, 99));
+    }
+  }
+  Dataset none;
+  none.images = Eigen::MatrixXf(16, 0);
+  CHECK(std::isnan(layer_q99(net, none, neurons, Readout::Spike, OutputScale::Logits)[0]));
+}
+
 TEST_CASE("a conv net's layer-1 spike counts match the exact finite-T moments of the mean-field input") {
   // Dyadic weights and pixels: H^1 is exact in double, the exact reference
   // uses the same rational H.
