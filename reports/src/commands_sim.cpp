@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <limits>
 #include <optional>
 
@@ -161,15 +162,21 @@ ojson simulate_network_json(const NetworkCommandOptions& o, const NetworkInputs&
   const std::vector<sim::NeuronModel> neurons = in.neurons();
   if (neurons.empty()) throw InputError("--neurons: no model file given");
   // A dense manifest runs as the Mlp; one with convolutions or pooling, which
-  // in.net() refuses, as a layer graph (its own error if it is bad too).
+  // in.net() refuses, as a layer graph. Any other refusal is in.net()'s own
+  // (a graph that does not load either gave the same message there).
   sim::Mlp net;
   std::optional<sim::Net> graph;
   try {
     net = in.net();
   } catch (const InputError&) {
     if (!in.graph) throw;
-    graph = in.graph();
-    if (graph->is_dense()) throw;
+    const std::exception_ptr refused = std::current_exception();
+    try {
+      graph = in.graph();
+    } catch (const InputError&) {
+      std::rethrow_exception(refused);
+    }
+    if (graph->is_dense()) std::rethrow_exception(refused);
   }
   const sim::DatasetSplit data = in.data();
   // The IF baseline first: it is the cheaper of the two, so its bad input

@@ -98,7 +98,9 @@ struct NetworkSimOptions {
 };
 
 // q99_l of every spiking layer on the train split (see the top of this file;
-// `neurons` name the output layer's target for OutputScale::Activation).
+// `neurons` name the output layer's target for OutputScale::Activation). A
+// layer graph's train split goes through it in batches, and only the top 1%
+// of each layer's values is kept: the same number, in bounded memory.
 std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
                               Readout readout, OutputScale output_scale);
 std::vector<double> layer_q99(const Net& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
