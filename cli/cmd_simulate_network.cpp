@@ -4,7 +4,8 @@
 //     [--readout spike|integrate] [--scale q99|const] [--limit N]
 //     [--if p99.9|p100 [--v0 0|0.5] [--if-steps N]] [--json]
 //
-// Converts the network to CTMC neurons (DESIGN.md section 7) and prints
+// Converts the network (dense, or a layer graph with convolutions and
+// average pooling: spiking.hpp) to CTMC neurons (DESIGN.md section 7) and prints
 // A_ANN, A_MF, A_SNN (mean and sd over trials), the decomposition
 // A_ANN - A_SNN = (A_ANN - A_MF) + (A_MF - A_SNN) (paper eq. decomp), SynOps
 // per sample (eq. synops) and spikes per neuron per sample; with --if, the
@@ -41,6 +42,7 @@ void run(const SimNetOptions& c) {
     return neurons;
   };
   in.net = [&] { return sim::load_network(c.net); };
+  in.graph = [&] { return sim::load_net(c.net); };
   in.data = [&] { return sim::load_data(c.data); };
   in.net_name = c.net;
   in.data_name = sim::data_source_text(c.data);

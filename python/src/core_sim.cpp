@@ -118,6 +118,7 @@ std::string simulate_network_json(const NetworkArgs& a) {
     return neurons;
   };
   in.net = [&] { return a.net_path.empty() ? network_of(a.layers, a.net_name) : sim::load_network(a.net_path); };
+  if (!a.net_path.empty()) in.graph = [&] { return sim::load_net(a.net_path); };  // a conv manifest
   in.data = [&] { return data_of(a); };
   in.net_name = a.net_path.empty() ? a.net_name : a.net_path;
   if (a.data_name.empty()) {

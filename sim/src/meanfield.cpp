@@ -47,6 +47,29 @@ MeanFieldResult mean_field_forward(const Mlp& net, const float* x, const std::ve
   return out;
 }
 
+MeanFieldResult mean_field_forward(const Net& net, const float* x, const std::vector<RateFunction>& rate,
+                                   Readout readout) {
+  const std::size_t S = spiking_layer_count(net, readout);
+  if (rate.size() != S)
+    throw InputError(fmt::format("mean field: {} rate functions given, readout '{}' needs {}", rate.size(),
+                                 readout_name(readout), S));
+  MeanFieldResult out;
+  const auto nu = [&](std::size_t s, Eigen::MatrixXf& z) {
+    out.inputs.push_back(z.col(0).cast<double>());
+    for (Eigen::Index i = 0; i < z.size(); ++i) z.data()[i] = static_cast<float>(rate[s](z.data()[i]));
+    out.activations.push_back(z.col(0).cast<double>());
+  };
+  const Eigen::MatrixXf h = net.forward_with(Eigen::Map<const Eigen::MatrixXf>(x, net.input_size(), 1), nu);
+  out.output_input = h.col(0).cast<double>();
+  Eigen::MatrixXf a = h;
+  if (readout == Readout::Spike) nu(S - 1, a);
+  Eigen::Index best = 0;
+  for (Eigen::Index i = 1; i < h.rows(); ++i)
+    if (a(i, 0) > a(best, 0) || (a(i, 0) == a(best, 0) && h(i, 0) > h(best, 0))) best = i;
+  out.prediction = static_cast<int>(best);
+  return out;
+}
+
 std::vector<int> mean_field_predict(const Net& net, const Eigen::MatrixXf& x, const std::vector<RateFunction>& rate,
                                     Readout readout) {
   const std::size_t S = net.nonlinear_layer_count() + (readout == Readout::Spike ? 1 : 0);

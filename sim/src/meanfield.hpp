@@ -43,6 +43,12 @@ struct MeanFieldResult {
 MeanFieldResult mean_field_forward(const Mlp& net, const float* x, const std::vector<RateFunction>& rate,
                                    Readout readout);
 
+// The same for one sample of a layer graph, in float as the ANN forward
+// (mean_field_predict's numbers): inputs and activations per spiking layer
+// (the stages of net_synapse.hpp).
+MeanFieldResult mean_field_forward(const Net& net, const float* x, const std::vector<RateFunction>& rate,
+                                   Readout readout);
+
 // The mean field of a layer graph (net.hpp), a batch at a time: every
 // nonlinear activation replaced by its rate function, in float as the ANN
 // forward; pooling and flatten act on the rates as on activations. `rate`

@@ -31,9 +31,7 @@ const char* layer_kind_name(LayerKind k) {
   return "?";
 }
 
-namespace {
-
-std::string label(const Net& net, std::size_t l) {
+std::string layer_label(const Net& net, std::size_t l) {
   const NetLayer& L = net.layers[l];
   const std::string name = L.name.empty() ? "" : " " + quote_excerpt(L.name);
   // Numbered as the manifest lists them (merged activations and folded
@@ -42,6 +40,10 @@ std::string label(const Net& net, std::size_t l) {
     return fmt::format("layer {} (layers[{}], {}{})", L.source_index + 1, L.source_index, layer_kind_name(L.kind), name);
   return fmt::format("layer {} ({}{})", l + 1, layer_kind_name(L.kind), name);
 }
+
+namespace {
+
+std::string label(const Net& net, std::size_t l) { return layer_label(net, l); }
 
 // Output extent of a window sliding over n pixels (floor mode, as PyTorch's
 // default ceil_mode = False).
@@ -279,8 +281,9 @@ Mlp Net::to_mlp(const std::string& what) const {
     const NetLayer& L = layers[l];
     if (L.kind != LayerKind::Dense && L.kind != LayerKind::Activation && L.kind != LayerKind::Flatten)
       throw InputError(what, label(*this, l) +
-                                 ": networks with convolutions or pooling run in the ANN (ctmc-snn evaluate) and the "
-                                 "mean field only for now; the spiking simulator and sweeps take dense layers");
+                                 ": networks with convolutions or pooling run in the ANN (ctmc-snn evaluate), the mean "
+                                 "field and simulate network; sweeps, claim checks and the IF baseline take dense "
+                                 "layers only for now");
     if (L.kind == LayerKind::Dense) {
       m.layers.push_back(L.dense);
       m.layers.back().activation = L.activation;

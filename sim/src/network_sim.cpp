@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "ctmc/activations/activation.hpp"
 #include "meanfield.hpp"
@@ -49,30 +50,149 @@ std::vector<Eigen::MatrixXf> layer_activations(const Mlp& net, const Dataset& da
 }
 
 
-std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
-                              Readout readout, OutputScale output_scale) {
-  const std::vector<Eigen::MatrixXf> acts = layer_activations(net, train, readout);
+std::vector<Eigen::MatrixXf> layer_activations(const Net& net, const Dataset& data, Readout readout) {
+  std::vector<std::string> phi;
+  for (const NetLayer& L : net.layers)
+    if (L.activation != "linear") phi.push_back(L.activation);
+  std::vector<Eigen::MatrixXf> acts;
+  if (data.size() == 0) {  // no images (e.g. no train split): empty matrices, q99 NaN
+    for (const NetStage& st : spiking_stages(net, "net"))
+      acts.emplace_back(static_cast<Eigen::Index>(net.layers[st.last].out.size()), 0);
+    if (readout == Readout::Integrate) acts.pop_back();
+    return acts;
+  }
+  const Eigen::MatrixXf logits = net.forward_with(data.images, [&](std::size_t s, Eigen::MatrixXf& z) {
+    apply_activation(phi[s], z);
+    acts.push_back(z);
+  });
+  if (readout == Readout::Spike) acts.push_back(logits);
+  return acts;
+}
+
+namespace {
+
+// phi of the output layer's neurons when q99 is taken of phi(z^L)
+// (OutputScale::Activation: they approximate alpha_fit phi(z^L)); none for
+// other layers or the logits scale.
+std::optional<activations::Activation> q99_transform(const std::vector<NeuronModel>& neurons, std::size_t l,
+                                                     bool output_layer, OutputScale output_scale) {
+  if (!output_layer || output_scale != OutputScale::Activation) return std::nullopt;
+  const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons.at(l);
+  const auto target = nm.model.meta.find("target");
+  if (target == nm.model.meta.end() || !target->is_string())
+    throw InputError("output_scale", fmt::format("activation: {} has no meta.target naming its activation", nm.source));
+  return activations::parse_activation(target->get<std::string>(), nm.source + ": meta.target");
+}
+
+void apply_transform(const std::optional<activations::Activation>& phi, float* v, std::size_t n) {
+  if (phi)
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(phi->eval(static_cast<double>(v[i])));
+}
+
+// q99 of each layer's activations; `output_layer` is the index of the
+// output layer (its logits, or phi of them with OutputScale::Activation).
+std::vector<double> q99_of(const std::vector<Eigen::MatrixXf>& acts, std::size_t output_layer,
+                           const std::vector<NeuronModel>& neurons, OutputScale output_scale) {
   std::vector<double> q99;
   for (std::size_t l = 0; l < acts.size(); ++l) {
-    const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons.at(l);
     std::vector<float> a(acts[l].data(), acts[l].data() + acts[l].size());
-    if (l + 1 == net.layers.size() && output_scale == OutputScale::Activation) {
-      // The output neurons approximate alpha_fit phi(z^L): scale by phi's q99.
-      const auto target = nm.model.meta.find("target");
-      if (target == nm.model.meta.end() || !target->is_string())
-        throw InputError("output_scale", fmt::format("activation: {} has no meta.target naming its activation",
-                                                     nm.source));
-      const activations::Activation phi = activations::parse_activation(target->get<std::string>(), nm.source + ": meta.target");
-      for (float& z : a) z = static_cast<float>(phi.eval(static_cast<double>(z)));
-    }
+    apply_transform(q99_transform(neurons, l, l == output_layer, output_scale), a.data(), a.size());
     q99.push_back(a.empty() ? std::numeric_limits<double>::quiet_NaN() : percentile(std::move(a), 99.0));
   }
   return q99;
 }
 
-NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test_all,
-                                  const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
-  net.validate("net");
+// The p-th percentile of n values given in parts, equal to percentile() of
+// all of them: it needs the order statistics at ranks floor(p/100 (n-1)) and
+// the one after, so only the values from that rank up are kept (the top 1%
+// for q99). A conv layer's activations over a whole train split (VGG-11's
+// first layer: 50,176 units x 60,000 images) are then never held at once.
+class StreamPercentile {
+ public:
+  StreamPercentile(std::size_t n, double p)
+      : pos_(n ? p / 100.0 * static_cast<double>(n - 1) : 0.0),
+        keep_(n - static_cast<std::size_t>(std::floor(pos_))) {}
+  void add(const float* v, std::size_t m) {
+    kept_.insert(kept_.end(), v, v + m);
+    if (kept_.size() > 2 * keep_ + (std::size_t(1) << 16)) trim();
+  }
+  double value() {
+    trim();
+    if (kept_.empty()) return std::numeric_limits<double>::quiet_NaN();
+    std::nth_element(kept_.begin(), kept_.begin(), kept_.end());
+    const double a = kept_[0];
+    if (kept_.size() < 2) return a;
+    const double b = *std::min_element(kept_.begin() + 1, kept_.end());
+    return a + (pos_ - std::floor(pos_)) * (b - a);
+  }
+
+ private:
+  void trim() {
+    if (kept_.size() <= keep_) return;
+    const auto drop = static_cast<std::ptrdiff_t>(kept_.size() - keep_);
+    std::nth_element(kept_.begin(), kept_.begin() + drop, kept_.end());
+    kept_.erase(kept_.begin(), kept_.begin() + drop);
+  }
+  double pos_;
+  std::size_t keep_;
+  std::vector<float> kept_;
+};
+
+// Train images per forward pass of layer_q99(Net): the batch's activations
+// (units x images) are what a pass holds.
+constexpr Eigen::Index kQ99Batch = 256;
+
+}  // namespace
+
+std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
+                              Readout readout, OutputScale output_scale) {
+  return q99_of(layer_activations(net, train, readout), net.layers.size() - 1, neurons, output_scale);
+}
+
+std::vector<double> layer_q99(const Net& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
+                              Readout readout, OutputScale output_scale) {
+  const std::vector<NetStage> stages = spiking_stages(net, "net");
+  const std::size_t S = spiking_layer_count(net, readout), out = stages.size() - 1;
+  std::vector<std::string> phi;
+  for (const NetLayer& L : net.layers)
+    if (L.activation != "linear") phi.push_back(L.activation);
+  std::vector<StreamPercentile> q;
+  std::vector<std::optional<activations::Activation>> transform;
+  for (std::size_t l = 0; l < S; ++l) {
+    q.emplace_back(static_cast<std::size_t>(net.layers[stages[l].last].out.size()) * static_cast<std::size_t>(train.size()),
+                   99.0);
+    transform.push_back(q99_transform(neurons, l, l == out, output_scale));
+  }
+  for (Eigen::Index b = 0; b < train.images.cols(); b += kQ99Batch) {
+    const Eigen::MatrixXf x = train.images.middleCols(b, std::min(kQ99Batch, train.images.cols() - b));
+    Eigen::MatrixXf logits = net.forward_with(x, [&](std::size_t s, Eigen::MatrixXf& z) {
+      apply_activation(phi[s], z);
+      q[s].add(z.data(), static_cast<std::size_t>(z.size()));
+    });
+    if (readout == Readout::Spike) {
+      apply_transform(transform[out], logits.data(), static_cast<std::size_t>(logits.size()));
+      q[out].add(logits.data(), static_cast<std::size_t>(logits.size()));
+    }
+  }
+  std::vector<double> q99;
+  for (auto& p : q) q99.push_back(p.value());
+  return q99;
+}
+
+namespace {
+
+// What simulate_network needs beyond the members an Mlp and a Net share.
+void check_net(const Mlp& net) { net.validate("net"); }
+void check_net(const Net& net) { (void)spiking_stages(net, "net"); }
+int layer_units(const Mlp& net, std::size_t l) { return net.layers[l].out_size(); }
+int layer_units(const Net& net, std::size_t l) {
+  return static_cast<int>(net.layers[spiking_stages(net, "net")[l].last].out.size());
+}
+
+template <class NetT>
+NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Dataset& test_all,
+                              const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
+  check_net(net);
   const std::size_t S = spiking_layer_count(net, opt.snn.readout);
   if (neurons.size() != 1 && neurons.size() != S)
     throw InputError("neurons", fmt::format("{} models given; give one for all spiking layers or {} (one per layer)",
@@ -180,7 +300,7 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
   for (std::size_t l = 0; l < S; ++l) {
     std::int64_t count = 0;
     for (auto c : outside[l]) count += c;
-    const double inputs = static_cast<double>(n) * static_cast<double>(net.layers[l].out_size());
+    const double inputs = static_cast<double>(n) * static_cast<double>(layer_units(net, l));
     res.outside_fit_domain.push_back(static_cast<double>(count) / inputs);
   }
 
@@ -311,11 +431,23 @@ NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Da
         layer_spikes += layer_spk[at];
       }
       win.layer_rate_rel_rmse.push_back(ref > 0 ? std::sqrt(dev / ref) : std::numeric_limits<double>::quiet_NaN());
-      win.layer_spikes_per_neuron.push_back(per_neuron(layer_spikes, net.layers[l].out_size()));
+      win.layer_spikes_per_neuron.push_back(per_neuron(layer_spikes, layer_units(net, l)));
     }
     res.windows.push_back(std::move(win));
   }
   return res;
+}
+
+}  // namespace
+
+NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test,
+                                  const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
+  return simulate_any(net, train, test, neurons, opt);
+}
+
+NetworkSimResult simulate_network(const Net& net, const Dataset& train, const Dataset& test,
+                                  const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
+  return simulate_any(net, train, test, neurons, opt);
 }
 
 }  // namespace ctmc::sim

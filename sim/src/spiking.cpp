@@ -39,6 +39,18 @@ std::size_t spiking_neuron_count(const Mlp& net, Readout readout) {
   return n;
 }
 
+std::size_t spiking_layer_count(const Net& net, Readout readout) {
+  return net.nonlinear_layer_count() + (readout == Readout::Spike ? 1 : 0);
+}
+
+std::size_t spiking_neuron_count(const Net& net, Readout readout) {
+  const std::vector<NetStage> stages = spiking_stages(net, "net");
+  std::size_t n = 0;
+  for (std::size_t l = 0; l < spiking_layer_count(net, readout); ++l)
+    n += static_cast<std::size_t>(net.layers[stages[l].last].out.size());
+  return n;
+}
+
 std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t trial, std::uint64_t sample) {
   return stream_seed(seed, trial, sample);
 }
@@ -469,21 +481,7 @@ SpikingNetwork::SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers,
   if (layers_.size() != want)
     throw InputError("neurons", fmt::format("{} spiking layers given, the network with readout '{}' needs {}",
                                             layers_.size(), readout_name(cfg.readout), want));
-  steps_ = window_steps(cfg.T, cfg.dt, "T");
-  for (std::size_t c = 0; c < cfg.checkpoints.size(); ++c) {
-    const double Tc = cfg.checkpoints[c];
-    const std::int64_t k = window_steps(Tc, cfg.dt, "T");
-    if (!checkpoint_steps_.empty() && k <= checkpoint_steps_.back())
-      throw InputError("T", fmt::format("checkpoint {} does not follow {} (give increasing times)", Tc,
-                                        cfg.checkpoints[c - 1]));
-    if (k > steps_) throw InputError("T", fmt::format("checkpoint {} lies beyond the window T = {}", Tc, cfg.T));
-    checkpoint_steps_.push_back(k);
-  }
-  for (const auto& l : layers_)
-    if (!(l.alpha > 0) || !std::isfinite(l.alpha))
-      throw InputError(fmt::format("layer scale alpha = {} must be positive and finite", l.alpha));
-  samplers_.reserve(layers_.size());
-  for (const auto& l : layers_) samplers_.emplace_back(l.kernel, cfg.sampler, cfg.dt);
+  configure();
   // W~^l = W^l / alpha_{l-1} feeds layer l from spiking layer l-1.
   for (std::size_t l = 1; l < L; ++l) w_scaled_.push_back(net.layers[l].W / static_cast<float>(layers_[l - 1].alpha));
   for (std::size_t l = 0; l + 1 < L && l < layers_.size(); ++l) {
@@ -492,9 +490,59 @@ SpikingNetwork::SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers,
     for (Eigen::Index i = 0; i < W.cols(); ++i) f[i] = static_cast<std::uint32_t>((W.col(i).array() != 0.0f).count());
     fanout_.push_back(std::move(f));
   }
+  for (std::size_t l = 0; l < L; ++l) {
+    const auto& b = net.layers[l].b;
+    sizes_.push_back(net.layers[l].out_size());
+    bias_.emplace_back(b.data(), b.data() + b.size());
+  }
 }
 
-std::size_t SpikingNetwork::spiking_neurons() const { return spiking_neuron_count(*net_, cfg_.readout); }
+SpikingNetwork::SpikingNetwork(const Net& net, std::vector<SpikingLayer> layers, SpikingConfig cfg)
+    : layers_(std::move(layers)), cfg_(cfg), trace_(cfg.tau, cfg.dt, cfg.trace_weight) {
+  const std::vector<NetStage> stages = spiking_stages(net, "net");
+  const std::size_t L = stages.size();
+  const std::size_t want = spiking_layer_count(net, cfg.readout);
+  if (layers_.size() != want)
+    throw InputError("neurons", fmt::format("{} spiking layers given, the network with readout '{}' needs {}",
+                                            layers_.size(), readout_name(cfg.readout), want));
+  if (!cfg.reference_kernel)
+    throw InputError("the vectorised spiking kernel runs dense networks only; use the reference kernel for a layer "
+                     "graph with convolutions or pooling");
+  configure();
+  chains_.reserve(L);
+  for (std::size_t l = 0; l < L; ++l) {
+    // Layer l reads the image (l = 0) or the traces of spiking layer l-1,
+    // whose rates are alpha_{l-1} times the ANN's activations.
+    chains_.emplace_back(net, stages[l], l == 0 ? 1.0 : layers_[l - 1].alpha);
+    sizes_.push_back(chains_.back().out_size());
+    bias_.push_back(chains_.back().bias());
+  }
+  for (std::size_t l = 0; l + 1 < L && l < layers_.size(); ++l) fanout_.push_back(chains_[l + 1].fanouts());
+}
+
+void SpikingNetwork::configure() {
+  steps_ = window_steps(cfg_.T, cfg_.dt, "T");
+  for (std::size_t c = 0; c < cfg_.checkpoints.size(); ++c) {
+    const double Tc = cfg_.checkpoints[c];
+    const std::int64_t k = window_steps(Tc, cfg_.dt, "T");
+    if (!checkpoint_steps_.empty() && k <= checkpoint_steps_.back())
+      throw InputError("T", fmt::format("checkpoint {} does not follow {} (give increasing times)", Tc,
+                                        cfg_.checkpoints[c - 1]));
+    if (k > steps_) throw InputError("T", fmt::format("checkpoint {} lies beyond the window T = {}", Tc, cfg_.T));
+    checkpoint_steps_.push_back(k);
+  }
+  for (const auto& l : layers_)
+    if (!(l.alpha > 0) || !std::isfinite(l.alpha))
+      throw InputError(fmt::format("layer scale alpha = {} must be positive and finite", l.alpha));
+  samplers_.reserve(layers_.size());
+  for (const auto& l : layers_) samplers_.emplace_back(l.kernel, cfg_.sampler, cfg_.dt);
+}
+
+std::size_t SpikingNetwork::spiking_neurons() const {
+  std::size_t n = 0;
+  for (std::size_t l = 0; l < layers_.size(); ++l) n += static_cast<std::size_t>(sizes_[l]);
+  return n;
+}
 
 Eigen::VectorXd SpikingNetwork::decode(const SampleRun& r, std::size_t l) const {
   Eigen::VectorXd a(r.counts[l].size());
@@ -534,29 +582,55 @@ Eigen::VectorXd first_layer_input(const DenseLayer& first, const float* x) {
 
 }  // namespace
 
+Eigen::VectorXd SpikingNetwork::layer1_input(const float* x) const {
+  if (chains_.empty()) return first_layer_input(net_->layers[0], x);
+  // The same sum as first_layer_input: b, then each nonzero pixel's column
+  // times its value, target by target.
+  const LinearChain& first = chains_[0];
+  Eigen::VectorXd h1 = Eigen::Map<const Eigen::VectorXd>(first.bias().data(), first.out_size());
+  ChainScratch scratch;
+  for (int i = 0; i < first.in_size(); ++i)
+    if (x[i] != 0.0f) first.add_spike(static_cast<std::uint32_t>(i), x[i], h1.data(), scratch);
+  return h1;
+}
+
+void SpikingNetwork::transmit(std::size_t l, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired,
+                              double weight, double* cur, ChainScratch& scratch) const {
+  if (!chains_.empty()) {
+    for (const auto& [i, sp] : fired) chains_[l].add_spike(i, weight * sp, cur, scratch);
+    return;
+  }
+  const Eigen::MatrixXf& W = w_scaled_[l - 1];
+  const Eigen::Index rows = W.rows();
+  for (const auto& [i, sp] : fired) {
+    const double c = weight * sp;
+    const float* col = W.data() + static_cast<Eigen::Index>(i) * rows;
+    for (Eigen::Index r = 0; r < rows; ++r) cur[r] += c * col[r];
+  }
+}
+
 template <SamplerKind K>
 SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) const {
-  const std::size_t L = net_->layers.size();
+  const std::size_t L = sizes_.size();
   const std::size_t S = layers_.size();
   StepRng rng(stream_seed);
   StepCounts counts;
   SampleRun out;
   out.counts.resize(S);
 
-  const auto& first = net_->layers[0];
-  const Eigen::VectorXd h1 = first_layer_input(first, x);
+  const Eigen::VectorXd h1 = layer1_input(x);
+  const int n1 = sizes_[0];
+  ChainScratch scratch;
 
-  std::vector<std::vector<double>> bias(L), current(L), h_buf(L);
+  std::vector<std::vector<double>> current(L), h_buf(L);
   for (std::size_t l = 1; l < L; ++l) {
-    const auto& b = net_->layers[l].b;
-    bias[l].assign(b.data(), b.data() + b.size());
-    current[l].assign(b.size(), 0.0);
-    h_buf[l].assign(b.size(), 0.0);
+    current[l].assign(bias_[l].size(), 0.0);
+    h_buf[l].assign(bias_[l].size(), 0.0);
   }
   std::vector<std::vector<NeuronState>> state(S);
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> fired(S);
   for (std::size_t l = 0; l < S; ++l) {
-    const int n = net_->layers[l].out_size();
+    const int n = sizes_[l];
     state[l].resize(n);
     for (int j = 0; j < n; ++j) state[l][j] = samplers_[l].init(0, rng);
     out.counts[l].assign(n, 0);
@@ -566,8 +640,8 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
   std::vector<double> qtab1;
   if (S > 0) {
     const std::size_t nst = layers_[0].kernel.size();
-    qtab1.resize(static_cast<std::size_t>(first.out_size()) * nst);
-    for (int j = 0; j < first.out_size(); ++j)
+    qtab1.resize(static_cast<std::size_t>(n1) * nst);
+    for (int j = 0; j < n1; ++j)
       for (std::size_t st = 0; st < nst; ++st)
         qtab1[static_cast<std::size_t>(j) * nst + st] = samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
   }
@@ -576,11 +650,11 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
   JumpCalendar layer1_events;
   if constexpr (K == SamplerKind::Exact || K == SamplerKind::EndState) {
     if (S > 0)
-      for (int j = 0; j < first.out_size(); ++j)
+      for (int j = 0; j < n1; ++j)
         schedule_layer1(samplers_[0], qtab1.data(), state[0].data(), static_cast<std::uint32_t>(j), 0, steps_,
                         layer1_events);
   }
-  Eigen::VectorXd h_sum = Eigen::VectorXd::Zero(net_->layers[L - 1].out_size());
+  Eigen::VectorXd h_sum = Eigen::VectorXd::Zero(sizes_[L - 1]);
   std::size_t next_checkpoint = 0;
   out.at.reserve(checkpoint_steps_.size());
 
@@ -591,26 +665,20 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
     // decay, plus the step-k spikes of layer l-1, simulated just before), and
     // its neurons advance over the step (step 2).
     for (std::size_t l = 0; l < L; ++l) {
-      const int n = net_->layers[l].out_size();
+      const int n = sizes_[l];
       const double* h;
       if (l == 0) {
         h = h1.data();
       } else {
         double* cur = current[l].data();
-        const double* b = bias[l].data();
+        const double* b = bias_[l].data();
         double* hb = h_buf[l].data();
         for (int j = 0; j < n; ++j) {
           hb[j] = b[j] + cur[j];
           cur[j] *= decay;
         }
         if (l - 1 < S) {
-          const Eigen::MatrixXf& W = w_scaled_[l - 1];
-          const Eigen::Index rows = W.rows();
-          for (const auto& [i, sp] : fired[l - 1]) {
-            const double c = weight * sp;
-            const float* col = W.data() + static_cast<Eigen::Index>(i) * rows;
-            for (Eigen::Index r = 0; r < rows; ++r) cur[r] += c * col[r];
-          }
+          transmit(l, fired[l - 1], weight, cur, scratch);
           fired[l - 1].clear();
         }
         h = hb;
@@ -758,11 +826,11 @@ SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) con
 
 void SpikingNetwork::read_out(SampleRun& out, const Eigen::VectorXd& h_sum, std::int64_t steps, double T,
                               const StepCounts& counts) const {
-  const std::size_t L = net_->layers.size();
+  const std::size_t L = sizes_.size();
   const std::size_t S = layers_.size();
   out.T = T;
   out.mean_output_input = h_sum / static_cast<double>(steps);
-  const int n_out = net_->layers[L - 1].out_size();
+  const int n_out = sizes_[L - 1];
   int best = 0;
   if (S == L) {
     const auto& c = out.counts[L - 1];

@@ -5,6 +5,7 @@
 // line naming what is wrong, writing nothing.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "../sim/onnx_builder.hpp"
@@ -85,11 +86,13 @@ TEST_CASE("import onnx + evaluate --predictions: a CNN with BatchNorm predicts a
   for (int v; lines >> v;) got.push_back(v);
   CHECK(got == im.predicted);
 
-  // The spiking simulator does not run conv nets yet: exit 2, saying where they run.
+  // The spiking simulator refuses max pooling: exit 2, naming the layer and what to use instead.
   const auto sim = run_cli("simulate network --net \"" + net + "\" --test-images \"" + im.images + "\" --test-labels \"" +
                            im.labels + "\" --neurons \"" + fixture("three_state.json") + "\" --T 1 --scale const");
   CHECK_MESSAGE(sim.status == 2, sim.output);
-  CHECK_MESSAGE(sim.output.find("run in the ANN (ctmc-snn evaluate) and the mean field only") != std::string::npos, sim.output);
+  CHECK_MESSAGE(sim.output.find("(layers[3], maxpool2d '/MaxPool_4'): the spiking simulator does not run max pooling") != std::string::npos,
+                sim.output);
+  CHECK_MESSAGE(sim.output.find("use a strided convolution or average pooling (avgpool2d)") != std::string::npos, sim.output);
 
   // One prediction per image needs one clip level.
   const auto two = run_cli("evaluate --net \"" + net + "\" --test-images \"" + im.images + "\" --test-labels \"" + im.labels +
@@ -97,6 +100,74 @@ TEST_CASE("import onnx + evaluate --predictions: a CNN with BatchNorm predicts a
   CHECK(two.status == 2);
   CHECK(two.output.find("--predictions: give one --clip level") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "p2.txt"));
+}
+
+TEST_CASE("simulate network runs a conv net (strided conv, average pooling) imported from ONNX, for any thread count") {
+  const auto dir = temp_dir() / "deep_cnn_sim";
+  fs::create_directories(dir);
+  TestRng rng(5);
+  // 1 x 8 x 8 -> conv 3x3 stride 2 pad 1 (3 channels, relu) -> 3 x 4 x 4 ->
+  // avgpool 2 -> 3 x 2 x 2 -> conv 3x3 pad 1 (2 channels, relu) -> 2 x 2 x 2
+  // -> flatten -> linear 8 -> 10.
+  ModelBuilder mb({1, 8, 8});
+  mb.init("c1.weight", {3, 1, 3, 3}, as_floats(rng.vec(27, -1, 1)), true);
+  mb.init("c1.bias", {3}, as_floats(rng.vec(3, 0, 0.5)), true);
+  mb.init("c2.weight", {2, 3, 3, 3}, as_floats(rng.vec(54, -1, 1)), true);
+  mb.init("fc.weight", {10, 8}, as_floats(rng.vec(80, -1, 1)), true);
+  mb.init("fc.bias", {10}, as_floats(rng.vec(10, -0.5, 0.5)), true);
+  auto* c1 = mb.node("Conv", {"input", "c1.weight", "c1.bias"}, "c1");
+  ModelBuilder::ints(c1, "pads", {1, 1, 1, 1});
+  ModelBuilder::ints(c1, "strides", {2, 2});
+  mb.node("Relu", {"c1"}, "r1");
+  auto* ap = mb.node("AveragePool", {"r1"}, "p1");
+  ModelBuilder::ints(ap, "kernel_shape", {2, 2});
+  ModelBuilder::ints(ap, "strides", {2, 2});
+  auto* c2 = mb.node("Conv", {"p1", "c2.weight"}, "c2");
+  ModelBuilder::ints(c2, "pads", {1, 1, 1, 1});
+  mb.node("Relu", {"c2"}, "r2");
+  auto* fl = mb.node("Flatten", {"r2"}, "f");
+  ModelBuilder::integer(fl, "axis", 1);
+  auto* gm = mb.node("Gemm", {"f", "fc.weight", "fc.bias"}, "logits");
+  ModelBuilder::integer(gm, "transB", 1);
+  const std::string model = mb.write(dir / "cnn.onnx", "logits");
+  const std::string net = (dir / "cnn.json").string();
+  const auto imp = run_cli("import onnx \"" + model + "\" --output \"" + net + "\"");
+  REQUIRE_MESSAGE(imp.status == 0, imp.output);
+
+  Tensor x, y;
+  x.shape = {12, 1, 8, 8};
+  y.shape = {12};
+  y.dtype = "F64";
+  x.values = as_floats(rng.vec(12 * 64, 0, 1));
+  for (int i = 0; i < 12; ++i) y.values.push_back(i % 10);
+  write_bytes(dir / "x.npy", encode_npy(x));
+  write_bytes(dir / "y.npy", encode_npy(y));
+  const std::string args = "simulate network --net \"" + net + "\" --test-images \"" + (dir / "x.npy").string() +
+                           "\" --test-labels \"" + (dir / "y.npy").string() + "\" --neurons \"" + fixture("three_state.json") +
+                           "\" --T 1 --dt 0.01 --tau 0.05 --rate 20 --scale const --trials 2 --seed 3 --json";
+  std::vector<std::string> docs;
+  for (int threads : {1, 2, 3}) {
+    const auto r = run_cli(args + " --threads " + std::to_string(threads));
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    docs.push_back(r.output);
+  }
+  CHECK(docs[1] == docs[0]);
+  CHECK(docs[2] == docs[0]);
+  const auto j = nlohmann::json::parse(docs[0]);
+  CHECK(j["spiking_neurons"] == 48 + 8 + 10);
+  CHECK(j["layers"].size() == 3);
+  CHECK(j["test_images"] == 12);
+  CHECK(j["synops_per_sample_mean"].get<double>() > 0);
+  CHECK(j["spikes_per_neuron"].get<double>() > 0);
+
+  // The text report, and the IF baseline refused for a conv net (exit 2, one line).
+  const auto text = run_cli(args.substr(0, args.size() - 7));
+  REQUIRE_MESSAGE(text.status == 0, text.output);
+  CHECK_MESSAGE(text.output.find("A_SNN = ") != std::string::npos, text.output);
+  const auto with_if = run_cli(args + " --if p99.9");
+  CHECK(with_if.status == 2);
+  CHECK_MESSAGE(with_if.output.find("--if: the IF baseline runs dense networks only for now") != std::string::npos,
+                with_if.output);
 }
 
 TEST_CASE("import onnx: an unsupported operator exits 2 naming the node and its op type, writing nothing") {

@@ -19,45 +19,17 @@
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "../test_temp_files.hpp"
+#include "spiking_fixtures.hpp"
 
 using namespace ctmc;
 using namespace ctmc::sim;
+using namespace ctmc::sim::testing;
 using solvers::Affine;
 using solvers::Rational;
 
 namespace {
 
 constexpr double kZ = 4.4;
-
-// a = 1 + 2H, b = 1, c = 1/2 + H (spike), d = 2: a sigmoid-like rate curve.
-solvers::Model three_state() {
-  return solvers::three_state_model(Affine{Rational(1), Rational(2)}, Affine{Rational(1), 0},
-                                    Affine{Rational(1, 2), Rational(1)}, Affine{Rational(2), 0});
-}
-
-// Weights on a dyadic grid (multiples of 1/8) so that H^1 = W x + b is exact
-// for dyadic inputs and the exact reference can use the same rational H.
-Mlp dyadic_mlp(const std::vector<int>& sizes, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_int_distribution<int> w(-8, 8);
-  Mlp net;
-  for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
-    DenseLayer d;
-    d.W = Eigen::MatrixXf(sizes[l + 1], sizes[l]);
-    d.b = Eigen::VectorXf(sizes[l + 1]);
-    for (int i = 0; i < d.W.size(); ++i) d.W.data()[i] = w(g) / 8.0f;
-    for (int i = 0; i < d.b.size(); ++i) d.b[i] = w(g) / 16.0f;
-    d.activation = l + 2 == sizes.size() ? "linear" : "relu";
-    net.layers.push_back(d);
-  }
-  return net;
-}
-
-std::vector<SpikingLayer> layers_of(const solvers::Model& m, std::size_t count, double alpha) {
-  std::vector<SpikingLayer> v;
-  for (std::size_t l = 0; l < count; ++l) v.push_back({NeuronKernel(m, alpha, "three-state"), alpha});
-  return v;
-}
 
 double sample_var(const std::vector<double>& x, double* mean_out = nullptr) {
   double m = 0;
@@ -375,22 +347,6 @@ TEST_CASE("no training images: q99 scales and the IF percentiles name --data; --
   CHECK_THROWS_WITH_AS(simulate_if(net, train, test, IfOptions{}), doctest::Contains("data: no training images"),
                        ctmc::InputError);
 }
-
-namespace {
-
-void check_same_reading(const SampleRun& a, const SampleRun& b) {
-  CHECK(a.T == b.T);
-  CHECK(a.prediction == b.prediction);
-  CHECK(a.tie == b.tie);
-  CHECK(a.counts == b.counts);
-  CHECK(a.synops == b.synops);
-  CHECK(a.spikes == b.spikes);
-  CHECK(a.transitions == b.transitions);
-  CHECK(a.euler_renormalized == b.euler_renormalized);
-  CHECK(a.mean_output_input == b.mean_output_input);
-}
-
-}  // namespace
 
 TEST_CASE("T checkpoints: the reading at T_k equals a separate run with T = T_k, every sampler and readout") {
   const Mlp net = dyadic_mlp({5, 7, 4, 3}, 41);

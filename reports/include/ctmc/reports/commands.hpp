@@ -180,6 +180,9 @@ struct NetworkCommandOptions {
 struct NetworkInputs {
   std::function<std::vector<sim::NeuronModel>()> neurons;
   std::function<sim::Mlp()> net;
+  // The same manifest as a layer graph (load_net), for a net that `net`
+  // refuses for its convolutions or pooling; unset: dense nets only.
+  std::function<sim::Net()> graph;
   std::function<sim::DatasetSplit()> data;
   std::string net_name, data_name;
 };

@@ -27,11 +27,13 @@
 // (b - mean) gamma / sqrt(var + eps) + beta, computed in double, stored as
 // float.
 //
-// For the spiking engines: a spiking layer is a conv2d or dense layer with a
-// nonlinear activation; pooling, flatten and the identity are linear maps
-// between spiking layers (average pooling of spike traces is exact, maximum
-// pooling is not) -- to_mlp gives the dense-only nets the spiking engines run
-// today.
+// For the spiking engines: a spiking layer is a layer with a nonlinear
+// activation; the layers between two of them (pooling, flatten, the
+// identity, and the conv2d or dense layer that ends the stretch) are one
+// linear map carrying the spikes (net_synapse.hpp: average pooling of spike
+// traces is exact, maximum pooling is not, so the spiking engines refuse
+// maxpool2d). to_mlp gives the Mlp of a dense-only graph, which the dense
+// engines (IF baseline, training, sweeps) take.
 #pragma once
 #include <Eigen/Core>
 #include <functional>
@@ -134,11 +136,15 @@ struct Net {
   // True when only dense layers, flattens and activations
   // make it up; to_mlp then gives the same network as an Mlp (activations
   // merged into the dense layer before them). Throws InputError naming
-  // `what` and the first other layer when there is none, saying that such
-  // networks run in the ANN only for now.
+  // `what` and the first other layer when there is none, saying where such
+  // networks run (the ANN, the mean field and simulate_network).
   bool is_dense() const;
   Mlp to_mlp(const std::string& what) const;
 };
+
+// "layer N (layers[i], conv2d 'name')": how messages name layer l of a net
+// (numbered as the manifest lists them).
+std::string layer_label(const Net& net, std::size_t l);
 
 // One layer's operation alone (no activation) on a batch, for tests and
 // engines: in.size() x batch -> out.size() x batch.

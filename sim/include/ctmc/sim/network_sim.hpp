@@ -14,6 +14,11 @@
 // (every neuron replaced by its stationary rate, sim/src/meanfield.hpp);
 // A_SNN: one accuracy per trial (mean and sample sd over trials);
 // Delta = A_ANN - A_SNN = (A_ANN - A_MF) + (A_MF - A_SNN), in percentage points.
+// The network is a dense Mlp or a layer graph (net.hpp: convolutions, average
+// pooling, flatten, dense); for a graph the spiking layers are its nonlinear
+// layers (plus the output layer with readout = spike), q99_l is taken of
+// the graph's activations at that layer (all channels and positions), and
+// the spikes travel through the layers between them (net_synapse.hpp).
 // Samples run in parallel (OpenMP); sample s of trial t draws only from
 // stream_seed(seed, t, s), and totals are summed in sample order after the
 // parallel loop, so every number is identical for any thread count.
@@ -24,6 +29,7 @@
 
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/mlp.hpp"
+#include "ctmc/sim/net.hpp"
 #include "ctmc/sim/spiking.hpp"
 #include "ctmc/solvers/model.hpp"
 
@@ -47,6 +53,7 @@ double percentile(std::vector<float> values, double p);
 // Activations of every spiking layer on `data` (hidden a^l, then the logits
 // when readout = spike), one matrix (units x samples) per layer.
 std::vector<Eigen::MatrixXf> layer_activations(const Mlp& net, const Dataset& data, Readout readout);
+std::vector<Eigen::MatrixXf> layer_activations(const Net& net, const Dataset& data, Readout readout);
 
 struct NeuronModel {
   solvers::Model model;
@@ -91,8 +98,12 @@ struct NetworkSimOptions {
 };
 
 // q99_l of every spiking layer on the train split (see the top of this file;
-// `neurons` name the output layer's target for OutputScale::Activation).
+// `neurons` name the output layer's target for OutputScale::Activation). A
+// layer graph's train split goes through it in batches, and only the top 1%
+// of each layer's values is kept: the same number, in bounded memory.
 std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
+                              Readout readout, OutputScale output_scale);
+std::vector<double> layer_q99(const Net& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
                               Readout readout, OutputScale output_scale);
 
 // The readings of one window T (SpikingConfig::checkpoints) over every
@@ -147,6 +158,9 @@ struct NetworkSimResult {
 
 // `neurons`: one model per spiking layer, or a single model for all of them.
 NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test,
+                                  const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt);
+// A layer graph (maxpool2d refused; the reference kernel only).
+NetworkSimResult simulate_network(const Net& net, const Dataset& train, const Dataset& test,
                                   const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt);
 
 }  // namespace ctmc::sim

@@ -1,5 +1,6 @@
-// Spiking network of CTMC neurons converted from a dense ANN (DESIGN.md
-// section 7; paper section 3.3, eqs. trace and synops).
+// Spiking network of CTMC neurons converted from an ANN (DESIGN.md section
+// 7; paper section 3.3, eqs. trace and synops): a dense Mlp (mlp.hpp) or a
+// layer graph with convolutions and pooling (net.hpp).
 //
 // Layer l = 1..L of the ANN computes z^l = W^l a^{l-1} + b^l. In the SNN,
 //   layer 1:   H^1 = W^1 x + b^1, the pixels as a constant analog current;
@@ -10,25 +11,38 @@
 // alpha_l / alpha_fit (its stationary rate approximates alpha_l phi(H)). H is
 // held for each step of length dt and the chain moves by the chosen sampler
 // (sampler.hpp); a network starts with every neuron in its model's first
-// state and every trace at 0.
+// state and every trace at 0. For a layer graph, "layer l" is the l-th stage
+// of net_synapse.hpp (the layers up to and including the l-th nonlinear one,
+// then the output stage) and W^l, b^l its composed affine map: H^1 is the
+// stage applied to the image, and a spike scatters the stage's column
+// (a convolution's kernel slice, through any average pooling before it)
+// into the next layer's current, event by event (LinearChain). A layer
+// graph of dense layers gives the Mlp's spikes bit for bit (same stream,
+// same operations in the same order). maxpool2d is refused.
 //
 // Readout: `spike` makes layer L spiking too (prediction = argmax of its spike
 // counts, ties broken by the time-averaged H^L, then the lowest index);
 // `integrate` leaves layer L non-spiking (prediction = argmax of the
 // time-averaged H^L). Decoding: a_hat^l_i = N^l_i(T) / (T alpha_l).
 // SynOps(x) = sum over spiking layers l < L of sum_i N^l_i(T) fanout_i, with
-// fanout_i the number of nonzero weights in column i of W^{l+1}.
+// fanout_i the number of nonzero weights in column i of W^{l+1} (for a
+// layer graph: the targets neuron i really reaches, LinearChain::fanouts).
 //
 // Errors: ctmc::InputError for a T that is not a positive multiple of dt, a
 // non-positive tau or alpha, checkpoints that are not increasing multiples
-// of dt within (0, T], or layer/kernel counts that do not match the network.
+// of dt within (0, T], layer/kernel counts that do not match the network, a
+// maxpool2d in a layer graph, or the vectorised kernel asked of a layer
+// graph (it runs the Mlp only).
 #pragma once
 #include <Eigen/Core>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ctmc/sim/mlp.hpp"
+#include "ctmc/sim/net.hpp"
+#include "ctmc/sim/net_synapse.hpp"
 #include "ctmc/sim/neuron_kernel.hpp"
 #include "ctmc/sim/sampler.hpp"
 #include "ctmc/sim/trace.hpp"
@@ -42,6 +56,10 @@ std::string readout_name(Readout r);
 // the linear output layer with `integrate`), and the neurons they hold.
 std::size_t spiking_layer_count(const Mlp& net, Readout readout);
 std::size_t spiking_neuron_count(const Mlp& net, Readout readout);
+// The same for a layer graph (one spiking layer per nonlinear layer, plus the
+// output layer with `spike`).
+std::size_t spiking_layer_count(const Net& net, Readout readout);
+std::size_t spiking_neuron_count(const Net& net, Readout readout);
 
 // The random stream of one (trial, sample) pair: stream_seed(seed, trial,
 // sample) of rng.hpp, so results do not depend on which thread runs a sample.
@@ -103,6 +121,9 @@ class SpikingNetwork {
   // `layers` holds one entry per spiking layer: L-1 for readout = integrate,
   // L for readout = spike.
   SpikingNetwork(const Mlp& net, std::vector<SpikingLayer> layers, SpikingConfig cfg);
+  // A layer graph (shapes inferred, as load_net gives it); the reference
+  // kernel only.
+  SpikingNetwork(const Net& net, std::vector<SpikingLayer> layers, SpikingConfig cfg);
   // The samplers point into layers_: copying would leave them dangling.
   SpikingNetwork(const SpikingNetwork&) = delete;
   SpikingNetwork& operator=(const SpikingNetwork&) = delete;
@@ -112,6 +133,10 @@ class SpikingNetwork {
   std::size_t spiking_layers() const { return layers_.size(); }
   std::size_t spiking_neurons() const;
   double alpha(std::size_t l) const { return layers_[l].alpha; }
+  // The neurons of layer l (0-based; l = L-1 is the output layer).
+  int layer_size(std::size_t l) const { return sizes_[l]; }
+  // fanout_i of spiking layer l's neurons (l < L-1), for SynOps.
+  const std::vector<std::uint32_t>& fanout(std::size_t l) const { return fanout_[l]; }
 
   // Simulates one sample (x: input_size floats) over [0, T].
   SampleRun run(const float* x, std::uint64_t stream_seed) const;
@@ -125,12 +150,24 @@ class SpikingNetwork {
   // The exact and end-state samplers on the vectorised kernel (spiking.cpp).
   template <SamplerKind K>
   SampleRun run_vec(const float* x, std::uint64_t stream_seed) const;
+  // The checks and samplers both constructors share, once layers_ is set.
+  void configure();
+  // H^1 for input x (double, zero pixels skipped).
+  Eigen::VectorXd layer1_input(const float* x) const;
+  // Adds the step's spikes of layer l-1 (c = weight * count) to layer l's current.
+  void transmit(std::size_t l, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired, double weight,
+                double* cur, ChainScratch& scratch) const;
   // Prediction, tie, SynOps and totals of `out` (its counts set) after
   // `steps` steps of window T, with h_sum the sum of H^L over those steps.
   void read_out(SampleRun& out, const Eigen::VectorXd& h_sum, std::int64_t steps, double T,
                 const StepCounts& counts) const;
 
-  const Mlp* net_;
+  const Mlp* net_ = nullptr;  // null for a layer graph
+  // A layer graph's stages as synapses: chains_[l] feeds layer l (chains_[0]
+  // the image); empty for an Mlp.
+  std::vector<LinearChain> chains_;
+  std::vector<int> sizes_;                  // neurons per layer, l = 0..L-1
+  std::vector<std::vector<double>> bias_;   // b^l per layer (l = 0 unused)
   std::vector<SpikingLayer> layers_;
   std::vector<StepSampler> samplers_;
   SpikingConfig cfg_;

@@ -1,0 +1,407 @@
+// The spiking simulator on layer graphs (spiking.hpp, net_synapse.hpp,
+// network_sim.hpp): the same spikes as the dense engine for the same net
+// written as convolutions, SynOps against fanouts counted by hand on a
+// padded, strided convolution, the stages' columns against the ANN's own
+// operations, thread-count invariance, layer-1 counts against the exact
+// counting moments, and the max-pooling refusal.
+//
+// Statistical check: fixed seeds, acceptance within kZ = 4.4 standard errors
+// (two-sided false-alarm rate about 1e-5, normal approximation).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "ctmc/core/errors.hpp"
+#include "ctmc/sim/net_synapse.hpp"
+#include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/spiking.hpp"
+#include "ctmc/solvers/counting.hpp"
+#include "ctmc/solvers/families.hpp"
+#include "meanfield.hpp"  // sim/src (internal)
+#include "spiking_fixtures.hpp"
+
+using namespace ctmc;
+using namespace ctmc::sim;
+using namespace ctmc::sim::testing;
+using solvers::Rational;
+
+namespace {
+
+constexpr double kZ = 4.4;
+
+std::vector<SpikingLayer> layers_of(std::size_t count, double alpha) {
+  return testing::layers_of(three_state(), count, alpha);
+}
+
+SpikingConfig config(double T, double dt, double tau) {
+  SpikingConfig cfg;
+  cfg.T = T;
+  cfg.dt = dt;
+  cfg.tau = tau;
+  return cfg;
+}
+
+NetLayer dense_layer(const DenseLayer& d) {
+  NetLayer L;
+  L.kind = LayerKind::Dense;
+  L.dense = d;
+  L.activation = d.activation;
+  return L;
+}
+
+NetLayer conv_layer(int in_c, int out_c, Window2d win, std::vector<float> W, std::vector<float> b, const char* act) {
+  NetLayer L;
+  L.kind = LayerKind::Conv2d;
+  L.conv.in_channels = in_c;
+  L.conv.out_channels = out_c;
+  L.conv.win = win;
+  L.conv.W = std::move(W);
+  L.conv.b = std::move(b);
+  L.activation = act;
+  return L;
+}
+
+NetLayer plain(LayerKind k, Window2d pool = {}) {
+  NetLayer L;
+  L.kind = k;
+  L.pool = pool;
+  return L;
+}
+
+std::vector<float> dyadic(std::size_t n, std::mt19937& g, float unit) {
+  std::uniform_int_distribution<int> w(-8, 8);
+  std::vector<float> v(n);
+  for (float& x : v) x = w(g) * unit;
+  return v;
+}
+
+// The 8-6-5-3 MLP written as a layer graph on a 2 x 2 x 2 image: layer 1 a
+// convolution whose kernel covers the whole image (no padding: one output
+// position, the dense layer), layer 2 a 1 x 1 convolution, then flatten and
+// the dense output layer.
+Net as_conv_net(const Mlp& m) {
+  Net net;
+  net.input = Shape3{2, 2, 2, false};
+  const auto& d1 = m.layers[0];
+  std::vector<float> W1(d1.W.size()), b1(d1.b.data(), d1.b.data() + d1.b.size());
+  // W[o, c, u, v] = W1(o, (c * 2 + u) * 2 + v): C-H-W order is the column order.
+  for (int o = 0; o < d1.W.rows(); ++o)
+    for (int k = 0; k < 8; ++k) W1[static_cast<std::size_t>(o) * 8 + k] = d1.W(o, k);
+  net.layers.push_back(conv_layer(2, 6, Window2d{2, 2, 1, 1, 0, 0}, W1, b1, "relu"));
+  const auto& d2 = m.layers[1];
+  std::vector<float> W2(d2.W.size()), b2(d2.b.data(), d2.b.data() + d2.b.size());
+  for (int o = 0; o < d2.W.rows(); ++o)
+    for (int i = 0; i < d2.W.cols(); ++i) W2[static_cast<std::size_t>(o) * d2.W.cols() + i] = d2.W(o, i);
+  net.layers.push_back(conv_layer(6, 5, Window2d{}, W2, b2, "relu"));
+  net.layers.push_back(plain(LayerKind::Flatten));
+  net.layers.push_back(dense_layer(m.layers[2]));
+  net.infer_shapes("conv net");
+  return net;
+}
+
+Net as_dense_net(const Mlp& m) {
+  Net net;
+  net.input = Shape3{m.input_size(), 1, 1, true};
+  for (const auto& d : m.layers) net.layers.push_back(dense_layer(d));
+  net.infer_shapes("dense net");
+  return net;
+}
+
+// Flatten, then a linear layer of `in` inputs to 2 outputs, every weight w.
+void add_readout(Net& net, int in, float w) {
+  net.layers.push_back(plain(LayerKind::Flatten));
+  DenseLayer d;
+  d.W = Eigen::MatrixXf::Constant(2, in, w);
+  d.b = Eigen::VectorXf::Zero(2);
+  d.activation = "linear";
+  net.layers.push_back(dense_layer(d));
+}
+
+// A small conv net: 1 x 4 x 4 -> conv 3x3 pad 1 (2 channels, relu) ->
+// conv 3x3 stride 2 pad 1 (3 channels, relu) -> 3 x 2 x 2 -> flatten ->
+// dense 12 -> 2. W2[0, 0, 1, 1] = 0: a zero weight is no synapse.
+Net small_conv_net(unsigned seed) {
+  std::mt19937 g(seed);
+  Net net;
+  net.input = Shape3{1, 4, 4, false};
+  net.layers.push_back(conv_layer(1, 2, Window2d{3, 3, 1, 1, 1, 1}, dyadic(18, g, 0.125f), dyadic(2, g, 0.0625f), "relu"));
+  std::vector<float> W2 = dyadic(54, g, 0.125f);
+  for (float& w : W2)
+    if (w == 0) w = 0.5f;
+  W2[4] = 0;  // [0, 0, 1, 1]
+  net.layers.push_back(conv_layer(2, 3, Window2d{3, 3, 2, 2, 1, 1}, W2, dyadic(3, g, 0.0625f), "relu"));
+  add_readout(net, 12, 0.25f);
+  net.infer_shapes("small conv net");
+  return net;
+}
+
+}  // namespace
+
+TEST_CASE("a dense net as convolutions or as a dense layer graph spikes exactly as the Mlp engine") {
+  const Mlp mlp = dyadic_mlp({8, 6, 5, 3}, 7);
+  const Net conv = as_conv_net(mlp), dense = as_dense_net(mlp);
+  // Both graphs compute the MLP's logits.
+  Eigen::MatrixXf x(8, 3);
+  std::mt19937 g(3);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (int i = 0; i < x.size(); ++i) x.data()[i] = i % 5 == 0 ? 0.0f : u(g);  // some zero pixels
+  CHECK((conv.forward(x) - mlp.forward(x)).cwiseAbs().maxCoeff() < 1e-5f);
+  for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState, SamplerKind::Uniformization, SamplerKind::Euler})
+    for (Readout readout : {Readout::Spike, Readout::Integrate}) {
+      SpikingConfig cfg = config(2, 0.01, 0.05);
+      cfg.sampler = kind;
+      cfg.readout = readout;
+      cfg.checkpoints = {1};
+      const std::size_t S = readout == Readout::Spike ? 3 : 2;
+      const SpikingNetwork a(mlp, layers_of(S, 6), cfg), b(conv, layers_of(S, 6), cfg), c(dense, layers_of(S, 6), cfg);
+      CHECK(b.spiking_neurons() == a.spiking_neurons());
+      for (int s = 0; s < 3; ++s) {
+        INFO("sampler ", sampler_name(kind), ", readout ", readout_name(readout), ", sample ", s);
+        const SampleRun ra = a.run(x.col(s).data(), sample_stream_seed(5, 0, s));
+        const SampleRun rb = b.run(x.col(s).data(), sample_stream_seed(5, 0, s));
+        const SampleRun rc = c.run(x.col(s).data(), sample_stream_seed(5, 0, s));
+        CHECK(ra.spikes > 0);
+        check_same_reading(ra, rb);
+        check_same_reading(ra, rc);
+        REQUIRE(rb.at.size() == 1);
+        check_same_reading(ra.at[0], rb.at[0]);
+      }
+    }
+}
+
+TEST_CASE("SynOps: fanouts counted by hand on a padded, strided convolution") {
+  const Net net = small_conv_net(11);
+  const SpikingNetwork snn(net, layers_of(3, 20), config(1, 0.01, 0.05));
+  // Layer 1 (2 x 4 x 4) into conv2 (3x3, stride 2, pad 1, 2 x 2 outputs):
+  // pixel (c, y', x') reaches (o, y, x) when 2y + u - 1 = y' and 2x + v - 1 =
+  // x' for a kernel offset (u, v) with W2[o, c, u, v] != 0.
+  const auto& W2 = net.layers[1].conv.W;
+  std::vector<std::uint32_t> by_hand(32, 0);
+  for (int c = 0; c < 2; ++c)
+    for (int yi = 0; yi < 4; ++yi)
+      for (int xi = 0; xi < 4; ++xi)
+        for (int o = 0; o < 3; ++o)
+          for (int y = 0; y < 2; ++y)
+            for (int x = 0; x < 2; ++x) {
+              const int u = yi - 2 * y + 1, v = xi - 2 * x + 1;
+              if (u >= 0 && u < 3 && v >= 0 && v < 3 && W2[static_cast<std::size_t>(((o * 2 + c) * 3 + u) * 3 + v)] != 0)
+                ++by_hand[static_cast<std::size_t>((c * 4 + yi) * 4 + xi)];
+            }
+  CHECK(snn.fanout(0) == by_hand);
+  // Rows y' = 0..3 reach 1, 2, 1, 1 output rows: with every weight nonzero
+  // an interior pixel (1, 1) reaches 3 x 2 x 2 = 12 targets, the corner
+  // (3, 3) 3 x 1 x 1 = 3, not 3 x 3 x 3 = 27.
+  CHECK(by_hand[16 + 1 * 4 + 1] == 12);
+  CHECK(by_hand[16 + 3 * 4 + 3] == 3);
+  // Pixel (0, 0, 0) reaches output (0, 0, 0) only through W2[0, 0, 1, 1] = 0.
+  CHECK(by_hand[0] == 2);
+  // Layer 2 (3 x 2 x 2) through flatten into the dense 12 -> 2: fanout 2.
+  CHECK(snn.fanout(1) == std::vector<std::uint32_t>(12, 2));
+
+  std::mt19937 g(5);
+  std::uniform_real_distribution<float> px(0.0f, 1.0f);
+  std::vector<float> x(16);
+  for (float& v : x) v = px(g);
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const SampleRun r = snn.run(x.data(), seed);
+    double synops = 0;
+    for (std::size_t l = 0; l < 2; ++l)
+      for (std::size_t i = 0; i < r.counts[l].size(); ++i) synops += double(r.counts[l][i]) * snn.fanout(l)[i];
+    CHECK(r.counts[0].size() == 32);
+    CHECK(r.spikes > 0);
+    CHECK(r.synops == synops);
+  }
+}
+
+TEST_CASE("a stage's spike columns and bias are its ANN operations applied to unit vectors") {
+  // avgpool (2x2, stride 1, pad 1, both divisor rules) then a strided conv:
+  // the column of a spike is the ANN's pool then conv of e_i minus its bias.
+  for (bool include_pad : {true, false}) {
+    std::mt19937 g(17);
+    Net net;
+    net.input = Shape3{2, 5, 5, false};
+    net.layers.push_back(conv_layer(2, 2, Window2d{3, 3, 1, 1, 1, 1}, dyadic(36, g, 0.125f), dyadic(2, g, 0.0625f), "relu"));
+    NetLayer pool = plain(LayerKind::AvgPool2d, Window2d{2, 2, 1, 1, 1, 1});
+    pool.count_include_pad = include_pad;
+    net.layers.push_back(pool);
+    net.layers.push_back(conv_layer(2, 3, Window2d{3, 3, 2, 2, 0, 0}, dyadic(54, g, 0.125f), dyadic(3, g, 0.0625f), "sigmoid"));
+    add_readout(net, 12, 0.5f);
+    net.infer_shapes("pool net");
+    const auto stages = spiking_stages(net, "pool net");
+    REQUIRE(stages.size() == 3);
+    CHECK(stages[1].first == 1);
+    CHECK(stages[1].last == 2);
+    const double alpha = 4;
+    const LinearChain chain(net, stages[1], alpha);
+    REQUIRE(chain.in_size() == 50);
+    REQUIRE(chain.out_size() == 12);
+    Eigen::MatrixXf zero = Eigen::MatrixXf::Zero(50, 1);
+    const Eigen::MatrixXf b = apply_layer_op(net.layers[2], apply_layer_op(net.layers[1], zero));
+    for (int t = 0; t < 12; ++t) CHECK(chain.bias()[static_cast<std::size_t>(t)] == doctest::Approx(b(t, 0)));
+    const auto fan = chain.fanouts();
+    ChainScratch scratch;
+    for (int i = 0; i < 50; ++i) {
+      Eigen::MatrixXf e = Eigen::MatrixXf::Zero(50, 1);
+      e(i, 0) = 1;
+      const Eigen::MatrixXf col = apply_layer_op(net.layers[2], apply_layer_op(net.layers[1], e)) - b;
+      std::vector<double> cur(12, 0.0);
+      chain.add_spike(static_cast<std::uint32_t>(i), 2.0, cur.data(), scratch);
+      std::uint32_t nonzero = 0;
+      for (int t = 0; t < 12; ++t) {
+        INFO("input ", i, " target ", t);
+        CHECK(cur[static_cast<std::size_t>(t)] == doctest::Approx(2.0 * col(t, 0) / alpha).epsilon(1e-5));
+        nonzero += col(t, 0) != 0;
+      }
+      CHECK(fan[static_cast<std::size_t>(i)] == nonzero);
+    }
+  }
+}
+
+TEST_CASE("simulate_network on a conv net: identical for 1, 2 and 3 threads; A_MF from the graph's mean field") {
+  const Net net = small_conv_net(13);
+  std::mt19937 g(29);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  const auto fill = [&](Dataset& d, int n) {
+    d.images = Eigen::MatrixXf(16, n);
+    for (int i = 0; i < d.images.size(); ++i) d.images.data()[i] = u(g);
+    d.labels.resize(n);
+    for (int i = 0; i < n; ++i) d.labels[i] = static_cast<int>(g() % 2);
+  };
+  Dataset train, test;
+  fill(train, 40);
+  fill(test, 12);
+  NetworkSimOptions opt;
+  opt.snn.T = 1;
+  opt.snn.dt = 0.01;
+  opt.snn.tau = 0.05;
+  opt.snn.checkpoints = {0.5, 1};
+  opt.rate = 20;
+  opt.trials = 2;
+  opt.seed = 77;
+  const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  std::vector<NetworkSimResult> res;
+  for (int threads : {1, 2, 3}) {
+    opt.threads = threads;
+    res.push_back(simulate_network(net, train, test, neurons, opt));
+  }
+  for (int k : {1, 2}) {
+    CHECK(res[k].predictions == res[0].predictions);
+    CHECK(res[k].synops == res[0].synops);
+    CHECK(res[k].acc_snn == res[0].acc_snn);
+    CHECK(res[k].spikes_per_neuron == res[0].spikes_per_neuron);
+    CHECK(res[k].transitions_per_sample == res[0].transitions_per_sample);
+    CHECK(res[k].windows[0].layer_rate_rel_rmse == res[0].windows[0].layer_rate_rel_rmse);
+  }
+  const NetworkSimResult& r = res[0];
+  CHECK(r.spiking_neurons == 32 + 12 + 2);
+  REQUIRE(r.q99.size() == 3);
+  CHECK(r.synops_mean > 0);
+  CHECK(r.acc_ann == doctest::Approx(net.accuracy(test)));
+  // A_MF: the batch mean field of the graph predicts the same classes.
+  std::vector<RateFunction> rates(3, ctmc_rate_function(NeuronKernel(three_state(), 1.0, "three-state"), 1.0));
+  const std::vector<int> mf = mean_field_predict(net, test.images, rates, Readout::Spike);
+  int correct = 0;
+  for (int s = 0; s < test.size(); ++s) correct += mf[static_cast<std::size_t>(s)] == test.labels[s];
+  CHECK(r.acc_mf == doctest::Approx(double(correct) / test.size()));
+  REQUIRE(r.windows.size() == 2);
+  CHECK(r.windows[1].layer_spikes_per_neuron.size() == 3);
+  // q99 per layer from the graph's activations on the train split.
+  const auto acts = layer_activations(net, train, Readout::Spike);
+  REQUIRE(acts.size() == 3);
+  CHECK(acts[0].rows() == 32);
+  CHECK(acts[1].rows() == 12);
+  std::vector<float> a0(acts[0].data(), acts[0].data() + acts[0].size());
+  CHECK(r.q99[0] == percentile(a0, 99));
+  CHECK(r.alpha[0] == doctest::Approx(20 / r.q99[0]));
+}
+
+TEST_CASE("layer_q99 of a conv net, streamed over batches of the train split, equals the percentile of all activations") {
+  // 5000 images x 32 units: the kept top 1% is trimmed many times on the way.
+  const Net net = small_conv_net(23);
+  std::mt19937 g(31);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  Dataset train;
+  train.images = Eigen::MatrixXf(16, 5000);
+  for (int i = 0; i < train.images.size(); ++i) train.images.data()[i] = u(g);
+  train.labels.assign(5000, 0);
+  const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  for (Readout readout : {Readout::Spike, Readout::Integrate}) {
+    const auto acts = layer_activations(net, train, readout);
+    const auto q99 = layer_q99(net, train, neurons, readout, OutputScale::Logits);
+    REQUIRE(q99.size() == acts.size());
+    for (std::size_t l = 0; l < acts.size(); ++l) {
+      std::vector<float> a(acts[l].data(), acts[l].data() + acts[l].size());
+      CHECK(q99[l] == percentile(a, 99));
+    }
+  }
+  Dataset none;
+  none.images = Eigen::MatrixXf(16, 0);
+  CHECK(std::isnan(layer_q99(net, none, neurons, Readout::Spike, OutputScale::Logits)[0]));
+}
+
+TEST_CASE("a conv net's layer-1 spike counts match the exact finite-T moments of the mean-field input") {
+  // Dyadic weights and pixels: H^1 is exact in double, the exact reference
+  // uses the same rational H.
+  const Net net = small_conv_net(19);
+  std::vector<float> x(16);
+  for (int i = 0; i < 16; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>((i * 5) % 8) / 8.0f;
+  const double alpha = 3, T = 10;
+  const SpikingNetwork snn(net, layers_of(3, alpha), config(T, 0.01, 0.05));
+  const int trials = 200;
+  std::vector<double> sum(32, 0.0);
+  for (int t = 0; t < trials; ++t) {
+    const SampleRun r = snn.run(x.data(), sample_stream_seed(41, t, 0));
+    for (int j = 0; j < 32; ++j) sum[static_cast<std::size_t>(j)] += r.counts[0][static_cast<std::size_t>(j)];
+  }
+  // H^1 by hand: conv 3x3, pad 1, on the 4 x 4 image.
+  const auto& cv = net.layers[0].conv;
+  // The mean field of the same sample, its layer-1 inputs H^1.
+  std::vector<RateFunction> rates(3, ctmc_rate_function(NeuronKernel(three_state(), 1.0, "three-state"), 1.0));
+  const MeanFieldResult mf = mean_field_forward(net, x.data(), rates, Readout::Spike);
+  double decoded = 0, stationary = 0;  // layer 1's decoded and mean-field rates, summed over its neurons
+  for (int o = 0; o < 2; ++o)
+    for (int y = 0; y < 4; ++y)
+      for (int xo = 0; xo < 4; ++xo) {
+        Rational h = Rational(cv.b[static_cast<std::size_t>(o)]);
+        for (int u = 0; u < 3; ++u)
+          for (int v = 0; v < 3; ++v) {
+            const int iy = y + u - 1, ix = xo + v - 1;
+            if (iy < 0 || iy >= 4 || ix < 0 || ix >= 4) continue;
+            h += Rational(cv.W[static_cast<std::size_t>((o * 3 + u) * 3 + v)]) *
+                 Rational(x[static_cast<std::size_t>(iy * 4 + ix)]);
+          }
+        const int j = (o * 4 + y) * 4 + xo;
+        CHECK(mf.inputs[0][j] == doctest::Approx(static_cast<double>(h)));
+        const auto ex = solvers::counting_moments<double>(three_state(), h, {1.0, 0.0, 0.0}, alpha * T);
+        const double mean = sum[static_cast<std::size_t>(j)] / trials;
+        INFO("neuron ", j, " H ", static_cast<double>(h), " mean count ", mean, " exact ", ex.mean);
+        CHECK(std::abs(mean - ex.mean) < kZ * std::sqrt(ex.variance / trials) + 1e-12);
+        decoded += mean / (alpha * T);
+        stationary += mf.activations[0][j];
+      }
+  // The decoded rates against the mean field's stationary rates: the chains
+  // start in their first state, so the finite-T mean differs from the
+  // stationary one by a transient of order 1 / (alpha T); within 5% here.
+  MESSAGE("layer 1: decoded rates sum to ", decoded, ", mean-field rates to ", stationary);
+  CHECK(decoded == doctest::Approx(stationary).epsilon(0.05));
+}
+
+TEST_CASE("max pooling between spiking layers is refused, naming the layer and what to use") {
+  Net net = small_conv_net(3);
+  net.layers.insert(net.layers.begin() + 1, plain(LayerKind::MaxPool2d, Window2d{2, 2, 2, 2, 0, 0}));
+  net.layers[2].conv.win = Window2d{1, 1, 1, 1, 0, 0};
+  net.layers[2].conv.W.resize(6, 0.5f);
+  net.layers[3].kind = LayerKind::Flatten;
+  net.layers[4].dense.W = Eigen::MatrixXf::Constant(2, 12, 0.25f);
+  net.infer_shapes("mp net");
+  SpikingConfig cfg = config(1, 0.01, 0.05);
+  CHECK_THROWS_WITH_AS(SpikingNetwork(net, layers_of(3, 1), cfg),
+                       "net: layer 2 (maxpool2d): the spiking simulator does not run max pooling (the maximum of spike "
+                       "traces is not the trace of a maximum); use a strided convolution or average pooling (avgpool2d)",
+                       ctmc::InputError);
+  // The vectorised kernel runs the Mlp only.
+  cfg.reference_kernel = false;
+  CHECK_THROWS_WITH_AS(SpikingNetwork(small_conv_net(3), layers_of(3, 1), cfg),
+                       doctest::Contains("the vectorised spiking kernel runs dense networks only"), ctmc::InputError);
+}
