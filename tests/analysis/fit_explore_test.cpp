@@ -226,19 +226,33 @@ TEST_CASE("two-stage fit: the result is a minimum of the full problem, never wor
   const auto relu = fit(make_fit_problem(table_target("relu"), {FitFamily::FullThreeState, 3}), relu_options);
   CHECK(relu.mse < 1e-25);
   // The general family explores on the subsample too, and ends within 0.1%
-  // of a minimum of the full problem: repolished there while that improves
-  // (from these 4 starts and 4 rounds the transferred fit crawls along a
-  // valley: 5.7955e-7 without the repolishes, 1% above where a further
-  // polish goes; 5.6834e-7 with them, 0.03% above).
+  // of a minimum of the full problem: repolished there while that improves.
+  // Seed 5 of these 4 starts and 1 round is an instance where that matters:
+  // without the repolishes the fit ends at 2.2827e-8, 0.9% above where a
+  // further polish goes; with them at 1.4422e-8, which a polish keeps. The
+  // further polish runs without time-scale moves: those leave a minimum for
+  // another (their own test below), and stop after kTimeScaleRounds rounds,
+  // so a refit with them can go on where the fit's own rounds stopped
+  // (seed 1: 1.7794e-8 after 4 rounds, 1.6831e-8 after 4 more).
   FitOptions g = o;
   g.starts = 4;
   g.basin_rounds = 1;
+  g.seed = 5;
   const auto pg = make_fit_problem(table_target("sigmoid"), {FitFamily::General, 4});
+  auto polished_from = [&](const FitResult& r) {
+    FitOptions polish = again;
+    polish.time_scale_moves = false;
+    polish.warm_start = r.theta;
+    return fit(pg, polish).mse;
+  };
   const auto gen = fit(pg, g);
   CHECK(gen.explore_points == 101);
-  FitOptions gen_again = again;
-  gen_again.warm_start = gen.theta;
-  CHECK(fit(pg, gen_again).mse >= gen.mse * (1 - 1e-3));
+  CHECK(polished_from(gen) >= gen.mse * (1 - 1e-3));
+  FitOptions no_repolish = g;
+  no_repolish.general_repolish = 0;
+  const auto crawling = fit(pg, no_repolish);
+  CHECK(polished_from(crawling) < crawling.mse * (1 - 1e-3));  // the instance needs the repolishes
+  MESSAGE("general-4, seed 5: ", crawling.mse, " without the repolishes, ", gen.mse, " with them");
 }
 
 TEST_CASE("slow_fast_rates: the fast rates share one factor that brings the fastest to the target, kinks kept") {
@@ -409,15 +423,21 @@ TEST_CASE("fit: slowing the fast rates bridges softplus x 1/14's fast-relay mini
           " (fastest rate ", max_rate(bridged.theta, lo, hi), ")");
 }
 
-TEST_CASE("fit: time-scale moves carry the report's softplus full-three-state row out of its minimum to a lower one") {
-  // The report's row (seed 1, the table's options) ends in a minimum before
-  // the time-scale moves (no basin hop, local move or the second check found
-  // lower). Scaling a state's exits crosses to a lower minimum. Which
-  // candidate polishes into the better funnel depends on the exact point, so
-  // this runs the row as the report does.
-  const auto p = make_fit_problem(table_target("softplus"), {FitFamily::FullThreeState, 3});
+TEST_CASE("fit: time-scale moves carry a general fit out of its minimum to a lower one") {
+  // Sigmoid general-4 from 4 starts and 1 basin round (the two-stage test's
+  // general fit, seed 1) ends in a minimum of the full problem before the
+  // time-scale moves (4.7982e-8; no polish improves it). Scaling a state's
+  // exits crosses to a lower minimum (1.7794e-8 in 4 moves). Which candidate
+  // polishes into the better funnel depends on the exact point, so the
+  // instance is one where that happens: the report's softplus
+  // full-three-state row reaches its lower funnel (1.0054e-5) without the
+  // move at seed 1, and the move finds no lower one at seeds 2-8 (1.1205e-5,
+  // 1.1216e-5, 1.4720e-5).
+  const auto p = make_fit_problem(table_target("sigmoid"), {FitFamily::General, 4});
   FitOptions o;
   o.threads = 2;
+  o.starts = 4;
+  o.basin_rounds = 1;
   o.widen_on_bound = false;
   o.time_scale_moves = false;
   const auto before = fit(p, o);
@@ -430,9 +450,7 @@ TEST_CASE("fit: time-scale moves carry the report's softplus full-three-state ro
   CHECK(moved.mse < before.mse * (1 - 1e-3));  // a different, lower minimum
   CHECK(coordinate_descent(p, moved.theta) <= kDescentTol);
   CHECK(moved.mse == doctest::Approx(mse_double(p, moved.theta)).epsilon(1e-9));
-  auto peak_gr = [](const std::vector<double>& th) { return std::max(th[6] - 6 * th[7], th[6] + 6 * th[7]); };
-  MESSAGE("time-scale moves: ", before.mse, " -> ", moved.mse, " in ", moved.time_scale_moves, " moves; GR peak ",
-          peak_gr(before.theta), " -> ", peak_gr(moved.theta));
+  MESSAGE("time-scale moves: ", before.mse, " -> ", moved.mse, " in ", moved.time_scale_moves, " moves");
 }
 
 namespace {

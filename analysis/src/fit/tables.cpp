@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "ctmc/core/errors.hpp"
+#include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "fit/fit_internal.hpp"
 
@@ -264,9 +265,9 @@ double bernstein_sum(const std::vector<double>& kappa, double u) {
   const double nd = static_cast<double>(n);
   const auto mode = static_cast<std::size_t>(std::min(nd, std::floor((nd + 1) * u)));
   const double md = static_cast<double>(mode);
-  const double log_p = std::lgamma(nd + 1) - std::lgamma(md + 1) - std::lgamma(nd - md + 1) + md * std::log(u) +
-                       (nd - md) * std::log1p(-u);
-  const double p_mode = std::exp(log_p);
+  const double log_p = detmath::lgamma(nd + 1) - detmath::lgamma(md + 1) - detmath::lgamma(nd - md + 1) +
+                       md * detmath::log(u) + (nd - md) * detmath::log1p(-u);
+  const double p_mode = detmath::exp(log_p);
   const double odds = u / (1 - u);
   constexpr double kCut = 1e-18;
   double sum = kappa[mode] * p_mode;

@@ -16,11 +16,8 @@
 //                      row: exactly two comma-separated plain decimals (finite);
 //                      blank and '#' lines skipped; a leading UTF-8 BOM is
 //                      ignored; the first row is a header only if it has no digit
-// eval<T> works for float (the deterministic functions of
-// solvers/det_math.hpp: the same bits on every machine; the training and the
-// networks' forward passes), double (the C library's: the fits' targets, on
-// which the fit tables and the search tests were established; det_math there
-// moves the fits' search paths, see activation_math), ceres::Jet and Mpfr
+// eval<T> works for double and float (the deterministic functions of
+// solvers/det_math.hpp: the same bits on every machine), ceres::Jet and Mpfr
 // (their own exp, log, tanh, found by argument-dependent lookup).
 #pragma once
 #include <cmath>
@@ -32,18 +29,6 @@
 
 namespace ctmc::activations {
 
-// The elementary functions of Activation::eval by scalar (see above). Plain
-// overloads, so that a Jet or an Mpfr argument still finds its own by
-// argument-dependent lookup.
-namespace activation_math {
-inline float exp(float x) { return detmath::exp(x); }
-inline float log(float x) { return detmath::log(x); }
-inline float tanh(float x) { return detmath::tanh(x); }
-inline double exp(double x) { return std::exp(x); }
-inline double log(double x) { return std::log(x); }
-inline double tanh(double x) { return std::tanh(x); }
-}  // namespace activation_math
-
 enum class ActivationKind { Sigmoid, Relu, Softplus, ClipRelu, ShiftedSigmoid, TanhPlusOne, Tabulated };
 
 struct Activation {
@@ -54,9 +39,9 @@ struct Activation {
 
   template <class T>
   T eval(const T& x) const {
-    using activation_math::exp;
-    using activation_math::log;
-    using activation_math::tanh;
+    using detmath::exp;
+    using detmath::log;
+    using detmath::tanh;
     switch (kind) {
       case ActivationKind::Sigmoid:
         return T(1) / (T(1) + exp(-x));

@@ -24,10 +24,45 @@
 // exchanges (moves/state_exchange.cpp).
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 
+#include "ctmc/solvers/det_math.hpp"
 #include "fit/fit_internal.hpp"
 
 namespace ctmc::analysis::fit_search {
+namespace {
+
+// N(0, sigma^2) by Marsaglia's polar method, pairs cached like
+// std::normal_distribution's, but its logarithm is detmath's: the library
+// distribution calls the C library's log, whose last bit varies by machine.
+class PolarNormal {
+ public:
+  explicit PolarNormal(double sigma) : sigma_(sigma) {}
+  double operator()(std::mt19937_64& rng) {
+    if (saved_) {
+      saved_ = false;
+      return sigma_ * spare_;
+    }
+    double x, y, r2;
+    do {
+      x = 2 * std::generate_canonical<double, std::numeric_limits<double>::digits>(rng) - 1;
+      y = 2 * std::generate_canonical<double, std::numeric_limits<double>::digits>(rng) - 1;
+      r2 = x * x + y * y;
+    } while (r2 > 1 || r2 == 0);
+    const double mult = std::sqrt(-2 * detmath::log(r2) / r2);
+    spare_ = x * mult;
+    saved_ = true;
+    return sigma_ * (y * mult);
+  }
+
+ private:
+  double sigma_;
+  double spare_ = 0;
+  bool saved_ = false;
+};
+
+}  // namespace
 
 // Candidate c: every rectified rate's values at the domain ends and every
 // constant rate's logarithm moved by sigma times their size (even c), or
@@ -36,7 +71,7 @@ std::vector<double> perturb(const Search& s, const std::vector<double>& theta0, 
                             double sigma, bool redraws) {
   const auto& params = s.params;
   const double ymax = s.ymax, lo = s.lo, hi = s.hi, width = s.width;
-  std::normal_distribution<double> z(0.0, sigma);
+  PolarNormal z(sigma);
   auto th = theta0;
   if (redraws && c % 2 == 1) {
     // Redraw some rates from the start distribution, keep the rest:
@@ -57,7 +92,7 @@ std::vector<double> perturb(const Search& s, const std::vector<double>& theta0, 
   } else {
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (params[i].kind == ParamKind::ConstRate) {
-        th[i] *= std::exp(z(rng));
+        th[i] *= detmath::exp(z(rng));
       } else if (params[i].kind == ParamKind::Offset) {
         double r_lo = th[i] + th[i + 1] * lo, r_hi = th[i] + th[i + 1] * hi;
         r_lo += z(rng) * std::max(std::abs(r_lo), ymax);

@@ -8,6 +8,8 @@
 
 #include <cmath>
 
+#include "ctmc/solvers/det_math.hpp"
+
 #include "fit/fit_internal.hpp"
 
 namespace ctmc::analysis::fit_search {
@@ -22,7 +24,7 @@ std::vector<double> draw_start(const FitProblem& p, const Targets& t, const std:
   const double lo = solvers::to_double(p.data.lo), hi = solvers::to_double(p.data.hi);
   const double width = hi - lo;
   std::uniform_real_distribution<double> u01(0.0, 1.0);
-  auto log_uniform = [&](double a, double b) { return std::pow(10.0, a + (b - a) * u01(rng)); };
+  auto log_uniform = [&](double a, double b) { return detmath::pow(10.0, a + (b - a) * u01(rng)); };
   std::vector<double> theta(params.size());
   for (std::size_t i = 0; i < params.size(); ++i) {
     switch (params[i].kind) {

@@ -1,13 +1,13 @@
 // Search move "time_scale" (fit_internal.hpp, scale_state_exits), on the
 // full problem. Some minima differ from a better one mainly in how fast one
-// state is left: softplus full-three-state's 1.1205e-5 (seed 1 of the
-// report's row) and 1.0007e-5, where G is left much faster (GR's peak 69 ->
-// 4170). Between them, the chains' moves of every rate at once polish back
-// into the old funnel; scaling one state's exits (its occupation changes,
-// its routing does not) and re-solving crosses over in three accepted moves.
-// Which candidate polishes into the better funnel depends on the exact
-// point, so this is no guarantee (seeds 2-5 of the same row stay at
-// 1.1205e-5 and 1.4719e-5).
+// state is left. Between them, the chains' moves of every rate at once
+// polish back into the old funnel; scaling one state's exits (its occupation
+// changes, its routing does not) and re-solving crosses over: sigmoid
+// general-4 from 4 starts and 1 basin round (seed 1) goes from the minimum
+// 4.7982e-8 to 1.7794e-8 in four accepted moves (fit_explore_test). Which
+// candidate polishes into the better funnel depends on the exact point, so
+// this is no guarantee (softplus full-three-state stays at 1.1205e-5,
+// 1.1216e-5 or 1.4720e-5 at seeds 2-8 of the report's row).
 //
 // Each round (at most kTimeScaleRounds) tries every state with every factor
 // of kTimeScaleFactors and keeps the best if it improves by
