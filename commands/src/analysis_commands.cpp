@@ -93,8 +93,6 @@ const char* gradient_name(analysis::GradientMethod g) {
 
 namespace {
 
-using proofs_check::Verdict;
-
 // Checks the options; the problem they pose (with rho from --rho or --rho-factor).
 proofs_check::BernsteinProblem bernstein_problem(const BernsteinOptions& o, const activations::Activation& act,
                                                  const std::pair<solvers::Rational, solvers::Rational>& dom,
