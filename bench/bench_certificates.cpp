@@ -18,7 +18,7 @@
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/proofs_check/chain_sup.hpp"
 #include "ctmc/proofs_check/fit_optimality.hpp"
-#include "ctmc/reports/fit_certificates.hpp"
+#include "ctmc/commands/fit_certificates.hpp"
 
 using namespace ctmc;
 
@@ -39,7 +39,7 @@ int main() {
   fo.widen_on_bound = false;
   constexpr std::int64_t kBaselineBoxes = 50000;
   fmt::print("two-state optimum to {:g}% (boxes, seconds) | baseline: natural bound only (budget {} boxes)\n",
-             100 * reports::kOptimalityGap, kBaselineBoxes);
+             100 * commands::kOptimalityGap, kBaselineBoxes);
   fmt::print("{:<16} {:>10} {:>9} {:>8} | {:>10} {:>9} {:>8}\n", "target", "MSE", "boxes", "s", "gap", "boxes", "s");
   double total = 0, total_base = 0;
   std::vector<std::pair<analysis::FitTarget, std::vector<solvers::Model>>> models;
@@ -52,12 +52,12 @@ int main() {
     const auto p = analysis::make_fit_problem(t, {analysis::FitFamily::TwoState, 2});
     const double mse = analysis::evaluate_exactly(ms[0], p, 128).mse;
     proofs_check::OptimalityResult r, b;
-    const double s = seconds([&] { r = reports::certify_fit_optimum(p, mse, 128); });
+    const double s = seconds([&] { r = commands::certify_fit_optimum(p, mse, 128); });
     proofs_check::OptimalityOptions base;
-    base.rel_gap = reports::kOptimalityGap;
+    base.rel_gap = commands::kOptimalityGap;
     base.max_boxes = kBaselineBoxes;
     base.mean_value = false;
-    const double sb = seconds([&] { b = proofs_check::certify_optimality(reports::optimality_problem(p), mse, base); });
+    const double sb = seconds([&] { b = proofs_check::certify_optimality(commands::optimality_problem(p), mse, base); });
     total += s;
     total_base += sb;
     fmt::print("{:<16} {:>10.3e} {:>9} {:>8.3f} | {:>10} {:>9} {:>8.3f}{}\n", t.label, mse, r.boxes, s,
@@ -75,12 +75,12 @@ int main() {
     const auto p = analysis::make_fit_problem(t, {analysis::FitFamily::ThreeState, 3});
     const double mse = analysis::evaluate_exactly(ms[1], p, 128).mse;
     proofs_check::OptimalityOptions o;
-    o.rel_gap = reports::kOptimalityGap;
+    o.rel_gap = commands::kOptimalityGap;
     o.max_boxes = kThreeBoxes;
     proofs_check::OptimalityResult r, b;
-    const double s = seconds([&] { r = proofs_check::certify_optimality(reports::optimality_problem(p), mse, o); });
+    const double s = seconds([&] { r = proofs_check::certify_optimality(commands::optimality_problem(p), mse, o); });
     o.faces = false;
-    const double sb = seconds([&] { b = proofs_check::certify_optimality(reports::optimality_problem(p), mse, o); });
+    const double sb = seconds([&] { b = proofs_check::certify_optimality(commands::optimality_problem(p), mse, o); });
     auto gap = [](const proofs_check::OptimalityResult& x) {
       return x.lower_bound > 0 ? fmt::format("{:.3g}", x.gap) : std::string("none");
     };
@@ -97,11 +97,11 @@ int main() {
   for (const auto& [t, ms] : models)
     for (std::size_t k = 0; k < ms.size(); ++k) {
       const auto p = analysis::make_fit_problem(t, {analysis::FitFamily::TwoState, 2});
-      reports::SupCell c, cb;
-      const double s = seconds([&] { c = reports::try_certified_sup(ms[k], p); });
+      commands::SupCell c, cb;
+      const double s = seconds([&] { c = commands::try_certified_sup(ms[k], p); });
       proofs_check::ChainSupOptions o;
       o.centred = false;
-      const double sb = seconds([&] { cb = reports::try_certified_sup(ms[k], p, o); });
+      const double sb = seconds([&] { cb = commands::try_certified_sup(ms[k], p, o); });
       sup_total += s;
       sup_base += sb;
       fmt::print("{:<16} {:<12} {:>10} {:>8} {:>8.3f} | {:>10} {:>8} {:>8.3f}\n", t.label, names[k],

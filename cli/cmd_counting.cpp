@@ -12,7 +12,7 @@
 #include <string>
 
 #include "command.hpp"
-#include "ctmc/reports/commands.hpp"
+#include "ctmc/commands/counting.hpp"
 #include "ctmc/solvers/model.hpp"
 
 namespace ctmc::cli {
@@ -20,30 +20,29 @@ namespace {
 
 struct CountingCli {
   std::string model_path;
-  reports::CountingOptions opt;
+  commands::CountingOptions opt;
   bool use_double = false;
   bool exact = false;
   bool json = false;
 };
 
 void run_counting(CountingCli& o) {
-  o.opt.arithmetic = o.use_double ? reports::Arithmetic::Double
-                     : o.exact    ? reports::Arithmetic::Exact
-                                  : reports::Arithmetic::Mpfr;
+  o.opt.arithmetic = o.use_double ? commands::Arithmetic::Double
+                     : o.exact    ? commands::Arithmetic::Exact
+                                  : commands::Arithmetic::Mpfr;
   const auto model = solvers::read_model_file(o.model_path);
-  const auto j = reports::counting_json(model, o.model_path, o.opt);
+  const auto c = commands::run_counting(model, o.model_path, o.opt);
   if (o.json) {
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", commands::to_json(c).dump(2));
     return;
   }
-  fmt::print("model {} at H = {}, T = {}, start: {}\n", o.model_path, j["H"].get<std::string>(),
-             j["T"].get<std::string>(), j["start"].get<std::string>());
-  fmt::print("  E[N(T)]            = {}\n", j["mean"].get<std::string>());
-  fmt::print("  Var N(T)           = {}\n", j["variance"].get<std::string>());
-  fmt::print("  Var N(T) / E[N(T)] = {}\n", j["fano_T"].get<std::string>());
-  fmt::print("  rate lambda        = {}\n", j["rate"].get<std::string>());
-  fmt::print("  variance rate      = {}\n", j["variance_rate"].get<std::string>());
-  fmt::print("  Fano factor        = {}\n", j["fano"].get<std::string>());
+  fmt::print("model {} at H = {}, T = {}, start: {}\n", o.model_path, c.H, c.T, c.start);
+  fmt::print("  E[N(T)]            = {}\n", c.mean);
+  fmt::print("  Var N(T)           = {}\n", c.variance);
+  fmt::print("  Var N(T) / E[N(T)] = {}\n", c.fano_T);
+  fmt::print("  rate lambda        = {}\n", c.rate);
+  fmt::print("  variance rate      = {}\n", c.variance_rate);
+  fmt::print("  Fano factor        = {}\n", c.fano);
 }
 
 Register reg([](CLI::App& root) {

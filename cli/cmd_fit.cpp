@@ -19,19 +19,20 @@
 #include "ctmc/io/same_file.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
-#include "ctmc/reports/commands.hpp"
-#include "ctmc/reports/fit_certificates.hpp"
+#include "ctmc/commands/fit.hpp"
+#include "ctmc/commands/fit_certificates.hpp"
 
 namespace ctmc::cli {
 namespace {
 
 struct FitCliOptions {
-  reports::FitCommandOptions opt;
+  commands::FitCommandOptions opt;
   std::string warm_start, score;
+  bool no_widen = false;
   bool json = false;
 };
 
-void print_certificates(const reports::CertifyRun& c, const analysis::FitProblem& p) {
+void print_certificates(const commands::CertifyRun& c, const analysis::FitProblem& p) {
   if (c.sup) {
     const auto& s = *c.sup;
     fmt::print("sup |err|   {:.6e} certified over [{}, {}]{} (proven >= {:.6e} at H = {:.6g}; {} cells)\n", s.upper,
@@ -47,80 +48,57 @@ void print_certificates(const reports::CertifyRun& c, const analysis::FitProblem
   const auto& r = *c.optimum;
   fmt::print("optimum     {} family within the bounds: {} (lower bound {:.6e}, {} boxes{})\n",
              analysis::family_name(*c.family),
-             r.certified ? fmt::format("global optimum within {:g}% certified", 100 * reports::kOptimalityGap)
+             r.certified ? fmt::format("global optimum within {:g}% certified", 100 * commands::kOptimalityGap)
                          : fmt::format("gap {:.3g}% not closed", 100 * r.gap),
              r.lower_bound, r.boxes, r.exhausted ? ", budget exhausted" : "");
 }
 
-void score_model(const FitCliOptions& c, const analysis::FitProblem& p) {
+void score_model(const FitCliOptions& c) {
   const auto& o = c.opt;
-  const auto s = reports::run_score(o, p);
   // Certified before anything is printed: a bad --certify exits 2 with no output.
-  const auto cert = o.certify ? std::optional<reports::CertifyRun>(reports::run_certify(o, p, s.model, s.errors.mse, false))
-                              : std::nullopt;
+  const auto s = commands::run_score(o);
   if (c.json) {
-    auto j = reports::score_json(o, p, s);
-    if (cert) j["certificates"] = reports::certify_json(*cert);
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", commands::to_json(o, s).dump(2));
     return;
   }
+  const auto& p = s.problem;
   fmt::print("model       {} ({} states, {} transitions)\n", c.score, s.model.size(), s.model.transitions.size());
   fmt::print("target      {} * {}\n", o.alpha, p.activation.name);
   fmt::print("data        {}\n", p.data.description);
-  fmt::print("MSE         {:.6e}   (MPFR {} bits)\n", s.errors.mse, o.precision);
+  fmt::print("MSE         {:.6e}   (MPFR {} bits)\n", s.errors.mse, o.search.mpfr_bits);
   fmt::print("max |err|   {:.6e} at H = {:.6g}\n", s.errors.max_abs_error, s.errors.max_abs_error_at);
-  if (cert) print_certificates(*cert, p);
+  if (s.certificates) print_certificates(*s.certificates, p);
 }
 
-void run_fit(FitCliOptions& c) {
-  auto& o = c.opt;
-  if (!o.output.empty()) {
-    const std::string table = o.activation.rfind("table:", 0) == 0 ? o.activation.substr(6) : std::string();
-    io::refuse_outputs_over_inputs({{"--output", o.output}}, {o.samples, o.weights, c.warm_start, c.score, table});
-  }
-  if (!c.warm_start.empty()) o.warm_start = reports::model_file(c.warm_start);
-  if (!c.score.empty()) o.score = reports::model_file(c.score);
-  reports::check_fit_options(o);
-  if (!o.output.empty()) check_output_path(o.output, "--output");
-  const analysis::FitProblem p = reports::fit_problem(o);
-  if (o.score) {
-    score_model(c, p);
-    return;
-  }
-  const auto run = reports::run_fit(o, p);
-  const auto& fo = run.options;
-  const auto& r = run.result;
-  const auto& warm_mse = run.warm_mse;
-  const auto warm_states = run.warm_states;
-  const auto cert = o.certify ? std::optional<reports::CertifyRun>(reports::run_certify(o, p, r.model, r.mse, true))
-                              : std::nullopt;
-  if (c.json) {
-    auto j = solvers::model_to_json(r.model);
-    if (cert) j["meta"]["certificates"] = reports::certify_json(*cert);
-    fmt::print("{}\n", j.dump(2));
-    return;
-  }
+void print_warm_start(const FitCliOptions& c, const commands::FitCommandResult& out) {
+  const auto& fo = out.run.options;
+  const auto& r = out.run.result;
+  fmt::print("warm start  {}: MSE {:.6e} as given\n", c.warm_start, *out.run.warm_mse);
+  if (!fo.seeded_starts.empty())
+    fmt::print("  a {}-state chain, embedded in {} states; its splits are starts 1-{}\n", out.run.warm_states,
+               analysis::state_count(out.problem.family), fo.seeded_starts.size());
+  if (!r.warm_start_clamped.empty())
+    fmt::print("  clamped into the bounds: {}\n", fmt::join(r.warm_start_clamped, ", "));
+}
+
+void print_fit(const FitCliOptions& c, const commands::FitCommandResult& out) {
+  const auto& o = c.opt;
+  const auto& p = out.problem;
+  const auto& r = out.run.result;
   fmt::print("family      {}\n", analysis::family_name(r.family));
   fmt::print("target      {} * {}\n", o.alpha, p.activation.name);
   fmt::print("data        {}\n", p.data.description);
   fmt::print("bounds      offsets and slopes in [{}, {}], constant rates in [{}, {}]\n",
              p.bounds.lower(analysis::ParamKind::Offset), p.bounds.upper(analysis::ParamKind::Offset),
              p.bounds.lower(analysis::ParamKind::ConstRate), p.bounds.upper(analysis::ParamKind::ConstRate));
-  fmt::print("MSE         {:.6e}   (MPFR {} bits)\n", r.mse, o.precision);
+  fmt::print("MSE         {:.6e}   (MPFR {} bits)\n", r.mse, o.search.mpfr_bits);
   fmt::print("max |err|   {:.6e} at H = {:.6g}\n", r.max_abs_error, r.max_abs_error_at);
-  if (warm_mse) {
-    fmt::print("warm start  {}: MSE {:.6e} as given\n", c.warm_start, *warm_mse);
-    if (!fo.seeded_starts.empty())
-      fmt::print("  a {}-state chain, embedded in {} states; its splits are starts 1-{}\n", warm_states,
-                 analysis::state_count(p.family), fo.seeded_starts.size());
-    if (!r.warm_start_clamped.empty())
-      fmt::print("  clamped into the bounds: {}\n", fmt::join(r.warm_start_clamped, ", "));
-  }
+  if (out.run.warm_mse) print_warm_start(c, out);
   if (r.exact_warm_start)
     fmt::print("starts      1 (the warm start is exact up to rounding; random starts skipped)\n");
   else
-    fmt::print("starts      {} (seed {}), {} within 1% of the best MSE (best: start {})\n", o.starts, o.seed,
-               r.within_1pct, r.best_start);
+    fmt::print("starts      {} (seed {}), {} within 1% of the best MSE (best: start {})\n", o.search.starts,
+               o.search.seed, r.within_1pct, r.best_start);
   if (r.explore_points < p.data.h.size())
     fmt::print("exploration starts and basin hopping on {} of the {} points, then the best minima on all\n",
                r.explore_points, p.data.h.size());
@@ -140,8 +118,30 @@ void run_fit(FitCliOptions& c) {
       fmt::print("  bounds x{:<4g} MSE {:.6e}, max |err| {:.6e}{}\n", w.widen, w.mse, w.max_abs_error,
                  w.on_bound.empty() ? "" : " (still on a bound)");
   }
-  if (cert) print_certificates(*cert, p);
+  if (out.certificates) print_certificates(*out.certificates, p);
   if (!o.output.empty()) fmt::print("model       {}\n", o.output);
+}
+
+void run_fit(FitCliOptions& c) {
+  auto& o = c.opt;
+  o.search.widen_on_bound = !c.no_widen;
+  if (!o.output.empty()) {
+    const std::string table = o.activation.rfind("table:", 0) == 0 ? o.activation.substr(6) : std::string();
+    io::refuse_outputs_over_inputs({{"--output", o.output}}, {o.samples, o.weights, c.warm_start, c.score, table});
+  }
+  if (!c.warm_start.empty()) o.warm_start = commands::model_file(c.warm_start);
+  if (!c.score.empty()) o.score = commands::model_file(c.score);
+  commands::check_fit_options(o);
+  if (!o.output.empty()) check_output_path(o.output, "--output");
+  if (o.score) {
+    score_model(c);
+    return;
+  }
+  const auto out = commands::run_fit(o);
+  if (c.json)
+    fmt::print("{}\n", commands::to_json(out).dump(2));
+  else
+    print_fit(c, out);
 }
 
 Register reg([](CLI::App& root) {
@@ -157,19 +157,19 @@ Register reg([](CLI::App& root) {
       ->check(kNoMinus)->capture_default_str();
   cmd->add_option("--samples", o->opt.samples, "File of preactivations H, one per line (instead of the grid)");
   cmd->add_option("--weights", o->opt.weights, "File of weights >= 0: one per grid point, or one per value of --samples, in its order (filtered with them by --domain)");
-  cmd->add_option("--starts", o->opt.starts, "Multistart count")->capture_default_str();
-  cmd->add_option("--seed", o->opt.seed, "Seed of the starting points")
+  cmd->add_option("--starts", o->opt.search.starts, "Multistart count")->capture_default_str();
+  cmd->add_option("--seed", o->opt.search.seed, "Seed of the starting points")
       ->check(kNoMinus)->capture_default_str();
-  cmd->add_option("--threads", o->opt.threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")
+  cmd->add_option("--threads", o->opt.search.threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")
       ->capture_default_str();
   cmd->add_option("--alpha", o->opt.alpha, "Target scale alpha_fit (fixed, stored in the model's meta)")
       ->capture_default_str();
-  cmd->add_option("--rate-bound", o->opt.rate_bound, "Bound R: offsets, slopes in [-R, R], constant rates <= R")
+  cmd->add_option("--rate-bound", o->opt.bounds.rate_bound, "Bound R: offsets, slopes in [-R, R], constant rates <= R")
       ->capture_default_str();
-  cmd->add_option("--min-rate", o->opt.min_rate, "Lower bound of the constant rates")->capture_default_str();
-  cmd->add_option("--max-iterations", o->opt.max_iterations, "Levenberg-Marquardt iterations per start")
+  cmd->add_option("--min-rate", o->opt.bounds.min_const_rate, "Lower bound of the constant rates")->capture_default_str();
+  cmd->add_option("--max-iterations", o->opt.search.max_iterations, "Levenberg-Marquardt iterations per start")
       ->capture_default_str();
-  cmd->add_option("--basin-rounds", o->opt.basin_rounds,
+  cmd->add_option("--basin-rounds", o->opt.search.basin_rounds,
                   fmt::format("Basin-hopping rounds after the multistart (x{} for the closed-form families, x{} for "
                               "general on a subsample of the points; 0: none)",
                               analysis::search_tuning().closed_form_basin_factor,
@@ -177,10 +177,10 @@ Register reg([](CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--gradient", o->opt.gradient, "Jacobian: analytic, or jet (automatic differentiation, slower)")
       ->capture_default_str();
-  cmd->add_option("--precision", o->opt.precision, "MPFR bits of the MSE / max error re-evaluation")
+  cmd->add_option("--precision", o->opt.search.mpfr_bits, "MPFR bits of the MSE / max error re-evaluation")
       ->capture_default_str()
       ->check(CLI::Range(53u, 100000u));
-  cmd->add_flag("--no-widen", o->opt.no_widen, "Skip the refits with bounds x10 and x100 when the best fit is on a bound");
+  cmd->add_flag("--no-widen", o->no_widen, "Skip the refits with bounds x10 and x100 when the best fit is on a bound");
   cmd->add_option("--warm-start", o->warm_start,
                   "Model JSON to start from (start 0; e.g. a chain trained elsewhere), of the --family's shape: states "
                   "matched by name if it uses the family's (B, R / B, G, R / S0..S(n-1)), else by position. For "

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "ctmc/reports/commands.hpp"
+#include "ctmc/commands/flux.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/core/numeric_context.hpp"
 #include "ctmc/solvers/scalar.hpp"
@@ -19,38 +19,36 @@ namespace {
 
 struct FluxCli {
   std::string model_path;
-  reports::FluxOptions opt;
+  commands::FluxOptions opt;
   bool exact = false;
   bool use_double = false;
   bool json = false;
 };
 
 void run_flux(FluxCli& o) {
-  o.opt.arithmetic = o.exact ? reports::Arithmetic::Exact
-                     : o.use_double ? reports::Arithmetic::Double
-                                    : reports::Arithmetic::Mpfr;
+  o.opt.arithmetic = o.exact ? commands::Arithmetic::Exact
+                     : o.use_double ? commands::Arithmetic::Double
+                                    : commands::Arithmetic::Mpfr;
   const auto model = solvers::read_model_file(o.model_path);
-  const auto out = reports::flux_json(model, o.model_path, o.opt);
+  const auto out = commands::run_flux(model, o.model_path, o.opt);
   const unsigned bits = o.use_double ? 53 : ctmc::scoped_precision_bits(o.opt.precision);
   if (o.json) {
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", commands::to_json(out).dump(2));
     return;
   }
-  for (const auto& row : out) {
-    fmt::print("H = {}\n  flux = {}\n", row["H"].get<std::string>(), row["flux"].get<std::string>());
-    if (row.contains("closed_form_value")) {
-      fmt::print("  closed form ({}: {}) = {}\n", row["family"].get<std::string>(), row["closed_form"].get<std::string>(),
-                 row["closed_form_value"].get<std::string>());
-      if (row.contains("difference"))
-        fmt::print("  difference (exact) = {}\n", row["difference"].get<std::string>());
+  for (const auto& row : out.rows) {
+    fmt::print("H = {}\n  flux = {}\n", row.H, row.flux);
+    if (row.closed_form_value) {
+      fmt::print("  closed form ({}: {}) = {}\n", *row.family, row.closed_form, *row.closed_form_value);
+      if (row.difference)
+        fmt::print("  difference (exact) = {}\n", *row.difference);
       else
-        fmt::print("  relative difference = {:.3e} ({:.1f} correct bits of {})\n",
-                   row["relative_difference"].get<double>(), row["correct_bits"].get<double>(), bits);
-    } else if (row.contains("closed_form")) {
-      fmt::print("  closed form: {}\n", row["closed_form"].get<std::string>());
+        fmt::print("  relative difference = {:.3e} ({:.1f} correct bits of {})\n", *row.relative_difference,
+                   row.correct_bits, bits);
+    } else if (row.family) {
+      fmt::print("  closed form: {}\n", row.closed_form);
     }
-    // In state order (an ordered object); a lookup by name would be a linear scan per state.
-    for (const auto& p : row["pi"].items()) fmt::print("  pi[{}] = {}\n", p.key(), p.value().get<std::string>());
+    for (const auto& [state, pi] : row.pi) fmt::print("  pi[{}] = {}\n", state, pi);
   }
 }
 

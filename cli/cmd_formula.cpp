@@ -7,10 +7,9 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "ctmc/reports/commands.hpp"
+#include "ctmc/commands/formula.hpp"
 #include "ctmc/solvers/latex_text.hpp"
 #include "ctmc/solvers/model.hpp"
-#include "ctmc/solvers/tree_theorem.hpp"
 
 namespace ctmc::cli {
 namespace {
@@ -23,36 +22,29 @@ struct FormulaOptions {
 
 void run_formula(const FormulaOptions& o) {
   const auto model = solvers::read_model_file(o.model_path);
+  const auto f = commands::run_formula(model, o.model_path);
   if (o.json) {
-    fmt::print("{}\n", reports::formula_json(model, o.model_path).dump(2));
+    fmt::print("{}\n", commands::to_json(f).dump(2));
     return;
   }
-  const auto f = solvers::flux_formula(model, o.model_path);
-  const auto& tree = f.tree;
   if (o.latex) {
     // Symbols, then the formula, as LaTeX lines ready to paste. State names
     // are the user's text: escaped, even in the comment lines (a newline in
     // a name would end the comment).
-    for (const auto& s : f.symbols.legend) {
-      const auto& t = model.transitions[s.transition];
-      fmt::print("% {} : {} -> {}{} = {}\n", s.latex, solvers::latex_text(model.states[t.from]),
-                 solvers::latex_text(model.states[t.to]), t.spike ? " (spike)" : "", s.rate_text);
-    }
-    for (std::size_t i = 0; i < model.size(); ++i)
-      fmt::print("w_{{\\mathrm{{{}}}}} = {}\n", solvers::latex_text(model.states[i]), tree.tree_sums[i].to_latex());
+    for (const auto& s : f.symbols)
+      fmt::print("% {} : {} -> {}{} = {}\n", s.latex, solvers::latex_text(s.from), solvers::latex_text(s.to),
+                 s.spike ? " (spike)" : "", s.rate);
+    for (std::size_t i = 0; i < f.states.size(); ++i)
+      fmt::print("w_{{\\mathrm{{{}}}}} = {}\n", solvers::latex_text(f.states[i]), f.tree_sums_latex[i]);
     fmt::print("{}\n", f.latex);
     return;
   }
-  fmt::print("model: {} ({} states, {} transitions)\n", o.model_path, model.size(), model.transitions.size());
+  fmt::print("model: {} ({} states, {} transitions)\n", o.model_path, f.states.size(), f.transitions);
   fmt::print("symbols:\n");
-  for (const auto& s : f.symbols.legend) {
-    const auto& t = model.transitions[s.transition];
-    fmt::print("  {} = {}   [{} -> {}{}]\n", s.name, s.rate_text, model.states[t.from], model.states[t.to],
-               t.spike ? ", spike" : "");
-  }
-  fmt::print("stationary numerators (pi_i = w_i / sum_j w_j; {} spanning in-trees):\n", tree.trees);
-  for (std::size_t i = 0; i < model.size(); ++i)
-    fmt::print("  w_{} = {}\n", model.states[i], tree.tree_sums[i].to_text());
+  for (const auto& s : f.symbols)
+    fmt::print("  {} = {}   [{} -> {}{}]\n", s.symbol, s.rate, s.from, s.to, s.spike ? ", spike" : "");
+  fmt::print("stationary numerators (pi_i = w_i / sum_j w_j; {} spanning in-trees):\n", f.spanning_trees);
+  for (std::size_t i = 0; i < f.states.size(); ++i) fmt::print("  w_{} = {}\n", f.states[i], f.tree_sums[i]);
   fmt::print("stationary flux:\n  {}\n", f.text);
   fmt::print("LaTeX:\n  {}\n", f.latex);
 }

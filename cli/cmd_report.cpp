@@ -9,7 +9,7 @@
 
 #include "command.hpp"
 #include "ctmc/io/same_file.hpp"
-#include "ctmc/reports/command_text.hpp"
+#include "ctmc/commands/command_text.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/core/errors.hpp"
@@ -85,7 +85,7 @@ Register reg([](CLI::App& root) {
       try {
         rc = run_one(def);
       } catch (const InputError& e) {
-        fmt::print(stderr, "ctmc-snn: report {}: {}\n", def.name, reports::option_message(e));
+        fmt::print(stderr, "ctmc-snn: report {}: {}\n", def.name, commands::option_message(e));
         rc = 2;
       } catch (const CheckFailed& e) {
         fmt::print(stderr, "ctmc-snn: report {}: check failed: {}\n", def.name, e.what());

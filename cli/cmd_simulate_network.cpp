@@ -12,12 +12,14 @@
 // integrate-and-fire baseline on the same network (if_baseline.hpp).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "command.hpp"
 #include "data_options.hpp"
-#include "ctmc/reports/commands.hpp"
+#include "ctmc/commands/simulate_network.hpp"
 #include "ctmc/sim/manifest.hpp"
+#include "ctmc/sim/sampler.hpp"
 #include "ctmc/sim/tensor_inputs.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"
@@ -28,13 +30,74 @@ namespace {
 struct SimNetOptions {
   std::string net, neurons;
   sim::DataSource data;
-  reports::NetworkCommandOptions cmd;
+  commands::NetworkCommandOptions cmd;
   bool json = false;
 };
 
-void run(const SimNetOptions& c) {
+constexpr double kPercent = 100.0;
+
+// On stderr in both output modes: the flux there is the chain's
+// extrapolation, not a fit of the activation.
+void warn_outside_fit_domain(const sim::NetworkSimResult& r) {
+  for (std::size_t l = 0; l < r.alpha.size(); ++l)
+    if (!std::isnan(r.fit_domain[l].first) && r.outside_fit_domain[l] > 0)
+      fmt::print(stderr,
+                 "warning: layer {}: {:.3g}% of the mean-field inputs H lie outside the neuron model's fit domain "
+                 "[{}, {}] (meta.domain); its flux there is extrapolated, not fitted\n",
+                 l + 1, kPercent * r.outside_fit_domain[l], r.fit_domain[l].first, r.fit_domain[l].second);
+}
+
+void print_layers(const commands::NetworkCommandResult& res) {
+  const auto& r = res.sim;
+  for (std::size_t l = 0; l < r.alpha.size(); ++l) {
+    fmt::print("  layer {}: {} (alpha_fit {:.6g}), q99 = {:.6g}, alpha = {:.6g}", l + 1, res.neurons[l],
+               r.alpha_fit[l], r.q99[l], r.alpha[l]);
+    if (!std::isnan(r.fit_domain[l].first))
+      fmt::print(", fit domain [{}, {}] ({:.3g}% of mean-field inputs outside)", r.fit_domain[l].first,
+                 r.fit_domain[l].second, kPercent * r.outside_fit_domain[l]);
+    fmt::print("\n");
+  }
+}
+
+void print_if_baseline(const commands::NetworkCommandOptions& o, const sim::IfResult& ifr) {
+  fmt::print("IF baseline ({} normalisation, v0 = {}, T = {} steps, reset by subtraction): A_IF = {:.2f}%, "
+             "A_ANN - A_IF = {:.2f} pp, SynOps per sample = {:.1f} (sd {:.1f}), spikes per neuron = {:.4f}\n",
+             o.if_norm, o.v0, o.if_steps, kPercent * ifr.acc_if, kPercent * (ifr.acc_ann - ifr.acc_if),
+             ifr.synops_mean, ifr.synops_sd, ifr.spikes_per_neuron);
+}
+
+void print_text(const SimNetOptions& c, const commands::NetworkCommandResult& res) {
   const auto& o = c.cmd;
-  reports::NetworkInputs in;
+  const auto& r = res.sim;
+  fmt::print("network {} on {} test images of {}; T = {}, dt = {} ({} steps), tau = {}, r = {}, scale {}\n", c.net,
+             r.samples, res.data, o.opt.snn.T, o.opt.snn.dt, r.steps, o.opt.snn.tau, o.opt.rate, o.scale);
+  fmt::print("sampler {}: {}\nreadout {}; {} trial(s), seed {}\n", o.sampler, sim::sampler_rule(res.run.snn.sampler),
+             o.readout, o.opt.trials, o.opt.seed);
+  if (o.trace_weight != "integral" || o.output_scale != "logits" || o.subset != "all" || !o.layer_alpha.empty())
+    fmt::print("conventions: trace weight {}, output scale {}, test subset {}{}\n", o.trace_weight, o.output_scale,
+               o.subset, o.layer_alpha.empty() ? "" : ", layer alpha " + o.layer_alpha);
+  print_layers(res);
+  const double ann = kPercent * r.acc_ann, mf = kPercent * r.acc_mf, snn = kPercent * r.acc_snn_mean;
+  if (o.opt.trials > 1)
+    fmt::print("A_ANN = {:.2f}%\nA_MF  = {:.2f}%\nA_SNN = {:.2f}% (sd {:.2f} over {} trials)\n", ann, mf, snn,
+               kPercent * r.acc_snn_sd, o.opt.trials);
+  else
+    fmt::print("A_ANN = {:.2f}%\nA_MF  = {:.2f}%\nA_SNN = {:.2f}% (1 trial: no sd)\n", ann, mf, snn);
+  fmt::print("A_ANN - A_SNN = {:.2f} pp = (A_ANN - A_MF) {:.2f} pp + (A_MF - A_SNN) {:.2f} pp\n",
+             kPercent * (r.acc_ann - r.acc_snn_mean), kPercent * (r.acc_ann - r.acc_mf),
+             kPercent * (r.acc_mf - r.acc_snn_mean));
+  fmt::print("SynOps per sample = {:.1f} (sd {:.1f} over samples); spikes per neuron per sample = {:.4f} (over the {} "
+             "CTMC neurons of the spiking layers: the output layer too with --readout spike); CTMC transitions per "
+             "sample = {:.1f}\n",
+             r.synops_mean, r.synops_sd, r.spikes_per_neuron, r.spiking_neurons, r.transitions_per_sample);
+  if (res.if_baseline) print_if_baseline(o, *res.if_baseline);
+  if (res.run.snn.sampler == sim::SamplerKind::Euler)
+    fmt::print("euler: {} neuron-steps had rate*dt summing above 1 and were renormalized{}\n", r.euler_renormalized,
+               r.euler_renormalized ? " (FLAGGED: dt too large for these rates)" : "");
+}
+
+void run(const SimNetOptions& c) {
+  commands::NetworkInputs in;
   in.neurons = [&] {
     std::vector<sim::NeuronModel> neurons;
     for (const auto& path : ctmc::split_input_list(c.neurons, "--neurons"))
@@ -46,65 +109,12 @@ void run(const SimNetOptions& c) {
   in.data = [&] { return sim::load_data(c.data); };
   in.net_name = c.net;
   in.data_name = sim::data_source_text(c.data);
-  const auto j = reports::simulate_network_json(o, in);
-  const double pp = 100.0;
-  // On stderr in both output modes: the flux there is the chain's
-  // extrapolation, not a fit of the activation.
-  for (const auto& l : j["layers"])
-    if (l.contains("fit_domain") && l["mean_field_inputs_outside_fit_domain"].get<double>() > 0)
-      fmt::print(stderr,
-                 "warning: layer {}: {:.3g}% of the mean-field inputs H lie outside the neuron model's fit domain "
-                 "[{}, {}] (meta.domain); its flux there is extrapolated, not fitted\n",
-                 l["layer"].get<std::size_t>(), pp * l["mean_field_inputs_outside_fit_domain"].get<double>(),
-                 l["fit_domain"][0].get<double>(), l["fit_domain"][1].get<double>());
-  if (c.json) {
-    fmt::print("{}\n", j.dump(2));
-    return;
-  }
-  fmt::print("network {} on {} test images of {}; T = {}, dt = {} ({} steps), tau = {}, r = {}, scale {}\n", c.net,
-             j["test_images"].get<int>(), in.data_name, o.opt.snn.T, o.opt.snn.dt, j["steps"].get<std::int64_t>(),
-             o.opt.snn.tau, o.opt.rate, o.scale);
-  fmt::print("sampler {}: {}\nreadout {}; {} trial(s), seed {}\n", o.sampler, j["sampler_rule"].get<std::string>(),
-             o.readout, o.opt.trials, o.opt.seed);
-  if (o.trace_weight != "integral" || o.output_scale != "logits" || o.subset != "all" || !o.layer_alpha.empty())
-    fmt::print("conventions: trace weight {}, output scale {}, test subset {}{}\n", o.trace_weight, o.output_scale,
-               o.subset, o.layer_alpha.empty() ? "" : ", layer alpha " + o.layer_alpha);
-  for (const auto& l : j["layers"]) {
-    fmt::print("  layer {}: {} (alpha_fit {:.6g}), q99 = {:.6g}, alpha = {:.6g}", l["layer"].get<int>(),
-               l["neuron"].get<std::string>(), l["alpha_fit"].get<double>(), l["q99"].get<double>(),
-               l["alpha"].get<double>());
-    if (l.contains("fit_domain"))
-      fmt::print(", fit domain [{}, {}] ({:.3g}% of mean-field inputs outside)", l["fit_domain"][0].get<double>(),
-                 l["fit_domain"][1].get<double>(), pp * l["mean_field_inputs_outside_fit_domain"].get<double>());
-    fmt::print("\n");
-  }
-  if (o.opt.trials > 1)
-    fmt::print("A_ANN = {:.2f}%\nA_MF  = {:.2f}%\nA_SNN = {:.2f}% (sd {:.2f} over {} trials)\n", j["A_ANN"].get<double>(),
-               j["A_MF"].get<double>(), j["A_SNN_mean"].get<double>(), j["A_SNN_sd"].get<double>(), o.opt.trials);
+  const auto res = commands::run_simulate_network(c.cmd, in);
+  warn_outside_fit_domain(res.sim);
+  if (c.json)
+    fmt::print("{}\n", commands::to_json(res).dump(2));
   else
-    fmt::print("A_ANN = {:.2f}%\nA_MF  = {:.2f}%\nA_SNN = {:.2f}% (1 trial: no sd)\n", j["A_ANN"].get<double>(),
-               j["A_MF"].get<double>(), j["A_SNN_mean"].get<double>());
-  fmt::print("A_ANN - A_SNN = {:.2f} pp = (A_ANN - A_MF) {:.2f} pp + (A_MF - A_SNN) {:.2f} pp\n",
-             j["gap"].get<double>(), j["mean_field_mismatch"].get<double>(), j["sampling_gap"].get<double>());
-  fmt::print("SynOps per sample = {:.1f} (sd {:.1f} over samples); spikes per neuron per sample = {:.4f} (over the {} "
-             "CTMC neurons of the spiking layers: the output layer too with --readout spike); CTMC transitions per "
-             "sample = {:.1f}\n",
-             j["synops_per_sample_mean"].get<double>(), j["synops_per_sample_sd"].get<double>(),
-             j["spikes_per_neuron"].get<double>(), j["spiking_neurons"].get<std::size_t>(),
-             j["transitions_per_sample"].get<double>());
-  if (j.contains("if_baseline")) {
-    const auto& ifb = j["if_baseline"];
-    fmt::print("IF baseline ({} normalisation, v0 = {}, T = {} steps, reset by subtraction): A_IF = {:.2f}%, "
-               "A_ANN - A_IF = {:.2f} pp, SynOps per sample = {:.1f} (sd {:.1f}), spikes per neuron = {:.4f}\n",
-               o.if_norm, o.v0, o.if_steps, ifb["A_IF"].get<double>(), ifb["gap"].get<double>(),
-               ifb["synops_per_sample_mean"].get<double>(), ifb["synops_per_sample_sd"].get<double>(),
-               ifb["spikes_per_neuron"].get<double>());
-  }
-  if (j.contains("euler_renormalized_steps")) {
-    const auto renormalized = j["euler_renormalized_steps"].get<std::uint64_t>();
-    fmt::print("euler: {} neuron-steps had rate*dt summing above 1 and were renormalized{}\n", renormalized,
-               renormalized ? " (FLAGGED: dt too large for these rates)" : "");
-  }
+    print_text(c, res);
 }
 
 Register reg([](CLI::App& root) {

@@ -15,9 +15,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "command.hpp"
-#include "ctmc/reports/commands.hpp"
+#include "ctmc/commands/simulate_neuron.hpp"
 #include "ctmc/core/errors.hpp"
 
 namespace ctmc::cli {
@@ -25,65 +26,59 @@ namespace {
 
 struct Options {
   std::string model_path;
-  reports::NeuronSimOptions opt;
+  commands::NeuronSimOptions opt;
   double max_memory_gib = 4;
   bool json = false;
 };
+
+// z as a number of standard errors; "inf" where the exact value has no
+// spread and the sample differs from it, "n/a" where it cannot be judged.
+std::string z_text(double z) {
+  if (std::isnan(z)) return "n/a";
+  if (std::abs(z) >= 1e6) return z > 0 ? "inf" : "-inf";
+  return fmt::format("{:.2f}", z);
+}
+
+void print_text(const Options& c, const commands::NeuronSimResult& r) {
+  const auto& e = r.empirical;
+  const auto& x = r.exact;
+  const auto& a = r.agreement;
+  fmt::print("model {} at H = {}, T = {}, alpha = {}: {} trials (seed {}, start {}), {} transitions\n", c.model_path,
+             r.H, r.T, r.alpha, r.trials, r.seed, r.start, r.transitions);
+  fmt::print("{:<30}{:>16}{:>16}{:>12}\n", "", "empirical", "exact", "z (se)");
+  fmt::print("{:<30}{:>16.6g}{:>16.6g}{:>12}\n", "E[N(T)]", e.mean_count, x.mean_count, z_text(a.z_mean));
+  fmt::print("{:<30}{:>16.6g}{:>16.6g}{:>12}\n", "Var N(T)", e.variance_count, x.variance_count,
+             z_text(a.z_variance.value_or(NAN)));
+  fmt::print("{:<30}{:>16.6g}{:>16.6g}\n", "rate N(T)/T", e.rate, x.rate);
+  fmt::print("{:<30}{:>16}{:>16.6g}\n", r.alpha == 1 ? "stationary flux F(H)" : "stationary flux alpha F(H)", "",
+             x.stationary_flux);
+  fmt::print("{:<30}{:>16.6g}{:>16.6g}\n", "Var N(T)/T (exact: T -> inf)", e.variance_per_time,
+             x.asymptotic_variance_rate);
+  fmt::print("state occupancy (empirical / stationary):");
+  for (const auto& o : r.occupancy) fmt::print(" {} {:.4f}/{:.4f}", o.state, o.empirical, o.stationary);
+  fmt::print("\n");
+  const char* relation = a.ok ? "<" : ">=";
+  if (a.checked && !a.variance_tested)
+    fmt::print("agreement: |z| {} {} for the mean ({}); the variance is not judged: every trial counted {} "
+               "spikes, so the sample gives no standard error for it\n",
+               relation, a.threshold, a.ok ? "ok" : "FAILED", e.mean_count);
+  else if (a.checked)
+    fmt::print("agreement: |z| {} {} for the mean and the variance ({})\n", relation, a.threshold,
+               a.ok ? "ok" : "FAILED");
+  else
+    fmt::print("agreement not checked: fewer than {} trials\n", commands::kMinCheckedTrials);
+}
 
 void run(Options& c) {
   if (!(c.max_memory_gib > 0) || !(c.max_memory_gib <= 1e6))
     throw InputError(fmt::format("--max-memory: {} is not a number of GiB in (0, 1e6]", c.max_memory_gib));
   c.opt.max_memory_bytes = static_cast<std::uint64_t>(c.max_memory_gib * static_cast<double>(std::uint64_t(1) << 30));
-  const auto& o = c.opt;
-  const auto j = reports::simulate_neuron_json(reports::model_file(c.model_path), o);
-  const auto& empirical = j["empirical"];
-  const auto& exact = j["exact"];
-  const auto& agreement = j["agreement"];
-  const double z_mean = agreement["z_mean"].get<double>();
-  const bool var_testable = agreement["variance_tested"].get<bool>();
-  const double z_var = var_testable ? agreement["z_variance"].get<double>() : NAN;
-  const double kZ = agreement["threshold"].get<double>();
-  const bool checked = agreement["checked"].get<bool>(), ok = agreement["ok"].get<bool>();
-  const double mean = empirical["mean_count"].get<double>(), variance = empirical["variance_count"].get<double>();
-  const double exact_mean = exact["mean_count"].get<double>(), exact_variance = exact["variance_count"].get<double>();
-  if (c.json) {
-    fmt::print("{}\n", j.dump(2));
-  } else {
-    fmt::print("model {} at H = {}, T = {}, alpha = {}: {} trials (seed {}, start {}), {} transitions\n",
-               c.model_path, j["H"].get<std::string>(), o.T, o.alpha, o.trials, o.seed, o.start,
-               j["transitions"].get<std::uint64_t>());
-    // z as a number of standard errors; "inf" where the exact value has no
-    // spread and the sample differs from it, "n/a" where it cannot be judged.
-    auto z_text = [](double z) {
-      if (std::isnan(z)) return std::string("n/a");
-      if (std::abs(z) >= 1e6) return std::string(z > 0 ? "inf" : "-inf");
-      return fmt::format("{:.2f}", z);
-    };
-    fmt::print("{:<30}{:>16}{:>16}{:>12}\n", "", "empirical", "exact", "z (se)");
-    fmt::print("{:<30}{:>16.6g}{:>16.6g}{:>12}\n", "E[N(T)]", mean, exact_mean, z_text(z_mean));
-    fmt::print("{:<30}{:>16.6g}{:>16.6g}{:>12}\n", "Var N(T)", variance, exact_variance, z_text(z_var));
-    fmt::print("{:<30}{:>16.6g}{:>16.6g}\n", "rate N(T)/T", empirical["rate"].get<double>(),
-               exact["rate"].get<double>());
-    fmt::print("{:<30}{:>16}{:>16.6g}\n", o.alpha == 1 ? "stationary flux F(H)" : "stationary flux alpha F(H)", "",
-               exact["stationary_flux"].get<double>());
-    fmt::print("{:<30}{:>16.6g}{:>16.6g}\n", "Var N(T)/T (exact: T -> inf)", empirical["variance_per_time"].get<double>(),
-               exact["asymptotic_variance_rate"].get<double>());
-    fmt::print("state occupancy (empirical / stationary):");
-    for (const auto& occ : j["occupancy"].items())
-      fmt::print(" {} {:.4f}/{:.4f}", occ.key(), occ.value()["empirical"].get<double>(),
-                 occ.value()["stationary"].get<double>());
-    fmt::print("\n");
-    if (checked && !var_testable)
-      fmt::print("agreement: |z| {} {} for the mean ({}); the variance is not judged: every trial counted {} "
-                 "spikes, so the sample gives no standard error for it\n",
-                 ok ? "<" : ">=", kZ, ok ? "ok" : "FAILED", mean);
-    else if (checked)
-      fmt::print("agreement: |z| {} {} for the mean and the variance ({})\n", ok ? "<" : ">=", kZ,
-                 ok ? "ok" : "FAILED");
-    else
-      fmt::print("agreement not checked: fewer than {} trials\n", reports::kMinCheckedTrials);
-  }
-  if (!ok) throw ExitStatus{1};
+  const auto r = commands::run_simulate_neuron(commands::model_file(c.model_path), c.opt);
+  if (c.json)
+    fmt::print("{}\n", commands::to_json(r).dump(2));
+  else
+    print_text(c, r);
+  if (!r.agreement.ok) throw ExitStatus{1};
 }
 
 Register reg([](CLI::App& root) {

@@ -19,7 +19,7 @@
 
 #include "command.hpp"
 #include "data_options.hpp"
-#include "ctmc/reports/command_text.hpp"
+#include "ctmc/commands/command_text.hpp"
 #include "output_path.hpp"
 #include "ctmc/io/same_file.hpp"
 #include "ctmc/sim/atomic_write.hpp"
@@ -78,9 +78,9 @@ void run(SweepOptions o) {
   sim::SweepSpec& s = o.spec;
   s.nets = ctmc::split_input_list(o.nets, "--net");
   s.neurons = ctmc::split_input_list(o.neurons, "--neurons");
-  s.taus = reports::number_list(o.taus, "--tau");
-  s.rates = reports::number_list(o.rates, "--rate");
-  s.T = reports::number_list(o.T, "--T");
+  s.taus = commands::number_list(o.taus, "--tau");
+  s.rates = commands::number_list(o.rates, "--rate");
+  s.T = commands::number_list(o.T, "--T");
   s.samplers.clear();
   for (const auto& name : ctmc::split_input_list(o.samplers, "--sampler")) s.samplers.push_back(sim::parse_sampler(name));
   s.readout = sim::parse_readout(o.readout);
@@ -88,7 +88,7 @@ void run(SweepOptions o) {
   s.trace_weight = sim::parse_trace_weight(o.trace_weight);
   s.output_scale = sim::parse_output_scale(o.output_scale);
   s.subset = sim::parse_test_subset(o.subset);
-  if (!o.layer_alpha.empty()) s.layer_alpha = reports::layer_alpha_list(o.layer_alpha);
+  if (!o.layer_alpha.empty()) s.layer_alpha = commands::layer_alpha_list(o.layer_alpha);
   const sim::Shard shard = o.shard.empty() ? sim::Shard{} : sim::parse_shard(o.shard);
   if (!(o.max_memory_gib > 0) || !(o.max_memory_gib <= 1e6))
     throw InputError(fmt::format("--max-memory: {} is not a number of GiB in (0, 1e6]", o.max_memory_gib));

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ctmc/reports/limits.hpp"
+#include "ctmc/commands/limits.hpp"
 
 namespace ctmc::cli {
 
@@ -55,16 +55,16 @@ inline const CLI::Validator kNoMinus(
     "", "NO_MINUS");
 
 // The most threads any command runs (main.cpp cuts OMP_NUM_THREADS down to it).
-using reports::kMaxThreads;
+using commands::kMaxThreads;
 
-// --threads: reports::checked_threads as the option's check (text that is not
+// --threads: commands::checked_threads as the option's check (text that is not
 // a whole number is left to CLI11's conversion, which names it).
 inline const CLI::Validator kThreadCount(
     [](std::string& text) {
       int threads = 0;
       if (!CLI::detail::lexical_cast(text, threads)) return std::string();
       try {
-        reports::checked_threads(threads);
+        commands::checked_threads(threads);
       } catch (const InputError& e) {
         return e.detail();
       }

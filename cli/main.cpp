@@ -15,7 +15,7 @@
 
 #include "command.hpp"
 #include "ctmc/analysis/solver_logging.hpp"
-#include "ctmc/reports/command_text.hpp"
+#include "ctmc/commands/command_text.hpp"
 #include "ctmc/core/errors.hpp"
 
 namespace ctmc::cli {
@@ -66,7 +66,7 @@ void refuse_empty_values(CLI::App& app) {
 }
 
 int fail(int status, const std::string& message) {
-  std::cerr << ctmc::reports::one_line(message) << "\n";
+  std::cerr << ctmc::commands::one_line(message) << "\n";
   return status;
 }
 
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
   } catch (const ExitStatus& s) {
     return s.code;
   } catch (const ctmc::InputError& e) {
-    return fail(2, "ctmc-snn: " + ctmc::reports::option_message(e));
+    return fail(2, "ctmc-snn: " + ctmc::commands::option_message(e));
   } catch (const ctmc::CheckFailed& e) {
     return fail(1, std::string("ctmc-snn: check failed: ") + e.what());
   } catch (const std::bad_alloc&) {

@@ -20,7 +20,8 @@ ALLOWED = {
     "analysis": {"core", "io", "solvers", "activations"},
     "proofs_check": {"core", "io", "solvers", "activations"},
     "sim": {"core", "io", "solvers", "activations"},
-    "reports": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim"},
+    "commands": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim"},
+    "reports": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim", "commands"},
 }
 MODULES = set(ALLOWED)
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]ctmc/([a-z_]+)/')

@@ -206,7 +206,7 @@ def stationary(model: Model, H: _Union[Number, _Sequence[Number]], mode: str = _
     _check_mode(mode)
     many = _is_many(H)
     items = _h_items(H) if many else _h_items([H])
-    rows = _json.loads(_core.flux(*_model(model), items, mode, _uint(precision, "--precision")))
+    rows = _core.flux(*_model(model), items, mode, _uint(precision, "--precision"))
     rows = [_row(r, mode) for r in rows]
     return rows if many else rows[0]
 
@@ -239,8 +239,8 @@ def counting(model: Model, H: Number, T: Number, start: _Optional[str] = _D["cou
     beside them; "double": floats.
     """
     _check_mode(mode)
-    d = _json.loads(_core.counting(*_model(model), exact_text(H, "--H"), exact_text(T, "--T"),
-                                  "" if start is None else str(start), mode, _uint(precision, "--precision")))
+    d = _core.counting(*_model(model), exact_text(H, "--H"), exact_text(T, "--T"), "" if start is None else str(start),
+                      mode, _uint(precision, "--precision"))
     keys = ("mean", "variance", "fano_T", "rate", "variance_rate", "fano")
     for k in keys:
         v = d[k]
@@ -261,7 +261,7 @@ def formula(model: Model) -> dict:
 
     d["flux"]["latex"] is the LaTeX of F = num / den; d["symbols"] the legend.
     """
-    return _json.loads(_core.formula(*_model(model)))
+    return _core.formula(*_model(model))
 
 
 # ---------------------------------------------------------------- proofs_check
@@ -276,11 +276,11 @@ def bernstein(activation: str, domain: _Union[str, _Sequence[Number]], N: _Optio
     Give N (sup error and bounds at N) or eps (smallest N). d["refuted"] counts
     refuted claims (the CLI then exits 1).
     """
-    return _json.loads(_core.bernstein(
+    return _core.bernstein(
         str(activation), _domain(domain), "" if rho is None else exact_text(rho, "--rho"),
         "" if rho_factor is None else exact_text(rho_factor, "--rho-factor"), None if N is None else _int(N, "--N"),
         "" if eps is None else exact_text(eps, "--eps"), _uint(precision, "--precision"), _int(cap, "--cap"),
-        _float(bracket, "--bracket")))
+        _float(bracket, "--bracket"))
 
 
 # ---------------------------------------------------------------- analysis
@@ -326,7 +326,7 @@ def _fit_common(activation, domain, samples, weights, kw):
 
 def _run_with_files(fn, args, files):
     try:
-        return _json.loads(fn(args))
+        return fn(args)
     except ValueError as e:
         msg = str(e)
         for f in files:
@@ -415,11 +415,10 @@ def simulate_neuron(model: Model, H: Number, T: float, trials: int = _D["simulat
     Empirical N(T) statistics beside the exact ones, z-scores and "ok"; also
     "counts", every trial's N(T) (numpy uint64).
     """
-    d = _json.loads(_core.simulate_neuron(*_model(model), {
+    d = _core.simulate_neuron(*_model(model), {
         "H": exact_text(H, "--H"), "T": _float(T, "--T"), "trials": _uint(trials, "--trials", 64),
         "seed": _uint(seed, "--seed", 64), "threads": _int(threads, "--threads"), "start": str(start),
-        "alpha": _float(alpha, "--alpha")}))
-    d["counts"] = _np.array(d["counts"], dtype=_np.uint64)
+        "alpha": _float(alpha, "--alpha")})
     return d
 
 
@@ -545,10 +544,7 @@ def simulate_network(net: _Any, data: _Any, neurons: _Union[Model, _Sequence[Mod
         raise ValueError(f"data: expected a folder or a dict of arrays, got {type(data).__name__}")
     ns = neurons if isinstance(neurons, (list, tuple)) else [neurons]
     args["neurons"] = [_model(n) for n in ns]
-    d = _json.loads(_core.simulate_network(args))
-    d["predictions"] = _np.array(d["predictions"], dtype=_np.int64)
-    d["synops"] = _np.array(d["synops"], dtype=_np.float64)
-    return d
+    return _core.simulate_network(args)
 
 
 # ---------------------------------------------------------------- claims

@@ -3,8 +3,8 @@
 
 #include "core.hpp"
 #include "ctmc/reports/check.hpp"
-#include "ctmc/reports/commands.hpp"
-#include "ctmc/reports/limits.hpp"
+#include "ctmc/commands/limits.hpp"
+#include "ctmc/commands/model_input.hpp"
 #include "ctmc/core/errors.hpp"
 
 namespace ctmc::python {
@@ -13,8 +13,8 @@ std::string check_json(const std::string& claims_path, const std::string& out_ro
                        int threads, unsigned precision, const std::string& base_dir, bool allow_outside_paths,
                        bool allow_unchecked, int* status) {
   // The CLI's ranges for --threads and --precision.
-  reports::checked_threads(threads);
-  reports::checked_precision(precision);
+  commands::checked_threads(threads);
+  commands::checked_precision(precision);
   reports::ReportContext ctx;
   ctx.seed = seed;
   ctx.threads = threads;

@@ -1,6 +1,5 @@
-// simulate neuron, simulate network: argument conversion over
-// reports/commands.hpp, the bodies the CLI runs; the network also from
-// in-memory weights and images.
+// simulate network: argument conversion over the command layer, the body
+// the CLI runs, the network also from in-memory weights and images.
 #include <fmt/format.h>
 
 #include "core.hpp"
@@ -104,14 +103,8 @@ sim::DatasetSplit data_of(const NetworkArgs& a) {
 
 }  // namespace
 
-std::string simulate_neuron_json(const ModelInput& mi, const NeuronArgs& o) {
-  // Beyond the CLI's document: the count of every trial (for the user's own statistics).
-  return reports::simulate_neuron_json(mi, o, true).dump();
-}
-
-std::string simulate_network_json(const NetworkArgs& a) {
-  const reports::NetworkCommandOptions& o = a.options;
-  reports::NetworkInputs in;
+commands::NetworkCommandResult simulate_network(const NetworkArgs& a) {
+  commands::NetworkInputs in;
   in.neurons = [&] {
     std::vector<sim::NeuronModel> neurons;
     for (const auto& m : a.neurons) neurons.push_back({load_model(m), m.source});
@@ -128,8 +121,7 @@ std::string simulate_network_json(const NetworkArgs& a) {
   } else {
     in.data_name = a.data_name;
   }
-  // Beyond the CLI's document: predictions and SynOps per (trial, sample), trial-major.
-  return reports::simulate_network_json(o, in, true).dump();
+  return commands::run_simulate_network(a.options, in);
 }
 
 }  // namespace ctmc::python

@@ -1,9 +1,8 @@
-// flux, counting, formula: argument conversion over reports/commands.hpp,
-// the bodies the CLI runs.
+// flux, counting: argument conversion over the command layer, the bodies
+// the CLI runs.
 #include <fmt/format.h>
 
 #include "core.hpp"
-#include "ctmc/reports/commands.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/number_text.hpp"
 #include "ctmc/solvers/stationary.hpp"
@@ -19,23 +18,23 @@ std::string h_list(const std::vector<std::string>& hs) {
   return joined;
 }
 
-reports::Arithmetic arithmetic(const std::string& mode) {
-  if (mode == "exact") return reports::Arithmetic::Exact;
-  if (mode == "double") return reports::Arithmetic::Double;
-  if (mode == "mpfr") return reports::Arithmetic::Mpfr;
+commands::Arithmetic arithmetic(const std::string& mode) {
+  if (mode == "exact") return commands::Arithmetic::Exact;
+  if (mode == "double") return commands::Arithmetic::Double;
+  if (mode == "mpfr") return commands::Arithmetic::Mpfr;
   throw InputError(fmt::format("mode: '{}' is not one of exact, mpfr, double", mode));
 }
 
 }  // namespace
 
-std::string flux_json(const ModelInput& mi, const std::vector<std::string>& hs, const std::string& mode,
-                      unsigned precision) {
+commands::FluxResult flux(const ModelInput& mi, const std::vector<std::string>& hs, const std::string& mode,
+                          unsigned precision) {
   const auto model = load_model(mi);
-  reports::FluxOptions o;
+  commands::FluxOptions o;
   o.h_list = h_list(hs);
   o.arithmetic = arithmetic(mode);
   o.precision = precision;
-  return reports::flux_json(model, mi.source, o).dump();
+  return commands::run_flux(model, mi.source, o);
 }
 
 std::vector<double> flux_double(const ModelInput& mi, const std::vector<std::string>& hs) {
@@ -47,20 +46,16 @@ std::vector<double> flux_double(const ModelInput& mi, const std::vector<std::str
   return out;
 }
 
-std::string counting_json(const ModelInput& mi, const std::string& h, const std::string& t, const std::string& from,
-                          const std::string& mode, unsigned precision) {
+commands::CountingResult counting(const ModelInput& mi, const std::string& h, const std::string& t,
+                                  const std::string& from, const std::string& mode, unsigned precision) {
   const auto model = load_model(mi);
-  reports::CountingOptions o;
+  commands::CountingOptions o;
   o.h_text = h;
   o.t_text = t;
   o.from = from;
   o.arithmetic = arithmetic(mode);
   o.precision = precision;
-  return reports::counting_json(model, mi.source, o).dump();
-}
-
-std::string formula_json(const ModelInput& mi) {
-  return reports::formula_json(load_model(mi), mi.source).dump();
+  return commands::run_counting(model, mi.source, o);
 }
 
 }  // namespace ctmc::python

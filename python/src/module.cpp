@@ -1,6 +1,8 @@
-// The pybind11 module ctmc_snn._core: thin bindings over python/src/core_*.cpp
-// (see core.hpp). The Python package (python/ctmc_snn/__init__.py) turns its
-// JSON documents into dicts, Fractions and numpy arrays.
+// The pybind11 module ctmc_snn._core: thin bindings over the command layer
+// (commands/*.hpp, through python/src/core_*.cpp where arguments need
+// converting), returning the commands' Result structs as Python objects
+// (to_python.hpp). The Python package (python/ctmc_snn/__init__.py) types
+// their values (Fractions, numpy arrays).
 //
 // Every call releases the GIL once its arguments are copied into C++ values
 // (a fit or a simulation may run for minutes; other Python threads go on), and
@@ -17,14 +19,19 @@
 
 #include "ctmc/analysis/solver_logging.hpp"
 #include "core.hpp"
-#include "ctmc/reports/check.hpp"
-#include "ctmc/reports/command_text.hpp"
-#include "ctmc/reports/limits.hpp"
-#include "ctmc/reports/registry.hpp"
+#include "ctmc/commands/bernstein.hpp"
+#include "ctmc/commands/command_text.hpp"
+#include "ctmc/commands/fit.hpp"
+#include "ctmc/commands/limits.hpp"
+#include "ctmc/commands/simulate_neuron.hpp"
 #include "ctmc/core/errors.hpp"
+#include "ctmc/reports/check.hpp"
+#include "ctmc/reports/registry.hpp"
+#include "to_python.hpp"
 
 namespace py = pybind11;
 using namespace ctmc::python;
+namespace commands = ctmc::commands;
 
 namespace {
 
@@ -61,8 +68,8 @@ std::optional<ModelInput> model_of(const py::dict& d, const char* key) {
   return ModelInput{t[0].cast<std::string>(), t[1].cast<std::string>(), t[2].cast<bool>()};
 }
 
-FitArgs fit_args(const py::dict& d) {
-  FitArgs a;
+commands::FitCommandOptions fit_args(const py::dict& d) {
+  commands::FitCommandOptions a;
   a.activation = get<std::string>(d, "activation", "");
   a.domain = get<std::string>(d, "domain", "");
   a.family = get<std::string>(d, "family", a.family);
@@ -74,17 +81,18 @@ FitArgs fit_args(const py::dict& d) {
   a.score = model_of(d, "score");
   a.states = get<std::size_t>(d, "states", a.states);
   a.points = get<std::size_t>(d, "points", a.points);
-  a.starts = get<int>(d, "starts", a.starts);
-  a.threads = get<int>(d, "threads", a.threads);
-  a.max_iterations = get<int>(d, "max_iterations", a.max_iterations);
-  a.basin_rounds = get<int>(d, "basin_rounds", a.basin_rounds);
-  if (a.basin_rounds < 0) a.basin_rounds = FitArgs{}.basin_rounds;  // below 0: the library's default
+  auto& s = a.search;
+  s.starts = get<int>(d, "starts", s.starts);
+  s.threads = get<int>(d, "threads", s.threads);
+  s.max_iterations = get<int>(d, "max_iterations", s.max_iterations);
+  s.basin_rounds = get<int>(d, "basin_rounds", s.basin_rounds);
+  if (s.basin_rounds < 0) s.basin_rounds = ctmc::analysis::FitOptions{}.basin_rounds;  // below 0: the library's default
   a.gradient = get<std::string>(d, "gradient", a.gradient);
-  a.seed = get<unsigned long long>(d, "seed", a.seed);
-  a.rate_bound = get<double>(d, "rate_bound", a.rate_bound);
-  a.min_rate = get<double>(d, "min_rate", a.min_rate);
-  a.precision = get<unsigned>(d, "precision", a.precision);
-  a.no_widen = get<bool>(d, "no_widen", a.no_widen);
+  s.seed = get<std::uint64_t>(d, "seed", s.seed);
+  a.bounds.rate_bound = get<double>(d, "rate_bound", a.bounds.rate_bound);
+  a.bounds.min_const_rate = get<double>(d, "min_rate", a.bounds.min_const_rate);
+  s.mpfr_bits = get<unsigned>(d, "precision", s.mpfr_bits);
+  s.widen_on_bound = !get<bool>(d, "no_widen", !s.widen_on_bound);
   a.certify = get<bool>(d, "certify", a.certify);
   a.family_given = get<bool>(d, "family_given", a.family_given);
   return a;
@@ -153,10 +161,10 @@ NetworkArgs network_args(const py::dict& d) {
   return a;
 }
 
-const char* mode_name(ctmc::reports::Arithmetic a) {
+const char* mode_name(commands::Arithmetic a) {
   switch (a) {
-    case ctmc::reports::Arithmetic::Exact: return "exact";
-    case ctmc::reports::Arithmetic::Double: return "double";
+    case commands::Arithmetic::Exact: return "exact";
+    case commands::Arithmetic::Double: return "double";
     default: return "mpfr";
   }
 }
@@ -166,7 +174,7 @@ const char* mode_name(ctmc::reports::Arithmetic a) {
 // here, so that they are written once, in C++ (tests/python checks every
 // keyword of every public function against this table).
 py::dict defaults() {
-  namespace r = ctmc::reports;
+  namespace r = ctmc::commands;
   py::dict out;
   {
     const r::FluxOptions f;
@@ -188,21 +196,21 @@ py::dict defaults() {
   const r::FitCommandOptions f;
   const auto fit_common = [&] {
     return py::dict(py::arg("domain") = py::none(), py::arg("samples") = py::none(), py::arg("weights") = py::none(),
-                    py::arg("points") = f.points, py::arg("alpha") = f.alpha, py::arg("precision") = f.precision,
-                    py::arg("rate_bound") = f.rate_bound, py::arg("min_rate") = f.min_rate,
+                    py::arg("points") = f.points, py::arg("alpha") = f.alpha, py::arg("precision") = f.search.mpfr_bits,
+                    py::arg("rate_bound") = f.bounds.rate_bound, py::arg("min_rate") = f.bounds.min_const_rate,
                     py::arg("certify") = f.certify);
   };
   {
     py::dict fit = fit_common();
     fit["family"] = f.family;
     fit["states"] = py::none();  // the family's own size (f.states == 0)
-    fit["starts"] = f.starts;
-    fit["seed"] = f.seed;
-    fit["threads"] = f.threads;
-    fit["max_iterations"] = f.max_iterations;
-    fit["basin_rounds"] = py::none();  // the library's default (f.basin_rounds)
+    fit["starts"] = f.search.starts;
+    fit["seed"] = f.search.seed;
+    fit["threads"] = f.search.threads;
+    fit["max_iterations"] = f.search.max_iterations;
+    fit["basin_rounds"] = py::none();  // the library's default (f.search.basin_rounds)
     fit["gradient"] = f.gradient;
-    fit["no_widen"] = f.no_widen;
+    fit["no_widen"] = !f.search.widen_on_bound;
     fit["warm_start"] = py::none();
     fit["output"] = py::none();
     out["fit"] = fit;
@@ -228,8 +236,8 @@ py::dict defaults() {
         py::arg("if_norm") = py::none(), py::arg("v0") = n.v0, py::arg("if_steps") = n.if_steps);
   }
   {
-    const r::ReportContext c;
-    const r::CheckOptions k;
+    const ctmc::reports::ReportContext c;
+    const ctmc::reports::CheckOptions k;
     out["check"] = py::dict(py::arg("out") = py::none(), py::arg("seed") = c.seed, py::arg("threads") = c.threads,
                             py::arg("precision") = c.precision, py::arg("allow_outside_paths") = k.allow_outside_paths,
                             py::arg("allow_unchecked") = k.allow_unchecked);
@@ -244,21 +252,21 @@ PYBIND11_MODULE(_core, m) {
   ctmc::analysis::quiet_solver_logging();  // the fits' solver: FATAL messages only, as the CLI
   // As the CLI at start-up: libgomp crashes when OMP_NUM_THREADS asks for
   // 100000 threads.
-  if (omp_get_max_threads() > ctmc::reports::kMaxThreads) omp_set_num_threads(ctmc::reports::kMaxThreads);
+  if (omp_get_max_threads() > commands::kMaxThreads) omp_set_num_threads(commands::kMaxThreads);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const ctmc::InputError& e) {
-      PyErr_SetString(PyExc_ValueError, ctmc::reports::one_line(ctmc::reports::option_message(e)).c_str());
+      PyErr_SetString(PyExc_ValueError, commands::one_line(commands::option_message(e)).c_str());
     } catch (const ctmc::CheckFailed& e) {
-      PyErr_SetString(PyExc_RuntimeError, ("check failed: " + ctmc::reports::one_line(e.what())).c_str());
+      PyErr_SetString(PyExc_RuntimeError, ("check failed: " + commands::one_line(e.what())).c_str());
     }
   });
 
   m.def("flux", [](const std::string& text, const std::string& source, bool is_path,
                    const std::vector<std::string>& hs, const std::string& mode, unsigned precision) {
     const auto mi = model_input(text, source, is_path);
-    return call([&] { return flux_json(mi, hs, mode, precision); });
+    return to_python(call([&] { return flux(mi, hs, mode, precision); }));
   });
   m.def("flux_double", [](const std::string& text, const std::string& source, bool is_path,
                           const std::vector<std::string>& hs) {
@@ -271,29 +279,29 @@ PYBIND11_MODULE(_core, m) {
   m.def("counting", [](const std::string& text, const std::string& source, bool is_path, const std::string& h,
                        const std::string& t, const std::string& from, const std::string& mode, unsigned precision) {
     const auto mi = model_input(text, source, is_path);
-    return call([&] { return counting_json(mi, h, t, from, mode, precision); });
+    return to_python(call([&] { return counting(mi, h, t, from, mode, precision); }));
   });
   m.def("formula", [](const std::string& text, const std::string& source, bool is_path) {
     const auto mi = model_input(text, source, is_path);
-    return call([&] { return formula_json(mi); });
+    return to_python(call([&] { return commands::run_formula(load_model(mi), mi.source); }));
   });
   m.def("bernstein", [](const std::string& activation, const std::string& domain, const std::string& rho,
                         const std::string& rho_factor, std::optional<std::int64_t> n, const std::string& eps,
                         unsigned precision, std::int64_t cap, double bracket) {
-    BernsteinArgs a{activation, domain, rho, rho_factor, eps, n, precision, cap, bracket};
-    return call([&] { return ctmc::python::bernstein_json(a); });
+    const commands::BernsteinOptions a{activation, domain, rho, rho_factor, eps, n, precision, cap, bracket};
+    return to_python(call([&] { return commands::run_bernstein(a); }));
   });
   m.def("fit", [](const py::dict& d) {
-    const FitArgs a = fit_args(d);
-    return call([&] { return ctmc::python::fit_json(a); });
+    const auto a = fit_args(d);
+    return to_python(a, call([&] { return commands::run_fit(a); }));
   });
   m.def("score", [](const py::dict& d) {
-    const FitArgs a = fit_args(d);
-    return call([&] { return ctmc::python::score_json(a); });
+    const auto a = fit_args(d);
+    return to_python(a, call([&] { return commands::run_score(a); }));
   });
   m.def("simulate_neuron", [](const std::string& text, const std::string& source, bool is_path, const py::dict& d) {
     const auto mi = model_input(text, source, is_path);
-    NeuronArgs a;
+    commands::NeuronSimOptions a;
     a.h = get<std::string>(d, "H", "");
     a.T = get<double>(d, "T", a.T);
     a.trials = get<std::size_t>(d, "trials", a.trials);
@@ -301,7 +309,8 @@ PYBIND11_MODULE(_core, m) {
     a.threads = get<int>(d, "threads", a.threads);
     a.start = get<std::string>(d, "start", a.start);
     a.alpha = get<double>(d, "alpha", a.alpha);
-    return call([&] { return ctmc::python::simulate_neuron_json(mi, a); });
+    // Beyond the CLI's document: the count of every trial (for the user's own statistics).
+    return to_python(call([&] { return commands::run_simulate_neuron(mi, a, true); }));
   });
   m.def("check", [](const std::string& path, const std::string& out, unsigned long long seed, int threads,
                     unsigned precision, const std::string& base_dir, bool allow_outside_paths, bool allow_unchecked) {
@@ -314,6 +323,6 @@ PYBIND11_MODULE(_core, m) {
   m.def("defaults", &defaults);
   m.def("simulate_network", [](const py::dict& d) {
     const NetworkArgs a = network_args(d);
-    return call([&] { return simulate_network_json(a); });
+    return to_python(call([&] { return simulate_network(a); }));
   });
 }

@@ -16,7 +16,7 @@
 
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
-#include "ctmc/reports/command_text.hpp"
+#include "ctmc/commands/command_text.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/network_sim.hpp"
@@ -962,7 +962,7 @@ std::string formula_guarded(const std::string& text) {
 
 std::string claims_csv_field(const std::string& text) { return csv_field(formula_guarded(text)); }
 
-std::string claims_terminal_text(const std::string& text) { return one_line(text); }
+std::string claims_terminal_text(const std::string& text) { return commands::one_line(text); }
 
 int check_exit_status(const ojson& doc, const CheckOptions& options) {
   if (doc.at("failed").get<int>() > 0) return 1;

@@ -19,7 +19,6 @@
 #include "ctmc/analysis/fit_tables.hpp"
 #include "ctmc/reports/fit_certificates.hpp"
 #include "ctmc/reports/fits_study.hpp"
-#include "certificate_budgets.hpp"
 #include "progress.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"

@@ -2,10 +2,13 @@
 
 Every keyword default of a public function is the C++ command's default
 (_core.defaults() reads default-constructed option structs of
-reports/commands.hpp and the report context), and the package exports only
+the command layer, commands/*.hpp, and the report context), and the package exports only
 its API: no module it imports appears in dir(ctmc_snn).
 """
 import inspect
+import os
+import re
+import subprocess
 import types
 import unittest
 
@@ -43,6 +46,33 @@ class Defaults(unittest.TestCase):
         self.assertEqual(table["simulate_network"]["dt"], 0.005)
         self.assertEqual(table["check"]["precision"], 256)
         self.assertEqual(table["flux"]["mode"], "mpfr")
+
+
+class CliDefaults(unittest.TestCase):
+    """The CLI binds its options to the same Options structs: every keyword default that the command's
+    --help shows (CLI11's "--name TYPE=DEFAULT") is the Python one."""
+
+    COMMANDS = {"flux": ["flux"], "counting": ["counting"], "bernstein": ["bernstein"], "fit": ["fit"],
+                "simulate_neuron": ["simulate", "neuron"], "simulate_network": ["simulate", "network"]}
+    OPTION = re.compile(r"^\s+--([a-z0-9-]+) [A-Z]+(?::[^=\n]*)?=(\S+)", re.M)
+
+    @unittest.skipUnless(os.environ.get("CTMC_CLI"), "CTMC_CLI (the ctmc-snn binary) is not set")
+    def test_python_defaults_are_the_cli_defaults(self):
+        for name, argv in self.COMMANDS.items():
+            text = subprocess.run([os.environ["CTMC_CLI"], *argv, "--help"], capture_output=True, text=True,
+                                  check=True).stdout
+            cli = dict(self.OPTION.findall(text))
+            compared = 0
+            for p in inspect.signature(getattr(ctmc_snn, name)).parameters.values():
+                option = p.name.replace("_", "-")
+                if p.default is inspect.Parameter.empty or p.default is None or option not in cli:
+                    continue
+                if isinstance(p.default, str):
+                    self.assertEqual(p.default, cli[option], f"{name}({p.name}=...) vs --{option}")
+                else:
+                    self.assertEqual(float(p.default), float(cli[option]), f"{name}({p.name}=...) vs --{option}")
+                compared += 1
+            self.assertGreater(compared, 0, f"{name}: no keyword default found in --help")
 
 
 class Exports(unittest.TestCase):

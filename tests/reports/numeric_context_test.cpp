@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "ctmc/proofs_check/flux_identities.hpp"
-#include "ctmc/reports/commands.hpp"
+#include "ctmc/commands/bernstein.hpp"
+#include "ctmc/commands/counting.hpp"
+#include "ctmc/commands/flux.hpp"
 #include "ctmc/sim/if_baseline.hpp"
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/sim/train.hpp"
@@ -128,20 +130,20 @@ TEST_CASE("EigenThreadScope restores Eigen's setting: following OpenMP's count, 
 
 TEST_CASE("the solvers' and commands' entry points leave precision and threads as they found them") {
   const auto model = three_state();
-  check_restores("flux_json mpfr", [&] {
-    reports::FluxOptions o;
+  check_restores("run_flux mpfr", [&] {
+    commands::FluxOptions o;
     o.h_list = "0,1/2";
     o.precision = 300;
-    reports::flux_json(model, "three-state", o);
+    commands::run_flux(model, "three-state", o);
   });
-  for (auto a : {reports::Arithmetic::Mpfr, reports::Arithmetic::Exact}) {
-    check_restores("counting_json", [&] {
-      reports::CountingOptions o;
+  for (auto a : {commands::Arithmetic::Mpfr, commands::Arithmetic::Exact}) {
+    check_restores("run_counting", [&] {
+      commands::CountingOptions o;
       o.h_text = "1/2";
       o.t_text = "3";
       o.arithmetic = a;
       o.precision = 200;
-      reports::counting_json(model, "three-state", o);
+      commands::run_counting(model, "three-state", o);
     });
   }
   check_restores("counting_moments<Mpfr>", [&] {
@@ -149,13 +151,13 @@ TEST_CASE("the solvers' and commands' entry points leave precision and threads a
     const std::vector<Mpfr> pi0{Mpfr(1), Mpfr(0), Mpfr(0)};
     solvers::counting_moments<Mpfr>(model, Rational(1, 2), pi0, Mpfr(2), "three-state");
   });
-  check_restores("bernstein_json", [&] {
-    reports::BernsteinOptions o;
+  check_restores("run_bernstein", [&] {
+    commands::BernsteinOptions o;
     o.activation = "sigmoid";
     o.domain = "-2,2";
     o.n = 8;
     o.precision = 100;
-    reports::bernstein_json(o);
+    commands::run_bernstein(o);
   });
   check_restores("check_family", [&] {
     proofs_check::FluxCheckOptions o;

@@ -1,5 +1,4 @@
-#include "ctmc/reports/fit_certificates.hpp"
-#include "certificate_budgets.hpp"
+#include "ctmc/commands/fit_certificates.hpp"
 
 #include <fmt/format.h>
 
@@ -8,10 +7,9 @@
 #include <set>
 #include <tuple>
 
-#include "ctmc/reports/writer.hpp"
 #include "ctmc/core/errors.hpp"
 
-namespace ctmc::reports {
+namespace ctmc::commands {
 
 std::optional<proofs_check::ClosedFamily> closed_family(const analysis::FamilySpec& f) {
   if (f.family == analysis::FitFamily::TwoState) return proofs_check::ClosedFamily::TwoState;
@@ -90,24 +88,6 @@ SupCell try_certified_sup(const solvers::Model& model, const analysis::FitProble
   return c;
 }
 
-std::string sup_text(const SupCell& c) {
-  if (!c.sup) return "undefined (see summary)";
-  const auto& s = *c.sup;
-  if (s.converged) return fmt_sci(s.upper);
-  if (!std::isfinite(s.upper)) return fmt::format("not bounded (>= {})", fmt_sci(s.lower, 1));
-  return fmt::format("<= {} (>= {})", fmt_sci(s.upper, 1), fmt_sci(s.lower, 1));
-}
-
-std::string optimality_text(const proofs_check::OptimalityResult& r, double rel_gap) {
-  if (r.certified) return fmt::format("<= {} (certified)", fmt_pct(rel_gap, 1));
-  if (r.lower_bound <= 0) return fmt::format("no bound ({} boxes)", fmt_int(r.boxes));
-  // A gap of 100% or more reads better as a factor: "MSE <= 68x the bound".
-  const std::string gap =
-      r.gap < 1 ? fmt_pct(r.gap, 1) : fmt::format("MSE {}x the bound", fmt_g(r.gap + 1, 3));
-  return fmt::format("{} (bound {}{})", gap, fmt_sci(r.lower_bound),
-                     r.exhausted ? fmt::format(", {} boxes", fmt_int(r.boxes)) : "");
-}
-
 proofs_check::OptimalityResult certify_fit_optimum(const analysis::FitProblem& p, double mse, unsigned precision) {
   proofs_check::OptimalityOptions o;
   o.rel_gap = kOptimalityGap;
@@ -116,4 +96,4 @@ proofs_check::OptimalityResult certify_fit_optimum(const analysis::FitProblem& p
   return proofs_check::certify_optimality(optimality_problem(p), mse, o);
 }
 
-}  // namespace ctmc::reports
+}  // namespace ctmc::commands

@@ -1,4 +1,4 @@
-// simulate neuron, simulate network (reports/commands.hpp).
+// simulate neuron, simulate network (simulate_neuron.hpp, simulate_network.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,8 +9,10 @@
 #include <limits>
 #include <optional>
 
-#include "ctmc/reports/command_text.hpp"
-#include "ctmc/reports/commands.hpp"
+#include "ctmc/commands/command_text.hpp"
+#include "ctmc/commands/limits.hpp"
+#include "ctmc/commands/simulate_network.hpp"
+#include "ctmc/commands/simulate_neuron.hpp"
 #include "ctmc/sim/if_baseline.hpp"
 #include "ctmc/sim/sampler.hpp"
 #include "ctmc/sim/ssa.hpp"
@@ -19,10 +21,8 @@
 #include "ctmc/solvers/exact.hpp"
 #include "ctmc/solvers/number_text.hpp"
 
-namespace ctmc::reports {
+namespace ctmc::commands {
 namespace {
-
-using ojson = nlohmann::ordered_json;
 
 constexpr double kZ = 4.4;  // two-sided false-alarm rate 1.1e-5 per statistic
 // Work bounds: more trials, or more expected transitions over all trials, than
@@ -53,7 +53,7 @@ std::uint64_t neuron_sim_memory_bytes(std::size_t trials, std::size_t states, bo
   return bytes >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
 }
 
-ojson simulate_neuron_json(const ModelInput& in, const NeuronSimOptions& o, bool with_counts) {
+NeuronSimResult run_simulate_neuron(const ModelInput& in, const NeuronSimOptions& o, bool with_counts) {
   if (!std::isfinite(o.T) || o.T <= 0) throw InputError(fmt::format("--T: must be a finite time > 0, got {}", o.T));
   if (o.trials < 2) throw InputError("--trials: must be >= 2 (the variance needs two trials)");
   if (o.trials > kMaxTrials) throw InputError(fmt::format("--trials: {} is too many (at most {})", o.trials, kMaxTrials));
@@ -111,44 +111,26 @@ ojson simulate_neuron_json(const ModelInput& in, const NeuronSimOptions& o, bool
   const bool checked = o.trials >= kMinCheckedTrials;
   const bool ok = !checked || (std::abs(z_mean) < kZ && (!var_testable || std::abs(z_var) < kZ));
 
-  ojson j;
-  j["model"] = source;
-  j["H"] = solvers::exact_text(H);
-  j["T"] = o.T;
-  j["alpha"] = o.alpha;
-  j["trials"] = o.trials;
-  j["seed"] = o.seed;
-  j["start"] = o.start;
-  j["transitions"] = run.transitions;
-  j["empirical"] = {{"mean_count", st.mean},
-                    {"rate", st.mean / o.T},
-                    {"se_rate", st.se_mean / o.T},
-                    {"variance_count", st.variance},
-                    {"se_variance_count", st.se_variance},
-                    {"variance_per_time", st.variance / o.T},
-                    {"fano", st.mean > 0 ? st.variance / st.mean : NAN}};
-  j["exact"] = {{"stationary_flux", flux},
-                {"mean_count", exact.mean},
-                {"rate", exact.mean / o.T},
-                {"variance_count", exact.variance},
-                {"asymptotic_variance_rate", variance_rate},
-                {"asymptotic_fano", asym.rate > 0 ? asym.variance_rate / asym.rate : NAN}};
-  j["agreement"] = {{"z_mean", z_mean},
-                    {"z_variance", var_testable ? ojson(z_var) : ojson(nullptr)},
-                    {"variance_tested", var_testable},
-                    {"threshold", kZ},
-                    {"checked", checked},
-                    {"ok", ok}};
-  ojson occ = ojson::object();
-  for (std::size_t i = 0; i < model.size(); ++i)
-    occ[model.states[i]] = {{"empirical", run.occupancy[i]}, {"stationary", asym.theta[i]}};
-  j["occupancy"] = occ;
-
-  if (with_counts) j["counts"] = run.counts[0];
-  return j;
+  NeuronSimResult r;
+  r.model = source;
+  r.H = solvers::exact_text(H);
+  r.T = o.T;
+  r.alpha = o.alpha;
+  r.trials = o.trials;
+  r.seed = o.seed;
+  r.start = o.start;
+  r.transitions = run.transitions;
+  r.empirical = {st.mean, st.mean / o.T, st.se_mean / o.T, st.variance, st.se_variance, st.variance / o.T,
+                 st.mean > 0 ? st.variance / st.mean : NAN};
+  r.exact = {flux, exact.mean, exact.mean / o.T, exact.variance, variance_rate,
+             asym.rate > 0 ? asym.variance_rate / asym.rate : NAN};
+  r.agreement = {z_mean, var_testable ? std::optional<double>(z_var) : std::nullopt, var_testable, kZ, checked, ok};
+  for (std::size_t i = 0; i < model.size(); ++i) r.occupancy.push_back({model.states[i], run.occupancy[i], asym.theta[i]});
+  if (with_counts) r.counts = run.counts[0];
+  return r;
 }
 
-ojson simulate_network_json(const NetworkCommandOptions& o, const NetworkInputs& in, bool with_runs) {
+NetworkCommandResult run_simulate_network(const NetworkCommandOptions& o, const NetworkInputs& in) {
   checked_threads(o.opt.threads);
   if (o.opt.trials < 0) throw InputError(fmt::format("--trials: need a number >= 0, got '{}'", o.opt.trials));
   sim::NetworkSimOptions opt = o.opt;
@@ -158,7 +140,7 @@ ojson simulate_network_json(const NetworkCommandOptions& o, const NetworkInputs&
   opt.snn.trace_weight = sim::parse_trace_weight(o.trace_weight);
   opt.output_scale = sim::parse_output_scale(o.output_scale);
   opt.subset = sim::parse_test_subset(o.subset);
-  if (!o.layer_alpha.empty()) opt.layer_alpha = reports::layer_alpha_list(o.layer_alpha);
+  if (!o.layer_alpha.empty()) opt.layer_alpha = layer_alpha_list(o.layer_alpha);
   const std::vector<sim::NeuronModel> neurons = in.neurons();
   if (neurons.empty()) throw InputError("--neurons: no model file given");
   // A dense manifest runs as the Mlp; one with convolutions or pooling, which
@@ -196,72 +178,14 @@ ojson simulate_network_json(const NetworkCommandOptions& o, const NetworkInputs&
     io.subset = opt.subset;
     ifr = sim::simulate_if(net, data.train, data.test, io);
   }
-  const sim::NetworkSimResult r = graph ? sim::simulate_network(*graph, data.train, data.test, neurons, opt)
+  sim::NetworkSimResult r = graph ? sim::simulate_network(*graph, data.train, data.test, neurons, opt)
                                         : sim::simulate_network(net, data.train, data.test, neurons, opt);
 
-  const double pp = 100.0;
-  ojson j;
-  j["net"] = in.net_name;
-  j["data"] = in.data_name;
-  j["test_images"] = r.samples;
-  j["T"] = opt.snn.T;
-  j["dt"] = opt.snn.dt;
-  j["steps"] = r.steps;
-  j["tau"] = opt.snn.tau;
-  j["rate"] = opt.rate;
-  j["scale"] = o.scale;
-  j["sampler"] = o.sampler;
-  j["sampler_rule"] = sim::sampler_rule(opt.snn.sampler);
-  j["readout"] = o.readout;
-  j["trace_weight"] = o.trace_weight;
-  j["output_scale"] = o.output_scale;
-  j["subset"] = o.subset;
-  j["trials"] = opt.trials;
-  j["seed"] = opt.seed;
-  ojson layers = ojson::array();
-  for (std::size_t l = 0; l < r.alpha.size(); ++l) {
-    layers.push_back({{"layer", l + 1},
-                      {"neuron", neurons.size() == 1 ? neurons[0].source : neurons[l].source},
-                      {"alpha_fit", r.alpha_fit[l]},
-                      {"q99", r.q99[l]},
-                      {"alpha", r.alpha[l]}});
-    const auto [lo, hi] = r.fit_domain[l];
-    if (std::isnan(lo)) continue;
-    layers.back()["fit_domain"] = {lo, hi};
-    layers.back()["mean_field_inputs_outside_fit_domain"] = r.outside_fit_domain[l];
-  }
-  j["layers"] = layers;
-  // train/evaluate --json give fractions; here the unit is said explicitly.
-  j["units"] = "accuracies in percent, gaps in percentage points";
-  j["A_ANN"] = pp * r.acc_ann;
-  j["A_MF"] = pp * r.acc_mf;
-  j["A_SNN_mean"] = pp * r.acc_snn_mean;
-  j["A_SNN_sd"] = pp * r.acc_snn_sd;
-  ojson per_trial = ojson::array();
-  for (double a : r.acc_snn) per_trial.push_back(pp * a);
-  j["A_SNN_trials"] = per_trial;
-  j["gap"] = pp * (r.acc_ann - r.acc_snn_mean);
-  j["mean_field_mismatch"] = pp * (r.acc_ann - r.acc_mf);
-  j["sampling_gap"] = pp * (r.acc_mf - r.acc_snn_mean);
-  j["synops_per_sample_mean"] = r.synops_mean;
-  j["synops_per_sample_sd"] = r.synops_sd;
-  j["spikes_per_neuron"] = r.spikes_per_neuron;
-  j["spiking_neurons"] = r.spiking_neurons;
-  j["transitions_per_sample"] = r.transitions_per_sample;
-  if (opt.snn.sampler == sim::SamplerKind::Euler) j["euler_renormalized_steps"] = r.euler_renormalized;
-  if (ifr) {
-    ojson lam = ojson::array();
-    for (double v : ifr->lambda) lam.push_back(v);
-    j["if_baseline"] = {{"normalisation", o.if_norm}, {"v0", o.v0},        {"steps", o.if_steps},
-                        {"lambda", lam},              {"A_IF", pp * ifr->acc_if}, {"gap", pp * (ifr->acc_ann - ifr->acc_if)},
-                        {"synops_per_sample_mean", ifr->synops_mean}, {"synops_per_sample_sd", ifr->synops_sd},
-                        {"spikes_per_neuron", ifr->spikes_per_neuron}};
-  }
-  if (with_runs) {
-    j["predictions"] = r.predictions;
-    j["synops"] = r.synops;
-  }
-  return j;
+  NetworkCommandResult out{in.net_name, in.data_name, o, opt, {}, {}, std::move(ifr)};
+  for (std::size_t l = 0; l < r.alpha.size(); ++l)
+    out.neurons.push_back(neurons.size() == 1 ? neurons[0].source : neurons[l].source);
+  out.sim = std::move(r);
+  return out;
 }
 
-}  // namespace ctmc::reports
+}  // namespace ctmc::commands

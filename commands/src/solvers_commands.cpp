@@ -1,11 +1,14 @@
-// flux, counting, formula, and the model input of every command (reports/commands.hpp).
+// flux, counting, formula (flux.hpp, counting.hpp, formula.hpp) and the model
+// input of every command (model_input.hpp).
 #include <fmt/format.h>
 
 #include <cmath>
 #include <type_traits>
 
-#include "ctmc/reports/command_text.hpp"
-#include "ctmc/reports/commands.hpp"
+#include "ctmc/commands/command_text.hpp"
+#include "ctmc/commands/counting.hpp"
+#include "ctmc/commands/flux.hpp"
+#include "ctmc/commands/formula.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
@@ -15,10 +18,8 @@
 #include "ctmc/solvers/stationary.hpp"
 #include "ctmc/solvers/tree_theorem.hpp"
 
-namespace ctmc::reports {
+namespace ctmc::commands {
 namespace {
-
-using ojson = nlohmann::ordered_json;
 
 template <class T>
 unsigned bits_of() {
@@ -41,57 +42,55 @@ double relative_difference(const T& a, const T& b) {
 }
 
 template <class T>
-ojson run_flux(const solvers::Model& model, const std::string& source, const FluxOptions& o) {
+FluxResult flux_rows(const solvers::Model& model, const std::string& source, const FluxOptions& o) {
   const auto hs = solvers::parse_input_list(o.h_list, "--H");
   const std::string family = solvers::family_name(model);
-  ojson out = ojson::array();
+  FluxResult out;
   for (const auto& h : hs) {
     const auto r = solvers::solve_stationary<T>(model, h, solvers::Method::Auto, source);
-    ojson row;
-    row["H"] = solvers::exact_text(h);
-    ojson pi = ojson::object();
-    for (std::size_t i = 0; i < model.size(); ++i) pi[model.states[i]] = show(r.pi[i], o.precision);
-    row["pi"] = pi;
-    row["flux"] = show(r.flux, o.precision);
+    FluxRow row;
+    row.H = solvers::exact_text(h);
+    for (std::size_t i = 0; i < model.size(); ++i) row.pi.emplace_back(model.states[i], show(r.pi[i], o.precision));
+    row.flux = show(r.flux, o.precision);
     auto cf = solvers::closed_form_flux<T>(model, h);
     if (cf && cf->den == 0) cf.reset();  // no spanning tree: the solver has already refused such a chain
     bool overflows = false;  // the closed form's products beyond double's range (inf / inf printed -nan)
     if constexpr (std::is_same_v<T, double>) overflows = cf && !std::isfinite(cf->value());
     if (overflows) {
-      row["family"] = family;
-      row["closed_form"] = "not evaluated: its products overflow a double at this H (use the default MPFR mode or "
-                           "--exact)";
+      row.family = family;
+      row.closed_form = "not evaluated: its products overflow a double at this H (use the default MPFR mode or "
+                        "--exact)";
     } else if (cf) {
       const T value = cf->value();
-      row["family"] = family;
-      row["closed_form"] = solvers::closed_form_text(family);
-      row["closed_form_value"] = show(value, o.precision);
+      row.family = family;
+      row.closed_form = solvers::closed_form_text(family);
+      row.closed_form_value = show(value, o.precision);
       if constexpr (std::is_same_v<T, solvers::Rational>) {
-        row["difference"] = solvers::exact_text(r.flux - value);
+        row.difference = solvers::exact_text(r.flux - value);
       } else {
         const double rel = relative_difference(r.flux, value);
-        row["relative_difference"] = rel;
-        row["correct_bits"] = solvers::correct_bits(rel, bits_of<T>());
+        row.relative_difference = rel;
+        row.correct_bits = solvers::correct_bits(rel, bits_of<T>());
       }
     } else if (!family.empty()) {
-      row["family"] = family;
+      row.family = family;
       // Why there is none, so that a valid model does not read as broken.
       if (family == "general")
-        row["closed_form"] = "none for the general family (the flux above is from GTH)";
+        row.closed_form = "none for the general family (the flux above is from GTH)";
       else if (!solvers::closed_form_text(family).empty())
-        row["closed_form"] = "unavailable: the model's states and transitions do not have the " + family +
-                             " family's structure (meta.family says " + family + ")";
+        row.closed_form = "unavailable: the model's states and transitions do not have the " + family +
+                          " family's structure (meta.family says " + family + ")";
       else
-        row["closed_form"] = "none: meta.family '" + family +
-                             "' is not one with a closed form (two-state, three-state, full-three-state, bernstein)";
+        row.closed_form = "none: meta.family '" + family +
+                          "' is not one with a closed form (two-state, three-state, full-three-state, bernstein)";
     }
-    out.push_back(row);
+    out.rows.push_back(std::move(row));
   }
   return out;
 }
 
 template <class A, class F>
-ojson run_counting(const solvers::Model& model, const std::string& source, const CountingOptions& o) {
+CountingResult counting_in(const solvers::Model& model, const std::string& source, const CountingOptions& o) {
   const auto h = solvers::parse_input_value(o.h_text, "--H");
   const auto horizon = solvers::parse_input_value(o.t_text, "--T");
   if (horizon <= 0) throw InputError(fmt::format("--T: '{}' must be > 0", o.t_text));
@@ -127,18 +126,18 @@ ojson run_counting(const solvers::Model& model, const std::string& source, const
   }
   const auto mom = solvers::counting_moments<F>(model, h, pi0, solvers::from_rational<F>(horizon), source);
   const unsigned p = o.precision;
-  ojson j;
-  j["model"] = source;
-  j["H"] = solvers::exact_text(h);
-  j["T"] = solvers::exact_text(horizon);
-  j["start"] = start;
-  j["mean"] = show(mom.mean, p);
-  j["variance"] = show(mom.variance, p);
-  j["fano_T"] = mom.mean > 0 ? show(F(mom.variance / mom.mean), p) : std::string("undefined (no spikes)");
-  j["rate"] = show(as.rate, p);
-  j["variance_rate"] = show(as.variance_rate, p);
-  j["fano"] = as.rate > 0 ? show(as.fano(), p) : std::string("undefined (no spikes)");
-  return j;
+  CountingResult c;
+  c.model = source;
+  c.H = solvers::exact_text(h);
+  c.T = solvers::exact_text(horizon);
+  c.start = start;
+  c.mean = show(mom.mean, p);
+  c.variance = show(mom.variance, p);
+  c.fano_T = mom.mean > 0 ? show(F(mom.variance / mom.mean), p) : std::string("undefined (no spikes)");
+  c.rate = show(as.rate, p);
+  c.variance_rate = show(as.variance_rate, p);
+  c.fano = as.rate > 0 ? show(as.fano(), p) : std::string("undefined (no spikes)");
+  return c;
 }
 
 }  // namespace
@@ -153,52 +152,47 @@ unsigned checked_precision(unsigned precision) {
   return precision;
 }
 
-ojson flux_json(const solvers::Model& model, const std::string& source, const FluxOptions& o) {
+FluxResult run_flux(const solvers::Model& model, const std::string& source, const FluxOptions& o) {
   switch (o.arithmetic) {
     case Arithmetic::Exact:
-      return run_flux<solvers::Rational>(model, source, o);
+      return flux_rows<solvers::Rational>(model, source, o);
     case Arithmetic::Double:
-      return run_flux<double>(model, source, o);
+      return flux_rows<double>(model, source, o);
     case Arithmetic::Mpfr:
       break;
   }
   const ctmc::PrecisionScope precision(checked_precision(o.precision));
-  return run_flux<solvers::Mpfr>(model, source, o);
+  return flux_rows<solvers::Mpfr>(model, source, o);
 }
 
-ojson counting_json(const solvers::Model& model, const std::string& source, const CountingOptions& o) {
-  if (o.arithmetic == Arithmetic::Double) return run_counting<double, double>(model, source, o);
+CountingResult run_counting(const solvers::Model& model, const std::string& source, const CountingOptions& o) {
+  if (o.arithmetic == Arithmetic::Double) return counting_in<double, double>(model, source, o);
   const ctmc::PrecisionScope precision(checked_precision(o.precision));
-  if (o.arithmetic == Arithmetic::Exact) return run_counting<solvers::Rational, solvers::Mpfr>(model, source, o);
-  return run_counting<solvers::Mpfr, solvers::Mpfr>(model, source, o);
+  if (o.arithmetic == Arithmetic::Exact) return counting_in<solvers::Rational, solvers::Mpfr>(model, source, o);
+  return counting_in<solvers::Mpfr, solvers::Mpfr>(model, source, o);
 }
 
-ojson formula_json(const solvers::Model& model, const std::string& source) {
+FormulaResult run_formula(const solvers::Model& model, const std::string& source) {
   const auto f = solvers::flux_formula(model, source);
   const auto& tree = f.tree;
-  ojson j;
-  j["model"] = source;
-  j["states"] = model.states;
-  ojson legend = ojson::array();
+  FormulaResult r;
+  r.model = source;
+  r.states = model.states;
+  r.transitions = model.transitions.size();
   for (const auto& s : f.symbols.legend) {
     const auto& t = model.transitions[s.transition];
-    legend.push_back({{"symbol", s.name},
-                      {"latex", s.latex},
-                      {"from", model.states[t.from]},
-                      {"to", model.states[t.to]},
-                      {"spike", t.spike},
-                      {"rate", s.rate_text}});
+    r.symbols.push_back({s.name, s.latex, model.states[t.from], model.states[t.to], t.spike, s.rate_text});
   }
-  j["symbols"] = legend;
-  ojson sums = ojson::object();
-  for (std::size_t i = 0; i < model.size(); ++i) sums[model.states[i]] = tree.tree_sums[i].to_text();
-  j["tree_sums"] = sums;
-  j["spanning_trees"] = tree.trees;
-  j["flux"] = {{"numerator", tree.flux_num.to_text()},
-               {"denominator", tree.flux_den.to_text()},
-               {"text", f.text},
-               {"latex", f.latex}};
-  return j;
+  for (std::size_t i = 0; i < model.size(); ++i) {
+    r.tree_sums.push_back(tree.tree_sums[i].to_text());
+    r.tree_sums_latex.push_back(tree.tree_sums[i].to_latex());
+  }
+  r.spanning_trees = tree.trees;
+  r.numerator = tree.flux_num.to_text();
+  r.denominator = tree.flux_den.to_text();
+  r.text = f.text;
+  r.latex = f.latex;
+  return r;
 }
 
-}  // namespace ctmc::reports
+}  // namespace ctmc::commands

@@ -4,7 +4,7 @@
 
 #include "ctmc/core/errors.hpp"
 
-namespace ctmc::reports {
+namespace ctmc::commands {
 
 // The most threads any command runs: --threads is refused above it, and the
 // OpenMP default taken from OMP_NUM_THREADS is cut down to it at start-up;
@@ -20,4 +20,4 @@ inline int checked_threads(int threads) {
   return threads;
 }
 
-}  // namespace ctmc::reports
+}  // namespace ctmc::commands

@@ -16,7 +16,7 @@
 #include "ctmc/core/quote.hpp"
 #include "ctmc/solvers/scalar.hpp"
 
-namespace ctmc::reports {
+namespace ctmc::commands {
 
 // A solver scalar: exact text for rationals, 17 significant digits for
 // double, and the digits the precision carries for MPFR.
@@ -152,4 +152,4 @@ inline std::string one_line(const std::string& text) {
   return out;
 }
 
-}  // namespace ctmc::reports
+}  // namespace ctmc::commands
