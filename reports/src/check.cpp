@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/math/distributions/normal.hpp>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -31,6 +29,7 @@
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/json_input.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/quantiles.hpp"
 #include "ctmc/core/numeric_context.hpp"
 #include "ctmc/core/quote.hpp"
 #include "ctmc/io/same_file.hpp"
@@ -708,9 +707,8 @@ std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
   // n_ours - 1 degrees of freedom (normal per-trial values), not normal;
   // with 10 trials a normal quantile would raise the false-alarm rate
   // about tenfold at 1e-3.
-  const double zcrit = tested ? boost::math::quantile(boost::math::complement(
-                                    boost::math::students_t(n_ours - 1), c.false_alarm / (2.0 * tested)))
-                              : 0;
+  const double zcrit =
+      tested ? solvers::students_t_upper_quantile(n_ours - 1, c.false_alarm / (2.0 * tested)) : 0;
   for (const auto& v : c.values) {
     if (v.quantity == "A_ANN" || v.quantity == "A_MF") {
       const double ours = 100.0 * (v.quantity == "A_ANN" ? r.acc_ann : r.acc_mf);
@@ -876,7 +874,7 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
   const auto ex = solvers::counting_moments<double>(c.model, c.H, ref.initial, c.rate_alpha * T, c.model_source);
   const double n = static_cast<double>(c.trials);
   // Two statistics, each two-sided at false_alarm / 2: the claim's false-alarm rate is at most false_alarm.
-  const double zcrit = boost::math::quantile(boost::math::complement(boost::math::normal(), c.false_alarm / 4));
+  const double zcrit = solvers::normal_upper_quantile(c.false_alarm / 4);
   for (const auto& v : c.values) {
     const double claimed = solvers::to_double(v.exact);
     const bool is_mean = v.quantity == "mean";
