@@ -212,6 +212,47 @@ TEST_CASE("sweep runs a conv net: the same document for any thread count, one re
   CHECK(sj["synops_per_sample_mean"] == j["runs"][0]["windows"].back()["synops_per_sample"]);
 }
 
+TEST_CASE("convert fits a neuron per spiking layer of a conv net; simulate network runs it with them") {
+  const SimCnn cnn = write_sim_cnn(temp_dir() / "deep_cnn_convert");
+  const fs::path out = temp_dir() / "deep_cnn_convert" / "converted";
+  const std::string data = " --train-images \"" + cnn.images + "\" --train-labels \"" + cnn.labels +
+                           "\" --test-images \"" + cnn.images + "\" --test-labels \"" + cnn.labels + "\"";
+  const auto r = run_cli("convert --net \"" + cnn.net + "\"" + data + " --output-dir \"" + out.string() +
+                         "\" --samples 64 --starts 4 --threads 2");
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK_MESSAGE(r.output.find("3 spiking layers") != std::string::npos, r.output);
+  // Layer 1: 3 x 4 x 4 units over 12 images, fitted to relu with the two-state family.
+  std::ifstream csv(out / "layers.csv");
+  const std::string table((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(table.find("1,48,relu,two-state,12,") != std::string::npos, table);
+  for (const char* f : {"neuron-L1.json", "neuron-L2.json", "neuron-L3.json", "samples-L3.txt", "commands.sh"})
+    CHECK_MESSAGE(fs::exists(out / f), f);
+  // The samples file: a header and 64 quantiles of the 12 x 48 layer-1 preactivations.
+  std::ifstream samples(out / "samples-L1.txt");
+  int lines = 0;
+  for (std::string line; std::getline(samples, line);) lines += !line.empty() && line[0] != '#';
+  CHECK(lines == 64);
+  const std::string neurons = (out / "neuron-L1.json").string() + "," + (out / "neuron-L2.json").string() + "," +
+                              (out / "neuron-L3.json").string();
+  const auto sim = run_cli("simulate network --net \"" + cnn.net + "\"" + data + " --neurons \"" + neurons +
+                           "\" --T 1 --dt 0.01 --tau 0.05 --rate 10 --trials 1 --seed 3");
+  CHECK_MESSAGE(sim.status == 0, sim.output);
+  // Again into the same folder: replaced (it is convert's own); a folder of the
+  // user's, or no train split, exits 2 with one line.
+  CHECK(run_cli("convert --net \"" + cnn.net + "\"" + data + " --output-dir \"" + out.string() +
+                "\" --samples 64 --starts 4").status == 0);
+  const auto mine = run_cli("convert --net \"" + cnn.net + "\"" + data + " --output-dir \"" +
+                            (temp_dir() / "deep_cnn_convert").string() + "\" --samples 64 --starts 4");
+  CHECK(mine.status == 2);
+  const auto no_train = run_cli("convert --net \"" + cnn.net + "\" --test-images \"" + cnn.images +
+                                "\" --test-labels \"" + cnn.labels + "\" --output-dir \"" + out.string() + "\"");
+  CHECK(no_train.status == 2);
+  CHECK_MESSAGE(no_train.output.find("--data: no training images") != std::string::npos, no_train.output);
+  const auto dot = run_cli("convert --net \"" + cnn.net + "\"" + data + " --output-dir .");
+  CHECK(dot.status == 2);
+  CHECK_MESSAGE(dot.output.find("--output-dir") != std::string::npos, dot.output);
+}
+
 TEST_CASE("import onnx: an unsupported operator exits 2 naming the node and its op type, writing nothing") {
   const auto dir = temp_dir() / "deep_bad";
   fs::create_directories(dir);
