@@ -59,42 +59,12 @@ double mean_over(const std::vector<const Json*>& records, const std::function<do
   return mean_of(v);
 }
 
-// A source net as the engines take it: a dense manifest as an Mlp (the
-// dense engine), any other (convolutions, pooling) as a layer graph.
-struct SweepNet {
-  std::optional<Mlp> mlp;
-  std::optional<Net> graph;
-  template <class F>
-  decltype(auto) visit(F&& f) const {
-    return mlp ? f(*mlp) : f(*graph);
-  }
-};
-
-// The dense reader first, so that a dense manifest's errors keep its
-// messages; a manifest it refuses that the graph reader takes (and that is
-// not dense after all) is a layer graph.
-SweepNet load_sweep_net(const std::string& path) {
-  try {
-    return SweepNet{load_network(path), std::nullopt};
-  } catch (const InputError&) {
-    const std::exception_ptr refused = std::current_exception();
-    std::optional<Net> graph;
-    try {
-      graph = load_net(path);
-    } catch (const InputError&) {
-      std::rethrow_exception(refused);
-    }
-    if (graph->is_dense()) std::rethrow_exception(refused);
-    return SweepNet{std::nullopt, std::move(graph)};
-  }
-}
-
 void check_net(const Mlp& net, const std::string& what) { net.validate(what); }
 void check_net(const Net& net, const std::string& what) { (void)spiking_stages(net, what); }
 
 struct SweepInputs {
   std::vector<NeuronModel> neurons;
-  std::vector<SweepNet> nets;
+  std::vector<AnyNetwork> nets;
   DatasetSplit data;
 };
 
@@ -160,7 +130,7 @@ SweepInputs read_inputs(const SweepSpec& spec, Shard shard) {
   check_sweep_limits(spec);
   SweepInputs in;
   for (const auto& path : spec.neurons) in.neurons.push_back({solvers::read_model_file(path), path});
-  for (const auto& path : spec.nets) in.nets.push_back(load_sweep_net(path));
+  for (const auto& path : spec.nets) in.nets.push_back(load_any_network(path));
   in.data = load_data(spec.data);
   int test_images = 0;
   for (std::size_t i = 0; i < in.nets.size(); ++i)
