@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/math/distributions/normal.hpp>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -31,6 +29,7 @@
 #include "ctmc/solvers/input_file.hpp"
 #include "ctmc/solvers/json_input.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "ctmc/solvers/quantiles.hpp"
 #include "ctmc/core/numeric_context.hpp"
 #include "ctmc/core/quote.hpp"
 #include "ctmc/io/same_file.hpp"
@@ -87,7 +86,7 @@ struct Claim {
   sim::DataSource data;
   // Read while the file is validated: a missing or malformed network or data
   // file is bad input (exit 2), not a claim we cannot answer.
-  sim::Mlp mlp;
+  sim::AnyNetwork net_loaded;  // dense (Mlp) or a layer graph
   sim::DatasetSplit split;
   std::vector<sim::NeuronModel> neurons;
   sim::NetworkSimOptions net_options;
@@ -308,7 +307,7 @@ void validate_network(const Parser& p, Claim& cl, const std::map<std::string, st
   } catch (const InputError& e) {
     p.bad(who, "T", e.detail().empty() ? e.what() : e.detail());
   }
-  const std::size_t S = sim::spiking_layer_count(cl.mlp, o.snn.readout);
+  const std::size_t S = cl.net_loaded.visit([&](const auto& n) { return sim::spiking_layer_count(n, o.snn.readout); });
   if (cl.neurons.size() != 1 && cl.neurons.size() != S)
     p.bad(who, "neurons", fmt::format("{} models given; give one for all spiking layers or {} (one per layer)",
                                       cl.neurons.size(), S));
@@ -324,12 +323,15 @@ void validate_network(const Parser& p, Claim& cl, const std::map<std::string, st
                         "(train_images, train_labels or data); or give \"scale\": \"const\"");
   std::size_t samples = 0;
   try {
-    samples = sim::simulation_subset(cl.split.test, o.limit, cl.mlp.input_size(), cl.mlp.output_size(), o.subset).size();
+    samples = cl.net_loaded.visit([&](const auto& n) {
+      return sim::simulation_subset(cl.split.test, o.limit, n.input_size(), n.output_size(), o.subset).size();
+    });
   } catch (const InputError& e) {
     p.bad(who, e.input().empty() ? "subset" : e.input(), e.detail().empty() ? e.what() : e.detail());
   }
   const double runs = static_cast<double>(std::max<std::size_t>(cl.trials, kMinNetworkTrials)) * static_cast<double>(samples);
-  const double neurons = static_cast<double>(sim::spiking_neuron_count(cl.mlp, o.snn.readout));
+  const double neurons = static_cast<double>(
+      cl.net_loaded.visit([&](const auto& n) { return sim::spiking_neuron_count(n, o.snn.readout); }));
   if (runs > sim::kMaxSampleRuns)
     p.bad(who, "trials", fmt::format("our reference run of {} trials x {} test images = {:.3g} sample runs is beyond "
                                      "the budget of {:.0e}; lower trials or limit",
@@ -378,7 +380,7 @@ void parse_network(const Parser& p, const ojson& c, const std::string& pointer, 
     if (subset_text.rfind("index:", 0) == 0) subset_text = "index:" + p.path(who, "subset", subset_text.substr(6), PathKind::File);
   }
   // Every path is checked before any file is read.
-  cl.mlp = sim::load_network(cl.net);
+  cl.net_loaded = sim::load_any_network(cl.net);
   cl.split = sim::load_data(cl.data);
   for (std::size_t k = 0; k < neuron_files.size(); ++k)
     cl.neurons.push_back({solvers::read_model_file(neuron_files[k]), neuron_paths[k]});
@@ -694,13 +696,13 @@ std::pair<double, double> mean_sd(const std::vector<double>& v) {
 // two-sided at false_alarm / (number of tested values) each.
 std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
   std::vector<Row> rows;
-  const sim::Mlp& net = c.mlp;
   const sim::DatasetSplit& data = c.split;
   sim::NetworkSimOptions o = c.net_options;
   o.trials = std::max<int>(kMinNetworkTrials, static_cast<int>(c.trials));
   o.seed = ctx.seed;
   o.threads = ctx.threads;
-  const auto r = sim::simulate_network(net, data.train, data.test, c.neurons, o);
+  const auto r = c.net_loaded.visit(
+      [&](const auto& net) { return sim::simulate_network(net, data.train, data.test, c.neurons, o); });
   const double n_claim = static_cast<double>(c.trials), n_ours = static_cast<double>(o.trials);
   int tested = 0;
   for (const auto& v : c.values) tested += v.quantity == "A_SNN" || v.quantity == "SynOps";
@@ -708,9 +710,8 @@ std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
   // n_ours - 1 degrees of freedom (normal per-trial values), not normal;
   // with 10 trials a normal quantile would raise the false-alarm rate
   // about tenfold at 1e-3.
-  const double zcrit = tested ? boost::math::quantile(boost::math::complement(
-                                    boost::math::students_t(n_ours - 1), c.false_alarm / (2.0 * tested)))
-                              : 0;
+  const double zcrit =
+      tested ? solvers::students_t_upper_quantile(n_ours - 1, c.false_alarm / (2.0 * tested)) : 0;
   for (const auto& v : c.values) {
     if (v.quantity == "A_ANN" || v.quantity == "A_MF") {
       const double ours = 100.0 * (v.quantity == "A_ANN" ? r.acc_ann : r.acc_mf);
@@ -876,7 +877,7 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
   const auto ex = solvers::counting_moments<double>(c.model, c.H, ref.initial, c.rate_alpha * T, c.model_source);
   const double n = static_cast<double>(c.trials);
   // Two statistics, each two-sided at false_alarm / 2: the claim's false-alarm rate is at most false_alarm.
-  const double zcrit = boost::math::quantile(boost::math::complement(boost::math::normal(), c.false_alarm / 4));
+  const double zcrit = solvers::normal_upper_quantile(c.false_alarm / 4);
   for (const auto& v : c.values) {
     const double claimed = solvers::to_double(v.exact);
     const bool is_mean = v.quantity == "mean";

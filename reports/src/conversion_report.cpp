@@ -18,6 +18,7 @@
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/sim/pareto.hpp"
+#include "ctmc/reports/layer_fit.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/templates.hpp"
 #include "ctmc/reports/writer.hpp"
@@ -171,26 +172,6 @@ std::vector<Variant> variants_of(const ConversionDesign& d) {
   return v;
 }
 
-// The low-state families the paper uses: three-state for the sigmoids, the
-// two-state chain for the piecewise-linear targets; softplus takes the
-// full three-state family, whose fit is two orders better than two-state.
-bool rectified_linear(const std::string& activation) {
-  return activation == "relu" || activation.rfind("cliprelu_", 0) == 0;
-}
-std::string family_for(const std::string& activation) {
-  if (rectified_linear(activation)) return "two-state";
-  if (activation == "softplus") return "full-three-state";
-  return "three-state";
-}
-// The bound R on offsets, slopes and constant rates of a fit. The fit's
-// default (1000) lets the three-state sigmoid settle on a fast B <-> G
-// flicker at the bound (G -> B at 1000): MSE 1.4e-3 against 2.0e-3 at R =
-// 10 on the MNIST layer-1 sample, for some 500 silent transitions per
-// spike, which the exact sampler draws one by one (a sweep run 50x slower).
-// The two-state chain of a rectified linear target needs its fast return
-// R -> B (2 transitions per spike, whatever the rate) and keeps the default.
-double rate_bound_for(const std::string& activation) { return rectified_linear(activation) ? 1000 : 10; }
-
 struct DataCase {
   std::string key, label, dir;
   int epochs = 15;
@@ -343,23 +324,20 @@ void fit_variant(Study& st, const DataCase& dc, VariantRun& vr) {
     std::vector<float>& all = pooled[l];
     std::sort(all.begin(), all.end());
     const std::size_t n = std::min(st.d.fit_samples, all.size());
-    std::string text = fmt::format("# layer {} preactivations of {} {}: {} quantiles ((k + 1/2) / {}) of {} values\n",
-                                   l + 1, dc.label, v.label, n, n, all.size());
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto at = static_cast<std::size_t>((static_cast<double>(k) + 0.5) / static_cast<double>(n) *
-                                               static_cast<double>(all.size()));
-      text += fmt::format("{:.9g}\n", all[std::min(at, all.size() - 1)]);
-    }
+    const std::string text = quantile_samples_text(
+        all, n,
+        fmt::format("layer {} preactivations of {} {}: {} quantiles ((k + 1/2) / {}) of {} values", l + 1, dc.label,
+                    v.label, n, n, all.size()));
     const std::string samples = fmt::format("samples-{}-{}-L{}.txt", dc.key, v.key, l + 1);
     const std::string model = fmt::format("neuron-{}-{}-L{}.json", dc.key, v.key, l + 1);
     st.w.write_text(samples, text);
     st.w.file_path(samples, "preactivation quantiles, the fit's samples");
     const std::string target = l + 1 == L ? v.output_target : v.hidden;
-    const std::string family = family_for(target);
+    const std::string family = conversion_family(target);
     analysis::FitProblem p;
     p.family = analysis::parse_family(family, 0);
     p.activation = activations::parse_activation(target);
-    p.bounds.rate_bound = rate_bound_for(target);
+    p.bounds.rate_bound = conversion_rate_bound(target);
     p.data = analysis::read_samples((fs::path(st.w.dir()) / samples).string());
     // The description names the file as the CLI, run from the report folder, would.
     const std::string prefix = (fs::path(st.w.dir()) / "").string();

@@ -27,25 +27,34 @@ double parse_if_norm(const std::string& text, const std::string& option) {
   return p;
 }
 
+void IfNetwork::check_options() const {
+  if (opt_.steps < 1) throw InputError("if_steps", fmt::format("{} must be at least 1", opt_.steps));
+  if (!(opt_.v0 >= 0 && opt_.v0 < 1)) throw InputError("v0", fmt::format("{} must lie in [0, 1)", opt_.v0));
+  for (std::size_t l = 0; l < lambda_.size(); ++l)
+    if (!(lambda_[l] > 0) || !std::isfinite(lambda_[l]))
+      throw InputError("if_norm", fmt::format("IF baseline: layer {} normalisation percentile {} is not positive",
+                                              l + 1, lambda_[l]));
+}
+
+namespace {
+
+void check_if_activation(const std::string& a, std::size_t layer) {
+  if (a != "relu" && a.rfind("cliprelu_", 0) != 0)
+    throw InputError(fmt::format("IF baseline: hidden layer {} has activation {}; IF neurons approximate relu or "
+                                 "cliprelu_K only",
+                                 layer, quote_excerpt(a)));
+}
+
+}  // namespace
+
 IfNetwork::IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions& opt)
-    : net_(&net), lambda_(std::move(lambda)), opt_(opt) {
+    : net_(&net), lambda_(std::move(lambda)), opt_(opt), spiking_neurons_(spiking_neuron_count(net, opt.readout)) {
   const std::size_t L = net.layers.size();
   const std::size_t S = spiking_layer_count(net, opt.readout);
   if (lambda_.size() != S)
     throw InputError(fmt::format("IF baseline: {} scales for {} spiking layers", lambda_.size(), S));
-  if (opt.steps < 1) throw InputError("if_steps", fmt::format("{} must be at least 1", opt.steps));
-  if (!(opt.v0 >= 0 && opt.v0 < 1)) throw InputError("v0", fmt::format("{} must lie in [0, 1)", opt.v0));
-  for (std::size_t l = 0; l + 1 < L; ++l) {
-    const std::string& a = net.layers[l].activation;
-    if (a != "relu" && a.rfind("cliprelu_", 0) != 0)
-      throw InputError(fmt::format("IF baseline: hidden layer {} has activation {}; IF neurons approximate relu or "
-                                   "cliprelu_K only",
-                                   l + 1, quote_excerpt(a)));
-  }
-  for (std::size_t l = 0; l < S; ++l)
-    if (!(lambda_[l] > 0) || !std::isfinite(lambda_[l]))
-      throw InputError("if_norm", fmt::format("IF baseline: layer {} normalisation percentile {} is not positive",
-                                              l + 1, lambda_[l]));
+  check_options();
+  for (std::size_t l = 0; l + 1 < L; ++l) check_if_activation(net.layers[l].activation, l + 1);
   for (std::size_t l = 0; l < L; ++l) {
     const double in_scale = l == 0 ? 1.0 : lambda_[l - 1];
     const double out_scale = l < S ? lambda_[l] : 1.0;  // a non-spiking output keeps the ANN's scale
@@ -60,9 +69,30 @@ IfNetwork::IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions
   }
 }
 
-std::size_t IfNetwork::spiking_neurons() const { return spiking_neuron_count(*net_, opt_.readout); }
+IfNetwork::IfNetwork(const Net& net, std::vector<double> lambda, const IfOptions& opt)
+    : lambda_(std::move(lambda)), opt_(opt) {
+  const std::vector<NetStage> stages = spiking_stages(net, "net");
+  const std::size_t L = stages.size();
+  const std::size_t S = spiking_layer_count(net, opt.readout);
+  spiking_neurons_ = spiking_neuron_count(net, opt.readout);
+  if (lambda_.size() != S)
+    throw InputError(fmt::format("IF baseline: {} scales for {} spiking layers", lambda_.size(), S));
+  check_options();
+  for (std::size_t s = 0; s + 1 < L; ++s) check_if_activation(net.layers[stages[s].last].activation, s + 1);
+  chains_.reserve(L);
+  for (std::size_t l = 0; l < L; ++l) {
+    const double in_scale = l == 0 ? 1.0 : lambda_[l - 1];
+    const double out_scale = l < S ? lambda_[l] : 1.0;
+    chains_.emplace_back(net, stages[l], 1.0);
+    spike_weight_.push_back(in_scale / out_scale);
+    b_.push_back(Eigen::Map<const Eigen::VectorXd>(chains_.back().bias().data(), chains_.back().out_size()) /
+                 out_scale);
+  }
+  for (std::size_t l = 0; l + 1 < L && l < S; ++l) fanout_.push_back(chains_[l + 1].fanouts());
+}
 
 IfSampleRun IfNetwork::run(const float* x) const {
+  if (!chains_.empty()) return run_graph(x);
   const std::size_t L = net_->layers.size();
   const std::size_t S = lambda_.size();
   IfSampleRun out;
@@ -98,7 +128,63 @@ IfSampleRun IfNetwork::run(const float* x) const {
       fired.swap(next);
     }
   }
-  const int n_out = net_->layers[L - 1].out_size();
+  finish(out, out_sum);
+  return out;
+}
+
+// Layer 1's input, constant over the window: c / lambda_1 plus each nonzero
+// pixel's column A e_i times pixel / lambda_1 (the dense engine's W~ x + b~).
+// Then, step by step, each stage's spikes scattered through its synapses.
+IfSampleRun IfNetwork::run_graph(const float* x) const {
+  const std::size_t L = chains_.size();
+  const std::size_t S = lambda_.size();
+  IfSampleRun out;
+  out.counts.resize(S);
+  ChainScratch scratch;
+  std::vector<Eigen::VectorXd> v(L);
+  for (std::size_t l = 0; l < L; ++l) {
+    v[l] = Eigen::VectorXd::Constant(chains_[l].out_size(), l < S ? opt_.v0 : 0.0);
+    if (l < S) out.counts[l].assign(chains_[l].out_size(), 0);
+  }
+  Eigen::VectorXd in1 = b_[0];
+  for (int i = 0; i < chains_[0].in_size(); ++i)
+    if (x[i] != 0.0f) chains_[0].add_spike(static_cast<std::uint32_t>(i), spike_weight_[0] * x[i], in1.data(), scratch);
+  Eigen::VectorXd out_sum = Eigen::VectorXd::Zero(chains_[L - 1].out_size());
+  Eigen::VectorXd input;
+  std::vector<std::uint32_t> fired, next;
+  for (int t = 0; t < opt_.steps; ++t) {
+    fired.clear();
+    for (std::size_t l = 0; l < L; ++l) {
+      Eigen::VectorXd& vl = v[l];
+      if (l == 0) {
+        input = in1;
+      } else {
+        input = b_[l];
+        for (std::uint32_t i : fired) chains_[l].add_spike(i, spike_weight_[l], input.data(), scratch);
+      }
+      if (l == L - 1) out_sum += input;
+      vl += input;
+      if (l >= S) continue;  // integrating readout
+      next.clear();
+      for (Eigen::Index j = 0; j < vl.size(); ++j)
+        if (vl[j] >= 1.0) {
+          vl[j] -= 1.0;  // reset by subtraction
+          ++out.counts[l][j];
+          next.push_back(static_cast<std::uint32_t>(j));
+        }
+      fired.swap(next);
+    }
+  }
+  finish(out, out_sum);
+  return out;
+}
+
+// Readout spike: argmax of the output layer's counts, ties by the summed
+// output input, then the lowest index; integrate: argmax of the summed input.
+void IfNetwork::finish(IfSampleRun& out, const Eigen::VectorXd& out_sum) const {
+  const std::size_t S = lambda_.size();
+  const std::size_t L = chains_.empty() ? net_->layers.size() : chains_.size();
+  const auto n_out = static_cast<int>(out_sum.size());
   int best = 0;
   for (int j = 1; j < n_out; ++j) {
     if (S == L) {
@@ -114,11 +200,27 @@ IfSampleRun IfNetwork::run(const float* x) const {
       out.spikes += out.counts[l][i];
       if (l < fanout_.size()) out.synops += static_cast<double>(out.counts[l][i]) * fanout_[l][i];
     }
-  return out;
 }
 
-IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_all, const IfOptions& opt) {
-  net.validate("net");
+namespace {
+
+void check_if_net(const Mlp& net) { net.validate("net"); }
+void check_if_net(const Net& net) { (void)spiking_stages(net, "net"); }
+
+// lambda_l: the percentile of each spiking layer's ANN activations on train.
+std::vector<double> if_scales(const Mlp& net, const Dataset& train, const IfOptions& opt) {
+  std::vector<double> lambda;
+  for (const auto& a : layer_activations(net, train, opt.readout))
+    lambda.push_back(percentile(std::vector<float>(a.data(), a.data() + a.size()), opt.percentile));
+  return lambda;
+}
+std::vector<double> if_scales(const Net& net, const Dataset& train, const IfOptions& opt) {
+  return layer_percentiles(net, train, opt.readout, opt.percentile);
+}
+
+template <class NetT>
+IfResult simulate_if_any(const NetT& net, const Dataset& train, const Dataset& test_all, const IfOptions& opt) {
+  check_if_net(net);
   const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size(), opt.subset);
   {
     // A work bound like simulate_network's: 2e9 steps would run for days.
@@ -136,8 +238,7 @@ IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_a
                              "train split");
   IfResult res;
   res.samples = test.size();
-  for (const auto& a : layer_activations(net, train, opt.readout))
-    res.lambda.push_back(percentile(std::vector<float>(a.data(), a.data() + a.size()), opt.percentile));
+  res.lambda = if_scales(net, train, opt);
   const IfNetwork ifn(net, res.lambda, opt);
   res.acc_ann = net.accuracy(test);
   const int n = test.size();
@@ -171,6 +272,16 @@ IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test_a
   res.synops_sd = n > 1 ? std::sqrt(var / (n - 1)) : 0;
   res.spikes_per_neuron = spk_sum / n / static_cast<double>(ifn.spiking_neurons());
   return res;
+}
+
+}  // namespace
+
+IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test, const IfOptions& opt) {
+  return simulate_if_any(net, train, test, opt);
+}
+
+IfResult simulate_if(const Net& net, const Dataset& train, const Dataset& test, const IfOptions& opt) {
+  return simulate_if_any(net, train, test, opt);
 }
 
 }  // namespace ctmc::sim

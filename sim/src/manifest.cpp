@@ -209,6 +209,22 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
   return net;
 }
 
+AnyNetwork load_any_network(const std::string& manifest_path) {
+  try {
+    return AnyNetwork{load_network(manifest_path), std::nullopt};
+  } catch (const InputError&) {
+    const std::exception_ptr refused = std::current_exception();
+    std::optional<Net> graph;
+    try {
+      graph = load_net(manifest_path);
+    } catch (const InputError&) {
+      std::rethrow_exception(refused);
+    }
+    if (graph->is_dense()) std::rethrow_exception(refused);
+    return AnyNetwork{std::nullopt, std::move(graph)};
+  }
+}
+
 namespace {
 
 // kernel_size / stride / padding: a number, or [h, w] (PyTorch's int or tuple).

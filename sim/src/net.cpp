@@ -281,9 +281,9 @@ Mlp Net::to_mlp(const std::string& what) const {
     const NetLayer& L = layers[l];
     if (L.kind != LayerKind::Dense && L.kind != LayerKind::Activation && L.kind != LayerKind::Flatten)
       throw InputError(what, label(*this, l) +
-                                 ": networks with convolutions or pooling run in the ANN (ctmc-snn evaluate), the mean "
-                                 "field and simulate network; sweeps, claim checks and the IF baseline take dense "
-                                 "layers only for now");
+                                 ": this reader takes dense layers only; a network with convolutions or pooling is a "
+                                 "layer graph (load_net), which evaluate, simulate network, sweep, convert and check "
+                                 "run");
     if (L.kind == LayerKind::Dense) {
       m.layers.push_back(L.dense);
       m.layers.back().activation = L.activation;

@@ -149,20 +149,22 @@ std::vector<double> layer_q99(const Mlp& net, const Dataset& train, const std::v
   return q99_of(layer_activations(net, train, readout), net.layers.size() - 1, neurons, output_scale);
 }
 
-std::vector<double> layer_q99(const Net& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
-                              Readout readout, OutputScale output_scale) {
+namespace {
+
+// The p-th percentile of each spiking layer's activations over `train`
+// (hidden a^l; then the logits, or transform_out of them, when readout =
+// spike), streamed in batches of kQ99Batch images.
+std::vector<double> streamed_layer_percentiles(const Net& net, const Dataset& train, Readout readout, double p,
+                                               const std::optional<activations::Activation>& transform_out) {
   const std::vector<NetStage> stages = spiking_stages(net, "net");
   const std::size_t S = spiking_layer_count(net, readout), out = stages.size() - 1;
   std::vector<std::string> phi;
   for (const NetLayer& L : net.layers)
     if (L.activation != "linear") phi.push_back(L.activation);
   std::vector<StreamPercentile> q;
-  std::vector<std::optional<activations::Activation>> transform;
-  for (std::size_t l = 0; l < S; ++l) {
+  for (std::size_t l = 0; l < S; ++l)
     q.emplace_back(static_cast<std::size_t>(net.layers[stages[l].last].out.size()) * static_cast<std::size_t>(train.size()),
-                   99.0);
-    transform.push_back(q99_transform(neurons, l, l == out, output_scale));
-  }
+                   p);
   for (Eigen::Index b = 0; b < train.images.cols(); b += kQ99Batch) {
     const Eigen::MatrixXf x = train.images.middleCols(b, std::min(kQ99Batch, train.images.cols() - b));
     Eigen::MatrixXf logits = net.forward_with(x, [&](std::size_t s, Eigen::MatrixXf& z) {
@@ -170,13 +172,28 @@ std::vector<double> layer_q99(const Net& net, const Dataset& train, const std::v
       q[s].add(z.data(), static_cast<std::size_t>(z.size()));
     });
     if (readout == Readout::Spike) {
-      apply_transform(transform[out], logits.data(), static_cast<std::size_t>(logits.size()));
+      apply_transform(transform_out, logits.data(), static_cast<std::size_t>(logits.size()));
       q[out].add(logits.data(), static_cast<std::size_t>(logits.size()));
     }
   }
-  std::vector<double> q99;
-  for (auto& p : q) q99.push_back(p.value());
-  return q99;
+  std::vector<double> values;
+  for (auto& pq : q) values.push_back(pq.value());
+  return values;
+}
+
+}  // namespace
+
+std::vector<double> layer_q99(const Net& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
+                              Readout readout, OutputScale output_scale) {
+  const std::size_t out = spiking_stages(net, "net").size() - 1;
+  return streamed_layer_percentiles(
+      net, train, readout, 99.0,
+      readout == Readout::Spike ? q99_transform(neurons, out, true, output_scale) : std::nullopt);
+}
+
+std::vector<double> layer_percentiles(const Net& net, const Dataset& train, Readout readout, double p) {
+  if (!(p >= 0 && p <= 100)) throw InputError(fmt::format("percentile: p = {} outside [0, 100]", p));
+  return streamed_layer_percentiles(net, train, readout, p, std::nullopt);
 }
 
 namespace {

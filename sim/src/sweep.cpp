@@ -11,11 +11,14 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ctmc/sim/pareto.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
+#include "ctmc/sim/net.hpp"
+#include "ctmc/sim/net_synapse.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/core/number_text.hpp"
 #include "ctmc/solvers/input_file.hpp"
@@ -56,9 +59,12 @@ double mean_over(const std::vector<const Json*>& records, const std::function<do
   return mean_of(v);
 }
 
+void check_net(const Mlp& net, const std::string& what) { net.validate(what); }
+void check_net(const Net& net, const std::string& what) { (void)spiking_stages(net, what); }
+
 struct SweepInputs {
   std::vector<NeuronModel> neurons;
-  std::vector<Mlp> nets;
+  std::vector<AnyNetwork> nets;
   DatasetSplit data;
 };
 
@@ -94,10 +100,9 @@ void check_sweep_cost(const SweepSpec& spec, Shard shard, const SweepInputs& in,
   double work = 0, numbers = 0;
   const double per_net = static_cast<double>(total) / static_cast<double>(in.nets.size());
   for (std::size_t i = 0; i < in.nets.size(); ++i) {
-    const Mlp& net = in.nets[i];
-    const std::size_t S = spiking_layer_count(net, spec.readout);
-    double neurons = 0;
-    for (std::size_t l = 0; l < S; ++l) neurons += net.layers[l].out_size();
+    const std::size_t S = in.nets[i].visit([&](const auto& net) { return spiking_layer_count(net, spec.readout); });
+    const auto neurons = static_cast<double>(
+        in.nets[i].visit([&](const auto& net) { return spiking_neuron_count(net, spec.readout); }));
     work += per_net * static_cast<double>(test_images) * steps * neurons;
     numbers += per_net * record_numbers(spec.T.size(), S);
   }
@@ -125,18 +130,19 @@ SweepInputs read_inputs(const SweepSpec& spec, Shard shard) {
   check_sweep_limits(spec);
   SweepInputs in;
   for (const auto& path : spec.neurons) in.neurons.push_back({solvers::read_model_file(path), path});
-  for (const auto& path : spec.nets) in.nets.push_back(load_network(path));
+  for (const auto& path : spec.nets) in.nets.push_back(load_any_network(path));
   in.data = load_data(spec.data);
   int test_images = 0;
-  for (std::size_t i = 0; i < in.nets.size(); ++i) {
-    const Mlp& net = in.nets[i];
-    net.validate(spec.nets[i]);
-    const std::size_t S = spiking_layer_count(net, spec.readout);
-    if (in.neurons.size() != 1 && in.neurons.size() != S)
-      throw InputError("neurons", fmt::format("{} models given; {} needs one for all spiking layers or {}",
-                                              in.neurons.size(), spec.nets[i], S));
-    test_images = simulation_subset(in.data.test, spec.limit, net.input_size(), net.output_size(), spec.subset).size();
-  }
+  for (std::size_t i = 0; i < in.nets.size(); ++i)
+    in.nets[i].visit([&](const auto& net) {
+      check_net(net, spec.nets[i]);
+      const std::size_t S = spiking_layer_count(net, spec.readout);
+      if (in.neurons.size() != 1 && in.neurons.size() != S)
+        throw InputError("neurons", fmt::format("{} models given; {} needs one for all spiking layers or {}",
+                                                in.neurons.size(), spec.nets[i], S));
+      test_images =
+          simulation_subset(in.data.test, spec.limit, net.input_size(), net.output_size(), spec.subset).size();
+    });
   if (in.data.train.size() == 0 && spec.scale == ScaleMode::Q99)
     throw InputError("data", "no training images, and the q99 scale takes the layer scales from the train split; "
                              "add training images or use the const scale");
@@ -296,10 +302,12 @@ Json run_sweep(const SweepSpec& spec, Shard shard, int threads,
     NetworkSimResult res;
     try {
       // The layer scales depend only on the net: computed at its first run.
-      if (q99_of[run.net].empty() && spec.scale == ScaleMode::Q99 && data.train.size() > 0)
-        q99_of[run.net] = layer_q99(nets[run.net], data.train, neurons, spec.readout, spec.output_scale);
-      opt.q99 = q99_of[run.net];
-      res = simulate_network(nets[run.net], data.train, data.test, neurons, opt);
+      nets[run.net].visit([&](const auto& net) {
+        if (q99_of[run.net].empty() && spec.scale == ScaleMode::Q99 && data.train.size() > 0)
+          q99_of[run.net] = layer_q99(net, data.train, neurons, spec.readout, spec.output_scale);
+        opt.q99 = q99_of[run.net];
+        res = simulate_network(net, data.train, data.test, neurons, opt);
+      });
     } catch (const InputError& e) {
       throw InputError(fmt::format("sweep run {} (net {}, sampler {}, tau {}, r {}, trial {}): {}", u,
                                    spec.nets[run.net], sampler_name(opt.snn.sampler), opt.snn.tau, opt.rate, run.trial,

@@ -102,13 +102,18 @@ TEST_CASE("import onnx + evaluate --predictions: a CNN with BatchNorm predicts a
   CHECK_FALSE(fs::exists(dir / "p2.txt"));
 }
 
-TEST_CASE("simulate network runs a conv net (strided conv, average pooling) imported from ONNX, for any thread count") {
-  const auto dir = temp_dir() / "deep_cnn_sim";
+namespace {
+
+// A conv net imported from ONNX and 12 test images as .npy files, under dir:
+// 1 x 8 x 8 -> conv 3x3 stride 2 pad 1 (3 channels, relu) -> 3 x 4 x 4 ->
+// avgpool 2 -> 3 x 2 x 2 -> conv 3x3 pad 1 (2 channels, relu) -> 2 x 2 x 2
+// -> flatten -> linear 8 -> 10.
+struct SimCnn {
+  std::string net, images, labels;
+};
+SimCnn write_sim_cnn(const fs::path& dir) {
   fs::create_directories(dir);
   TestRng rng(5);
-  // 1 x 8 x 8 -> conv 3x3 stride 2 pad 1 (3 channels, relu) -> 3 x 4 x 4 ->
-  // avgpool 2 -> 3 x 2 x 2 -> conv 3x3 pad 1 (2 channels, relu) -> 2 x 2 x 2
-  // -> flatten -> linear 8 -> 10.
   ModelBuilder mb({1, 8, 8});
   mb.init("c1.weight", {3, 1, 3, 3}, as_floats(rng.vec(27, -1, 1)), true);
   mb.init("c1.bias", {3}, as_floats(rng.vec(3, 0, 0.5)), true);
@@ -130,20 +135,26 @@ TEST_CASE("simulate network runs a conv net (strided conv, average pooling) impo
   auto* gm = mb.node("Gemm", {"f", "fc.weight", "fc.bias"}, "logits");
   ModelBuilder::integer(gm, "transB", 1);
   const std::string model = mb.write(dir / "cnn.onnx", "logits");
-  const std::string net = (dir / "cnn.json").string();
-  const auto imp = run_cli("import onnx \"" + model + "\" --output \"" + net + "\"");
+  SimCnn out{(dir / "cnn.json").string(), (dir / "x.npy").string(), (dir / "y.npy").string()};
+  const auto imp = run_cli("import onnx \"" + model + "\" --output \"" + out.net + "\"");
   REQUIRE_MESSAGE(imp.status == 0, imp.output);
-
   Tensor x, y;
   x.shape = {12, 1, 8, 8};
   y.shape = {12};
   y.dtype = "F64";
   x.values = as_floats(rng.vec(12 * 64, 0, 1));
   for (int i = 0; i < 12; ++i) y.values.push_back(i % 10);
-  write_bytes(dir / "x.npy", encode_npy(x));
-  write_bytes(dir / "y.npy", encode_npy(y));
-  const std::string args = "simulate network --net \"" + net + "\" --test-images \"" + (dir / "x.npy").string() +
-                           "\" --test-labels \"" + (dir / "y.npy").string() + "\" --neurons \"" + fixture("three_state.json") +
+  write_bytes(out.images, encode_npy(x));
+  write_bytes(out.labels, encode_npy(y));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("simulate network runs a conv net (strided conv, average pooling) imported from ONNX, for any thread count") {
+  const SimCnn cnn = write_sim_cnn(temp_dir() / "deep_cnn_sim");
+  const std::string args = "simulate network --net \"" + cnn.net + "\" --test-images \"" + cnn.images +
+                           "\" --test-labels \"" + cnn.labels + "\" --neurons \"" + fixture("three_state.json") +
                            "\" --T 1 --dt 0.01 --tau 0.05 --rate 20 --scale const --trials 2 --seed 3 --json";
   std::vector<std::string> docs;
   for (int threads : {1, 2, 3}) {
@@ -168,6 +179,78 @@ TEST_CASE("simulate network runs a conv net (strided conv, average pooling) impo
   CHECK(with_if.status == 2);
   CHECK_MESSAGE(with_if.output.find("--if: the IF baseline runs dense networks only for now") != std::string::npos,
                 with_if.output);
+}
+
+TEST_CASE("sweep runs a conv net: the same document for any thread count, one record per run") {
+  const SimCnn cnn = write_sim_cnn(temp_dir() / "deep_cnn_sweep");
+  const std::string args = "sweep --net \"" + cnn.net + "\" --test-images \"" + cnn.images + "\" --test-labels \"" +
+                           cnn.labels + "\" --neurons \"" + fixture("three_state.json") +
+                           "\" --tau 0.05 --rate 10,20 --T 0.5,1 --dt 0.01 --scale const --trials 2 --seed 3";
+  std::vector<std::string> docs;
+  for (int threads : {1, 2}) {
+    const fs::path out = temp_dir() / ("deep_cnn_sweep_" + std::to_string(threads) + ".json");
+    const auto r = run_cli(args + " --threads " + std::to_string(threads) + " --out \"" + out.string() + "\"");
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    std::ifstream f(out);
+    docs.emplace_back(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  CHECK(docs[1] == docs[0]);
+  const auto j = nlohmann::json::parse(docs[0]);
+  REQUIRE(j["runs"].size() == 4);  // 2 rates x 2 trials
+  for (const auto& run : j["runs"]) {
+    CHECK(run["test_images"] == 12);
+    CHECK(run["layers"].size() == 3);
+  }
+  // Run 0 is simulate network with the same seed (trial 0): the same figures.
+  const auto sim = run_cli("simulate network --net \"" + cnn.net + "\" --test-images \"" + cnn.images +
+                           "\" --test-labels \"" + cnn.labels + "\" --neurons \"" + fixture("three_state.json") +
+                           "\" --T 1 --dt 0.01 --tau 0.05 --rate 10 --scale const --trials 1 --seed 3 --json");
+  REQUIRE_MESSAGE(sim.status == 0, sim.output);
+  const auto sj = nlohmann::json::parse(sim.output);
+  CHECK(sj["A_SNN_mean"] == j["runs"][0]["windows"].back()["A_SNN"]);
+  CHECK(sj["transitions_per_sample"] == j["runs"][0]["windows"].back()["transitions_per_sample"]);
+  CHECK(sj["synops_per_sample_mean"] == j["runs"][0]["windows"].back()["synops_per_sample"]);
+}
+
+TEST_CASE("convert fits a neuron per spiking layer of a conv net; simulate network runs it with them") {
+  const SimCnn cnn = write_sim_cnn(temp_dir() / "deep_cnn_convert");
+  const fs::path out = temp_dir() / "deep_cnn_convert" / "converted";
+  const std::string data = " --train-images \"" + cnn.images + "\" --train-labels \"" + cnn.labels +
+                           "\" --test-images \"" + cnn.images + "\" --test-labels \"" + cnn.labels + "\"";
+  const auto r = run_cli("convert --net \"" + cnn.net + "\"" + data + " --output-dir \"" + out.string() +
+                         "\" --samples 64 --starts 4 --threads 2");
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK_MESSAGE(r.output.find("3 spiking layers") != std::string::npos, r.output);
+  // Layer 1: 3 x 4 x 4 units over 12 images, fitted to relu with the two-state family.
+  std::ifstream csv(out / "layers.csv");
+  const std::string table((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(table.find("1,48,relu,two-state,12,") != std::string::npos, table);
+  for (const char* f : {"neuron-L1.json", "neuron-L2.json", "neuron-L3.json", "samples-L3.txt", "commands.sh"})
+    CHECK_MESSAGE(fs::exists(out / f), f);
+  // The samples file: a header and 64 quantiles of the 12 x 48 layer-1 preactivations.
+  std::ifstream samples(out / "samples-L1.txt");
+  int lines = 0;
+  for (std::string line; std::getline(samples, line);) lines += !line.empty() && line[0] != '#';
+  CHECK(lines == 64);
+  const std::string neurons = (out / "neuron-L1.json").string() + "," + (out / "neuron-L2.json").string() + "," +
+                              (out / "neuron-L3.json").string();
+  const auto sim = run_cli("simulate network --net \"" + cnn.net + "\"" + data + " --neurons \"" + neurons +
+                           "\" --T 1 --dt 0.01 --tau 0.05 --rate 10 --trials 1 --seed 3");
+  CHECK_MESSAGE(sim.status == 0, sim.output);
+  // Again into the same folder: replaced (it is convert's own); a folder of the
+  // user's, or no train split, exits 2 with one line.
+  CHECK(run_cli("convert --net \"" + cnn.net + "\"" + data + " --output-dir \"" + out.string() +
+                "\" --samples 64 --starts 4").status == 0);
+  const auto mine = run_cli("convert --net \"" + cnn.net + "\"" + data + " --output-dir \"" +
+                            (temp_dir() / "deep_cnn_convert").string() + "\" --samples 64 --starts 4");
+  CHECK(mine.status == 2);
+  const auto no_train = run_cli("convert --net \"" + cnn.net + "\" --test-images \"" + cnn.images +
+                                "\" --test-labels \"" + cnn.labels + "\" --output-dir \"" + out.string() + "\"");
+  CHECK(no_train.status == 2);
+  CHECK_MESSAGE(no_train.output.find("--data: no training images") != std::string::npos, no_train.output);
+  const auto dot = run_cli("convert --net \"" + cnn.net + "\"" + data + " --output-dir .");
+  CHECK(dot.status == 2);
+  CHECK_MESSAGE(dot.output.find("--output-dir") != std::string::npos, dot.output);
 }
 
 TEST_CASE("import onnx: an unsupported operator exits 2 naming the node and its op type, writing nothing") {

@@ -187,6 +187,52 @@ class Verdicts(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertIn("claim 'net-true'", err)
 
+    def test_network_claims_on_a_conv_net(self):
+        # A layer graph (conv stride 2 pad 1, average pooling, flatten, linear): the
+        # other implementation's figures are `simulate network` at seed 4, 3 trials.
+        try:
+            import numpy as np
+        except ImportError:
+            self.skipTest("numpy (python3-numpy) is not installed")
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            rng = np.random.default_rng(8)
+            tensors = {"c1.weight": rng.uniform(-1, 1, (2, 1, 3, 3)), "c1.bias": rng.uniform(0, 0.5, 2),
+                       "fc.weight": rng.uniform(-1, 1, (3, 8)), "fc.bias": np.zeros(3)}
+            header, blob = {}, b""
+            for name, v in tensors.items():
+                b = np.ascontiguousarray(v, dtype="<f4").tobytes()
+                header[name] = {"dtype": "F32", "shape": list(v.shape), "data_offsets": [len(blob), len(blob) + len(b)]}
+                blob += b
+            h = json.dumps(header).encode()
+            h += b" " * (-len(h) % 8)
+            with open(os.path.join(t, "cnn.safetensors"), "wb") as f:
+                f.write(struct.pack("<Q", len(h)) + h + blob)
+            with open(os.path.join(t, "cnn.json"), "w") as f:
+                json.dump({"format": "ctmc-snn-mlp", "version": 1, "weights": "cnn.safetensors", "input": [1, 8, 8],
+                           "layers": [{"type": "conv2d", "weight": "c1.weight", "bias": "c1.bias", "in_channels": 1,
+                                       "out_channels": 2, "kernel_size": 3, "stride": 2, "padding": 1,
+                                       "activation": "relu"},
+                                      {"type": "avgpool2d", "kernel_size": 2}, {"type": "flatten"},
+                                      {"type": "linear", "weight": "fc.weight", "bias": "fc.bias", "in": 8, "out": 3}]},
+                          f)
+            np.save(os.path.join(t, "ti.npy"), rng.random((40, 1, 8, 8)).astype(np.float32))
+            np.save(os.path.join(t, "tl.npy"), np.arange(40) % 3)
+            config = {"net": "cnn.json", "neurons": os.path.join(SOURCE, "tests", "fixtures", "three_state.json"),
+                      "test_images": "ti.npy", "test_labels": "tl.npy", "T": 1, "dt": 0.01, "rate": 10,
+                      "scale": "const"}
+            p = subprocess.run([CLI, "simulate", "network", "--net", "cnn.json", "--neurons", config["neurons"],
+                                "--test-images", "ti.npy", "--test-labels", "tl.npy", "--T", "1", "--dt", "0.01",
+                                "--rate", "10", "--scale", "const", "--trials", "3", "--seed", "4", "--json"],
+                               capture_output=True, text=True, cwd=t)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            r = json.loads(p.stdout)
+            true = dict(config, id="cnn-true", kind="network", trials=3, A_ANN=r["A_ANN"], A_MF=r["A_MF"],
+                        A_SNN=r["A_SNN_mean"], SynOps=r["synops_per_sample_mean"])
+            wrong = dict(config, id="cnn-synops", kind="network", trials=3, SynOps=2 * r["synops_per_sample_mean"])
+            rc, out, err, _ = check_in(t, {"claims": [true, wrong]}, "--seed", "1000", "--allow-outside-paths")
+            self.assertEqual(rc, 1, err)
+            self.assertEqual(json.loads(out)["verdicts"], {"cnn-true": "Pass", "cnn-synops": "Fail"})
+
     @unittest.skipIf(ctmc_snn is None, "the Python module is not built")
     def test_python_check_matches_cli(self):
         flux, _ = three_state_exact(F(1, 2))

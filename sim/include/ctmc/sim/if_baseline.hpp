@@ -18,6 +18,17 @@
 // SynOps = sum over spiking layers l < L of sum_i N^l_i fanout_i (eq. synops).
 // The simulation is deterministic (no random numbers).
 //
+// A layer graph (net.hpp: convolutions, average pooling, flatten, dense)
+// runs the same rules stage by stage (net_synapse.hpp): spiking layer s is
+// the s-th nonlinear layer, its input the stage's affine map z = A a + c of
+// the spikes of layer s-1 (of the image for s = 0), so
+//   v^s += (lambda_{s-1} / lambda_s) A s^{s-1}(t) + c / lambda_s,
+// each spike scattered through its kernel slice, and SynOps count each spike
+// times its neuron's real fanout (the nonzero entries of A e_i: fewer at a
+// padded border, position-dependent for a strided convolution). lambda comes
+// from a streamed percentile (layer_percentiles), equal to the dense one.
+// Max pooling is refused as in the spiking engine (net_synapse.hpp says why).
+//
 // Errors: ctmc::InputError when a hidden activation is not relu or cliprelu_K
 // (IF rates approximate a rectified linear map only), when a percentile is not
 // positive, or for T < 1 or v0 outside [0, 1).
@@ -28,6 +39,8 @@
 
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/mlp.hpp"
+#include "ctmc/sim/net.hpp"
+#include "ctmc/sim/net_synapse.hpp"
 #include "ctmc/sim/spiking.hpp"
 
 namespace ctmc::sim {
@@ -60,17 +73,28 @@ class IfNetwork {
  public:
   // lambda: one normalisation scale per spiking layer.
   IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions& opt);
+  IfNetwork(const Net& net, std::vector<double> lambda, const IfOptions& opt);
   IfSampleRun run(const float* x) const;
-  std::size_t spiking_neurons() const;
+  std::size_t spiking_neurons() const { return spiking_neurons_; }
   const std::vector<double>& lambda() const { return lambda_; }
 
  private:
-  const Mlp* net_;
+  void check_options() const;
+  IfSampleRun run_graph(const float* x) const;
+  // The prediction and SynOps of a finished run (counts filled in).
+  void finish(IfSampleRun& out, const Eigen::VectorXd& out_sum) const;
+
+  const Mlp* net_ = nullptr;
   std::vector<double> lambda_;
   IfOptions opt_;
+  std::size_t spiking_neurons_ = 0;
   std::vector<Eigen::MatrixXd> w_;  // W~^l
-  std::vector<Eigen::VectorXd> b_;  // b~^l
+  std::vector<Eigen::VectorXd> b_;  // b~^l (a graph's: c / lambda_l)
   std::vector<std::vector<std::uint32_t>> fanout_;
+  // A layer graph's stages (unscaled weights) and their spike weights
+  // lambda_{l-1} / lambda_l (lambda_{-1} = 1; 1 for a non-spiking output).
+  std::vector<LinearChain> chains_;
+  std::vector<double> spike_weight_;
 };
 
 struct IfResult {
@@ -82,5 +106,6 @@ struct IfResult {
 };
 
 IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test, const IfOptions& opt);
+IfResult simulate_if(const Net& net, const Dataset& train, const Dataset& test, const IfOptions& opt);
 
 }  // namespace ctmc::sim

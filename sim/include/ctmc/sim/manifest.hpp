@@ -39,6 +39,7 @@
 // [out_channels, in_channels, kh, kw]; batchnorm2d tensors are [num_features].
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "ctmc/sim/mlp.hpp"
@@ -60,6 +61,19 @@ Mlp load_network(const std::string& manifest_path, nlohmann::json* meta_out = nu
 // layer: a tensor whose shape disagrees with the manifest, shapes that do not
 // chain (Net::infer_shapes), a batchnorm2d not directly after a conv2d.
 Net load_net(const std::string& manifest_path, nlohmann::json* meta_out = nullptr);
+// A manifest as the engines take it: a dense one as an Mlp (the dense
+// engine, bit for bit as before layer graphs), any other (convolutions,
+// pooling) as a layer graph. The dense reader goes first, so a manifest that
+// neither reader takes, or that is dense after all, keeps its message.
+struct AnyNetwork {
+  std::optional<Mlp> mlp;
+  std::optional<Net> graph;
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return mlp ? f(*mlp) : f(*graph);
+  }
+};
+AnyNetwork load_any_network(const std::string& manifest_path);
 // The same from a parsed manifest and its tensors (e.g. before writing them).
 Net net_from_manifest(const nlohmann::json& manifest, const SafetensorsFile& weights, const std::string& manifest_path,
                       const std::string& weights_path);

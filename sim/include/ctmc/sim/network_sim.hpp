@@ -54,6 +54,10 @@ double percentile(std::vector<float> values, double p);
 // when readout = spike), one matrix (units x samples) per layer.
 std::vector<Eigen::MatrixXf> layer_activations(const Mlp& net, const Dataset& data, Readout readout);
 std::vector<Eigen::MatrixXf> layer_activations(const Net& net, const Dataset& data, Readout readout);
+// The p-th percentile (as percentile()) of each spiking layer's activations
+// on `data`, streamed: a layer graph's activations over a train split are
+// never held at once.
+std::vector<double> layer_percentiles(const Net& net, const Dataset& data, Readout readout, double p);
 
 struct NeuronModel {
   solvers::Model model;

@@ -1,0 +1,62 @@
+// ctmc-snn convert: a user's trained network (any manifest: dense or a layer
+// graph with convolutions) made ready to run as a spiking network, in one
+// command. For every spiking layer (each nonlinear layer, then the output
+// layer, readout spike) it samples the layer's preactivations on the first
+// training images, writes their quantiles as a samples file, fits one CTMC
+// neuron of the paper's family for the layer's target on them (as `report
+// conversion` does: layer_fit.hpp), and writes the `simulate network` and
+// `sweep` commands that run the net with those neurons.
+//
+// Output: the folder DIR (--output-dir), written whole or not at all, as a
+// report folder (writer.hpp: report.md, meta.json; a folder this tool did not
+// write is never replaced): neuron-L<l>.json and samples-L<l>.txt per
+// spiking layer, layers.csv, commands.sh.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "ctmc/sim/tensor_inputs.hpp"
+
+namespace ctmc::reports {
+
+struct ConvertOptions {
+  std::string net;         // manifest
+  sim::DataSource data;    // its train split gives the preactivations
+  std::string output_dir;  // the folder written
+  std::string command_line;
+  int fit_images = 1000;      // first N training images (fewer for a layer graph whose layers are large, see below)
+  std::size_t samples = 2000; // quantiles per layer: the fit's points
+  int starts = 32;            // multistart starts per fit
+  // The output layer's target; empty: relu after rectified-linear hidden
+  // layers (the logits' positive part), else the last hidden activation.
+  std::string output_activation;
+  unsigned long long seed = 1;
+  int threads = 0;
+};
+
+// At most this many preactivations are held per layer (64 MiB of floats):
+// a layer of U units samples min(fit_images, this / U) images.
+inline constexpr std::size_t kMaxConvertValues = std::size_t(1) << 24;
+
+struct ConvertLayer {
+  std::string target, family, neuron_file, samples_file;
+  std::size_t units = 0, values = 0;  // values: units x images sampled
+  int images = 0;
+  double lo = 0, hi = 0;              // the fit's domain: the smallest and largest quantile
+  double mse = 0, max_abs_error = 0;  // of the fit on its samples
+};
+
+struct ConvertResult {
+  std::string folder;  // where the files are
+  std::vector<ConvertLayer> layers;
+  std::string simulate_command, sweep_command;
+};
+
+// InputError naming the option: a manifest that does not load, data without
+// a train split, a net the spiking engines refuse (max pooling), an
+// activation no family fits, fit_images, samples or starts below 1, an
+// output folder that is not one this tool wrote.
+ConvertResult run_convert(const ConvertOptions& o);
+
+}  // namespace ctmc::reports

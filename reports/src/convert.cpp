@@ -1,0 +1,235 @@
+#include "ctmc/reports/convert.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+#include <filesystem>
+
+#include "ctmc/activations/activation.hpp"
+#include "ctmc/analysis/fit.hpp"
+#include "ctmc/analysis/fit_flux.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/reports/layer_fit.hpp"
+#include "ctmc/reports/writer.hpp"
+#include "ctmc/sim/manifest.hpp"
+#include "ctmc/sim/net.hpp"
+#include "ctmc/sim/net_synapse.hpp"
+#include "ctmc/sim/network_sim.hpp"
+#include "ctmc/solvers/model.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ctmc::reports {
+namespace {
+
+// Train images per forward pass while sampling.
+constexpr Eigen::Index kBatch = 256;
+
+// A path or value for a shell command line: quoted when it holds anything
+// beyond letters, digits and / . _ - , : = +.
+std::string sh(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("/._-,:=+").find(c) != std::string_view::npos;
+  });
+  if (plain) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string data_options(const sim::DataSource& d) {
+  std::string out;
+  const auto add = [&](const char* opt, const std::string& v) {
+    if (!v.empty()) out += fmt::format(" {} {}", opt, sh(v));
+  };
+  add("--data", d.dir);
+  add("--test-images", d.test_images);
+  add("--test-labels", d.test_labels);
+  add("--train-images", d.train_images);
+  add("--train-labels", d.train_labels);
+  add("--normalize", d.normalization);
+  return out;
+}
+
+void check_options(const ConvertOptions& o) {
+  if (o.fit_images < 1) throw InputError("--fit-images", fmt::format("{} must be at least 1", o.fit_images));
+  if (o.samples < 2) throw InputError("--samples", fmt::format("{} must be at least 2", o.samples));
+  if (o.starts < 1) throw InputError("--starts", fmt::format("{} must be at least 1", o.starts));
+  if (o.output_dir.empty()) throw InputError("--output-dir", "give the folder to write");
+}
+
+// The folder as ReportWriter takes it: the parent (created when missing) and
+// the folder's own name.
+std::pair<std::string, std::string> split_folder(const std::string& dir) {
+  const fs::path p = fs::path(dir).lexically_normal();
+  const std::string name = (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
+  if (name.empty() || name == "." || name == "..")
+    throw InputError("--output-dir", fmt::format("'{}' does not name a folder of its own (e.g. converted/)", dir));
+  const fs::path parent = p.has_filename() ? p.parent_path() : p.parent_path().parent_path();
+  return {parent.empty() ? "." : parent.string(), name};
+}
+
+// The targets of the spiking layers: each nonlinear layer's activation, then
+// the output layer's.
+std::vector<std::string> layer_targets(const sim::Net& net, const std::vector<sim::NetStage>& stages,
+                                       const std::string& output_activation) {
+  std::vector<std::string> t;
+  for (std::size_t s = 0; s + 1 < stages.size(); ++s) t.push_back(net.layers[stages[s].last].activation);
+  if (!output_activation.empty()) {
+    (void)activations::parse_activation(output_activation, "--output-activation");
+    t.push_back(output_activation);
+  } else {
+    t.push_back(t.empty() || rectified_linear(t.back()) ? "relu" : t.back());
+  }
+  for (const std::string& a : t) (void)activations::parse_activation(a, "--net: activation");
+  return t;
+}
+
+// Each spiking layer's preactivations (z before the activation; the logits
+// for the output layer) on the first images[l] training images.
+std::vector<std::vector<float>> sample_preactivations(const sim::Net& net, const sim::Dataset& train,
+                                                      const std::vector<int>& images) {
+  std::vector<std::string> phi;
+  for (const sim::NetLayer& L : net.layers)
+    if (L.activation != "linear") phi.push_back(L.activation);
+  const std::size_t S = images.size();
+  std::vector<std::vector<float>> z(S);
+  const int needed = *std::max_element(images.begin(), images.end());
+  const auto keep = [&](std::size_t l, Eigen::Index first, const Eigen::MatrixXf& m) {
+    const Eigen::Index cols = std::min<Eigen::Index>(m.cols(), images[l] - first);
+    if (cols > 0) z[l].insert(z[l].end(), m.data(), m.data() + m.rows() * cols);
+  };
+  for (Eigen::Index b = 0; b < needed; b += kBatch) {
+    const Eigen::MatrixXf x = train.images.middleCols(b, std::min<Eigen::Index>(kBatch, needed - b));
+    const Eigen::MatrixXf logits = net.forward_with(x, [&](std::size_t s, Eigen::MatrixXf& m) {
+      keep(s, b, m);
+      sim::apply_activation(phi[s], m);
+    });
+    keep(S - 1, b, logits);
+  }
+  return z;
+}
+
+ConvertLayer fit_layer(ReportWriter& w, const ConvertOptions& o, std::size_t l, const std::string& target,
+                       std::vector<float> values, int images) {
+  ConvertLayer cl;
+  cl.target = target;
+  cl.family = conversion_family(target);
+  cl.values = values.size();
+  cl.images = images;
+  cl.units = values.size() / static_cast<std::size_t>(images);
+  cl.samples_file = fmt::format("samples-L{}.txt", l + 1);
+  cl.neuron_file = fmt::format("neuron-L{}.json", l + 1);
+  std::sort(values.begin(), values.end());
+  const std::size_t n = std::min(o.samples, values.size());
+  w.write_text(cl.samples_file,
+               quantile_samples_text(values, n,
+                                     fmt::format("layer {} preactivations of {} on {} training images: {} quantiles "
+                                                 "((k + 1/2) / {}) of {} values",
+                                                 l + 1, o.net, images, n, n, values.size())));
+  analysis::FitProblem p;
+  p.family = analysis::parse_family(cl.family, 0);
+  p.activation = activations::parse_activation(target);
+  p.bounds.rate_bound = conversion_rate_bound(target);
+  p.data = analysis::read_samples((fs::path(w.dir()) / cl.samples_file).string());
+  p.data.description = fmt::format("samples: {} ({} values)", cl.samples_file, p.data.h.size());
+  analysis::FitOptions fo;
+  fo.starts = o.starts;
+  fo.seed = o.seed;
+  fo.threads = o.threads;
+  fo.widen_on_bound = false;
+  const analysis::FitResult r = analysis::fit(p, fo);
+  solvers::write_model_file(r.model, w.file_path(cl.neuron_file, fmt::format("layer {} neuron ({} fitted to {})",
+                                                                            l + 1, cl.family, target)));
+  cl.mse = r.mse;
+  cl.max_abs_error = r.max_abs_error;
+  cl.lo = p.data.h.front();
+  cl.hi = p.data.h.back();
+  return cl;
+}
+
+void present(ReportWriter& w, const ConvertOptions& o, const ConvertResult& res) {
+  w.paragraph(fmt::format(
+      "{} spiking layers of `{}`, each with a CTMC neuron fitted to its target on the quantiles of its "
+      "preactivations over the first training images of {}. Run the network with the commands below "
+      "(`commands.sh`).",
+      res.layers.size(), o.net, sim::data_source_text(o.data)));
+  Table t{{"layer", "units", "target", "family", "images", "domain", "MSE", "max error", "neuron"}, {}};
+  for (std::size_t l = 0; l < res.layers.size(); ++l) {
+    const ConvertLayer& c = res.layers[l];
+    t.rows.push_back({std::to_string(l + 1), std::to_string(c.units), c.target, c.family, std::to_string(c.images),
+                      fmt::format("[{}, {}]", fmt_g(c.lo, 4), fmt_g(c.hi, 4)), fmt_sci(c.mse), fmt_sci(c.max_abs_error),
+                      c.neuron_file});
+  }
+  w.heading("Layers");
+  w.table(t, "layers.csv");
+  w.heading("Next");
+  w.paragraph(fmt::format("One run at the paper's Case I (T = 50, tau = 0.02, r = 3), then a grid:\n\n```sh\n{}\n{}\n```",
+                          res.simulate_command, res.sweep_command));
+  w.heading("Methods", 3);
+  w.paragraph(fmt::format(
+      "Layer l's samples are min({}, N) quantiles, the k-th at (k + 1/2)/N of the sorted preactivations z of "
+      "the layer (the logits for the output layer) over its images; a layer of U units samples "
+      "min({}, {} / U) images. Families: two-state for relu and cliprelu_K, full three-state for softplus, "
+      "three-state otherwise; rate bound 1000 for the piecewise-linear targets, 10 for the others (as `report "
+      "conversion`). Each fit: {} multistart starts, seed {}, no widening of the bound; "
+      "`(cd <this folder> && ctmc-snn fit --activation T --family F --samples samples-L<l>.txt --rate-bound R "
+      "--no-widen --starts {} --seed {} --output neuron-L<l>.json)` repeats it.",
+      o.samples, o.fit_images, kMaxConvertValues, o.starts, o.seed, o.starts, o.seed));
+}
+
+}  // namespace
+
+ConvertResult run_convert(const ConvertOptions& o) {
+  check_options(o);
+  const auto [parent, name] = split_folder(o.output_dir);
+  const sim::Net net = sim::load_net(o.net);
+  const std::vector<sim::NetStage> stages = sim::spiking_stages(net, o.net);
+  const std::vector<std::string> targets = layer_targets(net, stages, o.output_activation);
+  const sim::DatasetSplit data = sim::load_data(o.data);
+  if (data.train.size() == 0)
+    throw InputError("--data", "no training images: convert samples each layer's preactivations on the train split "
+                               "(give --data with one, or --train-images and --train-labels)");
+  sim::check_network_fits(data.train, net.input_size(), net.output_size());
+
+  std::vector<int> images;
+  for (const sim::NetStage& st : stages) {
+    const auto units = static_cast<std::size_t>(net.layers[st.last].out.size());
+    images.push_back(static_cast<int>(std::max<std::size_t>(
+        1, std::min({static_cast<std::size_t>(o.fit_images), static_cast<std::size_t>(data.train.size()),
+                     kMaxConvertValues / units}))));
+  }
+  std::vector<std::vector<float>> z = sample_preactivations(net, data.train, images);
+
+  ReportContext ctx;
+  ctx.out_root = parent;
+  ctx.command_line = o.command_line;
+  ctx.seed = o.seed;
+  ctx.threads = o.threads;
+  ReportWriter w(ctx, name, fmt::format("Conversion of {} to a spiking network", o.net));
+  ConvertResult res;
+  res.folder = w.final_dir();
+  std::vector<std::string> neurons;
+  for (std::size_t l = 0; l < stages.size(); ++l) {
+    res.layers.push_back(fit_layer(w, o, l, targets[l], std::move(z[l]), images[l]));
+    neurons.push_back((fs::path(res.folder) / res.layers.back().neuron_file).string());
+  }
+  std::vector<std::string> quoted;
+  for (const auto& n : neurons) quoted.push_back(sh(n));
+  const std::string common = fmt::format("--net {}{} --neurons {}", sh(o.net), data_options(o.data), fmt::join(quoted, ","));
+  res.simulate_command =
+      fmt::format("ctmc-snn simulate network {} --T 50 --tau 0.02 --rate 3 --trials 4 --seed {}", common, o.seed);
+  res.sweep_command = fmt::format(
+      "ctmc-snn sweep {} --tau 0.02,0.05 --rate 2,3,5 --T 10,30,50 --trials 2 --seed {} --out {}", common, o.seed,
+      sh((fs::path(parent) / (name + "-sweep.json")).string()));
+  w.write_text("commands.sh", fmt::format("#!/bin/sh\n# Written by: {}\nset -e\n{}\n{}\n", o.command_line,
+                                          res.simulate_command, res.sweep_command));
+  present(w, o, res);
+  w.finish();
+  return res;
+}
+
+}  // namespace ctmc::reports
