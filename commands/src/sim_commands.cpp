@@ -165,9 +165,6 @@ NetworkCommandResult run_simulate_network(const NetworkCommandOptions& o, const 
   // (e.g. --if-steps beyond the work budget) is not found after the CTMC run.
   std::optional<sim::IfResult> ifr;
   if (!o.if_norm.empty()) {
-    if (graph)
-      throw InputError(fmt::format("--if: the IF baseline runs dense networks only for now, and {} has convolutions "
-                                   "or pooling", in.net_name));
     sim::IfOptions io;
     io.percentile = sim::parse_if_norm(o.if_norm);
     io.v0 = o.v0;
@@ -176,7 +173,7 @@ NetworkCommandResult run_simulate_network(const NetworkCommandOptions& o, const 
     io.threads = opt.threads;
     io.limit = opt.limit;
     io.subset = opt.subset;
-    ifr = sim::simulate_if(net, data.train, data.test, io);
+    ifr = graph ? sim::simulate_if(*graph, data.train, data.test, io) : sim::simulate_if(net, data.train, data.test, io);
   }
   sim::NetworkSimResult r = graph ? sim::simulate_network(*graph, data.train, data.test, neurons, opt)
                                         : sim::simulate_network(net, data.train, data.test, neurons, opt);

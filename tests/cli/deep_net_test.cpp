@@ -171,14 +171,22 @@ TEST_CASE("simulate network runs a conv net (strided conv, average pooling) impo
   CHECK(j["synops_per_sample_mean"].get<double>() > 0);
   CHECK(j["spikes_per_neuron"].get<double>() > 0);
 
-  // The text report, and the IF baseline refused for a conv net (exit 2, one line).
+  // The text report, and the IF baseline on the conv net: the same document for 1, 2 and 3 threads.
   const auto text = run_cli(args.substr(0, args.size() - 7));
   REQUIRE_MESSAGE(text.status == 0, text.output);
   CHECK_MESSAGE(text.output.find("A_SNN = ") != std::string::npos, text.output);
-  const auto with_if = run_cli(args + " --if p99.9");
-  CHECK(with_if.status == 2);
-  CHECK_MESSAGE(with_if.output.find("--if: the IF baseline runs dense networks only for now") != std::string::npos,
-                with_if.output);
+  std::vector<std::string> with_if;
+  for (int threads : {1, 2, 3}) {
+    const auto r = run_cli(args + " --train-images \"" + cnn.images + "\" --train-labels \"" + cnn.labels +
+                           "\" --if p99.9 --v0 0.5 --if-steps 16 --threads " + std::to_string(threads));
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    with_if.push_back(r.output);
+  }
+  CHECK(with_if[1] == with_if[0]);
+  CHECK(with_if[2] == with_if[0]);
+  const auto jif = nlohmann::json::parse(with_if[0]);
+  CHECK(jif["if_baseline"]["spikes_per_neuron"].get<double>() > 0);
+  CHECK(jif["if_baseline"]["synops_per_sample_mean"].get<double>() > 0);
 }
 
 TEST_CASE("sweep runs a conv net: the same document for any thread count, one record per run") {
