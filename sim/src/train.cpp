@@ -21,7 +21,6 @@ namespace {
 
 using detail::adam_update;
 using detail::kInitStream;
-using detail::kShuffleStream;
 using detail::stream_rng;
 using detail::uniform;
 
@@ -88,17 +87,9 @@ Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std:
 }
 
 TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
-  if (d.size() == 0) throw InputError("train: the training set is empty");
-  if (cfg.epochs < 1) throw InputError("epochs", "must be at least 1");
-  if (cfg.batch_size < 1) throw InputError("batch_size", "must be at least 1");
-  if (!(cfg.learning_rate > 0)) throw InputError("learning_rate", "must be positive");
+  detail::check_training(d, cfg, classes);
   for (int h : cfg.hidden)
     if (h < 1) throw InputError("hidden", "every layer width must be at least 1");
-  for (std::size_t i = 0; i < d.labels.size(); ++i)
-    if (d.labels[i] < 0 || d.labels[i] >= classes)
-      throw InputError("train: label " + std::to_string(d.labels[i]) + " of sample " + std::to_string(i) + " is outside 0.." +
-                       std::to_string(classes - 1));
-
   const ctmc::ThreadScope threads(cfg.threads);
   const ctmc::EigenThreadScope eigen_serial(1);  // dense_kernels.hpp
 
@@ -127,20 +118,12 @@ TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
   const auto t0 = std::chrono::steady_clock::now();
 
   for (int epoch = 1; epoch <= cfg.epochs; ++epoch) {
-    for (int i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
-    auto g = stream_rng(cfg.seed, kShuffleStream, static_cast<std::uint64_t>(epoch));
-    detail::shuffle(order, g);
+    detail::epoch_order(order, n, cfg.seed, epoch);
     double loss_sum = 0;
     int correct = 0;
     for (int bi = 0; bi < batches; ++bi) {
       const int start = bi * cfg.batch_size, B = std::min(cfg.batch_size, n - start);
-      X.resize(d.features(), B);
-      batch_labels.resize(static_cast<std::size_t>(B));
-      for (int k = 0; k < B; ++k) {
-        const int idx = order[static_cast<std::size_t>(start + k)];
-        X.col(k) = d.images.col(idx);
-        batch_labels[static_cast<std::size_t>(k)] = d.labels[static_cast<std::size_t>(idx)];
-      }
+      detail::gather_batch(d, order, start, B, X, batch_labels);
       backprop(net, acts, X, batch_labels, ws);
       loss_sum += ws.out.loss * B;
       correct += ws.out.correct;

@@ -9,10 +9,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "ctmc/core/errors.hpp"
 #include "ctmc/core/seeding.hpp"
+#include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/train.hpp"
 #include "ctmc/solvers/det_math.hpp"
 
@@ -40,6 +43,37 @@ inline void shuffle(std::vector<int>& v, std::mt19937_64& g) {
   for (std::size_t i = v.size(); i > 1; --i) {
     const std::size_t j = static_cast<std::size_t>(g() % i);  // bias < i/2^64, negligible
     std::swap(v[i - 1], v[j]);
+  }
+}
+
+// The checks every training run makes before it starts (InputError naming the option).
+inline void check_training(const Dataset& d, const TrainConfig& cfg, int classes) {
+  if (d.size() == 0) throw InputError("train: the training set is empty");
+  if (cfg.epochs < 1) throw InputError("epochs", "must be at least 1");
+  if (cfg.batch_size < 1) throw InputError("batch_size", "must be at least 1");
+  if (!(cfg.learning_rate > 0)) throw InputError("learning_rate", "must be positive");
+  for (std::size_t i = 0; i < d.labels.size(); ++i)
+    if (d.labels[i] < 0 || d.labels[i] >= classes)
+      throw InputError("train: label " + std::to_string(d.labels[i]) + " of sample " + std::to_string(i) + " is outside 0.." +
+                       std::to_string(classes - 1));
+}
+
+// Epoch e's order of the samples 0..n-1: stream e of kShuffleStream.
+inline void epoch_order(std::vector<int>& order, int n, std::uint64_t seed, int epoch) {
+  order.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  auto g = stream_rng(seed, kShuffleStream, static_cast<std::uint64_t>(epoch));
+  shuffle(order, g);
+}
+
+// The B samples order[start..start+B) as columns of X and their labels.
+inline void gather_batch(const Dataset& d, const std::vector<int>& order, int start, int B, Eigen::MatrixXf& X, std::vector<int>& labels) {
+  X.resize(d.features(), B);
+  labels.resize(static_cast<std::size_t>(B));
+  for (int k = 0; k < B; ++k) {
+    const int idx = order[static_cast<std::size_t>(start + k)];
+    X.col(k) = d.images.col(idx);
+    labels[static_cast<std::size_t>(k)] = d.labels[static_cast<std::size_t>(idx)];
   }
 }
 

@@ -19,16 +19,10 @@
 namespace ctmc::sim {
 namespace {
 
+// The manifest's type of each operation, in TrainOp's order.
 const char* op_name(TrainOp op) {
-  switch (op) {
-    case TrainOp::Conv2d: return "conv2d";
-    case TrainOp::BatchNorm2d: return "batchnorm2d";
-    case TrainOp::AvgPool2d: return "avgpool2d";
-    case TrainOp::MaxPool2d: return "maxpool2d";
-    case TrainOp::Flatten: return "flatten";
-    case TrainOp::Linear: return "linear";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"conv2d", "batchnorm2d", "avgpool2d", "maxpool2d", "flatten", "linear"};
+  return kNames[static_cast<int>(op)];
 }
 
 std::string at(const TrainNet& net, std::size_t l) {
@@ -516,94 +510,101 @@ Eigen::MatrixXf train_net_eval_logits(const TrainNet& net, const Eigen::MatrixXf
   return a;
 }
 
+namespace {
+
+// Adam's moments, shaped as each layer's parameters, and its step count.
+struct NetAdam {
+  std::vector<LayerGrad> m, v;
+  std::int64_t step = 0;
+  explicit NetAdam(const TrainNet& net) : m(net.layers.size()) {
+    for (std::size_t l = 0; l < net.layers.size(); ++l) {
+      m[l].dweight = Eigen::MatrixXf::Zero(net.layers[l].weight.rows(), net.layers[l].weight.cols());
+      m[l].dbias = Eigen::VectorXf::Zero(net.layers[l].bias.size());
+    }
+    v = m;
+  }
+};
+
+// One optimiser step after run_batch on a batch of B images: Adam on every
+// parameter, and BatchNorm's running estimates as torch.nn.BatchNorm2d
+// moves them, running <- (1 - momentum) running + momentum batch, with the
+// unbiased variance of the batch's B*H*W values per channel.
+void apply_step(TrainNet& net, const Workspace& ws, NetAdam& adam, const TrainConfig& cfg, int B) {
+  const auto [step_size, inv_sqrt_bc2] = detail::adam_step_factors(cfg, ++adam.step);
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    TrainLayer& Lr = net.layers[l];
+    if (!Lr.trainable()) continue;
+    const LayerGrad& g = ws.grads[l];
+    detail::adam_update(Lr.weight.data(), g.dweight.data(), adam.m[l].dweight.data(), adam.v[l].dweight.data(), Lr.weight.size(), cfg,
+                        step_size, inv_sqrt_bc2);
+    detail::adam_update(Lr.bias.data(), g.dbias.data(), adam.m[l].dbias.data(), adam.v[l].dbias.data(), Lr.bias.size(), cfg, step_size,
+                        inv_sqrt_bc2);
+    if (Lr.op != TrainOp::BatchNorm2d) continue;
+    const double count = double(B) * Lr.in.h * Lr.in.w, mom = Lr.momentum;
+    const LayerCache& c = ws.caches[l];
+    for (int ch = 0; ch < Lr.in.c; ++ch) {
+      Lr.running_mean(ch) = static_cast<float>((1 - mom) * Lr.running_mean(ch) + mom * c.mean[std::size_t(ch)]);
+      Lr.running_var(ch) = static_cast<float>((1 - mom) * Lr.running_var(ch) + mom * c.var[std::size_t(ch)] * count / (count - 1));
+    }
+    ++Lr.num_batches_tracked;
+  }
+}
+
+// BatchNorm's smallest count of values per channel in a batch of one image.
+long long min_batchnorm_pixels(const TrainNet& net) {
+  long long out = std::numeric_limits<long long>::max();
+  for (const TrainLayer& L : net.layers)
+    if (L.op == TrainOp::BatchNorm2d) out = std::min(out, static_cast<long long>(L.in.h) * L.in.w);
+  return out;
+}
+
+EpochStats train_epoch(TrainNet& net, const Dataset& d, const TrainConfig& cfg, int epoch, NetAdam& adam, Workspace& ws) {
+  // A batch with a single value per channel has no variance (torch refuses
+  // it): such a batch (a last batch of one image when a BatchNorm sees 1x1
+  // pixels) is left out of its epoch.
+  const bool skip_single = min_batchnorm_pixels(net) == 1;
+  std::vector<int> order, labels;
+  detail::epoch_order(order, d.size(), cfg.seed, epoch);
+  Eigen::MatrixXf X;
+  double loss_sum = 0;
+  long long correct = 0, seen = 0;
+  const int batches = (d.size() + cfg.batch_size - 1) / cfg.batch_size;
+  for (int bi = 0; bi < batches; ++bi) {
+    const int start = bi * cfg.batch_size, B = std::min(cfg.batch_size, d.size() - start);
+    if (B == 1 && skip_single) continue;
+    detail::gather_batch(d, order, start, B, X, labels);
+    run_batch(net, X, labels, ws, false);
+    apply_step(net, ws, adam, cfg, B);
+    loss_sum += ws.loss * B;
+    correct += ws.correct;
+    seen += B;
+    if (cfg.progress && (bi % 8 == 0 || bi + 1 == batches)) detail::draw_progress(epoch, cfg.epochs, bi + 1, batches, loss_sum / double(seen));
+  }
+  return {epoch, loss_sum / double(std::max(seen, 1LL)), double(correct) / double(std::max(seen, 1LL))};
+}
+
+}  // namespace
+
 NetTrainResult train_net(const Dataset& d, TrainNet net, const TrainConfig& cfg) {
-  if (d.size() == 0) throw InputError("train: the training set is empty");
-  if (cfg.epochs < 1) throw InputError("epochs", "must be at least 1");
-  if (cfg.batch_size < 1) throw InputError("batch_size", "must be at least 1");
-  if (!(cfg.learning_rate > 0)) throw InputError("learning_rate", "must be positive");
-  init_train_net(net, cfg.seed);
+  net.infer_shapes("network");
+  detail::check_training(d, cfg, net.output_size());
   if (d.features() != net.input_size() ||
       (!net.input.flat && (d.channels != net.input.c || d.rows != net.input.h || d.cols != net.input.w)))
     throw InputError("data", fmt::format("images are [{}, {}, {}] (C, H, W), the network takes {}", d.channels, d.rows, d.cols,
                                          net.input.text()));
-  for (std::size_t i = 0; i < d.labels.size(); ++i)
-    if (d.labels[i] < 0 || d.labels[i] >= net.output_size())
-      throw InputError("train: label " + std::to_string(d.labels[i]) + " of sample " + std::to_string(i) + " is outside 0.." +
-                       std::to_string(net.output_size() - 1));
+  init_train_net(net, cfg.seed);
 
   const ctmc::ThreadScope threads(cfg.threads);
   const ctmc::EigenThreadScope eigen_serial(1);  // dense_kernels.hpp
-  const std::size_t L = net.layers.size();
-  std::vector<LayerGrad> mom(L), vel(L);  // Adam's m and v, shaped as the parameters
-  for (std::size_t l = 0; l < L; ++l) {
-    mom[l].dweight = Eigen::MatrixXf::Zero(net.layers[l].weight.rows(), net.layers[l].weight.cols());
-    mom[l].dbias = Eigen::VectorXf::Zero(net.layers[l].bias.size());
-    vel[l] = mom[l];
-  }
-  // BatchNorm's smallest count of values per channel in a batch of one
-  // image: a batch with a single value per channel has no variance (torch
-  // refuses it), so such a batch (a last batch of one image when a
-  // BatchNorm sees 1x1 pixels) is left out of its epoch.
-  long long min_bn_pixels = std::numeric_limits<long long>::max();
-  for (const TrainLayer& Lr : net.layers)
-    if (Lr.op == TrainOp::BatchNorm2d) min_bn_pixels = std::min(min_bn_pixels, static_cast<long long>(Lr.in.h) * Lr.in.w);
-
-  NetTrainResult res;
-  const int n = d.size(), batches = (n + cfg.batch_size - 1) / cfg.batch_size;
-  std::vector<int> order(static_cast<std::size_t>(n)), labels;
-  Eigen::MatrixXf X;
+  NetAdam adam(net);
   Workspace ws;
-  std::int64_t step = 0;
+  NetTrainResult res;
   const auto t0 = std::chrono::steady_clock::now();
-  for (int epoch = 1; epoch <= cfg.epochs; ++epoch) {
-    for (int i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
-    auto g = detail::stream_rng(cfg.seed, detail::kShuffleStream, static_cast<std::uint64_t>(epoch));
-    detail::shuffle(order, g);
-    double loss_sum = 0;
-    int correct = 0, seen = 0;
-    for (int bi = 0; bi < batches; ++bi) {
-      const int start = bi * cfg.batch_size, B = std::min(cfg.batch_size, n - start);
-      if (B == 1 && min_bn_pixels == 1) continue;
-      X.resize(d.features(), B);
-      labels.resize(static_cast<std::size_t>(B));
-      for (int k = 0; k < B; ++k) {
-        const int idx = order[static_cast<std::size_t>(start + k)];
-        X.col(k) = d.images.col(idx);
-        labels[static_cast<std::size_t>(k)] = d.labels[static_cast<std::size_t>(idx)];
-      }
-      run_batch(net, X, labels, ws, false);
-      loss_sum += ws.loss * B;
-      correct += ws.correct;
-      seen += B;
-      ++step;
-      const auto [step_size, inv_sqrt_bc2] = detail::adam_step_factors(cfg, step);
-      for (std::size_t l = 0; l < L; ++l) {
-        TrainLayer& Lr = net.layers[l];
-        if (!Lr.trainable()) continue;
-        const LayerGrad& gr = ws.grads[l];
-        detail::adam_update(Lr.weight.data(), gr.dweight.data(), mom[l].dweight.data(), vel[l].dweight.data(), Lr.weight.size(), cfg,
-                            step_size, inv_sqrt_bc2);
-        detail::adam_update(Lr.bias.data(), gr.dbias.data(), mom[l].dbias.data(), vel[l].dbias.data(), Lr.bias.size(), cfg, step_size,
-                            inv_sqrt_bc2);
-        if (Lr.op != TrainOp::BatchNorm2d) continue;
-        // torch.nn.BatchNorm2d: running <- (1 - momentum) running + momentum batch,
-        // with the unbiased variance of the batch's count values per channel.
-        const double count = double(B) * Lr.in.h * Lr.in.w, m = Lr.momentum;
-        const LayerCache& c = ws.caches[l];
-        for (int ch = 0; ch < Lr.in.c; ++ch) {
-          Lr.running_mean(ch) = static_cast<float>((1 - m) * Lr.running_mean(ch) + m * c.mean[std::size_t(ch)]);
-          Lr.running_var(ch) = static_cast<float>((1 - m) * Lr.running_var(ch) + m * c.var[std::size_t(ch)] * count / (count - 1));
-        }
-        ++Lr.num_batches_tracked;
-      }
-      if (cfg.progress && (bi % 8 == 0 || bi + 1 == batches)) detail::draw_progress(epoch, cfg.epochs, bi + 1, batches, loss_sum / seen);
-    }
-    res.epochs.push_back({epoch, loss_sum / std::max(seen, 1), double(correct) / std::max(seen, 1)});
-  }
+  for (int epoch = 1; epoch <= cfg.epochs; ++epoch) res.epochs.push_back(train_epoch(net, d, cfg, epoch, adam, ws));
   if (cfg.progress) std::fprintf(stderr, "\n");
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (const TrainLayer& Lr : net.layers)
-    if (!Lr.weight.allFinite() || !Lr.bias.allFinite() || !Lr.running_var.allFinite())
+  for (const TrainLayer& L : net.layers)
+    if (!L.weight.allFinite() || !L.bias.allFinite() || !L.running_var.allFinite())
       throw InputError("train: the weights diverged to non-finite values (lower the learning rate)");
   res.net = std::move(net);
   return res;
