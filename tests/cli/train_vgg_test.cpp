@@ -98,6 +98,12 @@ TEST_CASE("train --arch vgg11: the strided variant on 28x28 images; evaluate giv
   CHECK(ev[0]["test_accuracy"] == one["test_accuracy"]);
   const auto r = run_cli("evaluate --net " + q(dir / "t1.json") + " --data " + q(data));
   CHECK(r.output.find("batchnorm folded into 13 convolution(s)") != std::string::npos);
+
+  // The spiking simulator runs it: 13 spiking layers, the classifier read out.
+  const auto sim = run_json("simulate network --net " + q(dir / "t1.json") + " --data " + q(data) + " --neurons " +
+                            q(fs::path(CTMC_SOURCE_DIR) / "reports" / "models" / "relu_two_state.json") +
+                            " --limit 2 --T 0.05 --readout integrate --threads 1");
+  CHECK(sim.dump().find("synops") != std::string::npos);
 }
 
 TEST_CASE("train --arch vgg11 on CIFAR-10 binary batches: the average-pooling variant, evaluated as written") {

@@ -33,7 +33,7 @@
 // linear map carrying the spikes (net_synapse.hpp: average pooling of spike
 // traces is exact, maximum pooling is not, so the spiking engines refuse
 // maxpool2d). to_mlp gives the Mlp of a dense-only graph, which the dense
-// engines (IF baseline, training, sweeps) take.
+// engines (IF baseline, MLP training, sweeps) take; train_net.hpp trains graphs.
 #pragma once
 #include <Eigen/Core>
 #include <functional>
