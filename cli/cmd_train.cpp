@@ -1,10 +1,13 @@
 // ctmc-snn train --data DIR --activation NAME --hidden 256,128 --epochs 15 --seed S --output NET.json [--threads N]
+// ctmc-snn train --arch vgg11 [--width W] --data DIR ... (train_net.hpp: the VGG-11 variant the images' shape calls for)
 // ctmc-snn evaluate --net NET.json --data DIR | --test-images F --test-labels F [--clip K,...]
 //     [--predictions FILE] [--json]
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +22,7 @@
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/train.hpp"
+#include "ctmc/sim/train_net.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"
@@ -71,13 +75,82 @@ std::vector<float> parse_clips(const std::string& text) {
 }
 
 struct TrainOptions {
-  std::string data, output, hidden = "256,128";
+  std::string data, output, hidden = "256,128", arch = "mlp";
+  double width = 1;
+  int train_limit = 0;
+  bool hidden_given = false, width_given = false;
   sim::TrainConfig cfg;
   bool json = false;
 };
 
+// Options that belong to one architecture are refused with the other.
+void check_arch_options(const TrainOptions& o) {
+  if (o.arch != "mlp" && o.arch != "vgg11")
+    throw InputError("--arch", fmt::format("'{}' is not an architecture this command trains (mlp or vgg11)", o.arch));
+  if (o.arch == "vgg11" && o.hidden_given)
+    throw InputError("--hidden", "sets the MLP's widths; --arch vgg11 has VGG-11's channels (scale them with --width)");
+  if (o.arch == "mlp" && o.width_given) throw InputError("--width", "scales VGG-11's channels; give it with --arch vgg11");
+  if (!(o.width > 0 && o.width <= 16)) throw InputError("--width", fmt::format("must be in (0, 16], got {:g}", o.width));
+}
+
+// The fraction of d a network classifies correctly, a few hundred images at
+// a time (one sample's result does not depend on the others; the layers of
+// a whole train split would not fit in memory at once).
+double accuracy_in_chunks(const sim::Net& net, const sim::Dataset& d) {
+  constexpr int kChunk = 500;
+  long long correct = 0;
+  for (int start = 0; start < d.size(); start += kChunk) {
+    const int n = std::min(kChunk, d.size() - start);
+    const auto pred = net.predict(d.images.middleCols(start, n));
+    for (int k = 0; k < n; ++k) correct += pred[std::size_t(k)] == d.labels[std::size_t(start + k)];
+  }
+  return d.size() == 0 ? 0.0 : double(correct) / d.size();
+}
+
+struct Trained {
+  double seconds = 0, train_acc = 0, test_acc = 0;
+  std::vector<sim::EpochStats> epochs;
+};
+
+Trained train_and_save_mlp(const TrainOptions& o, const sim::DatasetSplit& split, nlohmann::json meta) {
+  const auto res = sim::train_mlp(split.train, o.cfg);
+  Trained t{res.seconds, res.net.accuracy(split.train), res.net.accuracy(split.test), res.epochs};
+  meta.update({{"hidden", o.cfg.hidden}});
+  meta.update({{"train_accuracy", t.train_acc}, {"test_accuracy", t.test_acc}, {"command", command_line()}});
+  sim::save_network(o.output, res.net, meta);
+  return t;
+}
+
+// VGG-11 (train_net.hpp): the variant the images call for. The accuracies
+// are those of the network as written and read back (BatchNorm folded, eval
+// mode); the test accuracy is computed as `evaluate` computes it.
+Trained train_and_save_vgg(const TrainOptions& o, const sim::DatasetSplit& split, nlohmann::json meta) {
+  const sim::Shape3 shape{split.train.channels, split.train.rows, split.train.cols, false};
+  sim::TrainNet net;
+  try {
+    net = sim::vgg11(shape, o.width, o.cfg.activation);
+  } catch (const InputError& e) {
+    if (e.input() == "arch") throw InputError("--arch", e.detail() + " (--data " + o.data + ")");
+    throw;
+  }
+  if (!o.json) {
+    const auto ch = sim::vgg11_channels(o.width);
+    fmt::print("{} on {}: channels {} ({} layers with weights)\n", net.arch, shape.text(), fmt::join(ch, ","),
+               std::count_if(net.layers.begin(), net.layers.end(),
+                             [](const sim::TrainLayer& L) { return L.op == sim::TrainOp::Conv2d || L.op == sim::TrainOp::Linear; }));
+  }
+  const auto res = sim::train_net(split.train, net, o.cfg);
+  const sim::Net loaded = sim::train_net_as_loaded(res.net);
+  Trained t{res.seconds, accuracy_in_chunks(loaded, split.train), loaded.accuracy(split.test), res.epochs};
+  meta.update({{"arch", "vgg11"}, {"variant", res.net.arch}, {"width", o.width}, {"channels", sim::vgg11_channels(o.width)}});
+  meta.update({{"train_accuracy", t.train_acc}, {"test_accuracy", t.test_acc}, {"command", command_line()}});
+  sim::save_train_net(o.output, res.net, meta);
+  return t;
+}
+
 void run_train(TrainOptions& o) {
-  o.cfg.hidden = parse_widths(o.hidden);
+  check_arch_options(o);
+  if (o.arch == "mlp") o.cfg.hidden = parse_widths(o.hidden);
   (void)activations::parse_activation(o.cfg.activation);  // fail fast, naming --activation
   o.cfg.progress = !o.json && isatty(STDERR_FILENO);
   sim::check_network_output(o.output, "--output");  // before the training, not after
@@ -91,13 +164,11 @@ void run_train(TrainOptions& o) {
     throw InputError(fmt::format("--output: '{}' is not a regular file (train writes the weights beside the manifest "
                                  "as <stem>.safetensors)",
                                  o.output));
-  const auto split = sim::load_dataset_dir(o.data);
+  auto split = sim::load_dataset_dir(o.data);
+  if (o.train_limit > 0) split.train = split.train.head(o.train_limit);
   // Before training: the test accuracy of no images would read as 0%.
   if (split.test.size() == 0) throw InputError(fmt::format("--data: {} has no test images", o.data));
-  const auto res = sim::train_mlp(split.train, o.cfg);
-  const double train_acc = res.net.accuracy(split.train), test_acc = res.net.accuracy(split.test);
   nlohmann::json meta = {{"activation", o.cfg.activation},
-                         {"hidden", o.cfg.hidden},
                          {"epochs", o.cfg.epochs},
                          {"batch_size", o.cfg.batch_size},
                          {"learning_rate", o.cfg.learning_rate},
@@ -105,22 +176,20 @@ void run_train(TrainOptions& o) {
                          {"seed", o.cfg.seed},
                          {"data", o.data},
                          {"train_images", split.train.size()},
-                         {"test_images", split.test.size()},
-                         {"train_accuracy", train_acc},
-                         {"test_accuracy", test_acc},
-                         {"command", command_line()}};
-  sim::save_network(o.output, res.net, meta);
-  nlohmann::ordered_json out = {{"output", o.output}, {"seconds", res.seconds}, {"train_accuracy", train_acc}, {"test_accuracy", test_acc}};
+                         {"test_images", split.test.size()}};
+  const Trained t = o.arch == "mlp" ? train_and_save_mlp(o, split, meta) : train_and_save_vgg(o, split, meta);
+  nlohmann::ordered_json out = {{"output", o.output}, {"arch", o.arch}, {"seconds", t.seconds}, {"train_accuracy", t.train_acc},
+                                {"test_accuracy", t.test_acc}};
   nlohmann::ordered_json ep = nlohmann::ordered_json::array();
-  for (const auto& e : res.epochs) ep.push_back({{"epoch", e.epoch}, {"loss", e.mean_loss}, {"train_accuracy", e.train_accuracy}});
+  for (const auto& e : t.epochs) ep.push_back({{"epoch", e.epoch}, {"loss", e.mean_loss}, {"train_accuracy", e.train_accuracy}});
   out["epochs"] = ep;
   if (o.json) {
     fmt::print("{}\n", out.dump(2));
     return;
   }
-  for (const auto& e : res.epochs) fmt::print("epoch {:3d}  loss {:.4f}  running train accuracy {:.2f}%\n", e.epoch, e.mean_loss, 100 * e.train_accuracy);
-  fmt::print("trained in {:.2f} s; train accuracy {:.2f}%, test accuracy {:.2f}%; wrote {}\n", res.seconds, 100 * train_acc, 100 * test_acc,
-             o.output);
+  for (const auto& e : t.epochs) fmt::print("epoch {:3d}  loss {:.4f}  running train accuracy {:.2f}%\n", e.epoch, e.mean_loss, 100 * e.train_accuracy);
+  fmt::print("trained in {:.2f} s; train accuracy {:.2f}%, test accuracy {:.2f}%; wrote {}\n", t.seconds, 100 * t.train_acc,
+             100 * t.test_acc, o.output);
 }
 
 struct EvalOptions {
@@ -180,11 +249,21 @@ void run_evaluate(const EvalOptions& o) {
 
 Register reg([](CLI::App& root) {
   auto o = std::make_shared<TrainOptions>();
-  auto* cmd = root.add_subcommand("train", "Train a source MLP (softmax cross-entropy, Adam); writes a manifest and safetensors weights");
+  auto* cmd = root.add_subcommand("train", "Train a source MLP or VGG-11 (softmax cross-entropy, Adam); writes a manifest and "
+                                           "safetensors weights");
   cmd->add_option("--data", o->data, "Data folder (IDX or CIFAR-10 binary), e.g. data/mnist")->required();
   cmd->add_option("--output", o->output, "Manifest to write (weights go beside it as <stem>.safetensors)")->required();
   cmd->add_option("--activation", o->cfg.activation, "Hidden activation: " + activations::activation_names_help())->capture_default_str();
-  cmd->add_option("--hidden", o->hidden, "Hidden layer widths, comma-separated")->capture_default_str();
+  cmd->add_option("--arch", o->arch,
+                  "mlp, or vgg11: VGG-11 with BatchNorm, strided 3x3 convolutions in place of pooling for 28x28 images, "
+                  "2x2 average pooling for 32x32x3 (CIFAR-10)")
+      ->capture_default_str();
+  cmd->add_option("--hidden", o->hidden, "Hidden layer widths, comma-separated (--arch mlp)")->capture_default_str();
+  cmd->add_option("--width", o->width, "Scale of VGG-11's channel counts 64..512 (--arch vgg11; 0.125 gives 8..64, at least 1)")
+      ->capture_default_str();
+  cmd->add_option("--train-limit", o->train_limit, "Train on the first N training images (0: all)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--epochs", o->cfg.epochs, "Training epochs")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--batch", o->cfg.batch_size, "Mini-batch size")->capture_default_str()->check(CLI::Range(1, 1000000));
   cmd->add_option("--lr", o->cfg.learning_rate, "Adam learning rate")->capture_default_str()->check(CLI::PositiveNumber);
@@ -192,7 +271,11 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--threads", o->cfg.threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")->capture_default_str()->check(
       kThreadCount);
   cmd->add_flag("--json", o->json, "Machine-readable output (no progress bar)");
-  cmd->callback([o] { run_train(*o); });
+  cmd->callback([o, cmd] {
+    o->hidden_given = cmd->count("--hidden") > 0;
+    o->width_given = cmd->count("--width") > 0;
+    run_train(*o);
+  });
 
   auto e = std::make_shared<EvalOptions>();
   auto* ev = root.add_subcommand("evaluate", "Test accuracy of a network manifest (dense or convolutional), optionally with "

@@ -299,13 +299,15 @@ Mlp Net::to_mlp(const std::string& what) const {
 
 double fold_batchnorm(Conv2d& cv, const BatchNorm2d& bn, const Shape3& in) {
   const int O = cv.out_channels, K = cv.in_channels * cv.win.kh * cv.win.kw;
-  // The probe: a fixed linear congruential sequence mapped to [-1, 1].
-  std::vector<float> x(static_cast<std::size_t>(in.size()));
+  // The probes: a fixed linear congruential sequence mapped to [-1, 1],
+  // one image after another.
   std::uint64_t state = 0x9e3779b97f4a7c15ULL;
-  for (auto& v : x) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    v = static_cast<float>(static_cast<double>(state >> 11) * 0x1p-52 - 1.0);
-  }
+  const auto next_probe = [&](std::vector<float>& x) {
+    for (auto& v : x) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      v = static_cast<float>(static_cast<double>(state >> 11) * 0x1p-52 - 1.0);
+    }
+  };
   const std::vector<float> W0 = cv.W, b0 = cv.b;
   std::vector<double> scale(std::size_t(O), 0.0);
   for (int o = 0; o < O; ++o) {
@@ -318,33 +320,44 @@ double fold_batchnorm(Conv2d& cv, const BatchNorm2d& bn, const Shape3& in) {
   // rounding of the folded parameters to float.
   const Window2d& w = cv.win;
   const int oh = window_out(in.h, w.kh, w.stride_h, w.pad_h), ow = window_out(in.w, w.kw, w.stride_w, w.pad_w);
-  // At most kProbePositions output positions per channel, spread over the
-  // image from its first corner: the fold's error is the same at every
-  // position (the same weights), and a large layer would take long in full.
+  // kProbePositions output positions per channel: spread over the image
+  // from its first corner when it has that many (the fold's error is the
+  // same at every position: the same weights, and a large layer would take
+  // long in full), else every position of as many probe images as it takes.
+  // One probe of a small output (the 1x1 end of a VGG) could put a
+  // channel's only value near 0 by chance and its relative error out of
+  // all proportion.
   constexpr int kProbePositions = 256;
   const int positions = oh * ow, used = std::min(positions, kProbePositions);
-  double worst = 0;
-  for (int o = 0; o < O; ++o) {
-    double max_ref = 0, max_diff = 0;
-    for (int q = 0; q < used; ++q) {
-      const int p = static_cast<int>(static_cast<long long>(q) * positions / used), oy = p / ow, ox = p % ow;
-      double z0 = b0[std::size_t(o)], z1 = cv.b[std::size_t(o)];
-      for (int i = 0; i < cv.in_channels; ++i)
-        for (int u = 0; u < w.kh; ++u)
-          for (int v = 0; v < w.kw; ++v) {
-            const int iy = oy * w.stride_h + u - w.pad_h, ix = ox * w.stride_w + v - w.pad_w;
-            if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) continue;
-            const double xv = x[(std::size_t(i) * in.h + iy) * in.w + ix];
-            const std::size_t k = ((std::size_t(o) * cv.in_channels + i) * w.kh + u) * w.kw + v;
-            z0 += double(W0[k]) * xv;
-            z1 += double(cv.W[k]) * xv;
-          }
-      const double ref = (z0 - bn.mean[std::size_t(o)]) * scale[std::size_t(o)] + bn.beta[std::size_t(o)];
-      max_ref = std::max(max_ref, std::abs(ref));
-      max_diff = std::max(max_diff, std::abs(z1 - ref));
-    }
-    if (max_diff > 0) worst = std::max(worst, max_ref > 0 ? max_diff / max_ref : std::numeric_limits<double>::infinity());
+  const int probes = (kProbePositions + used - 1) / used;
+  std::vector<float> x(static_cast<std::size_t>(in.size()));
+  std::vector<double> max_ref(std::size_t(O), 0.0), max_diff(std::size_t(O), 0.0);
+  for (int probe = 0; probe < probes; ++probe) {
+    next_probe(x);
+    for (int o = 0; o < O; ++o)
+      for (int q = 0; q < used; ++q) {
+        const int p = static_cast<int>(static_cast<long long>(q) * positions / used), oy = p / ow, ox = p % ow;
+        double z0 = b0[std::size_t(o)], z1 = cv.b[std::size_t(o)];
+        for (int i = 0; i < cv.in_channels; ++i)
+          for (int u = 0; u < w.kh; ++u)
+            for (int v = 0; v < w.kw; ++v) {
+              const int iy = oy * w.stride_h + u - w.pad_h, ix = ox * w.stride_w + v - w.pad_w;
+              if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) continue;
+              const double xv = x[(std::size_t(i) * in.h + iy) * in.w + ix];
+              const std::size_t k = ((std::size_t(o) * cv.in_channels + i) * w.kh + u) * w.kw + v;
+              z0 += double(W0[k]) * xv;
+              z1 += double(cv.W[k]) * xv;
+            }
+        const double ref = (z0 - bn.mean[std::size_t(o)]) * scale[std::size_t(o)] + bn.beta[std::size_t(o)];
+        max_ref[std::size_t(o)] = std::max(max_ref[std::size_t(o)], std::abs(ref));
+        max_diff[std::size_t(o)] = std::max(max_diff[std::size_t(o)], std::abs(z1 - ref));
+      }
   }
+  double worst = 0;
+  for (int o = 0; o < O; ++o)
+    if (max_diff[std::size_t(o)] > 0)
+      worst = std::max(worst, max_ref[std::size_t(o)] > 0 ? max_diff[std::size_t(o)] / max_ref[std::size_t(o)]
+                                                          : std::numeric_limits<double>::infinity());
   return worst;
 }
 

@@ -48,11 +48,12 @@ DtypeInfo dtype_info(const std::string& dtype) {
   return it == kDtypes.end() ? DtypeInfo{} : it->second;
 }
 
-// Writing supports F32 and F64 only.
+// Writing supports F32, F64 and I64 (BatchNorm's num_batches_tracked, a
+// state_dict's int64 counter).
 std::size_t written_dtype_size(const std::string& path, const std::string& name, const std::string& dtype) {
   if (dtype == "F32") return 4;
-  if (dtype == "F64") return 8;
-  fail(path, "tensor " + quote_excerpt(name) + " has dtype " + quote_excerpt(dtype) + " (only F32 and F64 are written)");
+  if (dtype == "F64" || dtype == "I64") return 8;
+  fail(path, "tensor " + quote_excerpt(name) + " has dtype " + quote_excerpt(dtype) + " (only F32, F64 and I64 are written)");
 }
 
 // IEEE binary16 -> double, exactly: sign, 5 exponent bits (bias 15), 10
@@ -255,7 +256,13 @@ std::vector<std::uint8_t> encode_safetensors(const std::string& path, const Safe
     data.resize(data.size() + t.values.size() * esize);
     std::uint8_t* p = data.data() + b;
     for (double v : t.values) {
-      if (esize == 4) {
+      if (t.dtype == "I64") {
+        // Whole numbers within int64 only: a cast of anything else is undefined.
+        if (!(v == std::floor(v) && std::abs(v) < 0x1p63))
+          fail(path, "tensor " + quote_excerpt(name) + " (I64) holds a value that is not a whole number in int64's range");
+        const std::int64_t x = static_cast<std::int64_t>(v);
+        std::memcpy(p, &x, 8);
+      } else if (esize == 4) {
         const float x = static_cast<float>(v);
         std::memcpy(p, &x, 4);
       } else {

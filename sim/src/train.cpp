@@ -7,67 +7,27 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <tuple>
 
 #include "ctmc/core/errors.hpp"
 #include "ctmc/core/numeric_context.hpp"
 #include "ctmc/core/seeding.hpp"
 #include "ctmc/solvers/det_math.hpp"
 #include "dense_kernels.hpp"
+#include "train_common.hpp"
 
 namespace ctmc::sim {
 namespace {
 
-// The numbered purposes of training's streams (seeding.hpp): layer l's
-// initial weights draw from stream l of kInitStream, epoch e's order from
-// stream e of kShuffleStream (fewer than 0x1000 layers, so they never meet).
-constexpr std::uint64_t kInitStream = 0x1000;
-constexpr std::uint64_t kShuffleStream = 0x2000;
-
-std::mt19937_64 stream_rng(std::uint64_t seed, std::uint64_t purpose, std::uint64_t index) {
-  return std::mt19937_64(ctmc::numbered_stream_seed(seed, purpose, index));
-}
-
-// Uniform in [lo, hi) from the top 24 bits: portable (std::uniform_real_distribution
-// is implementation-defined) and exact in float.
-float uniform(std::mt19937_64& g, float lo, float hi) {
-  const float u = float(g() >> 40) * (1.0f / 16777216.0f);
-  return lo + (hi - lo) * u;
-}
-
-// Fisher-Yates with a portable bounded draw (std::shuffle's is implementation-defined).
-void shuffle(std::vector<int>& v, std::mt19937_64& g) {
-  for (std::size_t i = v.size(); i > 1; --i) {
-    const std::size_t j = static_cast<std::size_t>(g() % i);  // bias < i/2^64, negligible
-    std::swap(v[i - 1], v[j]);
-  }
-}
+using detail::adam_update;
+using detail::kInitStream;
+using detail::stream_rng;
+using detail::uniform;
 
 struct AdamState {
   std::vector<Eigen::MatrixXf> mW, vW;
   std::vector<Eigen::VectorXf> mb, vb;
 };
-
-// One Adam step on a parameter array (elementwise, so thread-independent):
-// m <- b1 m + (1-b1) g, v <- b2 v + (1-b2) g^2,
-// p <- p - lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)   (torch.optim.Adam).
-void adam_update(float* p, const float* g, float* m, float* v, Eigen::Index n, const TrainConfig& c, float step_size, float inv_sqrt_bc2) {
-#pragma omp parallel for schedule(static) if (n > 50000)
-  for (Eigen::Index i = 0; i < n; ++i) {
-    m[i] = c.beta1 * m[i] + (1 - c.beta1) * g[i];
-    v[i] = c.beta2 * v[i] + (1 - c.beta2) * g[i] * g[i];
-    p[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + c.adam_eps);
-  }
-}
-
-void draw_progress(int epoch, int epochs, int batch, int batches, double loss) {
-  constexpr int kWidth = 30;
-  const double frac = (double(epoch - 1) + double(batch) / batches) / epochs;
-  const int filled = static_cast<int>(frac * kWidth);
-  std::fprintf(stderr, "\r  training [%.*s%*s] epoch %d/%d  loss %.4f ", filled, "==============================", kWidth - filled, "", epoch,
-               epochs, loss);
-  std::fflush(stderr);
-}
-
 
 // Buffers reused across batches (no allocation per step once sized).
 struct Workspace {
@@ -78,7 +38,6 @@ struct Workspace {
 void backprop(const Mlp& net, const std::vector<detail::ResolvedActivation>& acts, const Eigen::MatrixXf& X, const std::vector<int>& y,
               Workspace& ws) {
   const std::size_t L = net.layers.size();
-  const Eigen::Index B = X.cols();
   ws.A.resize(L + 1);
   ws.D.resize(L);
   ws.G.resize(L);
@@ -92,28 +51,8 @@ void backprop(const Mlp& net, const std::vector<detail::ResolvedActivation>& act
     if (l + 1 < L) detail::activate(acts[l], ws.A[l + 1], &ws.D[l]);
     a = &ws.A[l + 1];
   }
-  // Softmax cross-entropy, stabilised by the column maximum:
-  // loss = log sum_i e^{z_i - m} - (z_y - m); dloss/dz = softmax(z) - onehot(y).
-  const Eigen::MatrixXf& Z = ws.A[L];
-  Eigen::MatrixXf& G = ws.G[L - 1];
-  G.resize(Z.rows(), B);
-  double loss = 0;
-  int correct = 0;
-  for (Eigen::Index k = 0; k < B; ++k) {
-    const int label = y[static_cast<std::size_t>(k)];
-    Eigen::Index arg;
-    const float zmax = Z.col(k).maxCoeff(&arg);
-    correct += arg == label;
-    // detmath, not Eigen's exp: Eigen evaluates the tail of a column with the C library's expf.
-    const Eigen::ArrayXf e = (Z.col(k).array() - zmax).unaryExpr([](float v) { return detmath::exp(v); });
-    const float s = e.sum();
-    loss += detmath::log(double(s)) - double(Z(label, k) - zmax);
-    G.col(k) = (e / s).matrix();
-    G(label, k) -= 1.0f;
-  }
-  G /= float(B);
-  ws.out.loss = loss / double(B);
-  ws.out.correct = correct;
+  // Softmax cross-entropy: dloss/dz = softmax(z) - onehot(y), over the batch.
+  std::tie(ws.out.loss, ws.out.correct) = detail::softmax_cross_entropy(ws.A[L], y, ws.G[L - 1]);
   // Backward.
   for (std::size_t l = L; l-- > 0;) {
     detail::gemm_nt(ws.out.dW[l], ws.G[l], l == 0 ? X : ws.A[l]);
@@ -148,17 +87,9 @@ Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std:
 }
 
 TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
-  if (d.size() == 0) throw InputError("train: the training set is empty");
-  if (cfg.epochs < 1) throw InputError("epochs", "must be at least 1");
-  if (cfg.batch_size < 1) throw InputError("batch_size", "must be at least 1");
-  if (!(cfg.learning_rate > 0)) throw InputError("learning_rate", "must be positive");
+  detail::check_training(d, cfg, classes);
   for (int h : cfg.hidden)
     if (h < 1) throw InputError("hidden", "every layer width must be at least 1");
-  for (std::size_t i = 0; i < d.labels.size(); ++i)
-    if (d.labels[i] < 0 || d.labels[i] >= classes)
-      throw InputError("train: label " + std::to_string(d.labels[i]) + " of sample " + std::to_string(i) + " is outside 0.." +
-                       std::to_string(classes - 1));
-
   const ctmc::ThreadScope threads(cfg.threads);
   const ctmc::EigenThreadScope eigen_serial(1);  // dense_kernels.hpp
 
@@ -187,32 +118,23 @@ TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {
   const auto t0 = std::chrono::steady_clock::now();
 
   for (int epoch = 1; epoch <= cfg.epochs; ++epoch) {
-    for (int i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
-    auto g = stream_rng(cfg.seed, kShuffleStream, static_cast<std::uint64_t>(epoch));
-    shuffle(order, g);
+    detail::epoch_order(order, n, cfg.seed, epoch);
     double loss_sum = 0;
     int correct = 0;
     for (int bi = 0; bi < batches; ++bi) {
       const int start = bi * cfg.batch_size, B = std::min(cfg.batch_size, n - start);
-      X.resize(d.features(), B);
-      batch_labels.resize(static_cast<std::size_t>(B));
-      for (int k = 0; k < B; ++k) {
-        const int idx = order[static_cast<std::size_t>(start + k)];
-        X.col(k) = d.images.col(idx);
-        batch_labels[static_cast<std::size_t>(k)] = d.labels[static_cast<std::size_t>(idx)];
-      }
+      detail::gather_batch(d, order, start, B, X, batch_labels);
       backprop(net, acts, X, batch_labels, ws);
       loss_sum += ws.out.loss * B;
       correct += ws.out.correct;
       ++step;
-      const float bc1 = 1 - detmath::pow(cfg.beta1, float(step)), bc2 = 1 - detmath::pow(cfg.beta2, float(step));
-      const float step_size = cfg.learning_rate / bc1, inv_sqrt_bc2 = 1 / std::sqrt(bc2);
+      const auto [step_size, inv_sqrt_bc2] = detail::adam_step_factors(cfg, step);
       for (std::size_t l = 0; l < L; ++l) {
         auto& layer = net.layers[l];
         adam_update(layer.W.data(), ws.out.dW[l].data(), adam.mW[l].data(), adam.vW[l].data(), layer.W.size(), cfg, step_size, inv_sqrt_bc2);
         adam_update(layer.b.data(), ws.out.db[l].data(), adam.mb[l].data(), adam.vb[l].data(), layer.b.size(), cfg, step_size, inv_sqrt_bc2);
       }
-      if (cfg.progress && (bi % 8 == 0 || bi + 1 == batches)) draw_progress(epoch, cfg.epochs, bi + 1, batches, loss_sum / (start + B));
+      if (cfg.progress && (bi % 8 == 0 || bi + 1 == batches)) detail::draw_progress(epoch, cfg.epochs, bi + 1, batches, loss_sum / (start + B));
     }
     res.epochs.push_back({epoch, loss_sum / n, double(correct) / n});
   }

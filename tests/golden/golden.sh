@@ -24,6 +24,8 @@
 #   train     train --activation sigmoid (784-32-10, 2 epochs): the weights file
 #   train_tanh1  train --activation tanh1 (784-16-10, 1 epoch): the weights file
 #             (float tanh: glibc 2.41's tanhf differs from 2.36's)
+#   train_vgg train --arch vgg11 --width 0.05 --activation softplus (the strided
+#             VGG-11 with BatchNorm, 1 epoch on 256 images): the weights file
 #   simulate  simulate network --json with the sigmoid three-state neurons:
 #             accuracies, SynOps, transitions (wall times left out)
 #   sweep     sweep over tau x r x T x samplers (exact, uniformization): the document
@@ -77,6 +79,9 @@ run_variant() {
   "${env[@]}" "$ctmc" train --data "$work/data" --activation tanh1 --hidden 16 --epochs 1 --seed 4 \
     --threads "$threads" --output "$d/net_tanh1.json" >"$d/train_tanh1.log" 2>&1
   echo "train_tanh1 $(sha256sum "$d/net_tanh1.safetensors" | cut -c1-16)"
+  "${env[@]}" "$ctmc" train --arch vgg11 --width 0.05 --activation softplus --data "$work/data" --train-limit 256 \
+    --epochs 1 --batch 32 --seed 6 --threads "$threads" --output "$d/vgg.json" >"$d/train_vgg.log" 2>&1
+  echo "train_vgg $(sha256sum "$d/vgg.safetensors" | cut -c1-16)"
   "${env[@]}" "$ctmc" simulate network --net "$d/net.json" --data "$work/data" --neurons "$neurons" \
     --T 1 --tau 0.1 --rate 5 --trials 2 --seed 1 --threads "$threads" --json >"$d/simulate.json" 2>"$d/simulate.log"
   echo "simulate $(normalized_hash "$d/simulate.json" "$d")"

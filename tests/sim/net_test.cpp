@@ -265,6 +265,28 @@ TEST_CASE("BatchNorm fold: the folded convolution matches conv then BatchNorm in
   }
 }
 
+TEST_CASE("BatchNorm fold on a 1x1 output: a channel whose first probe output is 0 is measured over 256 probes") {
+  // fold_batchnorm's first probe value (its generator, written out here): the
+  // BatchNorm's mean makes that probe's output exactly 0, so one probe (the
+  // whole output of a 1x1 layer, as the end of a strided VGG-11) would give
+  // the float rounding of the folded parameters a relative error of infinity.
+  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+  state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+  const double x0 = static_cast<float>(static_cast<double>(state >> 11) * 0x1p-52 - 1.0);
+  Net net;
+  net.input = Shape3{1, 1, 1, false};
+  net.layers = {conv_layer(1, 1, 1, 1, 0, {0.7}, {0.1}), simple(LayerKind::Flatten)};
+  net.infer_shapes("net");
+  BatchNorm2d bn;
+  bn.gamma = {1.3};
+  bn.beta = {0};
+  bn.mean = {double(0.7f) * x0 + double(0.1f)};
+  bn.var = {0.3};
+  const double err = fold_batchnorm(net.layers[0].conv, bn, net.layers[0].in);
+  MESSAGE("fold_batchnorm relative error on a 1x1 output " << err);
+  CHECK(err < 1e-6);
+}
+
 TEST_CASE("shape errors name the layer") {
   Net net;
   net.input = Shape3{1, 4, 4, false};

@@ -115,8 +115,24 @@ TEST_CASE("independent-writer half fixture: F16 and BF16 values are read exactly
   // Half tensors are read, not written.
   SafetensorsFile out;
   out.tensors["x"] = f.tensors.at("probe.f16");
-  CHECK_THROWS_WITH_AS(encode_safetensors("half_out.safetensors", out), doctest::Contains("only F32 and F64 are written"),
+  CHECK_THROWS_WITH_AS(encode_safetensors("half_out.safetensors", out), doctest::Contains("only F32, F64 and I64 are written"),
                        InputError);
+}
+
+TEST_CASE("I64 tensors (BatchNorm's num_batches_tracked) are written and read back exactly; a fraction is refused") {
+  SafetensorsFile out;
+  out.tensors["bn.num_batches_tracked"] = Tensor{"I64", {}, {std::ldexp(1.0, 40) + 3}};
+  out.tensors["idx"] = Tensor{"I64", {2}, {-7, 0}};
+  TempDir dir;
+  const auto path = (dir.path / "i64_out.safetensors").string();
+  write_safetensors(path, out);
+  const auto back = read_safetensors(path);
+  CHECK(back.tensors.at("bn.num_batches_tracked").dtype == "I64");
+  CHECK(back.tensors.at("bn.num_batches_tracked").shape.empty());
+  CHECK(back.tensors.at("bn.num_batches_tracked").values == std::vector<double>{std::ldexp(1.0, 40) + 3});
+  CHECK(back.tensors.at("idx").values == std::vector<double>{-7, 0});
+  out.tensors["idx"].values[1] = 0.5;
+  CHECK_THROWS_WITH_AS(encode_safetensors("frac.safetensors", out), doctest::Contains("not a whole number"), InputError);
 }
 
 TEST_CASE("a network saved in F16 and BF16 computes what its F32/F64 twin does") {

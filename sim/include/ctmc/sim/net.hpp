@@ -33,7 +33,7 @@
 // linear map carrying the spikes (net_synapse.hpp: average pooling of spike
 // traces is exact, maximum pooling is not, so the spiking engines refuse
 // maxpool2d). to_mlp gives the Mlp of a dense-only graph, which the dense
-// engines (IF baseline, training, sweeps) take.
+// engines (IF baseline, MLP training, sweeps) take; train_net.hpp trains graphs.
 #pragma once
 #include <Eigen/Core>
 #include <functional>
@@ -85,12 +85,13 @@ struct BatchNorm2d {
   double eps = 1e-5;
 };
 
-// Folds bn into conv (above). Returns the fold's relative error on a probe
-// input: the folded float convolution against conv then bn evaluated in
+// Folds bn into conv (above). Returns the fold's relative error on probe
+// inputs: the folded float convolution against conv then bn evaluated in
 // double with the original parameters, max over outputs of |difference|
-// divided by the largest |output| of the same channel (at most 256 output
-// positions per channel, spread over the image). The probe is a fixed
-// pseudo-random input in [-1, 1] of conv's input shape `in`.
+// divided by the largest |output| of the same channel, over 256 output
+// positions per channel (spread over the image; where it has fewer, every
+// position of as many probes as it takes). The probes are fixed
+// pseudo-random inputs in [-1, 1] of conv's input shape `in`.
 double fold_batchnorm(Conv2d& conv, const BatchNorm2d& bn, const Shape3& in);
 
 // Largest relative BatchNorm folding error accepted: beyond it the folded

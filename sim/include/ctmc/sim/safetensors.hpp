@@ -8,7 +8,7 @@
 // are read, each value exactly (the half formats are what PyTorch writes for
 // .half() and bfloat16 models), and the integer dtypes I64, I32, I16, I8,
 // U64, U32, U16, U8 and BOOL (PyTorch's labels are int64), exact up to 2^53
-// in magnitude; F32 and F64 are written. A tensor of any other dtype (the
+// in magnitude; F32, F64 and I64 are written. A tensor of any other dtype (the
 // 8-bit floats, complex, a dtype unknown here) does not make the file
 // unreadable: its place in the buffer is checked (its byte count too where
 // the dtype's size is known) and it is listed in SafetensorsFile::unusable,
@@ -42,7 +42,7 @@ inline constexpr solvers::InputKind kSafetensorsKind{"safetensors file", std::ui
 inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100000000;
 
 struct Tensor {
-  std::string dtype = "F32";        // how it is (or will be) stored: F64, F32 (read and written), others read
+  std::string dtype = "F32";        // how it is (or will be) stored: F64, F32, I64 (read and written), others read
   std::vector<std::int64_t> shape;  // row-major
   std::vector<double> values;       // product(shape) values (every read dtype is exact in double)
 
