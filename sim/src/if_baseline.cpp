@@ -91,6 +91,22 @@ IfNetwork::IfNetwork(const Net& net, std::vector<double> lambda, const IfOptions
   for (std::size_t l = 0; l + 1 < L && l < S; ++l) fanout_.push_back(chains_[l + 1].fanouts());
 }
 
+namespace {
+
+// One step's threshold of a spiking layer: every neuron at or above 1 fires
+// once and is reset by subtraction; `fired` becomes their indices, in order.
+void fire(Eigen::VectorXd& v, std::vector<std::uint32_t>& counts, std::vector<std::uint32_t>& fired) {
+  fired.clear();
+  for (Eigen::Index j = 0; j < v.size(); ++j)
+    if (v[j] >= 1.0) {
+      v[j] -= 1.0;
+      ++counts[static_cast<std::size_t>(j)];
+      fired.push_back(static_cast<std::uint32_t>(j));
+    }
+}
+
+}  // namespace
+
 IfSampleRun IfNetwork::run(const float* x) const {
   if (!chains_.empty()) return run_graph(x);
   const std::size_t L = net_->layers.size();
@@ -104,7 +120,7 @@ IfSampleRun IfNetwork::run(const float* x) const {
   }
   const Eigen::VectorXd in1 = w_[0] * Eigen::Map<const Eigen::VectorXf>(x, net_->input_size()).cast<double>() + b_[0];
   Eigen::VectorXd out_sum = Eigen::VectorXd::Zero(net_->layers[L - 1].out_size());
-  std::vector<std::uint32_t> fired, next;
+  std::vector<std::uint32_t> fired;
   for (int t = 0; t < opt_.steps; ++t) {
     fired.clear();
     for (std::size_t l = 0; l < L; ++l) {
@@ -113,19 +129,9 @@ IfSampleRun IfNetwork::run(const float* x) const {
       if (l > 0)
         for (std::uint32_t i : fired) input += w_[l].col(i);
       if (l == L - 1) out_sum += input;
-      if (l >= S) {  // integrating readout
-        vl += input;
-        continue;
-      }
       vl += input;
-      next.clear();
-      for (Eigen::Index j = 0; j < vl.size(); ++j)
-        if (vl[j] >= 1.0) {
-          vl[j] -= 1.0;  // reset by subtraction
-          ++out.counts[l][j];
-          next.push_back(static_cast<std::uint32_t>(j));
-        }
-      fired.swap(next);
+      if (l >= S) continue;  // integrating readout
+      fire(vl, out.counts[l], fired);
     }
   }
   finish(out, out_sum);
@@ -151,7 +157,7 @@ IfSampleRun IfNetwork::run_graph(const float* x) const {
     if (x[i] != 0.0f) chains_[0].add_spike(static_cast<std::uint32_t>(i), spike_weight_[0] * x[i], in1.data(), scratch);
   Eigen::VectorXd out_sum = Eigen::VectorXd::Zero(chains_[L - 1].out_size());
   Eigen::VectorXd input;
-  std::vector<std::uint32_t> fired, next;
+  std::vector<std::uint32_t> fired;
   for (int t = 0; t < opt_.steps; ++t) {
     fired.clear();
     for (std::size_t l = 0; l < L; ++l) {
@@ -165,14 +171,7 @@ IfSampleRun IfNetwork::run_graph(const float* x) const {
       if (l == L - 1) out_sum += input;
       vl += input;
       if (l >= S) continue;  // integrating readout
-      next.clear();
-      for (Eigen::Index j = 0; j < vl.size(); ++j)
-        if (vl[j] >= 1.0) {
-          vl[j] -= 1.0;  // reset by subtraction
-          ++out.counts[l][j];
-          next.push_back(static_cast<std::uint32_t>(j));
-        }
-      fired.swap(next);
+      fire(vl, out.counts[l], fired);
     }
   }
   finish(out, out_sum);

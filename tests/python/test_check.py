@@ -15,6 +15,8 @@ import subprocess
 import tempfile
 import unittest
 
+from conv_fixture import write_conv_net
+
 try:  # the checker is the CLI's; the module is only needed for its Python tests
     import ctmc_snn
 except ImportError:
@@ -196,25 +198,7 @@ class Verdicts(unittest.TestCase):
             self.skipTest("numpy (python3-numpy) is not installed")
         with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
             rng = np.random.default_rng(8)
-            tensors = {"c1.weight": rng.uniform(-1, 1, (2, 1, 3, 3)), "c1.bias": rng.uniform(0, 0.5, 2),
-                       "fc.weight": rng.uniform(-1, 1, (3, 8)), "fc.bias": np.zeros(3)}
-            header, blob = {}, b""
-            for name, v in tensors.items():
-                b = np.ascontiguousarray(v, dtype="<f4").tobytes()
-                header[name] = {"dtype": "F32", "shape": list(v.shape), "data_offsets": [len(blob), len(blob) + len(b)]}
-                blob += b
-            h = json.dumps(header).encode()
-            h += b" " * (-len(h) % 8)
-            with open(os.path.join(t, "cnn.safetensors"), "wb") as f:
-                f.write(struct.pack("<Q", len(h)) + h + blob)
-            with open(os.path.join(t, "cnn.json"), "w") as f:
-                json.dump({"format": "ctmc-snn-mlp", "version": 1, "weights": "cnn.safetensors", "input": [1, 8, 8],
-                           "layers": [{"type": "conv2d", "weight": "c1.weight", "bias": "c1.bias", "in_channels": 1,
-                                       "out_channels": 2, "kernel_size": 3, "stride": 2, "padding": 1,
-                                       "activation": "relu"},
-                                      {"type": "avgpool2d", "kernel_size": 2}, {"type": "flatten"},
-                                      {"type": "linear", "weight": "fc.weight", "bias": "fc.bias", "in": 8, "out": 3}]},
-                          f)
+            write_conv_net(t, rng)
             np.save(os.path.join(t, "ti.npy"), rng.random((40, 1, 8, 8)).astype(np.float32))
             np.save(os.path.join(t, "tl.npy"), np.arange(40) % 3)
             config = {"net": "cnn.json", "neurons": os.path.join(SOURCE, "tests", "fixtures", "three_state.json"),

@@ -5,6 +5,7 @@ binary> (tests/CMakeLists.txt sets both). References are independent: exact
 rationals from the closed forms computed here, and the CLI's own --json
 output for the bit-for-bit agreement tests.
 """
+
 import fractions
 import json
 import math
@@ -15,6 +16,8 @@ import sys
 import tempfile
 import threading
 import unittest
+
+from conv_fixture import write_conv_net
 
 import numpy as np
 
@@ -334,25 +337,7 @@ class CliAgreement(unittest.TestCase):
     def test_simulate_network_conv_manifest(self):
         # A conv manifest (conv stride 2 pad 1, average pooling, flatten, linear) by path: the CLI's document.
         rng = np.random.default_rng(8)
-        tensors = {"c1.weight": rng.uniform(-1, 1, (2, 1, 3, 3)), "c1.bias": rng.uniform(0, 0.5, 2),
-                   "fc.weight": rng.uniform(-1, 1, (3, 8)), "fc.bias": np.zeros(3)}
-        header, blob = {}, b""
-        for name, t in tensors.items():
-            b = np.ascontiguousarray(t, dtype="<f4").tobytes()
-            header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [len(blob), len(blob) + len(b)]}
-            blob += b
-        h = json.dumps(header).encode()
-        h += b" " * (-len(h) % 8)
-        with open(os.path.join(self.dir, "cnn.safetensors"), "wb") as f:
-            f.write(struct.pack("<Q", len(h)) + h + blob)
-        net = os.path.join(self.dir, "cnn.json")
-        write(net, json.dumps({"format": "ctmc-snn-mlp", "version": 1, "weights": "cnn.safetensors", "input": [1, 8, 8],
-                               "layers": [{"type": "conv2d", "weight": "c1.weight", "bias": "c1.bias", "in_channels": 1,
-                                           "out_channels": 2, "kernel_size": 3, "stride": 2, "padding": 1,
-                                           "activation": "relu"},
-                                          {"type": "avgpool2d", "kernel_size": 2},
-                                          {"type": "flatten"},
-                                          {"type": "linear", "weight": "fc.weight", "bias": "fc.bias", "in": 8, "out": 3}]}))
+        net = write_conv_net(self.dir, rng)
         paths = {}
         for k, v in (("ti", rng.random((10, 1, 8, 8)).astype(np.float32)), ("tl", np.arange(10) % 3)):
             paths[k] = os.path.join(self.dir, "conv_" + k + ".npy")

@@ -182,7 +182,7 @@ TEST_CASE("conv manifests: errors name the file and the layer") {
   check_input_error([&] { (void)load_net(mpath); }, mpath, "needs \"input\"");
   // The spiking engines read networks with load_network: a conv net is refused there, saying why.
   with([](json&) {});
-  check_input_error([&] { (void)load_network(mpath); }, mpath, "run in the ANN (ctmc-snn evaluate), the mean field and simulate network");
+  check_input_error([&] { (void)load_network(mpath); }, mpath, "this reader takes dense layers only; a network with convolutions or pooling is a layer graph (load_net), which evaluate, simulate network, sweep, convert and check run");
 }
 
 TEST_CASE("a dense net in the layer-graph form (linear + relu + flatten) is still an MLP for every engine") {

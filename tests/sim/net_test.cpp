@@ -316,7 +316,7 @@ TEST_CASE("a conv net is no MLP: to_mlp names the layer and where such nets run"
   net.layers[0].activation = "relu";
   net.infer_shapes("n.json");
   CHECK_FALSE(net.is_dense());
-  check_layer_error([&] { (void)net.to_mlp("n.json"); }, "layer 1 (conv2d): networks with convolutions or pooling run in the ANN");
+  check_layer_error([&] { (void)net.to_mlp("n.json"); }, "layer 1 (conv2d): this reader takes dense layers only; a network with convolutions or pooling is a layer graph");
 }
 
 TEST_CASE("mean field of a layer graph: with nu = phi it predicts as the ANN; on a dense graph as the MLP mean field") {

@@ -67,7 +67,7 @@ TEST_CASE("ONNX round trip: a small VGG-like CNN with BatchNorm imports, writes,
   const Net loaded = load_net(manifest);
   check_against(loaded, ref, 1, 8, 8);
   // A conv net is refused by the spiking engines' reader, saying where it runs.
-  check_input_error([&] { (void)load_network(manifest); }, manifest, "run in the ANN (ctmc-snn evaluate)");
+  check_input_error([&] { (void)load_network(manifest); }, manifest, "is a layer graph (load_net), which evaluate, simulate network");
 }
 
 TEST_CASE("ONNX: Reshape flatten, MatMul + Add, Softplus, Gemm with transB 0 and alpha/beta, AveragePool counting the padding") {
