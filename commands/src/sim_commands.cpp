@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <exception>
 #include <limits>
 #include <optional>
 
@@ -144,22 +143,8 @@ NetworkCommandResult run_simulate_network(const NetworkCommandOptions& o, const 
   const std::vector<sim::NeuronModel> neurons = in.neurons();
   if (neurons.empty()) throw InputError("--neurons: no model file given");
   // A dense manifest runs as the Mlp; one with convolutions or pooling, which
-  // in.net() refuses, as a layer graph. Any other refusal is in.net()'s own
-  // (a graph that does not load either gave the same message there).
-  sim::Mlp net;
-  std::optional<sim::Net> graph;
-  try {
-    net = in.net();
-  } catch (const InputError&) {
-    if (!in.graph) throw;
-    const std::exception_ptr refused = std::current_exception();
-    try {
-      graph = in.graph();
-    } catch (const InputError&) {
-      std::rethrow_exception(refused);
-    }
-    if (graph->is_dense()) std::rethrow_exception(refused);
-  }
+  // in.net() refuses, as a layer graph (sim::load_any_network).
+  const sim::AnyNetwork net = sim::load_any_network(in.net, in.graph);
   const sim::DatasetSplit data = in.data();
   // The IF baseline first: it is the cheaper of the two, so its bad input
   // (e.g. --if-steps beyond the work budget) is not found after the CTMC run.
@@ -173,10 +158,10 @@ NetworkCommandResult run_simulate_network(const NetworkCommandOptions& o, const 
     io.threads = opt.threads;
     io.limit = opt.limit;
     io.subset = opt.subset;
-    ifr = graph ? sim::simulate_if(*graph, data.train, data.test, io) : sim::simulate_if(net, data.train, data.test, io);
+    ifr = net.visit([&](const auto& n) { return sim::simulate_if(n, data.train, data.test, io); });
   }
-  sim::NetworkSimResult r = graph ? sim::simulate_network(*graph, data.train, data.test, neurons, opt)
-                                        : sim::simulate_network(net, data.train, data.test, neurons, opt);
+  sim::NetworkSimResult r =
+      net.visit([&](const auto& n) { return sim::simulate_network(n, data.train, data.test, neurons, opt); });
 
   NetworkCommandResult out{in.net_name, in.data_name, o, opt, {}, {}, std::move(ifr)};
   for (std::size_t l = 0; l < r.alpha.size(); ++l)

@@ -210,18 +210,23 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
 }
 
 AnyNetwork load_any_network(const std::string& manifest_path) {
+  return load_any_network([&] { return load_network(manifest_path); }, [&] { return load_net(manifest_path); });
+}
+
+AnyNetwork load_any_network(const std::function<Mlp()>& dense, const std::function<Net()>& graph) {
   try {
-    return AnyNetwork{load_network(manifest_path), std::nullopt};
+    return AnyNetwork{dense(), std::nullopt};
   } catch (const InputError&) {
+    if (!graph) throw;
     const std::exception_ptr refused = std::current_exception();
-    std::optional<Net> graph;
+    std::optional<Net> g;
     try {
-      graph = load_net(manifest_path);
+      g = graph();
     } catch (const InputError&) {
       std::rethrow_exception(refused);
     }
-    if (graph->is_dense()) std::rethrow_exception(refused);
-    return AnyNetwork{std::nullopt, std::move(graph)};
+    if (g->is_dense()) std::rethrow_exception(refused);
+    return AnyNetwork{std::nullopt, std::move(g)};
   }
 }
 

@@ -38,6 +38,7 @@
 // kernel_size, stride and padding are a number or [h, w]; conv2d weights are
 // [out_channels, in_channels, kh, kw]; batchnorm2d tensors are [num_features].
 #pragma once
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -74,6 +75,9 @@ struct AnyNetwork {
   }
 };
 AnyNetwork load_any_network(const std::string& manifest_path);
+// The same choice between two readers of one network (e.g. a net built in
+// memory by the Python module, with no graph reader: `graph` empty).
+AnyNetwork load_any_network(const std::function<Mlp()>& dense, const std::function<Net()>& graph);
 // The same from a parsed manifest and its tensors (e.g. before writing them).
 Net net_from_manifest(const nlohmann::json& manifest, const SafetensorsFile& weights, const std::string& manifest_path,
                       const std::string& weights_path);
