@@ -334,22 +334,10 @@ void fit_variant(Study& st, const DataCase& dc, VariantRun& vr) {
     st.w.file_path(samples, "preactivation quantiles, the fit's samples");
     const std::string target = l + 1 == L ? v.output_target : v.hidden;
     const std::string family = conversion_family(target);
-    analysis::FitProblem p;
-    p.family = analysis::parse_family(family, 0);
-    p.activation = activations::parse_activation(target);
-    p.bounds.rate_bound = conversion_rate_bound(target);
-    p.data = analysis::read_samples((fs::path(st.w.dir()) / samples).string());
-    // The description names the file as the CLI, run from the report folder, would.
-    const std::string prefix = (fs::path(st.w.dir()) / "").string();
-    if (const auto pos = p.data.description.find(prefix); pos != std::string::npos)
-      p.data.description.replace(pos, prefix.size(), "");
-    analysis::FitOptions fo;
-    fo.starts = st.d.fit_starts;
-    fo.seed = st.ctx.seed;
-    fo.threads = st.ctx.threads;
-    fo.widen_on_bound = false;  // the refits only report what a wider bound would give
     const auto t0 = Clock::now();
-    const analysis::FitResult r = analysis::fit(p, fo);
+    const LayerFit lf = fit_layer_neuron(st.w.dir(), samples, target, st.d.fit_starts, st.ctx.seed, st.ctx.threads);
+    const analysis::FitProblem& p = lf.problem;
+    const analysis::FitResult& r = lf.result;
     solvers::write_model_file(r.model, st.w.file_path(model, "fitted neuron model"));
     st.commands.emplace_back(
         fmt::format("fit {} {} layer {}", dc.label, v.label, l + 1),

@@ -10,7 +10,6 @@
 
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
-#include "ctmc/analysis/fit_flux.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/reports/layer_fit.hpp"
 #include "ctmc/reports/writer.hpp"
@@ -130,24 +129,14 @@ ConvertLayer fit_layer(ReportWriter& w, const ConvertOptions& o, std::size_t l, 
                                      fmt::format("layer {} preactivations of {} on {} training images: {} quantiles "
                                                  "((k + 1/2) / {}) of {} values",
                                                  l + 1, o.net, images, n, n, values.size())));
-  analysis::FitProblem p;
-  p.family = analysis::parse_family(cl.family, 0);
-  p.activation = activations::parse_activation(target);
-  p.bounds.rate_bound = conversion_rate_bound(target);
-  p.data = analysis::read_samples((fs::path(w.dir()) / cl.samples_file).string());
-  p.data.description = fmt::format("samples: {} ({} values)", cl.samples_file, p.data.h.size());
-  analysis::FitOptions fo;
-  fo.starts = o.starts;
-  fo.seed = o.seed;
-  fo.threads = o.threads;
-  fo.widen_on_bound = false;
-  const analysis::FitResult r = analysis::fit(p, fo);
+  const LayerFit lf = fit_layer_neuron(w.dir(), cl.samples_file, target, o.starts, o.seed, o.threads);
+  const analysis::FitResult& r = lf.result;
   solvers::write_model_file(r.model, w.file_path(cl.neuron_file, fmt::format("layer {} neuron ({} fitted to {})",
                                                                             l + 1, cl.family, target)));
   cl.mse = r.mse;
   cl.max_abs_error = r.max_abs_error;
-  cl.lo = p.data.h.front();
-  cl.hi = p.data.h.back();
+  cl.lo = lf.problem.data.h.front();
+  cl.hi = lf.problem.data.h.back();
   return cl;
 }
 

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+
+#include "ctmc/activations/activation.hpp"
+#include "ctmc/analysis/fit_flux.hpp"
 
 namespace ctmc::reports {
 
@@ -27,6 +31,27 @@ std::string quantile_samples_text(const std::vector<float>& sorted, std::size_t 
     text += fmt::format("{:.9g}\n", sorted[std::min(at, sorted.size() - 1)]);
   }
   return text;
+}
+
+LayerFit fit_layer_neuron(const std::string& folder, const std::string& samples, const std::string& target,
+                          int starts, unsigned long long seed, int threads) {
+  namespace fs = std::filesystem;
+  LayerFit lf;
+  analysis::FitProblem& p = lf.problem;
+  p.family = analysis::parse_family(conversion_family(target), 0);
+  p.activation = activations::parse_activation(target);
+  p.bounds.rate_bound = conversion_rate_bound(target);
+  p.data = analysis::read_samples((fs::path(folder) / samples).string());
+  const std::string prefix = (fs::path(folder) / "").string();
+  if (const auto pos = p.data.description.find(prefix); pos != std::string::npos)
+    p.data.description.replace(pos, prefix.size(), "");
+  analysis::FitOptions fo;
+  fo.starts = starts;
+  fo.seed = seed;
+  fo.threads = threads;
+  fo.widen_on_bound = false;
+  lf.result = analysis::fit(p, fo);
+  return lf;
 }
 
 }  // namespace ctmc::reports

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ctmc/analysis/fit.hpp"
+
 namespace ctmc::reports {
 
 // relu and cliprelu_K: the piecewise-linear targets.
@@ -29,5 +31,17 @@ double conversion_rate_bound(const std::string& activation);
 // then min(n, sorted.size()) quantiles of the sorted values, the k-th at
 // (k + 1/2) / n of the way through them, to 9 significant digits.
 std::string quantile_samples_text(const std::vector<float>& sorted, std::size_t n, const std::string& header);
+
+// The neuron of one spiking layer: conversion_family(target) fitted to the
+// target, rate bound conversion_rate_bound(target), on the samples file
+// `samples` (a name) in `folder`, without widening the bound (a refit would
+// only report what a wider bound gives). The data's description names the
+// file as `ctmc-snn fit --samples` run from `folder` would.
+struct LayerFit {
+  analysis::FitProblem problem;
+  analysis::FitResult result;
+};
+LayerFit fit_layer_neuron(const std::string& folder, const std::string& samples, const std::string& target,
+                          int starts, unsigned long long seed, int threads);
 
 }  // namespace ctmc::reports
