@@ -20,7 +20,7 @@ std::string check_json(const std::string& claims_path, const std::string& out_ro
   ctx.threads = threads;
   ctx.precision = precision;
   ctx.command_line = "ctmc_snn.check";
-  const reports::CheckOptions options{base_dir, allow_outside_paths, allow_unchecked};
+  const reports::CheckOptions options{base_dir, allow_outside_paths, allow_unchecked, {}};  // replaced_folder: check_claims_report sets it
   if (out_root.empty()) {
     const auto doc = reports::check_claims(claims_path, ctx, options);
     *status = reports::check_exit_status(doc, options);
