@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "thread_clock.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/net.hpp"
 #include "ctmc/sim/net_synapse.hpp"
@@ -50,11 +51,6 @@ using namespace ctmc::sim;
 
 namespace {
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 NetLayer conv3x3(int in_c, int out_c, int stride, std::mt19937& g) {
   NetLayer L;

@@ -42,6 +42,7 @@
 #include <random>
 #include <string>
 
+#include "thread_clock.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/network_sim.hpp"
@@ -96,13 +97,6 @@ sim::Mlp random_mlp(const std::string& hidden_activation, unsigned seed) {
   return net;
 }
 
-// CPU time of the calling thread: "per core" figures that do not depend on
-// what else the machine runs.
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 struct Figures {
   double wall = 0, seconds = 0, neuron_steps = 0, synops = 0, transitions = 0, spikes = 0;

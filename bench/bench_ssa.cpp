@@ -15,6 +15,7 @@
 #include <random>
 #include <vector>
 
+#include "thread_clock.hpp"
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/sim/ssa.hpp"
 #include "ctmc/solvers/model.hpp"
@@ -27,15 +28,8 @@ const char* kThreeState = R"({"states": ["B", "G", "R"], "transitions": [
   {"from": "G", "to": "R", "offset": 3, "spike": true},
   {"from": "R", "to": "B", "offset": "1/2"}]})";
 
-// CPU time of this thread: the machine this runs on is often shared, and
-// "per core" means per CPU-second actually received, not wall time.
-double thread_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 using Clock = double;
-double seconds_since(Clock t0) { return thread_seconds() - t0; }
+double seconds_since(Clock t0) { return thread_cpu_seconds() - t0; }
 
 // Baseline: the usual std::<random> Gillespie loop on the same chain.
 struct Baseline {
@@ -59,7 +53,7 @@ int main(int argc, char** argv) {
   ctmc::sim::Rng rng(ctmc::stream_seed(1, 0));
   std::vector<double> times{horizon};
   std::vector<std::uint64_t> counts(1);
-  Clock t0 = thread_seconds();
+  Clock t0 = thread_cpu_seconds();
   auto w0 = std::chrono::steady_clock::now();
   std::uint64_t tr = ctmc::sim::simulate_path(chain, 0, times, rng, counts);
   const double t_ours = seconds_since(t0);
@@ -68,7 +62,7 @@ int main(int argc, char** argv) {
 
   // Same, with state occupancy accumulated.
   std::vector<double> occ(3, 0.0);
-  t0 = thread_seconds();
+  t0 = thread_cpu_seconds();
   std::uint64_t tr_occ = ctmc::sim::simulate_path(chain, 0, times, rng, counts, occ.data());
   const double rate_occ = tr_occ / seconds_since(t0);
 
@@ -77,7 +71,7 @@ int main(int argc, char** argv) {
   opt.T = horizon / 1000;
   opt.trials = 1000;
   opt.threads = 1;
-  t0 = thread_seconds();
+  t0 = thread_cpu_seconds();
   auto run = ctmc::sim::simulate_neuron(m, H, opt);
   const double rate_trials = run.transitions / seconds_since(t0);
 
@@ -90,7 +84,7 @@ int main(int argc, char** argv) {
   b.target = {{1}, {0, 2}, {0}};
   b.spike = {{0}, {0, 1}, {0}};
   std::mt19937_64 gen(12345);
-  t0 = thread_seconds();
+  t0 = thread_cpu_seconds();
   w0 = std::chrono::steady_clock::now();
   double t = 0;
   int s = 0;
