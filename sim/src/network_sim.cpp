@@ -198,6 +198,14 @@ std::vector<double> layer_percentiles(const Net& net, const Dataset& train, Read
 
 namespace {
 
+// percentile() of `values` at each level.
+template <std::size_t N>
+std::vector<double> quantiles_at(const std::vector<float>& values, const double (&levels)[N]) {
+  std::vector<double> q;
+  for (double p : levels) q.push_back(percentile(values, p));
+  return q;
+}
+
 // What simulate_network needs beyond the members an Mlp and a Net share.
 void check_net(const Mlp& net) { net.validate("net"); }
 void check_net(const Net& net) { (void)spiking_stages(net, "net"); }
@@ -314,6 +322,13 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
   int mf_correct = 0;
   for (int s = 0; s < n; ++s) mf_correct += mf_pred[s] == test.labels[s];
   res.acc_mf = static_cast<double>(mf_correct) / n;
+  if (opt.layer_quantiles && windows)
+    for (std::size_t l = 0; l < S; ++l) {
+      std::vector<float> values;
+      for (const auto& acts : mf_acts)
+        for (double a : acts[l]) values.push_back(static_cast<float>(a));
+      res.layer_mf_quantiles.push_back(quantiles_at(values, kLayerQuantileLevels));
+    }
   for (std::size_t l = 0; l < S; ++l) {
     std::int64_t count = 0;
     for (auto c : outside[l]) count += c;
@@ -352,6 +367,11 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
   // Per (run, window): every spiking neuron's count, layers concatenated.
   const std::size_t neurons_total = snn.spiking_neurons();
   std::vector<float> pooled_counts(total * windows * neurons_total);
+  // layer_quantiles: per (window, layer), every run's decoded activations,
+  // run-major (each run writes its own slice).
+  std::vector<std::vector<float>> decoded(opt.layer_quantiles ? windows * S : 0);
+  for (std::size_t w = 0; w < decoded.size(); ++w)
+    decoded[w].resize(total * static_cast<std::size_t>(layer_units(net, w % S)));
   const std::int64_t jobs = static_cast<std::int64_t>(total);
   detail::LoopErrors snn_errors;  // the samplers evaluate the kernels, which can throw like the mean field
 #pragma omp parallel for schedule(dynamic, 1)
@@ -368,7 +388,12 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
         for (std::size_t l = 0; l < S; ++l) {
           const Eigen::VectorXd& mf = mf_acts[static_cast<std::size_t>(s)][l];
           const std::size_t at = (static_cast<std::size_t>(job) * windows + w) * S + l;
-          sq_dev[at] = (snn.decode(r.at[w], l) - mf).squaredNorm();
+          const Eigen::VectorXd a_hat = snn.decode(r.at[w], l);
+          sq_dev[at] = (a_hat - mf).squaredNorm();
+          if (opt.layer_quantiles) {
+            float* out = decoded[w * S + l].data() + static_cast<std::size_t>(job) * static_cast<std::size_t>(a_hat.size());
+            for (Eigen::Index i = 0; i < a_hat.size(); ++i) out[i] = static_cast<float>(a_hat[i]);
+          }
           sq_mf[at] = mf.squaredNorm();
           for (std::uint32_t c : r.at[w].counts[l]) layer_spk[at] += c;
         }
@@ -437,7 +462,7 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
     if (!counts.empty()) {
       win.silent_fraction = static_cast<double>(std::count(counts.begin(), counts.end(), 0.0f)) /
                             static_cast<double>(counts.size());
-      for (double level : kCountQuantileLevels) win.count_quantiles.push_back(percentile(counts, level));
+      win.count_quantiles = quantiles_at(counts, kCountQuantileLevels);
     }
     for (std::size_t l = 0; l < S; ++l) {
       double dev = 0, ref = 0, layer_spikes = 0;
@@ -449,6 +474,7 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
       }
       win.layer_rate_rel_rmse.push_back(ref > 0 ? std::sqrt(dev / ref) : std::numeric_limits<double>::quiet_NaN());
       win.layer_spikes_per_neuron.push_back(per_neuron(layer_spikes, layer_units(net, l)));
+      if (opt.layer_quantiles) win.layer_decoded_quantiles.push_back(quantiles_at(decoded[w * S + l], kLayerQuantileLevels));
     }
     res.windows.push_back(std::move(win));
   }

@@ -99,6 +99,11 @@ struct NetworkSimOptions {
   // (layer_q99 on the same train split, neurons, readout and output scale;
   // a sweep computes them once per net); empty: computed here.
   std::vector<double> q99;
+  // Also record, per spiking layer, the quantiles at kLayerQuantileLevels of
+  // the decoded activations (each window) and of the mean-field activations
+  // over every (neuron, run) pair (the paper's Figure 5C); off by default:
+  // it keeps every decoded value of every run until the end.
+  bool layer_quantiles = false;
 };
 
 // q99_l of every spiking layer on the train split (see the top of this file;
@@ -131,9 +136,16 @@ struct WindowResult {
   // interpolation) and the share of pairs with no spike.
   std::vector<double> count_quantiles;
   double silent_fraction = 0;
+  // NetworkSimOptions::layer_quantiles: per spiking layer, the quantiles at
+  // kLayerQuantileLevels of the decoded activations a_hat (SpikingNetwork::
+  // decode: N / (alpha T) in activation units) over the layer's neurons and
+  // every (trial, sample) run; empty otherwise.
+  std::vector<std::vector<double>> layer_decoded_quantiles;
 };
 // The levels of WindowResult::count_quantiles: median, q90, q99 and the maximum.
 inline constexpr double kCountQuantileLevels[] = {50, 90, 99, 100};
+// The levels of the per-layer activation quantiles (Figure 5C): q50, q90, q99.
+inline constexpr double kLayerQuantileLevels[] = {50, 90, 99};
 
 struct NetworkSimResult {
   int samples = 0;
@@ -144,6 +156,10 @@ struct NetworkSimResult {
   // extrapolated rather than fitted (0 without a domain).
   std::vector<std::pair<double, double>> fit_domain;
   std::vector<double> outside_fit_domain;
+  // NetworkSimOptions::layer_quantiles: per spiking layer, the quantiles at
+  // kLayerQuantileLevels of the mean-field activations over the layer's
+  // neurons and the test samples (needs a checkpoint; empty otherwise).
+  std::vector<std::vector<double>> layer_mf_quantiles;
   double acc_ann = 0, acc_mf = 0;             // in [0, 1]
   std::vector<double> acc_snn;                // per trial
   double acc_snn_mean = 0, acc_snn_sd = 0;
