@@ -2,7 +2,6 @@
 #include "conversion.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -20,8 +19,8 @@
 #include "ctmc/sim/pareto.hpp"
 #include "ctmc/reports/layer_fit.hpp"
 #include "ctmc/reports/registry.hpp"
-#include "ctmc/reports/templates.hpp"
 #include "ctmc/reports/writer.hpp"
+#include "report_sweeps.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/if_baseline.hpp"
 #include "ctmc/sim/manifest.hpp"
@@ -136,9 +135,7 @@ const std::map<double, std::optional<double>> kPaperClip = {
     {1, std::nullopt}, {2, 16.0e3}, {4, 9.1e3}, {6, 9.8e3}, {10, 11.1e3}};
 const std::map<std::string, double> kPaperAnnAccuracy = {{"sigmoid", 98.2}, {"softplus", 98.2}, {"relu", 98.3}};
 constexpr double kCriterion = 1.0;  // pp
-// --plan: the shards per sweep and the folder of the documents in the
-// printed Slurm commands (scripts/slurm/submit-sweep.sh).
-constexpr int kPlanShards = 16;
+// --plan: the folder of the documents in the printed Slurm commands.
 constexpr const char* kPlanSweepsDir = "results/conversion";
 // The paper's named operating points (Appendix "Deep operating points", VGG-11/MNIST).
 struct NamedCase {
@@ -198,16 +195,10 @@ struct Study {
   const ReportContext& ctx;
   const ConversionDesign& d;
   ReportWriter& w;
-  std::vector<std::pair<std::string, std::string>> commands;  // what, command line
-  std::vector<std::string> cluster;                           // --plan: the sweeps as Slurm job arrays
+  ReportSweeps sweeps;  // and the commands of every train and fit
 
-  std::string sweeps_dir() const { return ctx.sweeps_dir.empty() ? std::string(kPlanSweepsDir) : ctx.sweeps_dir; }
-
-  std::string shown(const std::string& file) const { return (fs::path(w.final_dir()) / file).string(); }
-  // Progress on a terminal only (a report run from a script or CI is quiet).
-  void log(const std::string& text) const {
-    if (isatty(STDERR_FILENO) == 1) fmt::print(stderr, "conversion: {}\n", text);
-  }
+  std::string shown(const std::string& file) const { return sweeps.shown(file); }
+  void log(const std::string& text) const { sweeps.log(text); }
 };
 
 std::string join_numbers(const std::vector<double>& v) {
@@ -297,7 +288,7 @@ void train_variant(Study& st, const DataCase& dc, VariantRun& vr, const std::map
       const std::string weights = fs::path(file).replace_extension(".safetensors").string();
       st.w.file_path(weights, "source network weights (safetensors)");
       sim::save_network(st.w.file_path(file, "source network manifest"), res.net, meta);
-      st.commands.emplace_back(fmt::format("train {} {} seed {}", dc.label, v.label, seed), cmd);
+      st.sweeps.commands.emplace_back(fmt::format("train {} {} seed {}", dc.label, v.label, seed), cmd);
       st.log(fmt::format("trained {} {} seed {} in {:.1f} s: test accuracy {:.2f}%", dc.key, v.key, seed,
                          seconds_since(t0), 100 * test_acc));
       vr.nets.push_back(res.net);
@@ -339,7 +330,7 @@ void fit_variant(Study& st, const DataCase& dc, VariantRun& vr) {
     const analysis::FitProblem& p = lf.problem;
     const analysis::FitResult& r = lf.result;
     solvers::write_model_file(r.model, st.w.file_path(model, "fitted neuron model"));
-    st.commands.emplace_back(
+    st.sweeps.commands.emplace_back(
         fmt::format("fit {} {} layer {}", dc.label, v.label, l + 1),
         fmt::format("(cd {} && ctmc-snn fit --activation {} --family {} --samples {} --rate-bound {} --no-widen "
                     "--starts {} --seed {} --output {})",
@@ -363,52 +354,11 @@ struct SweepOptions {
   sim::OutputScale output_scale = sim::OutputScale::Activation;
 };
 
-// `ctmc-snn sweep`'s options for one of the report's sweeps (no --out).
-std::string sweep_options(const Study& st, const DataCase& dc, const std::vector<std::string>& nets,
-                          const std::vector<std::string>& neurons, const SweepOptions& so) {
-  std::vector<std::string> samplers;
-  for (auto s : so.samplers) samplers.push_back(sim::sampler_name(s));
-  return fmt::format(
-      "--net {} --data {} --neurons {} --tau {} --rate {} --T {} --sampler {} --trials {} --dt {} --readout {} "
-      "--trace-weight {} --output-scale {} --subset {} --limit {} --seed {}",
-      join(nets), dc.dir, join(neurons), join_numbers(st.d.taus), join_numbers(st.d.rates), join_numbers(st.d.T),
-      join(samplers), st.d.trials, st.d.dt, sim::readout_name(so.readout), sim::trace_weight_name(so.trace_weight),
-      so.output_scale == sim::OutputScale::Logits ? "logits" : "activation", dc.subset.text, st.d.test_images,
-      st.ctx.seed);
-}
-
-// A sweep document from --sweeps DIR, rebuilt from its runs, when it is the
-// sweep of `spec` (what a cluster run of the printed commands, merged,
-// writes); InputError naming the file for anything else.
-Json reuse_sweep(const fs::path& file, const Json& spec) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError("sweeps_dir", fmt::format("{}: cannot be read", file.string()));
-  try {
-    const Json found = Json::parse(in);
-    if (!found.is_object() || !found.contains("format") || found.at("format") != "ctmc-snn sweep" ||
-        !found.contains("spec") || !found.contains("runs"))
-      throw InputError("sweeps_dir", fmt::format("{}: not a sweep document (ctmc-snn sweep)", file.string()));
-    if (found.at("spec") != spec)
-      throw InputError("sweeps_dir", fmt::format("{}: the sweep of another design (its spec differs from the one "
-                                                 "this report runs: nets, neurons, grid, data, conventions or seed)",
-                                                 file.string()));
-    return sim::sweep_document(spec, found.at("runs"));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("sweeps_dir", fmt::format("{}: not a sweep document ({})", file.string(), e.what()));
-  }
-}
-
-// Runs one sweep in-process, or takes it from --sweeps DIR, or (--plan)
-// only records its command (returns null). The document records the files
-// by the paths they have once the report is in place, so the printed
-// command, run from the same folder as the report, writes a byte-identical
-// document.
+// One of the study's sweeps over the design's grid and test images.
 Json run_sweep(Study& st, const DataCase& dc, const std::string& name, const std::vector<std::string>& net_files,
                std::vector<std::string> neuron_files, const SweepOptions& so, double& seconds, std::size_t& runs) {
   if (so.readout == sim::Readout::Integrate) neuron_files.pop_back();  // the output layer does not spike
   sim::SweepSpec spec;
-  for (const auto& f : net_files) spec.nets.push_back((fs::path(st.w.dir()) / f).string());
-  for (const auto& f : neuron_files) spec.neurons.push_back((fs::path(st.w.dir()) / f).string());
   spec.data.dir = dc.dir;
   spec.samplers = so.samplers;
   spec.taus = st.d.taus;
@@ -423,44 +373,7 @@ Json run_sweep(Study& st, const DataCase& dc, const std::string& name, const std
   spec.limit = st.d.test_images;
   spec.seed = st.ctx.seed;
   spec.criterion = kCriterion;
-  sim::SweepSpec shown = spec;
-  std::vector<std::string> shown_nets, shown_neurons;
-  for (const auto& f : net_files) shown_nets.push_back(st.shown(f));
-  for (const auto& f : neuron_files) shown_neurons.push_back(st.shown(f));
-  shown.nets = shown_nets;
-  shown.neurons = shown_neurons;
-  const Json spec_json = sim::sweep_spec_json(shown);
-  const std::string file = "sweep-" + name + ".json";
-  const std::string options = sweep_options(st, dc, shown_nets, shown_neurons, so);
-  if (st.ctx.plan) {
-    st.cluster.push_back(fmt::format("scripts/slurm/submit-sweep.sh --shards {} --out {}/{} -- {}", kPlanShards,
-                                     st.sweeps_dir(), file, options));
-    return nullptr;
-  }
-  const auto t0 = Clock::now();
-  Json doc;
-  const fs::path given = fs::path(st.ctx.sweeps_dir) / file;
-  if (!st.ctx.sweeps_dir.empty() && fs::exists(given)) {
-    doc = reuse_sweep(given, spec_json);
-    st.log(fmt::format("{}: taken from {}", name, given.string()));
-  } else {
-    auto last = t0;
-    const Json records = sim::run_sweep(spec, {1, 1}, st.ctx.threads, [&](std::size_t done, std::size_t total) {
-      const sim::SweepRun r = sim::sweep_run_at(spec, done - 1);
-      const double left = seconds_since(t0) / double(done) * double(total - done);
-      st.log(fmt::format("{}: run {}/{} (sampler {}, tau {:g}, r {:g}, trial {}) in {:.2f} s, about {:.0f} s left",
-                         name, done, total, sim::sampler_name(spec.samplers[r.sampler]), spec.taus[r.tau],
-                         spec.rates[r.rate], r.trial, seconds_since(last), left));
-      last = Clock::now();
-    });
-    doc = sim::sweep_document(spec_json, records);
-  }
-  seconds = seconds_since(t0);
-  runs = doc.at("runs").size();
-  st.w.write_text(file, doc.dump(1) + "\n");
-  st.w.file_path(file, "sweep document (ctmc-snn sweep)");
-  st.commands.emplace_back("sweep " + name, "ctmc-snn sweep " + options + " --out " + st.shown(file));
-  return doc;
+  return run_report_sweep(st.sweeps, name, spec, net_files, neuron_files, seconds, runs);
 }
 
 // --- reading sweep documents ---------------------------------------------------
@@ -743,22 +656,8 @@ ConversionRuns run_study(Study& st, const std::vector<Variant>& variants) {
 
 // --plan: the nets and neurons are in place; the sweeps go to a cluster.
 int write_plan(Study& st) {
-  const ReportContext& ctx = st.ctx;
-  const ConversionDesign& d = st.d;
-  ReportWriter& w = st.w;
-  std::string script = fmt::format(fmt::runtime(templates::kSweepCommands), fmt::arg("command", ctx.command_line),
-                                   fmt::arg("shards", kPlanShards), fmt::arg("sweeps_dir", st.sweeps_dir()));
-  for (const auto& line : st.cluster) script += line + "\n";
-  w.write_text("sweep_commands.sh", script);
-  w.paragraph(fmt::format(
-      "Plan only (`--plan`): the design is {}. The source nets and fitted neurons are in this folder; "
-      "[sweep_commands.sh](sweep_commands.sh) submits the {} sweeps as Slurm job arrays writing to {}. Rerun "
-      "the same command with `--sweeps {}` instead of `--plan` to write the report from them.",
-      d.label, st.cluster.size(), md_code(st.sweeps_dir() + "/"), st.sweeps_dir()));
-  std::string cmds = "```sh\n";
-  for (const auto& [what, cmd] : st.commands) cmds += "# " + what + "\n" + cmd + "\n";
-  w.paragraph(cmds + "```");
-  w.finish();
+  write_sweep_plan(st.sweeps, st.d.label);
+  st.w.finish();
   return 0;
 }
 
@@ -1336,7 +1235,7 @@ void present_methods(const Sections& sec) {
     w.table(t, "timing.csv");
     std::string cmds = "Every file of this folder, with the command that reproduces it (from the repository root; "
                        "the sweep commands write byte-identical documents):\n\n```sh\n";
-    for (const auto& [what, cmd] : st.commands) cmds += "# " + what + "\n" + cmd + "\n";
+    for (const auto& [what, cmd] : st.sweeps.commands) cmds += "# " + what + "\n" + cmd + "\n";
     cmds += "```";
     w.paragraph(cmds);
   }
@@ -1382,7 +1281,7 @@ int run_conversion_report(const ReportContext& ctx, const ConversionDesign& d) {
   if (d.seeds.empty() || d.taus.empty() || d.rates.empty() || d.T.empty() || d.if_steps.empty())
     throw std::invalid_argument("conversion design: empty list");
   ReportWriter w(ctx, "conversion", "ANN-to-SNN conversion study: MLP activation study, clip ablation, IF baseline");
-  Study st{ctx, d, w, {}, {}};
+  Study st{ctx, d, w, {ctx, w, kPlanSweepsDir, "conversion", {}, {}}};
   const auto t_start = Clock::now();
   const std::vector<Variant> variants = variants_of(d);
   const ConversionRuns r = run_study(st, variants);

@@ -71,8 +71,8 @@ std::pair<std::string, std::string> split_folder(const std::string& dir) {
   return {parent.empty() ? "." : parent.string(), name};
 }
 
-// The targets of the spiking layers: each nonlinear layer's activation, then
-// the output layer's.
+}  // namespace
+
 std::vector<std::string> layer_targets(const sim::Net& net, const std::vector<sim::NetStage>& stages,
                                        const std::string& output_activation) {
   std::vector<std::string> t;
@@ -87,8 +87,6 @@ std::vector<std::string> layer_targets(const sim::Net& net, const std::vector<si
   return t;
 }
 
-// Each spiking layer's preactivations (z before the activation; the logits
-// for the output layer) on the first images[l] training images.
 std::vector<std::vector<float>> sample_preactivations(const sim::Net& net, const sim::Dataset& train,
                                                       const std::vector<int>& images) {
   std::vector<std::string> phi;
@@ -112,24 +110,25 @@ std::vector<std::vector<float>> sample_preactivations(const sim::Net& net, const
   return z;
 }
 
-ConvertLayer fit_layer(ReportWriter& w, const ConvertOptions& o, std::size_t l, const std::string& target,
-                       std::vector<float> values, int images) {
+ConvertLayer fit_spiking_layer(ReportWriter& w, const SpikingLayerFit& f, std::size_t l, const std::string& target,
+                               std::vector<float> values, int images) {
   ConvertLayer cl;
   cl.target = target;
   cl.family = conversion_family(target);
   cl.values = values.size();
   cl.images = images;
   cl.units = values.size() / static_cast<std::size_t>(images);
-  cl.samples_file = fmt::format("samples-L{}.txt", l + 1);
-  cl.neuron_file = fmt::format("neuron-L{}.json", l + 1);
+  const std::string tag = f.tag.empty() ? "" : f.tag + "-";
+  cl.samples_file = fmt::format("samples-{}L{}.txt", tag, l + 1);
+  cl.neuron_file = fmt::format("neuron-{}L{}.json", tag, l + 1);
   std::sort(values.begin(), values.end());
-  const std::size_t n = std::min(o.samples, values.size());
+  const std::size_t n = std::min(f.samples, values.size());
   w.write_text(cl.samples_file,
                quantile_samples_text(values, n,
                                      fmt::format("layer {} preactivations of {} on {} training images: {} quantiles "
                                                  "((k + 1/2) / {}) of {} values",
-                                                 l + 1, o.net, images, n, n, values.size())));
-  const LayerFit lf = fit_layer_neuron(w.dir(), cl.samples_file, target, o.starts, o.seed, o.threads);
+                                                 l + 1, f.source, images, n, n, values.size())));
+  const LayerFit lf = fit_layer_neuron(w.dir(), cl.samples_file, target, f.starts, f.seed, f.threads);
   const analysis::FitResult& r = lf.result;
   solvers::write_model_file(r.model, w.file_path(cl.neuron_file, fmt::format("layer {} neuron ({} fitted to {})",
                                                                             l + 1, cl.family, target)));
@@ -139,6 +138,20 @@ ConvertLayer fit_layer(ReportWriter& w, const ConvertOptions& o, std::size_t l, 
   cl.hi = lf.problem.data.h.back();
   return cl;
 }
+
+std::vector<int> preactivation_images(const sim::Net& net, const std::vector<sim::NetStage>& stages, int fit_images,
+                                      int train_images) {
+  std::vector<int> images;
+  for (const sim::NetStage& st : stages) {
+    const auto units = static_cast<std::size_t>(net.layers[st.last].out.size());
+    images.push_back(static_cast<int>(std::max<std::size_t>(
+        1, std::min({static_cast<std::size_t>(fit_images), static_cast<std::size_t>(train_images),
+                     kMaxConvertValues / units}))));
+  }
+  return images;
+}
+
+namespace {
 
 void present(ReportWriter& w, const ConvertOptions& o, const ConvertResult& res) {
   w.paragraph(fmt::format(
@@ -184,13 +197,7 @@ ConvertResult run_convert(const ConvertOptions& o) {
                                "(give --data with one, or --train-images and --train-labels)");
   sim::check_network_fits(data.train, net.input_size(), net.output_size());
 
-  std::vector<int> images;
-  for (const sim::NetStage& st : stages) {
-    const auto units = static_cast<std::size_t>(net.layers[st.last].out.size());
-    images.push_back(static_cast<int>(std::max<std::size_t>(
-        1, std::min({static_cast<std::size_t>(o.fit_images), static_cast<std::size_t>(data.train.size()),
-                     kMaxConvertValues / units}))));
-  }
+  const std::vector<int> images = preactivation_images(net, stages, o.fit_images, data.train.size());
   std::vector<std::vector<float>> z = sample_preactivations(net, data.train, images);
 
   ReportContext ctx;
@@ -203,7 +210,8 @@ ConvertResult run_convert(const ConvertOptions& o) {
   res.folder = w.final_dir();
   std::vector<std::string> neurons;
   for (std::size_t l = 0; l < stages.size(); ++l) {
-    res.layers.push_back(fit_layer(w, o, l, targets[l], std::move(z[l]), images[l]));
+    res.layers.push_back(fit_spiking_layer(w, {"", o.net, o.samples, o.starts, o.seed, o.threads}, l, targets[l],
+                                           std::move(z[l]), images[l]));
     neurons.push_back((fs::path(res.folder) / res.layers.back().neuron_file).string());
   }
   std::vector<std::string> quoted;

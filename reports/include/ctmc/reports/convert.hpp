@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "ctmc/sim/dataset.hpp"
+#include "ctmc/sim/net_synapse.hpp"
 #include "ctmc/sim/tensor_inputs.hpp"
 
 namespace ctmc::reports {
@@ -52,6 +54,36 @@ struct ConvertResult {
   std::vector<ConvertLayer> layers;
   std::string simulate_command, sweep_command;
 };
+
+// The pieces of convert that `report deep` runs on its own nets.
+class ReportWriter;
+
+// The targets of the spiking layers: each nonlinear layer's activation, then
+// the output layer's (output_activation; empty: relu after rectified-linear
+// hidden layers, else the last hidden activation).
+std::vector<std::string> layer_targets(const sim::Net& net, const std::vector<sim::NetStage>& stages,
+                                       const std::string& output_activation);
+// The training images whose preactivations each spiking layer samples: the
+// first min(fit_images, train_images, kMaxConvertValues / units) (at least 1).
+std::vector<int> preactivation_images(const sim::Net& net, const std::vector<sim::NetStage>& stages, int fit_images,
+                                      int train_images);
+// Each spiking layer's preactivations (z before the activation; the logits
+// for the output layer) on the first images[l] training images.
+std::vector<std::vector<float>> sample_preactivations(const sim::Net& net, const sim::Dataset& train,
+                                                      const std::vector<int>& images);
+// Layer l's neuron: quantiles of `values` (of `images` images) written to
+// samples-<tag>-L<l>.txt, the fit to neuron-<tag>-L<l>.json (no "<tag>-"
+// when the tag is empty) in the writer's folder.
+struct SpikingLayerFit {
+  std::string tag;     // file-name key
+  std::string source;  // the net, as the samples file's header names it
+  std::size_t samples = 2000;
+  int starts = 32;
+  unsigned long long seed = 1;
+  int threads = 0;
+};
+ConvertLayer fit_spiking_layer(ReportWriter& w, const SpikingLayerFit& f, std::size_t l, const std::string& target,
+                               std::vector<float> values, int images);
 
 // InputError naming the option: a manifest that does not load, data without
 // a train split, a net the spiking engines refuse (max pooling), an
