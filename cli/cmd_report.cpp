@@ -39,6 +39,9 @@ Register reg([](CLI::App& root) {
     sub->add_flag("--plan", ctx->plan,
                   "Report conversion: train and fit only, and write the sweeps as Slurm job arrays "
                   "(sweep_commands.sh) to run on a cluster");
+    sub->add_option("--cifar", ctx->cifar_dir,
+                    "Report deep: a CIFAR-10 binary folder (data_batch_1.bin ... test_batch.bin) for its CIFAR-10 "
+                    "section");
     sub->add_option("--sweeps", ctx->sweeps_dir,
                     "Report conversion: take each sweep whose document is in this folder (merged from a cluster run "
                     "of sweep_commands.sh) instead of running it");
@@ -58,7 +61,7 @@ Register reg([](CLI::App& root) {
   auto check_inputs = [ctx](const std::string& name) {
     const std::string folder = (std::filesystem::path(ctx->out_root.empty() ? "." : ctx->out_root) / name).string();
     ctmc::io::refuse_inputs_in_replaced_folder(folder, "report " + name, "--out",
-                                               {{"--sweeps", ctx->sweeps_dir}, {"--data-root", ctx->data_root}});
+                                               {{"--sweeps", ctx->sweeps_dir}, {"--data-root", ctx->data_root}, {"--cifar", ctx->cifar_dir}});
   };
   for (const auto& def : reports::all_reports()) {
     auto* sub = report->add_subcommand(def.name, def.description);

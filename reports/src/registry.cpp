@@ -7,6 +7,7 @@ ReportDef fits_report_def();  // fits_report.cpp
 ReportDef theorem_report_def();  // theorem_report.cpp
 ReportDef convergence_report_def();  // convergence_report.cpp
 ReportDef conversion_report_def();  // conversion_report.cpp
+ReportDef deep_report_def();  // deep_report.cpp
 
 // Each report module adds its definition here, in the order `report all` runs them.
 const std::vector<ReportDef>& all_reports() {
@@ -16,6 +17,7 @@ const std::vector<ReportDef>& all_reports() {
       theorem_report_def(),
       convergence_report_def(),
       conversion_report_def(),
+      deep_report_def(),
   };
   return defs;
 }

@@ -74,6 +74,7 @@ inline std::string option_of_input(const std::string& input) {
       {"activation", "--activation"},
       {"alpha", "--alpha"},
       {"batch_size", "--batch"},
+      {"cifar", "--cifar"},
       {"criterion", "--criterion"},
       {"data", "--data"},
       {"data_root", "--data-root"},

@@ -24,6 +24,9 @@ struct ReportContext {
   // takes every sweep whose document is in DIR (and matches) from there.
   bool plan = false;
   std::string sweeps_dir;
+  // The deep report: a CIFAR-10 binary folder (data_batch_1.bin ...
+  // test_batch.bin); empty: its CIFAR-10 section says it was not given.
+  std::string cifar_dir;
 };
 
 struct ReportDef {

@@ -1,0 +1,149 @@
+// report deep: a small VGG-11 study end to end on synthetic MNIST-format and
+// CIFAR-10-format folders (every section, the claims, the checks), its
+// printed sweep command writing the same document byte for byte, --plan,
+// the section's one line without --cifar, and bad folders exiting 2.
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
+#include "ctmc/core/errors.hpp"
+#include "ctmc/reports/registry.hpp"
+#include "deep.hpp"  // reports/src (internal): the study's design
+#include "synthetic_images.hpp"
+
+using namespace ctmc_cli_test;
+using namespace ctmc::reports;
+
+namespace {
+
+ReportContext small_context(const std::string& out, bool cifar) {
+  static const fs::path mnist = mnist_like("deep_data/mnist", 90, 30);
+  static const fs::path cifar_dir = cifar_like("deep_cifar", 60, 30);
+  ReportContext ctx;
+  ctx.out_root = (temp_dir() / out).string();
+  ctx.data_root = mnist.parent_path().string();
+  if (cifar) ctx.cifar_dir = cifar_dir.string();
+  ctx.seed = 2;
+  ctx.threads = 2;
+  return ctx;
+}
+
+// Width 1/16 (channels 4..32), short windows: seconds, not minutes.
+DeepDesign small_design() {
+  DeepDesign d = deep_design(false);
+  d.width = 0.0625;
+  d.epochs = d.cifar_epochs = 2;
+  d.cifar_train_limit = 0;
+  d.test_images = 12;
+  d.taus = {0.05};
+  d.rates = {3, 6};
+  d.T = {0.5, 1};
+  d.cifar_rates = {4, 5};
+  d.cifar_T = {0.5, 1};
+  d.mnist_cases = {{"Case I", 1, 0.05, 3}, {"Case II", 0.5, 0.05, 3}};
+  d.cifar_cases = {{"Case I", 1, 0.05, 5}, {"Case II", 0.5, 0.05, 4}};
+  d.fit_images = 40;
+  d.fit_samples = 200;
+  d.fit_starts = 4;
+  d.if_steps = {8, 16};
+  return d;
+}
+
+const fs::path& small_study() {
+  static const fs::path dir = [] {
+    const ReportContext ctx = small_context("deep_out", true);
+    REQUIRE(run_deep_report(ctx, small_design()) == 0);
+    return fs::path(ctx.out_root) / "deep";
+  }();
+  return dir;
+}
+
+std::string printed_command(const std::string& report, const std::string& what) {
+  const std::string key = "# " + what + "\n";
+  const auto at = report.find(key);
+  REQUIRE_MESSAGE(at != std::string::npos, what);
+  const auto start = at + key.size();
+  return report.substr(start, report.find('\n', start) - start);
+}
+
+std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("report deep: a small study writes every section for MNIST and CIFAR-10, and its checks hold") {
+  const fs::path& dir = small_study();
+  const std::string report = slurp(dir / "report.md");
+  for (const char* section : {"## VGG-11 on MNIST digits", "## VGG-11 on CIFAR-10", "### Decomposition at Cases I and II",
+                              "### Layer activations", "### IF baseline", "## Claims ledger", "## Methods"})
+    CHECK_MESSAGE(report.find(section) != std::string::npos, section);
+  CHECK(report.find("CIFAR-10: not run") == std::string::npos);
+  for (const char* file : {"sweep-mnist-relu.json", "sweep-mnist-cliprelu_6.json", "sweep-cifar10-relu.json",
+                           "net-cifar10-relu-s1.safetensors", "neuron-mnist-cliprelu_6-L14.json",
+                           "frontier_mnist_synops.dat", "frontier_cifar10_transitions.dat", "frontier_if_mnist.dat",
+                           "layer_q99_cifar10.dat", "table1_vgg.csv", "claims.csv"})
+    CHECK_MESSAGE(fs::exists(dir / file), file);
+  // 14 spiking layers per variant (13 convolutions and the classifier).
+  CHECK(lines(slurp(dir / "layer_quantiles_mnist.csv")) == 1 + 2 * 14);
+  CHECK(lines(slurp(dir / "decomposition_cifar10.csv")) == 1 + 2 * 2);
+  CHECK(lines(slurp(dir / "if_baseline_mnist.csv")) == 1 + 2 * 2 * 2 * 2);
+  // The CIFAR-10 clip is named by the ReLU net's q95.
+  const std::string table = slurp(dir / "table1_vgg.csv");
+  CHECK(table.find("ReLU clipped at its q95 = ") != std::string::npos);
+  const std::string claims = slurp(dir / "claims.csv");
+  CHECK(claims.find("ClipReLU6 meets the 0.5 pp gap at fewer SynOps than ReLU") != std::string::npos);
+  CHECK(claims.find("the q95 clip needs more SynOps than ReLU under 2 pp") != std::string::npos);
+  // Every check held: the fold errors and the Case I runs against the sweeps' cells.
+  const auto meta = nlohmann::json::parse(slurp(dir / "meta.json"));
+  std::size_t held = 0;
+  for (const auto& c : meta.at("checks")) held += c.at("passed").get<bool>();
+  CHECK(held == meta.at("checks").size());
+  CHECK(held == 2 * 2 * 2);
+}
+
+TEST_CASE("report deep: the printed sweep and train commands write the same files") {
+  const fs::path& dir = small_study();
+  const std::string report = slurp(dir / "report.md");
+  const fs::path again = temp_dir() / "again-deep-sweep.json";
+  std::string cmd = printed_command(report, "sweep cifar10-clip_q95");
+  cmd = cmd.substr(0, cmd.rfind("--out ")) + "--out \"" + again.string() + "\"";
+  const std::string bin = std::string("\"") + CTMC_CLI_PATH + "\"";
+  REQUIRE(cmd.rfind("ctmc-snn ", 0) == 0);
+  INFO(cmd);
+  REQUIRE(std::system((bin + cmd.substr(8) + " >/dev/null 2>&1").c_str()) == 0);
+  CHECK(slurp(again) == slurp(dir / "sweep-cifar10-clip_q95.json"));
+  const fs::path net = temp_dir() / "again-deep-net.json";
+  cmd = printed_command(report, "train MNIST digits ClipReLU6 seed 1");
+  cmd = cmd.substr(0, cmd.rfind("--output ")) + "--output \"" + net.string() + "\"";
+  REQUIRE(std::system((bin + cmd.substr(8) + " >/dev/null 2>&1").c_str()) == 0);
+  CHECK(slurp(temp_dir() / "again-deep-net.safetensors") == slurp(dir / "net-mnist-cliprelu_6-s1.safetensors"));
+}
+
+TEST_CASE("report deep without --cifar says so in one line; --plan writes the Slurm commands and runs no sweep") {
+  ReportContext ctx = small_context("deep_plan", false);
+  ctx.plan = true;
+  REQUIRE(run_deep_report(ctx, small_design()) == 0);
+  const fs::path dir = fs::path(ctx.out_root) / "deep";
+  const std::string script = slurp(dir / "sweep_commands.sh");
+  CHECK(script.find("scripts/slurm/submit-sweep.sh --shards 16 --out results/deep/sweep-mnist-relu.json -- --net ") !=
+        std::string::npos);
+  CHECK(script.find("--criterion 0.5") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "sweep-mnist-relu.json"));
+  CHECK(fs::exists(dir / "neuron-mnist-relu-L14.json"));
+
+  ctx = small_context("deep_nocifar", false);
+  DeepDesign d = small_design();
+  d.if_steps = {8};
+  REQUIRE(run_deep_report(ctx, d) == 0);
+  const std::string report = slurp(fs::path(ctx.out_root) / "deep" / "report.md");
+  CHECK(report.find("CIFAR-10: not run (no CIFAR-10 folder given; `--cifar DIR`") != std::string::npos);
+  CHECK(report.find("## VGG-11 on CIFAR-10") == std::string::npos);
+}
+
+TEST_CASE("report deep: a missing CIFAR-10 folder exits 2 naming it, and writes nothing") {
+  const fs::path out = temp_dir() / "deep_missing";
+  const auto r = run_cli("report deep --out \"" + out.string() + "\" --cifar \"" +
+                         (temp_dir() / "no-such-cifar").string() + "\" --data-root \"" +
+                         (temp_dir() / "no-such-data").string() + "\"");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("is not a folder") != std::string::npos);
+  CHECK_FALSE(fs::exists(out / "deep"));
+}
