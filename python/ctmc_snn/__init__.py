@@ -579,7 +579,7 @@ def check(claims: _Union[str, "_os.PathLike[str]", dict], out: _Optional[str] = 
     else:
         raise ValueError(f"claims: expected a file path or a dict, got {type(claims).__name__}")
     try:
-        text, status = _core.check(path, "" if out is None else _os.fspath(out), _uint(seed, "--seed", 64),
+        d, status = _core.check(path, "" if out is None else _os.fspath(out), _uint(seed, "--seed", 64),
                                    _int(threads, "--threads"), _uint(precision, "--precision"), base_dir,
                                    bool(allow_outside_paths), bool(allow_unchecked))
     except ValueError as e:
@@ -591,7 +591,6 @@ def check(claims: _Union[str, "_os.PathLike[str]", dict], out: _Optional[str] = 
         if tmp:
             _os.unlink(path)
             _os.rmdir(tmp)
-    d = _json.loads(text)
     if tmp:
         d["claims_file"] = "claims"
         for r in d["results"]:

@@ -315,10 +315,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("check", [](const std::string& path, const std::string& out, unsigned long long seed, int threads,
                     unsigned precision, const std::string& base_dir, bool allow_outside_paths, bool allow_unchecked) {
     int status = -1;
-    std::string doc = call([&] {
-      return check_json(path, out, seed, threads, precision, base_dir, allow_outside_paths, allow_unchecked, &status);
+    const ctmc::reports::CheckResult r = call([&] {
+      return check(path, out, seed, threads, precision, base_dir, allow_outside_paths, allow_unchecked, &status);
     });
-    return py::make_tuple(doc, status);
+    return py::make_tuple(to_python(r), status);
   });
   m.def("defaults", &defaults);
   m.def("simulate_network", [](const py::dict& d) {

@@ -93,4 +93,10 @@ py::object to_python(const commands::NetworkCommandResult& r) {
   return d;
 }
 
+py::object to_python(const reports::CheckResult& r) {
+  PyWriter w;
+  reports::write(w, r);
+  return w.take();
+}
+
 }  // namespace ctmc::python

@@ -13,6 +13,7 @@
 #include "ctmc/commands/formula.hpp"
 #include "ctmc/commands/simulate_network.hpp"
 #include "ctmc/commands/simulate_neuron.hpp"
+#include "ctmc/reports/check.hpp"
 
 namespace ctmc::python {
 
@@ -26,5 +27,7 @@ pybind11::object to_python(const commands::FitCommandOptions& o, const commands:
 pybind11::object to_python(const commands::NeuronSimResult& r);
 // With "predictions" (int64) and "synops" (float64) per (trial, sample), trial-major.
 pybind11::object to_python(const commands::NetworkCommandResult& r);
+// check: the results document.
+pybind11::object to_python(const reports::CheckResult& r);
 
 }  // namespace ctmc::python
