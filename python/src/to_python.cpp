@@ -62,6 +62,14 @@ template py::object to_python(const commands::FluxResult&);
 template py::object to_python(const commands::CountingResult&);
 template py::object to_python(const commands::FormulaResult&);
 template py::object to_python(const commands::BernsteinResult&);
+template py::object to_python(const commands::TrainCommandResult&);
+template py::object to_python(const commands::EvaluateCommandResult&);
+
+py::object to_python(const reports::ConvertResult& r) {
+  PyWriter w;
+  reports::write(w, r);
+  return w.take();
+}
 
 py::object to_python(const commands::FitCommandOptions& o, const commands::FitCommandResult& r) {
   PyWriter w;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ctmc/commands/document.hpp"
 #include "ctmc/sim/tensor_inputs.hpp"
 
 namespace ctmc::reports {
@@ -58,5 +59,11 @@ struct ConvertResult {
 // activation no family fits, fit_images, samples or starts below 1, an
 // output folder that is not one this tool wrote.
 ConvertResult run_convert(const ConvertOptions& o);
+
+// The result as a document (the Python module's convert()): {"folder",
+// "layers": [{"target", "family", "neuron_file", "samples_file", "units",
+// "values", "images", "lo", "hi", "mse", "max_abs_error"}],
+// "simulate_command", "sweep_command"}.
+void write(commands::DocumentWriter& w, const ConvertResult& r);
 
 }  // namespace ctmc::reports
