@@ -9,8 +9,6 @@
 // Texts from the claims file are printed with control characters escaped.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "command.hpp"
 #include "ctmc/reports/check.hpp"
 #include "ctmc/reports/writer.hpp"
@@ -26,13 +24,13 @@ struct CheckOptions {
 
 // One result row for the terminal: what was claimed and what we found, the
 // parts a row has (a claim we could not compute has no value of ours).
-std::string row_text(const nlohmann::ordered_json& r) {
-  const auto text = [&](const char* key) { return reports::claims_terminal_text(r[key].get<std::string>()); };
+std::string row_text(const reports::CheckRow& r) {
+  const auto text = [](const std::string& s) { return reports::claims_terminal_text(s); };
   std::string values;
-  if (!r["claimed"].get<std::string>().empty()) values += "claimed " + text("claimed");
-  if (!r["ours"].get<std::string>().empty()) values += (values.empty() ? "" : ", ") + std::string("ours ") + text("ours");
-  return fmt::format("{:<14} {:<13} {}: {}{}{}", text("id"), text("verdict"), text("quantity"), values,
-                     values.empty() ? "" : " -> ", text("evidence"));
+  if (!r.claimed.empty()) values += "claimed " + text(r.claimed);
+  if (!r.ours.empty()) values += (values.empty() ? "" : ", ") + std::string("ours ") + text(r.ours);
+  return fmt::format("{:<14} {:<13} {}: {}{}{}", text(r.id), text(r.verdict), text(r.quantity), values,
+                     values.empty() ? "" : " -> ", text(r.evidence));
 }
 
 Register reg([](CLI::App& root) {
@@ -56,17 +54,16 @@ Register reg([](CLI::App& root) {
                 "Exit 0 although a claim is Not checkable (by default a claim not checked makes the exit status 1)");
   cmd->callback([o, ctx] {
     ctx->command_line = command_line();
-    nlohmann::ordered_json doc;
-    const int status = reports::check_claims_report(o->claims, *ctx, &doc, o->check);
+    reports::CheckResult r;
+    const int status = reports::check_claims_report(o->claims, *ctx, r, o->check);
     if (o->json) {
-      fmt::print("{}\n", doc.dump(2));
+      fmt::print("{}\n", reports::to_json(r).dump(2));
     } else {
-      for (const auto& r : doc["results"]) fmt::print("{}\n", row_text(r));
-      const int unchecked = doc["not_checkable"].get<int>();
-      fmt::print("{} passed, {} failed, {} not checkable{}; report in {}/check/\n", doc["passed"].get<int>(),
-                 doc["failed"].get<int>(), unchecked,
-                 unchecked > 0 && !o->check.allow_unchecked ? " (not checked: exit status 1; --allow-unchecked accepts them)"
-                                                            : "",
+      for (const auto& row : r.results) fmt::print("{}\n", row_text(row));
+      fmt::print("{} passed, {} failed, {} not checkable{}; report in {}/check/\n", r.passed, r.failed, r.not_checkable,
+                 r.not_checkable > 0 && !o->check.allow_unchecked
+                     ? " (not checked: exit status 1; --allow-unchecked accepts them)"
+                     : "",
                  reports::claims_terminal_text(ctx->out_root));
     }
     if (status) throw ExitStatus{status};

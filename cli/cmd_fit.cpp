@@ -15,7 +15,7 @@
 #include <fmt/ranges.h>
 
 #include "command.hpp"
-#include "output_path.hpp"
+#include "ctmc/commands/output_path.hpp"
 #include "ctmc/io/same_file.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/analysis/fit_tables.hpp"
@@ -132,7 +132,7 @@ void run_fit(FitCliOptions& c) {
   if (!c.warm_start.empty()) o.warm_start = commands::model_file(c.warm_start);
   if (!c.score.empty()) o.score = commands::model_file(c.score);
   commands::check_fit_options(o);
-  if (!o.output.empty()) check_output_path(o.output, "--output");
+  if (!o.output.empty()) commands::check_output_path(o.output, "--output");
   if (o.score) {
     score_model(c);
     return;

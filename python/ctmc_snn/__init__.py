@@ -46,7 +46,7 @@ Number = _Union[int, float, str, _fractions.Fraction, _decimal.Decimal]
 Model = _Union[str, "_os.PathLike[str]", dict]
 
 __all__ = ["flux", "stationary", "counting", "formula", "bernstein", "fit", "score", "simulate_neuron",
-           "simulate_network", "check", "exact_text", "Number", "Model"]
+           "simulate_network", "train", "evaluate", "convert", "check", "exact_text", "Number", "Model"]
 
 
 # ---------------------------------------------------------------- conversions
@@ -547,6 +547,95 @@ def simulate_network(net: _Any, data: _Any, neurons: _Union[Model, _Sequence[Mod
     return _core.simulate_network(args)
 
 
+# ---------------------------------------------------------------- networks
+
+_Path = _Union[str, "_os.PathLike[str]"]
+
+
+def _widths(hidden):
+    if isinstance(hidden, str):
+        return hidden
+    if isinstance(hidden, _numbers.Integral) and not isinstance(hidden, bool):
+        return str(int(hidden))
+    return ",".join(str(_uint(h, "--hidden")) for h in hidden)
+
+
+def _range(x, what, lo, hi):
+    x = _int(x, what)
+    if not lo <= x <= hi:
+        raise ValueError(f"{what}: {x} is not in [{lo}, {hi}]")
+    return x
+
+
+def train(data: _Path, output: _Path, activation: str = _D["train"]["activation"], arch: str = _D["train"]["arch"],
+          hidden: _Optional[_Union[str, int, _Sequence[int]]] = _D["train"]["hidden"],
+          width: _Optional[float] = _D["train"]["width"], train_limit: int = _D["train"]["train_limit"],
+          epochs: int = _D["train"]["epochs"], batch: int = _D["train"]["batch"], lr: float = _D["train"]["lr"],
+          seed: int = _D["train"]["seed"], threads: int = _D["train"]["threads"]) -> dict:
+    """Train a source network (``ctmc-snn train --json``): softmax cross-entropy, Adam.
+
+    data: a data folder (IDX or CIFAR-10 binary). output: the manifest to write; the weights go beside it as
+    <stem>.safetensors. arch "mlp" (hidden: widths, default 256,128) or "vgg11" (width: the scale of VGG-11's
+    channel counts 64..512, in (0, 16], default 1). train_limit: the first N training images (0: all);
+    lr: Adam's learning rate.
+
+    Returns {"output", "arch", "seconds" (wall time, s), "train_accuracy", "test_accuracy" (fractions in [0, 1]),
+    "epochs": [{"epoch", "loss" (mean cross-entropy, nats), "train_accuracy"}]}.
+    """
+    args = {"data": _os.fspath(data), "output": _os.fspath(output), "activation": str(activation),
+            "arch": str(arch), "train_limit": _range(train_limit, "--train-limit", 0, 2 ** 31 - 1),
+            "epochs": _range(epochs, "--epochs", 1, 100000), "batch": _range(batch, "--batch", 1, 1000000),
+            "lr": _float(lr, "--lr"), "seed": _uint(seed, "--seed", 64), "threads": _int(threads, "--threads")}
+    if not args["lr"] > 0:
+        raise ValueError(f"--lr: {lr!r} is not a positive number")
+    if hidden is not None:
+        args["hidden"] = _widths(hidden)
+    if width is not None:
+        args["width"] = _float(width, "--width")
+    return _core.train(args)
+
+
+def evaluate(net: _Path, data: _Path, clip: _Union[str, float, _Sequence[_Union[str, float]]] = _D["evaluate"]["clip"],
+             predictions: _Optional[_Path] = _D["evaluate"]["predictions"]) -> list:
+    """Test accuracy of a network manifest (``ctmc-snn evaluate --json``), dense or convolutional.
+
+    data: a data folder. clip: clip levels K > 0 (clip-on-forward [0, K] hidden activations; "inf": none), a
+    comma-separated text or a sequence. predictions: a file to write the predicted class of every test image
+    to, one per line (one clip level).
+
+    Returns [{"clip": K or "inf", "test_accuracy": fraction in [0, 1]}] per clip level.
+    """
+    if not isinstance(clip, str):
+        clip = ",".join(str(c) for c in clip) if isinstance(clip, (list, tuple)) else str(clip)
+    args = {"net": _os.fspath(net), "data": _os.fspath(data), "clip": clip}
+    if predictions is not None:
+        args["predictions"] = _os.fspath(predictions)
+    return _core.evaluate(args)
+
+
+def convert(net: _Path, data: _Path, output_dir: _Path, fit_images: int = _D["convert"]["fit_images"],
+            samples: int = _D["convert"]["samples"], starts: int = _D["convert"]["starts"],
+            output_activation: _Optional[str] = _D["convert"]["output_activation"], seed: int = _D["convert"]["seed"],
+            threads: int = _D["convert"]["threads"]) -> dict:
+    """One CTMC neuron per spiking layer of a trained net (``ctmc-snn convert``), fitted where the layer's
+    preactivations lie, written to output_dir (whole or not at all) with the commands that run the spiking net.
+
+    data: a data folder (its training images give the preactivations). fit_images: training images sampled;
+    samples: preactivation quantiles per layer (the fit's points); starts: multistart starts per fit.
+
+    Returns {"folder", "layers": [{"target", "family", "neuron_file", "samples_file", "units", "values", "images",
+    "lo", "hi" (the fit's domain), "mse", "max_abs_error" (of the fit on its samples)}], "simulate_command",
+    "sweep_command"}.
+    """
+    args = {"net": _os.fspath(net), "data": _os.fspath(data), "output_dir": _os.fspath(output_dir),
+            "fit_images": _int(fit_images, "--fit-images"), "samples": _uint(samples, "--samples", 64),
+            "starts": _int(starts, "--starts"), "seed": _uint(seed, "--seed", 64),
+            "threads": _int(threads, "--threads")}
+    if output_activation is not None:
+        args["output_activation"] = str(output_activation)
+    return _core.convert(args)
+
+
 # ---------------------------------------------------------------- claims
 
 def check(claims: _Union[str, "_os.PathLike[str]", dict], out: _Optional[str] = _D["check"]["out"],
@@ -579,7 +668,7 @@ def check(claims: _Union[str, "_os.PathLike[str]", dict], out: _Optional[str] = 
     else:
         raise ValueError(f"claims: expected a file path or a dict, got {type(claims).__name__}")
     try:
-        text, status = _core.check(path, "" if out is None else _os.fspath(out), _uint(seed, "--seed", 64),
+        d, status = _core.check(path, "" if out is None else _os.fspath(out), _uint(seed, "--seed", 64),
                                    _int(threads, "--threads"), _uint(precision, "--precision"), base_dir,
                                    bool(allow_outside_paths), bool(allow_unchecked))
     except ValueError as e:
@@ -591,7 +680,6 @@ def check(claims: _Union[str, "_os.PathLike[str]", dict], out: _Optional[str] = 
         if tmp:
             _os.unlink(path)
             _os.rmdir(tmp)
-    d = _json.loads(text)
     if tmp:
         d["claims_file"] = "claims"
         for r in d["results"]:

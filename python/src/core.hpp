@@ -18,6 +18,7 @@
 #include "ctmc/commands/formula.hpp"
 #include "ctmc/commands/model_input.hpp"
 #include "ctmc/commands/simulate_network.hpp"
+#include "ctmc/reports/check.hpp"
 
 namespace ctmc::python {
 
@@ -61,12 +62,12 @@ struct NetworkArgs {
 // simulate network ... [--if ...]
 commands::NetworkCommandResult simulate_network(const NetworkArgs& a);
 
-// check CLAIMS.json --json: the results document; with out_root, also the
-// report folder <out_root>/check/; *status the exit status (0 or 1,
+// check CLAIMS.json: the results; with out_root, also the report folder
+// <out_root>/check/; *status the exit status (0 or 1,
 // reports::check_exit_status). base_dir, allow_outside_paths and
 // allow_unchecked as reports::CheckOptions.
-std::string check_json(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
-                       int threads, unsigned precision, const std::string& base_dir, bool allow_outside_paths,
-                       bool allow_unchecked, int* status);
+reports::CheckResult check(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
+                           int threads, unsigned precision, const std::string& base_dir, bool allow_outside_paths,
+                           bool allow_unchecked, int* status);
 
 }  // namespace ctmc::python

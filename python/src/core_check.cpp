@@ -9,9 +9,9 @@
 
 namespace ctmc::python {
 
-std::string check_json(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
-                       int threads, unsigned precision, const std::string& base_dir, bool allow_outside_paths,
-                       bool allow_unchecked, int* status) {
+reports::CheckResult check(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
+                           int threads, unsigned precision, const std::string& base_dir, bool allow_outside_paths,
+                           bool allow_unchecked, int* status) {
   // The CLI's ranges for --threads and --precision.
   commands::checked_threads(threads);
   commands::checked_precision(precision);
@@ -22,14 +22,14 @@ std::string check_json(const std::string& claims_path, const std::string& out_ro
   ctx.command_line = "ctmc_snn.check";
   const reports::CheckOptions options{base_dir, allow_outside_paths, allow_unchecked, {}};  // replaced_folder: check_claims_report sets it
   if (out_root.empty()) {
-    const auto doc = reports::check_claims(claims_path, ctx, options);
-    *status = reports::check_exit_status(doc, options);
-    return doc.dump();
+    auto r = reports::run_check(claims_path, ctx, options);
+    *status = reports::check_exit_status(r, options);
+    return r;
   }
   ctx.out_root = out_root;
-  nlohmann::ordered_json doc;
-  *status = reports::check_claims_report(claims_path, ctx, &doc, options);
-  return doc.dump();
+  reports::CheckResult r;
+  *status = reports::check_claims_report(claims_path, ctx, r, options);
+  return r;
 }
 
 }  // namespace ctmc::python

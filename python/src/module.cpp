@@ -8,6 +8,7 @@
 // (a fit or a simulation may run for minutes; other Python threads go on), and
 // then holds one mutex: the MPFR precision is process-wide state that two
 // calls at different precisions must not share.
+#include <fmt/format.h>
 #include <omp.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -24,6 +25,8 @@
 #include "ctmc/commands/fit.hpp"
 #include "ctmc/commands/limits.hpp"
 #include "ctmc/commands/simulate_neuron.hpp"
+#include "ctmc/commands/train.hpp"
+#include "ctmc/reports/convert.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/reports/check.hpp"
 #include "ctmc/reports/registry.hpp"
@@ -169,6 +172,54 @@ const char* mode_name(commands::Arithmetic a) {
   }
 }
 
+commands::TrainCommandOptions train_options(const py::dict& d) {
+  commands::TrainCommandOptions o;
+  o.data = get<std::string>(d, "data", "");
+  o.output = get<std::string>(d, "output", "");
+  o.arch = get<std::string>(d, "arch", o.arch);
+  o.hidden_given = d.contains("hidden") && !d["hidden"].is_none();
+  o.hidden = get<std::string>(d, "hidden", o.hidden);
+  o.width_given = d.contains("width") && !d["width"].is_none();
+  o.width = get<double>(d, "width", o.width);
+  o.train_limit = get<int>(d, "train_limit", o.train_limit);
+  o.cfg.activation = get<std::string>(d, "activation", o.cfg.activation);
+  o.cfg.epochs = get<int>(d, "epochs", o.cfg.epochs);
+  o.cfg.batch_size = get<int>(d, "batch", o.cfg.batch_size);
+  o.cfg.learning_rate = get<float>(d, "lr", o.cfg.learning_rate);
+  o.cfg.seed = get<std::uint64_t>(d, "seed", o.cfg.seed);
+  o.cfg.threads = commands::checked_threads(get<int>(d, "threads", o.cfg.threads));
+  o.command_line = "ctmc_snn.train";
+  return o;
+}
+
+commands::EvaluateCommandOptions evaluate_options(const py::dict& d) {
+  commands::EvaluateCommandOptions o;
+  o.net = get<std::string>(d, "net", "");
+  o.data.dir = get<std::string>(d, "data", "");
+  o.clips = get<std::string>(d, "clip", o.clips);
+  o.predictions = get<std::string>(d, "predictions", "");
+  return o;
+}
+
+ctmc::reports::ConvertOptions convert_options(const py::dict& d) {
+  ctmc::reports::ConvertOptions o;
+  o.net = get<std::string>(d, "net", "");
+  o.data.dir = get<std::string>(d, "data", "");
+  o.output_dir = get<std::string>(d, "output_dir", "");
+  o.fit_images = get<int>(d, "fit_images", o.fit_images);
+  o.samples = get<std::size_t>(d, "samples", o.samples);
+  o.starts = get<int>(d, "starts", o.starts);
+  o.output_activation = get<std::string>(d, "output_activation", "");
+  o.seed = get<unsigned long long>(d, "seed", o.seed);
+  o.threads = commands::checked_threads(get<int>(d, "threads", o.threads));
+  o.command_line = "ctmc_snn.convert";
+  return o;
+}
+
+// A float option's default as the CLI's --help writes it (0.001, not the
+// double nearest the float 0.001f).
+double float_as_written(float x) { return std::stod(fmt::format("{}", x)); }
+
 // The keyword defaults of the Python functions, read from default-constructed
 // option structs of the commands: the Python package takes its defaults from
 // here, so that they are written once, in C++ (tests/python checks every
@@ -241,6 +292,21 @@ py::dict defaults() {
     out["check"] = py::dict(py::arg("out") = py::none(), py::arg("seed") = c.seed, py::arg("threads") = c.threads,
                             py::arg("precision") = c.precision, py::arg("allow_outside_paths") = k.allow_outside_paths,
                             py::arg("allow_unchecked") = k.allow_unchecked);
+  }
+  {
+    const commands::TrainCommandOptions t;
+    out["train"] = py::dict(py::arg("activation") = t.cfg.activation, py::arg("arch") = t.arch,
+                            py::arg("hidden") = py::none(),  // t.hidden, or VGG-11's channels with arch vgg11
+                            py::arg("width") = py::none(),   // t.width with arch vgg11
+                            py::arg("train_limit") = t.train_limit, py::arg("epochs") = t.cfg.epochs,
+                            py::arg("batch") = t.cfg.batch_size, py::arg("lr") = float_as_written(t.cfg.learning_rate),
+                            py::arg("seed") = t.cfg.seed, py::arg("threads") = t.cfg.threads);
+    const commands::EvaluateCommandOptions e;
+    out["evaluate"] = py::dict(py::arg("clip") = e.clips, py::arg("predictions") = py::none());
+    const ctmc::reports::ConvertOptions c;
+    out["convert"] = py::dict(py::arg("fit_images") = c.fit_images, py::arg("samples") = c.samples,
+                              py::arg("starts") = c.starts, py::arg("output_activation") = py::none(),
+                              py::arg("seed") = c.seed, py::arg("threads") = c.threads);
   }
   return out;
 }
@@ -315,12 +381,28 @@ PYBIND11_MODULE(_core, m) {
   m.def("check", [](const std::string& path, const std::string& out, unsigned long long seed, int threads,
                     unsigned precision, const std::string& base_dir, bool allow_outside_paths, bool allow_unchecked) {
     int status = -1;
-    std::string doc = call([&] {
-      return check_json(path, out, seed, threads, precision, base_dir, allow_outside_paths, allow_unchecked, &status);
+    const ctmc::reports::CheckResult r = call([&] {
+      return check(path, out, seed, threads, precision, base_dir, allow_outside_paths, allow_unchecked, &status);
     });
-    return py::make_tuple(doc, status);
+    return py::make_tuple(to_python(r), status);
   });
   m.def("defaults", &defaults);
+  m.def("train", [](const py::dict& d) {
+    const auto o = train_options(d);
+    return to_python(call([&] { return commands::run_train(o); }));
+  });
+  m.def("evaluate", [](const py::dict& d) {
+    const auto o = evaluate_options(d);
+    return to_python(call([&] {
+      auto r = commands::run_evaluate(o);
+      if (!o.predictions.empty()) commands::write_predictions(o, r.rows.front());
+      return r;
+    }));
+  });
+  m.def("convert", [](const py::dict& d) {
+    const auto o = convert_options(d);
+    return to_python(call([&] { return ctmc::reports::run_convert(o); }));
+  });
   m.def("simulate_network", [](const py::dict& d) {
     const NetworkArgs a = network_args(d);
     return to_python(call([&] { return simulate_network(a); }));

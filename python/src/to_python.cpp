@@ -62,6 +62,14 @@ template py::object to_python(const commands::FluxResult&);
 template py::object to_python(const commands::CountingResult&);
 template py::object to_python(const commands::FormulaResult&);
 template py::object to_python(const commands::BernsteinResult&);
+template py::object to_python(const commands::TrainCommandResult&);
+template py::object to_python(const commands::EvaluateCommandResult&);
+
+py::object to_python(const reports::ConvertResult& r) {
+  PyWriter w;
+  reports::write(w, r);
+  return w.take();
+}
 
 py::object to_python(const commands::FitCommandOptions& o, const commands::FitCommandResult& r) {
   PyWriter w;
@@ -91,6 +99,12 @@ py::object to_python(const commands::NetworkCommandResult& r) {
   d["predictions"] = array(std::vector<std::int64_t>(r.sim.predictions.begin(), r.sim.predictions.end()));
   d["synops"] = array(r.sim.synops);
   return d;
+}
+
+py::object to_python(const reports::CheckResult& r) {
+  PyWriter w;
+  reports::write(w, r);
+  return w.take();
 }
 
 }  // namespace ctmc::python

@@ -13,10 +13,14 @@
 #include "ctmc/commands/formula.hpp"
 #include "ctmc/commands/simulate_network.hpp"
 #include "ctmc/commands/simulate_neuron.hpp"
+#include "ctmc/commands/train.hpp"
+#include "ctmc/reports/convert.hpp"
+#include "ctmc/reports/check.hpp"
 
 namespace ctmc::python {
 
-// flux (a list of rows), counting, formula, bernstein.
+// flux (a list of rows), counting, formula, bernstein, train, evaluate (a
+// list of rows), convert.
 template <class Result>
 pybind11::object to_python(const Result& r);
 // fit: {"model", "result", "certificates" with --certify}; fit --score.
@@ -26,5 +30,8 @@ pybind11::object to_python(const commands::FitCommandOptions& o, const commands:
 pybind11::object to_python(const commands::NeuronSimResult& r);
 // With "predictions" (int64) and "synops" (float64) per (trial, sample), trial-major.
 pybind11::object to_python(const commands::NetworkCommandResult& r);
+pybind11::object to_python(const reports::ConvertResult& r);
+// check: the results document.
+pybind11::object to_python(const reports::CheckResult& r);
 
 }  // namespace ctmc::python

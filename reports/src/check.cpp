@@ -911,12 +911,10 @@ std::size_t validate_claims(const std::string& claims_path, const CheckOptions& 
   return parse_claims(claims_path, options).size();
 }
 
-ojson check_claims(const std::string& claims_path, const ReportContext& ctx, const CheckOptions& options) {
+CheckResult run_check(const std::string& claims_path, const ReportContext& ctx, const CheckOptions& options) {
   const auto claims = parse_claims(claims_path, options);  // every claim validated before any is computed
-  ojson out;
-  out["claims_file"] = claims_path;
-  ojson results = ojson::array(), verdicts = ojson::object();
-  int passed = 0, failed = 0, unknown = 0;
+  CheckResult out;
+  out.claims_file = claims_path;
   for (const auto& c : claims) {
     std::vector<Row> rows;
     try {
@@ -933,20 +931,50 @@ ojson check_claims(const std::string& claims_path, const ReportContext& ctx, con
       if (r.verdict == kFail) verdict = kFail;
       else if (r.verdict == kPass && verdict != kFail) verdict = kPass;
     }
-    (verdict == kPass ? passed : verdict == kFail ? failed : unknown)++;
-    verdicts[c.id] = verdict;
+    (verdict == kPass ? out.passed : verdict == kFail ? out.failed : out.not_checkable)++;
+    // An id given twice keeps its first place and its last verdict, as a
+    // JSON object written twice does.
+    const auto same_id = std::find_if(out.verdicts.begin(), out.verdicts.end(),
+                                      [&](const auto& v) { return v.first == c.id; });
+    if (same_id != out.verdicts.end())
+      same_id->second = verdict;
+    else
+      out.verdicts.emplace_back(c.id, verdict);
     for (const auto& r : rows)
-      results.push_back({{"id", c.id}, {"kind", c.kind}, {"quantity", r.quantity}, {"claimed", r.claimed},
-                         {"ours", r.ours}, {"difference", r.difference}, {"tolerance", r.tolerance},
-                         {"verdict", r.verdict}, {"evidence", r.evidence}});
+      out.results.push_back({c.id, c.kind, r.quantity, r.claimed, r.ours, r.difference, r.tolerance, r.verdict, r.evidence});
   }
-  out["results"] = results;
-  out["verdicts"] = verdicts;
-  out["passed"] = passed;
-  out["failed"] = failed;
-  out["not_checkable"] = unknown;
   return out;
 }
+
+void write(commands::DocumentWriter& w, const CheckResult& r) {
+  using commands::put;
+  const commands::Object doc(w, "");
+  put(w, "claims_file", r.claims_file);
+  {
+    const commands::Array results(w, "results");
+    for (const auto& row : r.results) {
+      const commands::Object o(w, "");
+      put(w, "id", row.id);
+      put(w, "kind", row.kind);
+      put(w, "quantity", row.quantity);
+      put(w, "claimed", row.claimed);
+      put(w, "ours", row.ours);
+      put(w, "difference", row.difference);
+      put(w, "tolerance", row.tolerance);
+      put(w, "verdict", row.verdict);
+      put(w, "evidence", row.evidence);
+    }
+  }
+  {
+    const commands::Object verdicts(w, "verdicts");
+    for (const auto& [id, verdict] : r.verdicts) put(w, id, verdict);
+  }
+  put(w, "passed", r.passed);
+  put(w, "failed", r.failed);
+  put(w, "not_checkable", r.not_checkable);
+}
+
+ojson to_json(const CheckResult& r) { return commands::json_of(r); }
 
 namespace {
 
@@ -965,12 +993,12 @@ std::string claims_csv_field(const std::string& text) { return csv_field(formula
 
 std::string claims_terminal_text(const std::string& text) { return commands::one_line(text); }
 
-int check_exit_status(const ojson& doc, const CheckOptions& options) {
-  if (doc.at("failed").get<int>() > 0) return 1;
-  return doc.at("not_checkable").get<int>() > 0 && !options.allow_unchecked ? 1 : 0;
+int check_exit_status(const CheckResult& r, const CheckOptions& options) {
+  if (r.failed > 0) return 1;
+  return r.not_checkable > 0 && !options.allow_unchecked ? 1 : 0;
 }
 
-int check_claims_report(const std::string& claims_path, const ReportContext& ctx, ojson* out_doc,
+int check_claims_report(const std::string& claims_path, const ReportContext& ctx, CheckResult& out,
                         const CheckOptions& options) {
   check_output_root(ctx.out_root);
   // The report replaces <out>/check whole: no input may be in it.
@@ -980,24 +1008,22 @@ int check_claims_report(const std::string& claims_path, const ReportContext& ctx
     throw InputError(fmt::format("{}: the claims file is in the folder {} that check replaces (--out); writing the "
                                  "report would remove it",
                                  quote_excerpt(claims_path), quote_excerpt(opts.replaced_folder)));
-  const ojson doc = check_claims(claims_path, ctx, opts);
+  const CheckResult r = run_check(claims_path, ctx, opts);
   ReportWriter w(ctx, "check", "Claims check: " + md_text(claims_path));
   w.paragraph(fmt::format("Claims from {}: {} passed, {} failed, {} not checkable. Pass/Fail per claim (a claim "
                           "with several values fails when one fails); the evidence says what ours is and how it "
                           "was computed. Tolerances: see `ctmc/reports/check.hpp`. A claim Not checkable was not "
                           "checked: it counts as a failed check{}.",
-                          md_code(claims_path), doc["passed"].get<int>(), doc["failed"].get<int>(),
-                          doc["not_checkable"].get<int>(),
+                          md_code(claims_path), r.passed, r.failed, r.not_checkable,
                           options.allow_unchecked ? " unless allowed, as here (--allow-unchecked)" : ""));
   // The same rows twice: Markdown-escaped for report.md, as written (only
   // CSV-quoted and formula-guarded) for claims.csv.
   const std::vector<std::string> columns = {"id", "kind", "quantity", "claimed", "ours", "claimed - ours",
                                             "tolerance", "verdict", "evidence"};
   Table md{columns, {}}, csv{columns, {}};
-  for (const auto& r : doc["results"]) {
-    std::vector<std::string> row;
-    for (const char* key : {"id", "kind", "quantity", "claimed", "ours", "difference", "tolerance", "verdict", "evidence"})
-      row.push_back(r[key].get<std::string>());
+  for (const auto& c : r.results) {
+    std::vector<std::string> row = {c.id, c.kind, c.quantity, c.claimed, c.ours, c.difference, c.tolerance, c.verdict,
+                                    c.evidence};
     md.rows.push_back(row);
     for (auto& cell : md.rows.back()) cell = md_text(cell);
     for (auto& cell : row) cell = formula_guarded(cell);
@@ -1006,14 +1032,12 @@ int check_claims_report(const std::string& claims_path, const ReportContext& ctx
   w.table(md);
   w.write_csv("claims.csv", csv);  // RFC 4180 quoting (csv_field)
   w.paragraph("(data: [claims.csv](claims.csv))");
-  w.write_json("results.json", doc);
-  for (auto it = doc["verdicts"].begin(); it != doc["verdicts"].end(); ++it) {
-    const auto v = it.value().get<std::string>();
-    if (v != kNotCheckable || !options.allow_unchecked) w.check("claim " + md_text(it.key()), v == kPass, v);
-  }
+  w.write_json("results.json", to_json(r));
+  for (const auto& [id, v] : r.verdicts)
+    if (v != kNotCheckable || !options.allow_unchecked) w.check("claim " + md_text(id), v == kPass, v);
   w.finish();
-  if (out_doc) *out_doc = doc;
-  return check_exit_status(doc, options);
+  out = r;
+  return check_exit_status(r, options);
 }
 
 }  // namespace ctmc::reports

@@ -229,4 +229,29 @@ ConvertResult run_convert(const ConvertOptions& o) {
   return res;
 }
 
+void write(commands::DocumentWriter& w, const ConvertResult& r) {
+  using commands::put;
+  const commands::Object doc(w, "");
+  put(w, "folder", r.folder);
+  {
+    const commands::Array layers(w, "layers");
+    for (const auto& c : r.layers) {
+      const commands::Object layer(w, "");
+      put(w, "target", c.target);
+      put(w, "family", c.family);
+      put(w, "neuron_file", c.neuron_file);
+      put(w, "samples_file", c.samples_file);
+      put(w, "units", c.units);
+      put(w, "values", c.values);
+      put(w, "images", c.images);
+      put(w, "lo", c.lo);
+      put(w, "hi", c.hi);
+      put(w, "mse", c.mse);
+      put(w, "max_abs_error", c.max_abs_error);
+    }
+  }
+  put(w, "simulate_command", r.simulate_command);
+  put(w, "sweep_command", r.sweep_command);
+}
+
 }  // namespace ctmc::reports

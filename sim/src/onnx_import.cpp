@@ -51,6 +51,7 @@ class Importer {
                             {"producer", model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version())},
                             {"ir_version", model.ir_version()},
                             {"opset", opset_}};
+    out.opset = opset_;
     out.weights = std::move(weights_);
     out.weights.metadata["format"] = "pt";
     // Loaded as any manifest is, so the import refuses what load_net would.

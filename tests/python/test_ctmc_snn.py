@@ -500,6 +500,56 @@ class BadInput(unittest.TestCase):
         self.assertEqual(r["test_images"], 4)
 
 
+class NetworkCommands(unittest.TestCase):
+    """train, evaluate and convert give what the CLI gives (the same weights, bit for bit)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="ctmc_py_nets_")
+        cls.dir = cls.tmp.name
+        cls.data = os.path.join(cls.dir, "data")
+        subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "golden", "make_data.py"), cls.data], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def test_train_and_evaluate_agree_with_the_cli(self):
+        py = ctmc_snn.train(self.data, self.path("py.json"), hidden=[16], epochs=1, train_limit=300, seed=1)
+        cli = cli_json("train", "--data", self.data, "--output", self.path("cli.json"), "--hidden", 16, "--epochs", 1,
+                       "--train-limit", 300, "--seed", 1)
+        for key in ("arch", "train_accuracy", "test_accuracy", "epochs"):
+            self.assertEqual(py[key], cli[key], key)
+        with open(self.path("py.safetensors"), "rb") as a, open(self.path("cli.safetensors"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        self.assertEqual(ctmc_snn.evaluate(self.path("py.json"), self.data, clip=[1.5, "inf"]),
+                         cli_json("evaluate", "--net", self.path("py.json"), "--data", self.data, "--clip", "1.5,inf"))
+        ctmc_snn.evaluate(self.path("py.json"), self.data, predictions=self.path("pred.txt"))
+        with open(self.path("pred.txt")) as f:
+            self.assertEqual(len(f.read().split()), 200)
+
+    def test_train_arch_options(self):
+        r = ctmc_snn.train(self.data, self.path("vgg.json"), arch="vgg11", width=0.05, train_limit=64, epochs=1,
+                           batch=32, seed=6)
+        self.assertEqual(r["arch"], "vgg11")
+        for kw, fragment in ((dict(arch="vgg11", hidden=[4]), "--hidden"), (dict(width=2.0), "--width"),
+                             (dict(arch="resnet"), "--arch"), (dict(epochs=0), "--epochs")):
+            with self.assertRaisesRegex(ValueError, fragment):
+                ctmc_snn.train(self.data, self.path("x.json"), **kw)
+
+    def test_convert(self):
+        ctmc_snn.train(self.data, self.path("net.json"), hidden=[16], epochs=1, train_limit=300, seed=2)
+        r = ctmc_snn.convert(self.path("net.json"), self.data, self.path("conv"), fit_images=40, samples=16, starts=2)
+        self.assertEqual(len(r["layers"]), 2)
+        for layer in r["layers"]:
+            self.assertTrue(os.path.exists(os.path.join(r["folder"], layer["neuron_file"])))
+            self.assertLessEqual(layer["lo"], layer["hi"])
+        self.assertIn("simulate network", r["simulate_command"])
+
+
 class Example(unittest.TestCase):
     def test_crosscheck_pytorch_example(self):
         env = dict(os.environ)

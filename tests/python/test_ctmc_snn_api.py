@@ -53,7 +53,8 @@ class CliDefaults(unittest.TestCase):
     --help shows (CLI11's "--name TYPE=DEFAULT") is the Python one."""
 
     COMMANDS = {"flux": ["flux"], "counting": ["counting"], "bernstein": ["bernstein"], "fit": ["fit"],
-                "simulate_neuron": ["simulate", "neuron"], "simulate_network": ["simulate", "network"]}
+                "simulate_neuron": ["simulate", "neuron"], "simulate_network": ["simulate", "network"],
+                "train": ["train"], "evaluate": ["evaluate"], "convert": ["convert"], "check": ["check"]}
     OPTION = re.compile(r"^\s+--([a-z0-9-]+) [A-Z]+(?::[^=\n]*)?=(\S+)", re.M)
 
     @unittest.skipUnless(os.environ.get("CTMC_CLI"), "CTMC_CLI (the ctmc-snn binary) is not set")

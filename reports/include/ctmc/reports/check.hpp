@@ -75,7 +75,10 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "ctmc/commands/document.hpp"
 #include "ctmc/reports/registry.hpp"
 
 namespace ctmc::reports {
@@ -94,27 +97,41 @@ struct CheckOptions {
   std::string replaced_folder;
 };
 
-// Reads and validates a claims file as check_claims does before it computes
+// Reads and validates a claims file as run_check does before it computes
 // anything (model, network and data files named by the claims are read too);
-// returns the number of claims. InputError as check_claims.
+// returns the number of claims. InputError as run_check.
 std::size_t validate_claims(const std::string& claims_path, const CheckOptions& options = {});
 
-// Checks every claim of the file; returns {"claims_file", "results": [one
-// row per claim and quantity: id, kind, quantity, claimed, ours, difference,
-// tolerance, verdict, evidence], "verdicts": {id: verdict}, "passed",
-// "failed", "not_checkable"}. ctx: seed, threads and precision.
-nlohmann::ordered_json check_claims(const std::string& claims_path, const ReportContext& ctx,
-                                    const CheckOptions& options = {});
+// One result row per claim and quantity, its texts as the claims file and
+// our computation give them (escaped only where they are printed).
+struct CheckRow {
+  std::string id, kind, quantity, claimed, ours, difference, tolerance, verdict, evidence;
+};
+struct CheckResult {
+  std::string claims_file;
+  std::vector<CheckRow> results;
+  // The verdict of each claim (Pass, Fail or Not checkable), by id in the
+  // file's order.
+  std::vector<std::pair<std::string, std::string>> verdicts;
+  int passed = 0, failed = 0, not_checkable = 0;
+};
 
-// check_claims, then the report folder <ctx.out_root>/check/ (report.md,
-// results.json, claims.csv, meta.json). Returns the exit status: 0 when
-// every claim passed (or was Not checkable, with allow_unchecked), 1
-// otherwise.
-int check_claims_report(const std::string& claims_path, const ReportContext& ctx,
-                        nlohmann::ordered_json* out = nullptr, const CheckOptions& options = {});
+// Checks every claim of the file. ctx: seed, threads and precision.
+CheckResult run_check(const std::string& claims_path, const ReportContext& ctx, const CheckOptions& options = {});
+// run_check, then the report folder <ctx.out_root>/check/ (report.md,
+// results.json, claims.csv, meta.json); `out` gets the result. Returns the
+// exit status: 0 when every claim passed (or was Not checkable, with
+// allow_unchecked), 1 otherwise.
+int check_claims_report(const std::string& claims_path, const ReportContext& ctx, CheckResult& out,
+                        const CheckOptions& options = {});
+int check_exit_status(const CheckResult& r, const CheckOptions& options);
 
-// The exit status of a results document of check_claims.
-int check_exit_status(const nlohmann::ordered_json& doc, const CheckOptions& options);
+// The results document: {"claims_file", "results": [one row per claim and
+// quantity: id, kind, quantity, claimed, ours, difference, tolerance,
+// verdict, evidence], "verdicts": {id: verdict}, "passed", "failed",
+// "not_checkable"} (results.json, check --json).
+void write(commands::DocumentWriter& w, const CheckResult& r);
+nlohmann::ordered_json to_json(const CheckResult& r);
 
 // A text from a claims file as one CSV field of claims.csv: RFC 4180 quoting
 // (csv_field), and a leading ' when it starts with = + - @, a tab or a

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ctmc/commands/document.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/net_synapse.hpp"
 #include "ctmc/sim/tensor_inputs.hpp"
@@ -90,5 +91,11 @@ ConvertLayer fit_spiking_layer(ReportWriter& w, const SpikingLayerFit& f, std::s
 // activation no family fits, fit_images, samples or starts below 1, an
 // output folder that is not one this tool wrote.
 ConvertResult run_convert(const ConvertOptions& o);
+
+// The result as a document (the Python module's convert()): {"folder",
+// "layers": [{"target", "family", "neuron_file", "samples_file", "units",
+// "values", "images", "lo", "hi", "mse", "max_abs_error"}],
+// "simulate_command", "sweep_command"}.
+void write(commands::DocumentWriter& w, const ConvertResult& r);
 
 }  // namespace ctmc::reports

@@ -23,6 +23,7 @@
 // initializer, data stored outside the file, and every manifest error of the
 // result (net_from_manifest), reported against the ONNX file.
 #pragma once
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -35,6 +36,7 @@ struct OnnxImport {
   nlohmann::json manifest;  // without "weights" / "weights_sha256" (save_manifest adds them)
   SafetensorsFile weights;
   Net net;                  // the manifest as loaded (its BatchNorm fold error included)
+  std::int64_t opset = 0;   // the model's ai.onnx opset (also in the manifest's meta)
 };
 
 // An ONNX model is refused beyond 2 GiB, protobuf's limit for one message.

@@ -8,7 +8,7 @@
 
 #include "ctmc/core/errors.hpp"
 
-namespace ctmc::cli {
+namespace ctmc::commands {
 
 // Its folder must exist and it must not be a folder itself; InputError
 // naming `option` otherwise.
@@ -26,4 +26,4 @@ inline void check_output_path(const std::string& output, const std::string& opti
     throw InputError(fmt::format("{}: '{}' names no file", option, output));
 }
 
-}  // namespace ctmc::cli
+}  // namespace ctmc::commands
