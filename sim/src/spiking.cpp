@@ -602,6 +602,54 @@ Eigen::VectorXd SpikingNetwork::layer1_input(const float* x) const {
 // sums and pays for scanning the zeros.
 const double kDenseConvDensity = 0.6;
 
+namespace {
+
+// hb = b + cur and cur *= decay for a current kept channel-last (pixel p,
+// channel c at p C + c) and neurons in C-H-W order (c P + p): each element's
+// sum and product as the plain loop computes them. Pixels in blocks of 8,
+// whose H values (one cache line per channel) stay in the L1 cache while
+// pairs of pixels fill them, each pair's two channels swapped in SSE2
+// registers.
+void read_channel_last(const double* b, double* cur, double* hb, int P, int C, double decay) {
+  for (int p0 = 0; p0 < P; p0 += 8) {
+    const int p1 = std::min(P, p0 + 8);
+    int p = p0;
+#if defined(__SSE2__)
+    const __m128d d = _mm_set1_pd(decay);
+    for (; p + 2 <= p1; p += 2) {
+      double* r0 = cur + static_cast<std::size_t>(p) * C;
+      double* r1 = r0 + C;
+      int c = 0;
+      for (; c + 2 <= C; c += 2) {
+        const __m128d a0 = _mm_loadu_pd(r0 + c), a1 = _mm_loadu_pd(r1 + c);
+        const std::size_t j0 = static_cast<std::size_t>(c) * P + p, j1 = j0 + P;
+        _mm_storeu_pd(hb + j0, _mm_add_pd(_mm_loadu_pd(b + j0), _mm_unpacklo_pd(a0, a1)));
+        _mm_storeu_pd(hb + j1, _mm_add_pd(_mm_loadu_pd(b + j1), _mm_unpackhi_pd(a0, a1)));
+        _mm_storeu_pd(r0 + c, _mm_mul_pd(a0, d));
+        _mm_storeu_pd(r1 + c, _mm_mul_pd(a1, d));
+      }
+      for (; c < C; ++c) {
+        const std::size_t j = static_cast<std::size_t>(c) * P + p;
+        hb[j] = b[j] + r0[c];
+        hb[j + 1] = b[j + 1] + r1[c];
+        r0[c] *= decay;
+        r1[c] *= decay;
+      }
+    }
+#endif
+    for (; p < p1; ++p) {
+      double* r = cur + static_cast<std::size_t>(p) * C;
+      for (int c = 0; c < C; ++c) {
+        const std::size_t j = static_cast<std::size_t>(c) * P + p;
+        hb[j] = b[j] + r[c];
+        r[c] *= decay;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 bool SpikingNetwork::transmit(std::size_t l, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired,
                               double weight, double* cur, ChainScratch& scratch) const {
   if (!chains_.empty()) {
@@ -704,20 +752,8 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
         if (!chains_.empty() && chains_[l].channel_last()) {
           // The current is kept channel-last (net_synapse.hpp), the neurons
           // in C-H-W order: read it across, then decay it in place.
-          // In blocks of 8 pixels, whose C-channel rows stay in the L1
-          // cache while each channel's 8 values are read.
           const Shape3& o = chains_[l].out_shape();
-          const int P = o.h * o.w, C = o.c;
-          for (int p0 = 0; p0 < P; p0 += 8) {
-            const int p1 = std::min(P, p0 + 8);
-            double* blk = cur + static_cast<std::size_t>(p0) * C;
-            for (int c = 0; c < C; ++c) {
-              const int row = c * P;
-              for (int p = p0; p < p1; ++p) hb[row + p] = b[row + p] + blk[static_cast<std::size_t>(p - p0) * C + c];
-            }
-            const int m = (p1 - p0) * C;
-            for (int j = 0; j < m; ++j) blk[j] *= decay;
-          }
+          read_channel_last(b, cur, hb, o.h * o.w, o.c, decay);
         } else {
           for (int j = 0; j < n; ++j) {
             hb[j] = b[j] + cur[j];
