@@ -596,8 +596,9 @@ Eigen::VectorXd SpikingNetwork::layer1_input(const float* x) const {
 
 // bench_conv's calibration (VGG-11 layers at width 0.25, one x86-64 core
 // with AVX): the dense gather costs 2-20x the event-driven scatter's time at
-// densities up to 0.05, 1.1-1.7x at 0.5, and becomes the cheaper from about
-// 0.7 (0.3 to 1, by layer). The event-driven scatter adds each spike's
+// densities up to 0.05, 1.1-1.5x at 0.5, and becomes the cheaper from 0.7
+// or 1 by layer (some of the last layers, 512 channels in VGG-11, not even at 1; the figures
+// vary by about 0.2 from run to run). The event-driven scatter adds each spike's
 // contiguous kernel runs, so the gather saves only the stores of partial
 // sums and pays for scanning the zeros.
 const double kDenseConvDensity = 0.6;
