@@ -6,17 +6,21 @@
 // (fixed seed), on 28x28 inputs (the MNIST digits when data/mnist exists).
 //
 // Prints, per core (CPU seconds of the simulating threads):
-//   1. the spiking engine (event-driven: each spike scatters its kernel
-//      slice, net_synapse.hpp): synaptic events (SynOps) per second and
-//      neuron-steps per second, on 1 and 2 threads (the parallel figure as in
-//      bench_snn: the 1-thread CPU time over the 2 threads' CPU time, x 2);
-//      target: at least 2e9 synaptic events per second per core;
-//   2. the dense per-step alternative measured on the same layers: one
-//      im2col + matrix product per layer and step on a spike image of the
-//      density the run measured, its CPU time per image for the whole window
-//      beside the event-driven engine's whole time per image (the dense
-//      propagation alone, without the neurons' updates, so the ratio is a
-//      lower bound on what the dense path would cost);
+//   1. the spiking engine with each conv propagation of SpikingConfig::
+//      conv_path in the same run: event-driven (each spike scatters its
+//      kernel slice, net_synapse.hpp), dense (each step gathers per output
+//      pixel) and auto (per layer and step by the step's spike density):
+//      synaptic events (SynOps) per second and neuron-steps per second, the
+//      dense / event-driven time ratio, and the event-driven engine on 1 and
+//      2 threads (the parallel figure as in bench_snn: the 1-thread CPU time
+//      over the 2 threads' CPU time, x 2); all three give the same spikes,
+//      which the bench checks. Target: at least 2e9 synaptic events per
+//      second per core;
+//   2. per conv layer fed by spikes: its input density, the share of steps
+//      auto took densely, and the calibration of the switch (kDenseConvDensity):
+//      one step's propagation timed both ways at densities 0.005 .. 1
+//      (spikes per input neuron and step), and the density from which the
+//      dense way is the cheaper;
 //   3. the ANN forward (Net::forward: im2col + product per image) beside a
 //      batched im2col + one product per layer, the usual baseline, with the
 //      largest difference of their logits.
@@ -26,6 +30,7 @@
 // Defaults: width 0.25, 20 images, T 5, dt 0.005, tau 0.02, r 3 (the
 // paper's Case I scale; its T is 50, a rate per second does not depend on T).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <omp.h>
 #include <time.h>
@@ -34,6 +39,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -100,6 +106,8 @@ Net strided_vgg11(double width) {
 struct EngineFigures {
   double cpu = 0, wall = 0, synops = 0, neuron_steps = 0, spikes = 0;
   std::vector<double> layer_spikes;  // per spiking layer, all images
+  std::vector<double> dense_steps;   // per layer l >= 1 (index l - 1), all images
+  std::vector<std::vector<std::uint32_t>> counts;  // per image, all layers' counts in a row
 };
 
 EngineFigures run_engine(const SpikingNetwork& snn, const Dataset& test, std::int64_t steps, int threads) {
@@ -118,7 +126,11 @@ EngineFigures run_engine(const SpikingNetwork& snn, const Dataset& test, std::in
   f.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   for (double c : cpu) f.cpu += c;
   f.layer_spikes.assign(snn.spiking_layers(), 0.0);
+  f.dense_steps.assign(snn.spiking_layers(), 0.0);
   for (const SampleRun& r : runs) {
+    for (std::size_t l = 0; l < r.dense_steps.size(); ++l) f.dense_steps[l] += r.dense_steps[l];
+    auto& all = f.counts.emplace_back();
+    for (const auto& c : r.counts) all.insert(all.end(), c.begin(), c.end());
     f.synops += r.synops;
     f.spikes += static_cast<double>(r.spikes);
     for (std::size_t l = 0; l < r.counts.size(); ++l)
@@ -152,29 +164,29 @@ Eigen::MatrixXf weights_t(const NetLayer& L) {  // (C*9) x O: W[o, c, u, v] as c
   return Wt;
 }
 
-// CPU seconds of one step's dense propagation into every conv layer after the
-// first (its input is the previous layer's spike image at the density
-// `density[l-1]`), averaged over `reps` steps, then times the window's steps.
-double dense_seconds_per_image(const Net& net, const std::vector<double>& density, std::int64_t steps) {
-  std::mt19937 g(7);
+// One step's propagation through a conv stage at spike density d (each
+// input spikes with probability d, once, in ascending order as the engine
+// gives them), CPU seconds per step: event-driven and dense.
+std::pair<double, double> step_seconds(const LinearChain& chain, double d, std::mt19937& g) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  double per_step = 0;
-  const int reps = 50;
-  for (std::size_t l = 1; l + 2 < net.layers.size(); ++l) {  // conv layers 2..13
-    const NetLayer& L = net.layers[l];
-    const int P = L.out.h * L.out.w, K = L.in.c * 9;
-    const Eigen::MatrixXf Wt = weights_t(L);
-    std::vector<float> spikes(static_cast<std::size_t>(L.in.size()));
-    for (float& s : spikes) s = u(g) < density[l - 1] ? 1.0f : 0.0f;
-    Eigen::MatrixXf patches(P, K), y(P, L.conv.out_channels);
-    const double c0 = thread_cpu_seconds();
-    for (int r = 0; r < reps; ++r) {
-      im2col(L, spikes.data(), patches.data());
-      y.noalias() = patches * Wt;
-    }
-    per_step += (thread_cpu_seconds() - c0) / reps;
+  const int reps = 20;
+  std::vector<std::vector<std::uint32_t>> sets(reps);
+  for (auto& set : sets)
+    for (int i = 0; i < chain.in_size(); ++i)
+      if (u(g) < d) set.push_back(static_cast<std::uint32_t>(i));
+  std::vector<double> cur(static_cast<std::size_t>(chain.out_size()), 0.0), src(static_cast<std::size_t>(chain.in_size()), 0.0);
+  ChainScratch scratch;
+  const double c0 = thread_cpu_seconds();
+  for (const auto& set : sets)
+    for (std::uint32_t i : set) chain.add_spike_stored(i, 0.5, cur.data(), scratch);
+  const double c1 = thread_cpu_seconds();
+  for (const auto& set : sets) {
+    for (std::uint32_t i : set) src[i] = 0.5;
+    chain.add_step_dense(src.data(), cur.data());
+    for (std::uint32_t i : set) src[i] = 0.0;
   }
-  return per_step * static_cast<double>(steps);
+  const double c2 = thread_cpu_seconds();
+  return {(c1 - c0) / reps, (c2 - c1) / reps};
 }
 
 // Batched baseline: per layer one im2col of all images and one product.
@@ -254,32 +266,70 @@ int main(int argc, char** argv) {
              width, snn.spiking_layers(), snn.spiking_neurons(), test.size(),
              train.size() == test.size() ? "random" : "MNIST test", T, dt, steps, tau, r);
 
-  const EngineFigures one = run_engine(snn, test, steps, 1);
-  const EngineFigures two = run_engine(snn, test, steps, 2);
-  fmt::print("\nevent-driven engine, per core:\n");
-  fmt::print("  1 thread : {:.3e} synaptic events/s, {:.3e} neuron-steps/s ({:.2f} CPU s; {:.2f} spikes per neuron)\n",
-             one.synops / one.cpu, one.neuron_steps / one.cpu, one.cpu,
-             one.spikes / test.size() / static_cast<double>(snn.spiking_neurons()));
-  fmt::print("  2 threads: {:.3e} synaptic events/s per core; speed-up {:.2f}x on 2 idle cores (wall {:.2f}x)\n",
-             two.synops / two.cpu, 2 * one.cpu / two.cpu, one.wall / two.wall);
-  fmt::print("  target 2e9 synaptic events/s per core: {:.2f}x of it\n", one.synops / one.cpu / 2e9);
-
-  // The products below on this thread alone (Eigen would otherwise spread
-  // them over OpenMP threads, whose CPU time this thread's clock misses).
-  omp_set_num_threads(1);
+  // The products below and the calibration on this thread alone (Eigen
+  // would otherwise spread them over OpenMP threads, whose CPU time this
+  // thread's clock misses).
   Eigen::setNbThreads(1);
-  std::vector<double> density;
-  for (std::size_t l = 0; l < one.layer_spikes.size(); ++l)
-    density.push_back(one.layer_spikes[l] / test.size() / static_cast<double>(steps) /
-                      static_cast<double>(snn.layer_size(l)));
-  const double dense = dense_seconds_per_image(net, density, steps);
-  const double event = one.cpu / test.size();
-  fmt::print("\ndense per-step alternative (im2col + product per conv layer and step, at the measured spike densities "
-             "{:.2e} .. {:.2e} per neuron and step):\n",
-             *std::min_element(density.begin(), density.end()), *std::max_element(density.begin(), density.end()));
-  fmt::print("  propagation alone {:.3f} CPU s per image vs the event-driven engine's whole run {:.3f} s: dense / "
-             "event-driven >= {:.1f}x\n",
-             dense, event, dense / event);
+  using CP = SpikingConfig::ConvPath;
+  const auto engine = [&](CP path) {
+    SpikingConfig c = cfg;
+    c.conv_path = path;
+    return std::make_unique<SpikingNetwork>(net, layers, c);
+  };
+  const auto ev = engine(CP::Event), de = engine(CP::Dense), au = engine(CP::Auto);
+  // Each figure the least CPU time of 3 runs, the paths taking turns (the
+  // first run of a process pays for cold caches and page faults).
+  EngineFigures one, two, dense, autom;
+  const auto keep = [](EngineFigures& best, EngineFigures f) {
+    if (best.cpu == 0 || f.cpu < best.cpu) best = std::move(f);
+  };
+  for (int rep = 0; rep < 3; ++rep) {
+    keep(one, run_engine(*ev, test, steps, 1));
+    keep(dense, run_engine(*de, test, steps, 1));
+    keep(autom, run_engine(*au, test, steps, 1));
+    keep(two, run_engine(*ev, test, steps, 2));
+  }
+  const bool same = dense.counts == one.counts && autom.counts == one.counts && two.counts == one.counts;
+  const auto line = [&](const char* name, const EngineFigures& f) {
+    fmt::print("  {:<13}: {:.3e} synaptic events/s, {:.3e} neuron-steps/s ({:.2f} CPU s; {:.2f}x the event-driven time)\n",
+               name, f.synops / f.cpu, f.neuron_steps / f.cpu, f.cpu, f.cpu / one.cpu);
+  };
+  fmt::print("\nspiking engine, 1 thread, per core ({:.2f} spikes per neuron; same spikes on every path: {}):\n",
+             one.spikes / test.size() / static_cast<double>(snn.spiking_neurons()), same ? "yes" : "NO");
+  line("event-driven", one);
+  line("dense", dense);
+  line("auto", autom);
+  fmt::print("  dense / event-driven: {:.2f}x the time\n", dense.cpu / one.cpu);
+  fmt::print("  event-driven on 2 threads: {:.3e} synaptic events/s per core; speed-up {:.2f}x on 2 idle cores (wall "
+             "{:.2f}x)\n",
+             two.synops / two.cpu, 2 * one.cpu / two.cpu, one.wall / two.wall);
+  fmt::print("  target 2e9 synaptic events/s per core: event-driven {:.2f}x of it, auto {:.2f}x\n",
+             one.synops / one.cpu / 2e9, autom.synops / autom.cpu / 2e9);
+
+  omp_set_num_threads(1);
+  const std::vector<NetStage> stages = spiking_stages(net, "bench VGG-11");
+  const std::vector<double> grid{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0};
+  fmt::print("\nconv layers fed by spikes (auto switches to dense from {} of the inputs spiking in a step):\n",
+             kDenseConvDensity);
+  fmt::print("  layer  input density  auto dense steps  dense/event step time at density {}  -> dense cheaper from\n",
+             fmt::join(grid, ", "));
+  std::mt19937 g(7);
+  for (std::size_t l = 1; l < stages.size(); ++l) {
+    const LinearChain chain(net, stages[l], snn.alpha(l - 1));
+    if (!chain.dense_capable()) continue;
+    const double density =
+        one.layer_spikes[l - 1] / test.size() / static_cast<double>(steps) / static_cast<double>(snn.layer_size(l - 1));
+    std::vector<std::string> ratios;
+    double from = NAN;
+    for (double d : grid) {
+      const auto [e, dn] = step_seconds(chain, d, g);
+      ratios.push_back(fmt::format("{:.2f}", dn / e));
+      if (std::isnan(from) && dn < e) from = d;
+    }
+    fmt::print("  {:>5}  {:>13.2e}  {:>15.1f}%  {}  -> {}\n", l + 1, density,
+               100 * autom.dense_steps[l - 1] / test.size() / static_cast<double>(steps), fmt::join(ratios, " "),
+               std::isnan(from) ? std::string("never") : fmt::format("{}", from));
+  }
 
   const Eigen::MatrixXf x = test.images;
   const double a0 = thread_cpu_seconds();

@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
+#include "axpy.hpp"
 #include "ctmc/core/errors.hpp"
 
 namespace ctmc::sim {
@@ -115,6 +117,102 @@ void scatter(const LinearChain::Op& op, std::uint32_t j, double v, Add&& add) {
       add(static_cast<std::uint32_t>((c * OH + y) * OW + x), v / pool_divisor(op, y, x));
 }
 
+// scatter of a convolution into a channel-last current (channel_last in
+// net_synapse.hpp): per kernel offset, the C targets at one output pixel
+// take the slice's C weights in one contiguous run.
+template <bool Avx>
+[[gnu::always_inline]] inline void scatter_conv_hwc_body(const LinearChain::Op& op, std::uint32_t j, double v,
+                                                         double* cur) {
+  const int H = op.in.h, W = op.in.w, OW = op.out.w, O = op.out.c, kh = op.win.kh, kw = op.win.kw;
+  const int c = static_cast<int>(j) / (H * W), yi = static_cast<int>(j) / W % H, xi = static_cast<int>(j) % W;
+  const auto& cols = op.cols[static_cast<std::size_t>(xi)];
+  for (const auto& [u, y] : op.rows[static_cast<std::size_t>(yi)]) {
+    const float* wrow = op.conv_t.data() + static_cast<std::size_t>(c * kh + u) * kw * O;
+    double* crow = cur + static_cast<std::size_t>(y) * OW * O;
+    for (const auto& [vv, x] : cols) {
+      double* to = crow + static_cast<std::size_t>(x) * O;
+      const float* w = wrow + static_cast<std::size_t>(vv) * O;
+#ifdef CTMC_SIM_AVX_DISPATCH
+      if constexpr (Avx) {
+        detail::add_scaled_avx(to, w, O, v);
+        continue;
+      }
+#endif
+      detail::add_scaled(to, w, O, v);
+    }
+  }
+}
+
+// add_step_dense: input channel by input channel, each output pixel's
+// nonzero inputs of that channel in ascending (kernel row, kernel column),
+// their kernel runs added to the pixel's C targets in that order (held in
+// registers across the runs). A target's inputs come in ascending index
+// (c H W + y' W + x': c first, then y' = s y + u - p, then x'), as the
+// event-driven scatter adds spikes given in ascending index; only the order
+// across targets differs.
+template <bool Avx>
+[[gnu::always_inline]] inline void gather_conv_hwc_body(const LinearChain::Op& op, const double* src, double* cur) {
+  const int C = op.in.c, H = op.in.h, W = op.in.w, OH = op.out.h, OW = op.out.w, O = op.out.c;
+  const Window2d& w = op.win;
+  const std::size_t K = static_cast<std::size_t>(w.kh) * w.kw;
+  std::vector<const float*> runs(K);
+  std::vector<double> vals(K);
+  for (int c = 0; c < C; ++c) {
+    const double* sc = src + static_cast<std::size_t>(c) * H * W;
+    if (std::all_of(sc, sc + static_cast<std::size_t>(H) * W, [](double v) { return v == 0.0; })) continue;
+    const float* wc = op.conv_t.data() + static_cast<std::size_t>(c) * K * O;
+    for (int y = 0; y < OH; ++y) {
+      const int y0 = y * w.stride_h - w.pad_h;
+      const int u0 = std::max(0, -y0), u1 = std::min(w.kh, H - y0);
+      for (int x = 0; x < OW; ++x) {
+        const int x0 = x * w.stride_w - w.pad_w;
+        const int v0 = std::max(0, -x0), v1 = std::min(w.kw, W - x0);
+        int m = 0;
+        for (int u = u0; u < u1; ++u) {
+          const double* s = sc + static_cast<std::size_t>(y0 + u) * W + x0;
+          for (int v = v0; v < v1; ++v)
+            if (s[v] != 0.0) {
+              vals[static_cast<std::size_t>(m)] = s[v];
+              runs[static_cast<std::size_t>(m++)] = wc + static_cast<std::size_t>(u * w.kw + v) * O;
+            }
+        }
+        if (m == 0) continue;
+        double* acc = cur + (static_cast<std::size_t>(y) * OW + x) * O;
+#ifdef CTMC_SIM_AVX_DISPATCH
+        if constexpr (Avx) {
+          detail::add_scaled_runs_avx(acc, runs.data(), vals.data(), m, O);
+          continue;
+        }
+#endif
+        detail::add_scaled_runs(acc, runs.data(), vals.data(), m, O);
+      }
+    }
+  }
+}
+
+#ifdef CTMC_SIM_AVX_DISPATCH
+[[gnu::target("avx")]] void scatter_conv_hwc_avx(const LinearChain::Op& op, std::uint32_t j, double v, double* cur) {
+  scatter_conv_hwc_body<true>(op, j, v, cur);
+}
+[[gnu::target("avx")]] void gather_conv_hwc_avx(const LinearChain::Op& op, const double* src, double* cur) {
+  gather_conv_hwc_body<true>(op, src, cur);
+}
+#endif
+
+void scatter_conv_hwc(const LinearChain::Op& op, std::uint32_t j, double v, double* cur) {
+#ifdef CTMC_SIM_AVX_DISPATCH
+  if (detail::has_avx()) return scatter_conv_hwc_avx(op, j, v, cur);
+#endif
+  scatter_conv_hwc_body<false>(op, j, v, cur);
+}
+
+void gather_conv_hwc(const LinearChain::Op& op, const double* src, double* cur) {
+#ifdef CTMC_SIM_AVX_DISPATCH
+  if (detail::has_avx()) return gather_conv_hwc_avx(op, src, cur);
+#endif
+  gather_conv_hwc_body<false>(op, src, cur);
+}
+
 }  // namespace
 
 LinearChain::LinearChain(const Net& net, NetStage stage, double scale) {
@@ -136,6 +234,9 @@ LinearChain::LinearChain(const Net& net, NetStage stage, double scale) {
     ops_.push_back(make_op(L, scale, l == last_weighted));
   }
   if (last_weighted > stage.last) spike_scale_ = 1.0 / scale;
+  out_shape_ = net.layers[stage.last].out;
+  channel_last_ = !ops_.empty() && ops_.back().kind == LayerKind::Conv2d;
+  dense_capable_ = ops_.size() == 1 && channel_last_;
   Eigen::MatrixXf z = Eigen::MatrixXf::Zero(in_size_, 1);
   for (std::size_t l = stage.first; l <= stage.last; ++l) z = apply_layer_op(net.layers[l], z);
   bias_.assign(z.data(), z.data() + z.size());
@@ -168,6 +269,34 @@ void LinearChain::visit(std::uint32_t i, double c, ChainScratch& scratch, Add&& 
 
 void LinearChain::add_spike(std::uint32_t i, double c, double* cur, ChainScratch& scratch) const {
   visit(i, c, scratch, [cur](std::uint32_t t, double x) { cur[t] += x; });
+}
+
+std::uint32_t LinearChain::stored_index(std::uint32_t t) const {
+  if (!channel_last_) return t;
+  const auto P = static_cast<std::uint32_t>(out_shape_.h * out_shape_.w);
+  return t % P * static_cast<std::uint32_t>(out_shape_.c) + t / P;
+}
+
+void LinearChain::add_spike_stored(std::uint32_t i, double c, double* cur, ChainScratch& scratch) const {
+  if (!channel_last_) return add_spike(i, c, cur, scratch);
+  const double v0 = c * spike_scale_;
+  if (ops_.size() == 1) return scatter_conv_hwc(ops_[0], i, v0, cur);
+  // As visit: the spike's image through the operations before the last.
+  auto* from = &scratch.a;
+  auto* to = &scratch.b;
+  from->clear();
+  from->push_back({i, v0});
+  for (std::size_t k = 0; k + 1 < ops_.size(); ++k) {
+    to->clear();
+    for (const auto& [j, v] : *from) scatter(ops_[k], j, v, [to](std::uint32_t t, double x) { to->push_back({t, x}); });
+    std::swap(from, to);
+  }
+  for (const auto& [j, v] : *from) scatter_conv_hwc(ops_.back(), j, v, cur);
+}
+
+void LinearChain::add_step_dense(const double* src, double* cur) const {
+  if (!dense_capable_) throw std::logic_error("LinearChain::add_step_dense: the stage is not one convolution");
+  gather_conv_hwc(ops_[0], src, cur);
 }
 
 std::vector<std::uint32_t> LinearChain::fanouts() const {

@@ -3,12 +3,14 @@
 // written as convolutions, SynOps against fanouts counted by hand on a
 // padded, strided convolution, the stages' columns against the ANN's own
 // operations, thread-count invariance, layer-1 counts against the exact
-// counting moments, and the max-pooling refusal.
+// counting moments, the max-pooling refusal, and the event-driven and dense
+// conv paths giving the same bits.
 //
 // Statistical check: fixed seeds, acceptance within kZ = 4.4 standard errors
 // (two-sided false-alarm rate about 1e-5, normal approximation).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -311,4 +313,148 @@ TEST_CASE("max pooling between spiking layers is refused, naming the layer and w
   cfg.reference_kernel = false;
   CHECK_THROWS_WITH_AS(SpikingNetwork(small_conv_net(3), layers_of(3, 1), cfg),
                        doctest::Contains("the vectorised spiking kernel runs dense networks only"), ctmc::InputError);
+}
+
+namespace {
+
+// 1 x 6 x 6 -> conv 3x3 pad 1 (3 channels) -> conv 3x3 stride 2 pad 1 (4
+// channels, 3 x 3) -> conv 3x3 stride 2 pad 1 (3 channels, 2 x 2) -> flatten
+// -> dense 12 -> 2, relu between. Weights not dyadic on purpose: their sums
+// depend on the order of the additions, so only the same additions in the
+// same order give the same bits.
+Net ordered_conv_net(unsigned seed) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> w(0.0f, 0.4f);
+  const auto draw = [&](std::size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = w(g);
+    return v;
+  };
+  Net net;
+  net.input = Shape3{1, 6, 6, false};
+  net.layers.push_back(conv_layer(1, 3, Window2d{3, 3, 1, 1, 1, 1}, draw(27), draw(3), "relu"));
+  net.layers.push_back(conv_layer(3, 4, Window2d{3, 3, 2, 2, 1, 1}, draw(108), draw(4), "relu"));
+  net.layers.push_back(conv_layer(4, 3, Window2d{3, 3, 2, 2, 1, 1}, draw(108), draw(3), "relu"));
+  add_readout(net, 12, 0.3f);
+  net.infer_shapes("ordered conv net");
+  return net;
+}
+
+}  // namespace
+
+TEST_CASE("a convolution stage's stored current, event by event or dense per step, holds add_spike's sums bit for bit") {
+  const Net net = ordered_conv_net(41);
+  const auto stages = spiking_stages(net, "net");
+  REQUIRE(stages.size() == 4);
+  std::mt19937 g(43);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (std::size_t s : {1u, 2u}) {
+    const LinearChain chain(net, stages[s], 2.5);
+    REQUIRE(chain.channel_last());
+    REQUIRE(chain.dense_capable());
+    const int n = chain.in_size(), m = chain.out_size();
+    // stored_index is a permutation of the targets.
+    std::vector<char> hit(static_cast<std::size_t>(m), 0);
+    for (int t = 0; t < m; ++t) hit[chain.stored_index(static_cast<std::uint32_t>(t))] = 1;
+    CHECK(std::count(hit.begin(), hit.end(), 1) == m);
+    ChainScratch scratch;
+    for (double density : {0.05, 0.3, 1.0}) {
+      INFO("stage ", s, ", density ", density);
+      std::vector<double> start(static_cast<std::size_t>(m));
+      for (double& x : start) x = u(g) - 0.5;
+      std::vector<double> natural = start, event(static_cast<std::size_t>(m)), dense(static_cast<std::size_t>(m));
+      for (int t = 0; t < m; ++t) event[chain.stored_index(static_cast<std::uint32_t>(t))] = start[static_cast<std::size_t>(t)];
+      dense = event;
+      std::vector<double> src(static_cast<std::size_t>(n), 0.0);
+      for (int i = 0; i < n; ++i)
+        if (u(g) < density) {
+          const double c = 0.7 * (1 + static_cast<int>(u(g) * 3));  // weight x spike count
+          src[static_cast<std::size_t>(i)] = c;
+          chain.add_spike(static_cast<std::uint32_t>(i), c, natural.data(), scratch);
+          chain.add_spike_stored(static_cast<std::uint32_t>(i), c, event.data(), scratch);
+        }
+      chain.add_step_dense(src.data(), dense.data());
+      CHECK(event == dense);
+      bool same = true;
+      for (int t = 0; t < m; ++t)
+        same = same && natural[static_cast<std::size_t>(t)] == event[chain.stored_index(static_cast<std::uint32_t>(t))];
+      CHECK(same);
+      CHECK(natural != start);
+    }
+  }
+  // The output stage (flatten, dense) keeps the C-H-W order, without a dense path.
+  CHECK(!LinearChain(net, stages[3], 1.0).channel_last());
+  CHECK(!LinearChain(net, stages[3], 1.0).dense_capable());
+}
+
+TEST_CASE("the event-driven and the dense conv path give the same spikes, for 1, 2 and 3 threads") {
+  const Net net = ordered_conv_net(47);
+  std::mt19937 g(53);
+  std::uniform_real_distribution<float> px(0.0f, 1.0f);
+  using CP = SpikingConfig::ConvPath;
+  for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::Uniformization}) {
+    std::vector<float> x(36);
+    for (float& v : x) v = px(g);
+    std::vector<SampleRun> runs;
+    for (CP path : {CP::Event, CP::Dense, CP::Auto}) {
+      SpikingConfig cfg = config(2, 0.01, 0.05);
+      cfg.sampler = kind;
+      cfg.conv_path = path;
+      cfg.checkpoints = {1};
+      const SpikingNetwork snn(net, layers_of(4, 20), cfg);
+      runs.push_back(snn.run(x.data(), sample_stream_seed(9, 0, 1)));
+    }
+    INFO("sampler ", sampler_name(kind));
+    REQUIRE(runs[0].dense_steps.size() == 3);
+    CHECK(runs[0].spikes > 0);
+    // Event never goes dense; Dense does wherever the step's spikes come in
+    // ascending order: for layer 3 (fed by layer 2, advanced in neuron
+    // order), and for layer 2 with a sampler that advances layer 1 in neuron
+    // order too (the exact sampler's calendar orders layer 1's spikes by
+    // jump time: dense only in steps where that happens to be ascending).
+    CHECK(runs[0].dense_steps == std::vector<std::uint32_t>{0, 0, 0});
+    CHECK(runs[1].dense_steps[1] > 0);
+    if (kind == SamplerKind::Uniformization) CHECK(runs[1].dense_steps[0] > 0);
+    CHECK(runs[1].dense_steps[2] == 0);  // the output stage is dense, not a convolution
+    for (int k : {1, 2}) {
+      check_same_reading(runs[0], runs[static_cast<std::size_t>(k)]);
+      REQUIRE(runs[static_cast<std::size_t>(k)].at.size() == 1);
+      check_same_reading(runs[0].at[0], runs[static_cast<std::size_t>(k)].at[0]);
+    }
+  }
+
+  // simulate_network: each path on 1, 2 and 3 threads, all six identical.
+  const auto fill = [&](Dataset& d, int n) {
+    d.images = Eigen::MatrixXf(36, n);
+    for (int i = 0; i < d.images.size(); ++i) d.images.data()[i] = px(g);
+    d.labels.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) d.labels[static_cast<std::size_t>(i)] = static_cast<int>(g() % 2);
+  };
+  Dataset train, test;
+  fill(train, 30);
+  fill(test, 7);
+  NetworkSimOptions opt;
+  opt.snn = config(1, 0.01, 0.05);
+  opt.snn.checkpoints = {0.5, 1};
+  opt.rate = 20;
+  opt.trials = 2;
+  opt.seed = 61;
+  const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  std::vector<NetworkSimResult> res;
+  for (CP path : {CP::Event, CP::Dense})
+    for (int threads : {1, 2, 3}) {
+      opt.snn.conv_path = path;
+      opt.threads = threads;
+      res.push_back(simulate_network(net, train, test, neurons, opt));
+    }
+  CHECK(res[0].spikes_per_neuron > 0);
+  for (std::size_t k = 1; k < res.size(); ++k) {
+    INFO("run ", k);
+    CHECK(res[k].predictions == res[0].predictions);
+    CHECK(res[k].synops == res[0].synops);
+    CHECK(res[k].spikes_per_neuron == res[0].spikes_per_neuron);
+    CHECK(res[k].transitions_per_sample == res[0].transitions_per_sample);
+    REQUIRE(res[k].windows.size() == 2);
+    CHECK(res[k].windows[0].layer_rate_rel_rmse == res[0].windows[0].layer_rate_rel_rmse);
+  }
 }

@@ -15,7 +15,9 @@
 // spike to the pooling windows that hold the pixel and each of those through
 // the kernel slice W[:, c_i, :, :]; [flatten, dense] adds a column of W.
 // Spikes are sparse (about one neuron in several hundred per step), so this
-// event-driven scatter is done per spike, never a dense convolution per step.
+// scatter is done spike by spike; a stage of one convolution also has a
+// dense per-step gather with the same sums (add_step_dense), which the
+// spiking engine takes for a dense enough step (SpikingConfig::conv_path).
 //
 // SynOps (eq. synops) count each spike times its neuron's fanout: the number
 // of entries of the column A e_i that are not zero (a pixel at the border of
@@ -49,6 +51,7 @@ std::vector<NetStage> spiking_stages(const Net& net, const std::string& what);
 // each pooling or identity of the stage).
 struct ChainScratch {
   std::vector<std::pair<std::uint32_t, double>> a, b;
+  std::vector<double> dense;  // the step's input values for add_step_dense
 };
 
 // One stage as the synapses of a spiking layer.
@@ -71,6 +74,29 @@ class LinearChain {
   // The nonzero entries of A e_i, for every input i (SynOps).
   std::vector<std::uint32_t> fanouts() const;
 
+  // The layout in which the spiking engine keeps the current this chain
+  // feeds. A stage that ends in a convolution stores it channel-last
+  // (H-W-C: target (o, y, x) at (y W + x) C + o), so that a spike's kernel
+  // slice W[:, c, u, v] lands on C contiguous targets, one vectorisable run
+  // per kernel offset; otherwise in the C-H-W order of the targets. A layout
+  // only moves where a target's current lives: each target receives the same
+  // additions in the same order as through add_spike.
+  bool channel_last() const { return channel_last_; }
+  const Shape3& out_shape() const { return out_shape_; }
+  // Position of target t (C-H-W index) in the stored current.
+  std::uint32_t stored_index(std::uint32_t t) const;
+  // add_spike into a current kept in the stored layout.
+  void add_spike_stored(std::uint32_t i, double c, double* cur, ChainScratch& scratch) const;
+
+  // The dense per-step alternative to add_spike_stored, for a stage of one
+  // convolution (dense_capable): src holds each input's value c of the step
+  // (0 for an input that did not spike), and each target gathers its inputs
+  // in ascending input index, skipping the zeros. So when the step's spikes
+  // come in ascending index, every target receives the same additions in
+  // the same order as from add_spike_stored spike by spike (bit for bit).
+  bool dense_capable() const { return dense_capable_; }
+  void add_step_dense(const double* src, double* cur) const;
+
   // One layer of the stage, its weights already divided by the scale.
   struct Op {
     LayerKind kind = LayerKind::Activation;
@@ -92,6 +118,8 @@ class LinearChain {
   std::vector<double> bias_;
   double spike_scale_ = 1;  // 1 / scale when no layer of the stage has weights
   int in_size_ = 0, out_size_ = 0;
+  Shape3 out_shape_;
+  bool channel_last_ = false, dense_capable_ = false;
 };
 
 }  // namespace ctmc::sim

@@ -16,7 +16,9 @@
 // then the output stage) and W^l, b^l its composed affine map: H^1 is the
 // stage applied to the image, and a spike scatters the stage's column
 // (a convolution's kernel slice, through any average pooling before it)
-// into the next layer's current, event by event (LinearChain). A layer
+// into the next layer's current, event by event (LinearChain; a dense
+// enough step of a convolution is gathered per output pixel instead, with
+// the same sums: SpikingConfig::conv_path). A layer
 // graph of dense layers gives the Mlp's spikes bit for bit (same stream,
 // same operations in the same order). maxpool2d is refused.
 //
@@ -92,7 +94,22 @@ struct SpikingConfig {
   // faster (it is within 1.5x on this machine class); bench_snn and the
   // tests select it here, no command does.
   bool reference_kernel = true;
+  // How a layer graph carries a step's spikes into a stage of one
+  // convolution (net_synapse.hpp): Auto chooses per layer and step by the
+  // step's spike density (dense from kDenseConvDensity of the stage's inputs
+  // on); Event always scatters spike by spike; Dense always gathers per
+  // output pixel. Every choice gives the same currents bit for bit, hence
+  // the same spikes: a target receives the same additions in the same order
+  // (ascending spike index). A step whose spikes do not come in ascending
+  // index (the first spiking layer's event calendar orders them by jump
+  // time) is scattered in its own order whatever this says.
+  enum class ConvPath { Auto, Event, Dense };
+  ConvPath conv_path = ConvPath::Auto;
 };
+
+// Auto's switch: a step whose spikes number at least this fraction of the
+// stage's inputs goes the dense way (calibrated with bench_conv).
+extern const double kDenseConvDensity;
 
 // One spiking layer: the kernel already scaled by alpha_l / alpha_fit.
 struct SpikingLayer {
@@ -112,6 +129,9 @@ struct SampleRun {
   std::uint64_t spikes = 0;       // all spiking layers
   std::uint64_t transitions = 0;  // CTMC jumps, all spiking layers
   std::uint64_t euler_renormalized = 0;
+  // Per layer l (0-based, index l - 1 for l >= 1): the steps whose spikes of
+  // layer l - 1 reached layer l by the dense path (SpikingConfig::conv_path).
+  std::vector<std::uint32_t> dense_steps;
   // The readings at SpikingConfig::checkpoints, in order (their own `at` empty).
   std::vector<SampleRun> at;
 };
@@ -154,8 +174,10 @@ class SpikingNetwork {
   void configure();
   // H^1 for input x (double, zero pixels skipped).
   Eigen::VectorXd layer1_input(const float* x) const;
-  // Adds the step's spikes of layer l-1 (c = weight * count) to layer l's current.
-  void transmit(std::size_t l, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired, double weight,
+  // Adds the step's spikes of layer l-1 (c = weight * count) to layer l's
+  // current (for a layer graph in chains_[l]'s stored layout); true when it
+  // took the dense path.
+  bool transmit(std::size_t l, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired, double weight,
                 double* cur, ChainScratch& scratch) const;
   // Prediction, tie, SynOps and totals of `out` (its counts set) after
   // `steps` steps of window T, with h_sum the sum of H^L over those steps.
