@@ -20,6 +20,7 @@
 #include "ctmc/reports/layer_fit.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
+#include "if_grid.hpp"
 #include "report_sweeps.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/if_baseline.hpp"
@@ -452,34 +453,8 @@ std::vector<MeasuredPoint> measured_points(const Json& doc, const VariantRun& vr
 
 // --- IF baseline ---------------------------------------------------------------
 
-struct IfPoint {
-  double percentile, v0;
-  int steps;
-  double gap, gap_sd, synops, spikes_per_neuron;
-};
-
 std::vector<IfPoint> run_if(Study& st, const DataCase& dc, const VariantRun& vr) {
-  std::vector<IfPoint> out;
-  for (double p : {99.9, 100.0})
-    for (double v0 : {0.0, 0.5})
-      for (int steps : st.d.if_steps) {
-        std::vector<double> gaps, synops, spn;
-        for (const sim::Mlp& net : vr.nets) {
-          sim::IfOptions o;
-          o.percentile = p;
-          o.v0 = v0;
-          o.steps = steps;
-          o.threads = st.ctx.threads;
-          o.limit = st.d.test_images;
-          o.subset = dc.subset;
-          const sim::IfResult r = sim::simulate_if(net, dc.split.train, dc.split.test, o);
-          gaps.push_back(100 * (r.acc_ann - r.acc_if));
-          synops.push_back(r.synops_mean);
-          spn.push_back(r.spikes_per_neuron);
-        }
-        out.push_back({p, v0, steps, sim::mean_of(gaps), sim::sd_of(gaps), sim::mean_of(synops), sim::mean_of(spn)});
-      }
-  return out;
+  return run_if_grid(vr.nets, dc.split, st.d.if_steps, st.d.test_images, dc.subset, st.ctx.threads);
 }
 
 // --- formatting ----------------------------------------------------------------

@@ -25,6 +25,7 @@
 #include "ctmc/sim/pareto.hpp"
 #include "ctmc/sim/stats.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "if_grid.hpp"
 #include "report_sweeps.hpp"
 
 namespace ctmc::reports {
@@ -102,11 +103,6 @@ struct DeepCase {
   sim::Dataset test;
 };
 
-struct IfPoint {
-  double percentile, v0;
-  int steps;
-  double gap, synops, spikes_per_neuron;
-};
 
 struct VariantRun {
   DeepVariant v;
@@ -315,28 +311,6 @@ void run_cases(DeepStudy& st, const DeepCase& dc, VariantRun& vr) {
   }
 }
 
-void run_if(DeepStudy& st, const DeepCase& dc, VariantRun& vr) {
-  for (double p : {99.9, 100.0})
-    for (double v0 : {0.0, 0.5})
-      for (int steps : st.d.if_steps) {
-        std::vector<double> gaps, synops, spn;
-        for (const sim::Net& net : vr.nets) {
-          sim::IfOptions o;
-          o.percentile = p;
-          o.v0 = v0;
-          o.steps = steps;
-          o.threads = st.ctx.threads;
-          o.limit = st.d.test_images;
-          o.subset = dc.subset;
-          const sim::IfResult r = sim::simulate_if(net, dc.split.train, dc.split.test, o);
-          gaps.push_back(100 * (r.acc_ann - r.acc_if));
-          synops.push_back(r.synops_mean);
-          spn.push_back(r.spikes_per_neuron);
-        }
-        vr.if_points.push_back({p, v0, steps, sim::mean_of(gaps), sim::mean_of(synops), sim::mean_of(spn)});
-      }
-}
-
 void run_variant(DeepStudy& st, const DeepCase& dc, VariantRun& vr) {
   fit_variant(st, dc, vr);
   vr.doc = run_report_sweep(st.sweeps, dc.key + "-" + vr.v.key, sweep_spec(st, dc), vr.net_files, vr.neuron_files,
@@ -344,7 +318,7 @@ void run_variant(DeepStudy& st, const DeepCase& dc, VariantRun& vr) {
   if (st.ctx.plan) return;
   const auto t0 = Clock::now();
   run_cases(st, dc, vr);
-  run_if(st, dc, vr);
+  vr.if_points = run_if_grid(vr.nets, dc.split, st.d.if_steps, st.d.test_images, dc.subset, st.ctx.threads);
   st.sweeps.log(fmt::format("{} {}: cases and IF in {:.1f} s", dc.key, vr.v.key, seconds_since(t0)));
 }
 

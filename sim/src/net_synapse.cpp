@@ -242,15 +242,10 @@ LinearChain::LinearChain(const Net& net, NetStage stage, double scale) {
   bias_.assign(z.data(), z.data() + z.size());
 }
 
-template <class Add>
-void LinearChain::visit(std::uint32_t i, double c, ChainScratch& scratch, Add&& add) const {
-  const double v0 = c * spike_scale_;
-  if (ops_.empty()) {
-    add(i, v0);
-    return;
-  }
+template <class Last>
+void LinearChain::through_ops(std::uint32_t i, double v0, ChainScratch& scratch, Last&& last) const {
   if (ops_.size() == 1) {
-    scatter(ops_[0], i, v0, add);
+    last(ops_[0], i, v0);
     return;
   }
   // Pooling (or a linear convolution) before the stage's last operation:
@@ -264,7 +259,17 @@ void LinearChain::visit(std::uint32_t i, double c, ChainScratch& scratch, Add&& 
     for (const auto& [j, v] : *from) scatter(ops_[k], j, v, [to](std::uint32_t t, double x) { to->push_back({t, x}); });
     std::swap(from, to);
   }
-  for (const auto& [j, v] : *from) scatter(ops_.back(), j, v, add);
+  for (const auto& [j, v] : *from) last(ops_.back(), j, v);
+}
+
+template <class Add>
+void LinearChain::visit(std::uint32_t i, double c, ChainScratch& scratch, Add&& add) const {
+  const double v0 = c * spike_scale_;
+  if (ops_.empty()) {
+    add(i, v0);
+    return;
+  }
+  through_ops(i, v0, scratch, [&](const Op& op, std::uint32_t j, double v) { scatter(op, j, v, add); });
 }
 
 void LinearChain::add_spike(std::uint32_t i, double c, double* cur, ChainScratch& scratch) const {
@@ -279,19 +284,8 @@ std::uint32_t LinearChain::stored_index(std::uint32_t t) const {
 
 void LinearChain::add_spike_stored(std::uint32_t i, double c, double* cur, ChainScratch& scratch) const {
   if (!channel_last_) return add_spike(i, c, cur, scratch);
-  const double v0 = c * spike_scale_;
-  if (ops_.size() == 1) return scatter_conv_hwc(ops_[0], i, v0, cur);
-  // As visit: the spike's image through the operations before the last.
-  auto* from = &scratch.a;
-  auto* to = &scratch.b;
-  from->clear();
-  from->push_back({i, v0});
-  for (std::size_t k = 0; k + 1 < ops_.size(); ++k) {
-    to->clear();
-    for (const auto& [j, v] : *from) scatter(ops_[k], j, v, [to](std::uint32_t t, double x) { to->push_back({t, x}); });
-    std::swap(from, to);
-  }
-  for (const auto& [j, v] : *from) scatter_conv_hwc(ops_.back(), j, v, cur);
+  through_ops(i, c * spike_scale_, scratch,
+              [&](const Op& op, std::uint32_t j, double v) { scatter_conv_hwc(op, j, v, cur); });
 }
 
 void LinearChain::add_step_dense(const double* src, double* cur) const {

@@ -81,4 +81,14 @@ inline std::string idx_labels(const std::string& labels) {
          labels;
 }
 
+// The command a report printed under "# <what>" in its report.md (the
+// reports' reproduction blocks).
+inline std::string printed_command(const std::string& report, const std::string& what) {
+  const std::string key = "# " + what + "\n";
+  const auto at = report.find(key);
+  REQUIRE_MESSAGE(at != std::string::npos, what);
+  const auto start = at + key.size();
+  return report.substr(start, report.find('\n', start) - start);
+}
+
 }  // namespace ctmc_cli_test

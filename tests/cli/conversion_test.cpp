@@ -50,15 +50,6 @@ int run_printed(std::string cmd) {
   return std::system((cmd + " >/dev/null 2>&1").c_str());
 }
 
-// The command printed under "# <what>" in report.md.
-std::string printed_command(const std::string& report, const std::string& what) {
-  const std::string key = "# " + what + "\n";
-  const auto at = report.find(key);
-  REQUIRE_MESSAGE(at != std::string::npos, what);
-  const auto start = at + key.size();
-  return report.substr(start, report.find('\n', start) - start);
-}
-
 std::string replace_last_arg(std::string cmd, const std::string& option, const std::string& value) {
   const auto at = cmd.rfind(option + " ");
   REQUIRE(at != std::string::npos);

@@ -57,14 +57,6 @@ const fs::path& small_study() {
   return dir;
 }
 
-std::string printed_command(const std::string& report, const std::string& what) {
-  const std::string key = "# " + what + "\n";
-  const auto at = report.find(key);
-  REQUIRE_MESSAGE(at != std::string::npos, what);
-  const auto start = at + key.size();
-  return report.substr(start, report.find('\n', start) - start);
-}
-
 std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 }  // namespace

@@ -113,6 +113,10 @@ class LinearChain {
  private:
   template <class Add>
   void visit(std::uint32_t i, double c, ChainScratch& scratch, Add&& add) const;
+  // The value v0 at input i through every operation but the last (ops_ not
+  // empty), then last(op, j, v) for each (index, value) of that image.
+  template <class Last>
+  void through_ops(std::uint32_t i, double v0, ChainScratch& scratch, Last&& last) const;
 
   std::vector<Op> ops_;
   std::vector<double> bias_;

@@ -1,0 +1,49 @@
+// The IF baseline's grid (paper Appendix B): percentile normalisation p99.9
+// and p100, initial membrane v0 in {0, 0.5} of the threshold, and the given
+// time steps, each point averaged over the source nets (training seeds).
+// Internal header of reports (not installed).
+#pragma once
+#include <vector>
+
+#include "ctmc/sim/dataset.hpp"
+#include "ctmc/sim/if_baseline.hpp"
+#include "ctmc/sim/stats.hpp"
+
+namespace ctmc::reports {
+
+struct IfPoint {
+  double percentile, v0;
+  int steps;
+  double gap, gap_sd, synops, spikes_per_neuron;  // gap in pp, means (and the gap's sd) over the nets
+};
+
+// NetT: sim::Mlp or sim::Net. The first `limit` images of `subset` of the
+// test split, the scales from the train split.
+template <class NetT>
+std::vector<IfPoint> run_if_grid(const std::vector<NetT>& nets, const sim::DatasetSplit& split,
+                                 const std::vector<int>& steps_list, int limit, const sim::TestSubset& subset,
+                                 int threads) {
+  std::vector<IfPoint> out;
+  for (double p : {99.9, 100.0})
+    for (double v0 : {0.0, 0.5})
+      for (int steps : steps_list) {
+        std::vector<double> gaps, synops, spn;
+        for (const NetT& net : nets) {
+          sim::IfOptions o;
+          o.percentile = p;
+          o.v0 = v0;
+          o.steps = steps;
+          o.threads = threads;
+          o.limit = limit;
+          o.subset = subset;
+          const sim::IfResult r = sim::simulate_if(net, split.train, split.test, o);
+          gaps.push_back(100 * (r.acc_ann - r.acc_if));
+          synops.push_back(r.synops_mean);
+          spn.push_back(r.spikes_per_neuron);
+        }
+        out.push_back({p, v0, steps, sim::mean_of(gaps), sim::sd_of(gaps), sim::mean_of(synops), sim::mean_of(spn)});
+      }
+  return out;
+}
+
+}  // namespace ctmc::reports
