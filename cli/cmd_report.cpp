@@ -31,20 +31,21 @@ Register reg([](CLI::App& root) {
     sub->add_option("--precision", ctx->precision, "MPFR/MPFI precision in bits")->capture_default_str()
         ->check(CLI::Range(53u, 100000u));
     sub->add_option("--data-root", ctx->data_root,
-                    "Report conversion: the folder holding mnist/ and fashion-mnist/ (scripts/fetch-data.sh)")
+                    "Reports conversion and deep: the folder holding mnist/ and fashion-mnist/ (scripts/fetch-data.sh)")
         ->capture_default_str();
     sub->add_flag("--full", ctx->full,
-                  "Report conversion: the paper's design (4 training seeds, 2 trials, 1000 test images, full grid; "
-                  "hours on 2 cores) instead of the reduced default (under 15 minutes)");
+                  "Reports conversion and deep: the paper's design (conversion: 4 training seeds, 2 trials, 1000 test "
+                  "images, full grid; deep: full-width VGG-11, 4 seeds, 8 trials; hours on 2 cores) instead of the "
+                  "reduced default");
     sub->add_flag("--plan", ctx->plan,
-                  "Report conversion: train and fit only, and write the sweeps as Slurm job arrays "
+                  "Reports conversion and deep: train and fit only, and write the sweeps as Slurm job arrays "
                   "(sweep_commands.sh) to run on a cluster");
     sub->add_option("--cifar", ctx->cifar_dir,
                     "Report deep: a CIFAR-10 binary folder (data_batch_1.bin ... test_batch.bin) for its CIFAR-10 "
                     "section");
     sub->add_option("--sweeps", ctx->sweeps_dir,
-                    "Report conversion: take each sweep whose document is in this folder (merged from a cluster run "
-                    "of sweep_commands.sh) instead of running it");
+                    "Reports conversion and deep: take each sweep whose document is in this folder (merged from a "
+                    "cluster run of sweep_commands.sh) instead of running it");
   };
   auto run_one = [ctx](const reports::ReportDef& def) {
     ctx->command_line = command_line();
