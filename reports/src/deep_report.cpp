@@ -81,13 +81,13 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 double num(const Json& j) { return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN(); }
 
-// Table 1's row of one (data set, activation), and the IF baseline of Appendix B.
+// Table 1's row of one (data set, activation).
 struct PaperRow {
   double synops, spikes_per_neuron;
 };
 
 struct DeepVariant {
-  std::string key, label, activation;
+  std::string key, label, activation;  // clip_q95: label and activation set once the ReLU net's q95 is known
   std::optional<PaperRow> paper;
 };
 
@@ -102,7 +102,6 @@ struct DeepCase {
   sim::TestSubset subset;
   sim::Dataset test;
 };
-
 
 struct VariantRun {
   DeepVariant v;
@@ -639,10 +638,14 @@ void present_case(ReportWriter& w, const DeepDesign& d, const CaseRuns& cr) {
                         nets.empty() ? "" : "; ", vr.v.label, sim::mean_of(vr.ann_test), cr.c.split.test.size(),
                         fmt_sci(fold, 2));
   }
+  std::string sweeps;
+  for (const VariantRun& vr : cr.variants)
+    sweeps += fmt::format("{}{} {} runs in {:.0f} s", sweeps.empty() ? "" : ", ", vr.v.label, vr.runs,
+                          vr.sweep_seconds);
   w.paragraph(fmt::format("VGG-11 at width {:g}, trained on {} images for {} epochs ({} seed(s)). {}. Spiking runs "
-                          "on {} test images (every {}-th), {} trial(s).",
+                          "on {} test images (every {}-th), {} trial(s); sweeps: {} (wall time).",
                           d.width, cr.c.split.train.size(), cr.c.epochs, d.seeds.size(), nets, cr.c.test.size(),
-                          cr.c.subset.stride, cr.c.trials));
+                          cr.c.subset.stride, cr.c.trials, sweeps));
   present_frontiers(w, cr);
   present_decomposition(w, cr);
   present_quantiles(w, cr);
