@@ -379,13 +379,6 @@ Json run_sweep(Study& st, const DataCase& dc, const std::string& name, const std
 
 // --- reading sweep documents ---------------------------------------------------
 
-double num(const Json& j) { return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN(); }
-
-const Json* min_cost_point(const Json& doc, const char* sampler = "exact", const char* cost = "synops") {
-  const Json& id = doc.at("min_cost").at(sampler).at(cost);
-  return id.is_null() ? nullptr : &doc.at("points").at(id.get<std::size_t>());
-}
-
 // The cells of one point (sampler, tau, r, T), one per net.
 std::vector<const Json*> cells_of(const Json& doc, const Json& point) {
   std::vector<const Json*> out;
@@ -400,13 +393,6 @@ double cell_mean(const std::vector<const Json*>& cells, const std::function<doub
   double s = 0;
   for (const Json* c : cells) s += f(*c);
   return cells.empty() ? std::numeric_limits<double>::quiet_NaN() : s / static_cast<double>(cells.size());
-}
-
-const Json* find_point(const Json& doc, const char* sampler, double tau, double r, double T) {
-  for (const Json& p : doc.at("points"))
-    if (p.at("sampler") == sampler && num(p.at("tau")) == tau && num(p.at("rate")) == r && num(p.at("T")) == T)
-      return &p;
-  return nullptr;
 }
 
 // Mean nonzero fanout of each spiking layer's neurons (0 for the output).
@@ -440,13 +426,13 @@ std::vector<MeasuredPoint> measured_points(const Json& doc, const VariantRun& vr
       SpikeTally t;
       t.fanout = mean_fanouts(net);
       for (std::size_t l = 0; l < c->at("layers").size(); ++l)
-        t.layer_spikes.push_back(num(c->at("layers").at(l).at("spikes_per_neuron")) * net.layers[l].out_size());
-      t.T = num(c->at("T"));
+        t.layer_spikes.push_back(sweep_number(c->at("layers").at(l).at("spikes_per_neuron")) * net.layers[l].out_size());
+      t.T = sweep_number(c->at("T"));
       t.dt = dt;
       const auto v = cost_values(t);
       for (std::size_t k = 0; k < v.size(); ++k) sum[k] += v[k] / static_cast<double>(cells.size());
     }
-    out.push_back({num(p.at("gap_mean")), sum, &p});
+    out.push_back({sweep_number(p.at("gap_mean")), sum, &p});
   }
   return out;
 }
@@ -468,9 +454,6 @@ std::string fmt_k(double v) {
 std::string fmt_pm(double m, double sd, int digits, bool show_sd) {
   return show_sd ? fmt::format("{:.{}f} ± {:.{}f}", m, digits, sd, digits) : fmt::format("{:.{}f}", m, digits);
 }
-std::string cell_text(const Json& p) {
-  return fmt::format("τ {:g}, r {:g}, T {:g}", num(p.at("tau")), num(p.at("rate")), num(p.at("T")));
-}
 
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
 
@@ -485,12 +468,12 @@ std::vector<Series> frontier_series(const Json& doc, const std::string& title, c
   bool several = false;
   for (const Json& id : doc.at("frontier").at(sampler).at(cost)) {
     const Json& p = doc.at("points").at(id.get<std::size_t>());
-    line.x.push_back(num(p.at(cost_key)));
-    line.y.push_back(num(p.at("gap_mean")));
+    line.x.push_back(sweep_number(p.at(cost_key)));
+    line.y.push_back(sweep_number(p.at("gap_mean")));
     bars.x.push_back(line.x.back());
     bars.y.push_back(line.y.back());
-    bars.lo.push_back(line.y.back() - num(p.at("gap_sd")));
-    bars.hi.push_back(line.y.back() + num(p.at("gap_sd")));
+    bars.lo.push_back(line.y.back() - sweep_number(p.at("gap_sd")));
+    bars.hi.push_back(line.y.back() + sweep_number(p.at("gap_sd")));
     several |= p.at("nets").get<int>() > 1;
   }
   std::vector<Series> out;
@@ -568,7 +551,7 @@ struct Sections {
 
 std::optional<double> min_synops(const VariantRun& vr) {
   const Json* p = min_cost_point(vr.doc);
-  return p ? std::optional<double>(num(p->at("synops_per_sample_mean"))) : std::nullopt;
+  return p ? std::optional<double>(sweep_number(p->at("synops_per_sample_mean"))) : std::nullopt;
 }
 
 // Everything per data set: nets, neurons, sweeps; IF and the other
@@ -690,18 +673,18 @@ void present_activation_study(const Sections& sec) {
         const auto cells = cells_of(vr.doc, *p);
         std::vector<std::string> q;
         for (std::size_t k = 0; k < std::size(sim::kCountQuantileLevels); ++k)
-          q.push_back(fmt::format("{:.4g}", cell_mean(cells, [&](const Json& c) { return num(c.at("count_quantiles").at(k)); })));
+          q.push_back(fmt::format("{:.4g}", cell_mean(cells, [&](const Json& c) { return sweep_number(c.at("count_quantiles").at(k)); })));
         row.insert(row.end(),
-                   {fmt_k(num(p->at("synops_per_sample_mean"))) +
-                        (show_sd ? " ± " + fmt_k(num(p->at("synops_per_sample_sd"))) : ""),
+                   {fmt_k(sweep_number(p->at("synops_per_sample_mean"))) +
+                        (show_sd ? " ± " + fmt_k(sweep_number(p->at("synops_per_sample_sd"))) : ""),
                     paper ? fmt::format("{:.1f}k ± {:.2f}k", kPaperMinCost.at(v.key).synops / 1e3,
                                         kPaperMinCost.at(v.key).synops_sd / 1e3)
                           : kNoPaperValue,
-                    fmt_pm(num(p->at("gap_mean")), num(p->at("gap_sd")), 2, show_sd), cell_text(*p),
-                    fmt::format("{:.2f}", num(p->at("spikes_per_neuron_mean"))),
+                    fmt_pm(sweep_number(p->at("gap_mean")), sweep_number(p->at("gap_sd")), 2, show_sd), cell_text(*p),
+                    fmt::format("{:.2f}", sweep_number(p->at("spikes_per_neuron_mean"))),
                     paper ? fmt::format("{:.2f}", kPaperMinCost.at(v.key).spikes_per_neuron) : kNoPaperValue,
                     join(q, " / "),
-                    fmt_pct(cell_mean(cells, [](const Json& c) { return num(c.at("silent_fraction")); }), 0)});
+                    fmt_pct(cell_mean(cells, [](const Json& c) { return sweep_number(c.at("silent_fraction")); }), 0)});
       } else {
         row.insert(row.end(), {"none in the grid", paper ? fmt_k(kPaperMinCost.at(v.key).synops) : kNoPaperValue, "—",
                                "—", "—", paper ? fmt::format("{:.2f}", kPaperMinCost.at(v.key).spikes_per_neuron)
@@ -741,10 +724,10 @@ void present_transitions(const Sections& sec) {
         if (v.K) continue;
         const Json& doc = runs.at(dc.key).at(v.key).doc;
         const Json* p = min_cost_point(doc, "exact", "transitions");
-        t.rows.push_back({dc.label, v.label, p ? fmt_k(num(p->at("transitions_per_sample_mean"))) : "none",
-                          p ? fmt::format("{:.2f}", num(p->at("gap_mean"))) : "—", p ? cell_text(*p) : "—",
-                          p ? fmt::format("{:.3f}", num(p->at("transitions_per_sample_mean")) /
-                                                        num(p->at("synops_per_sample_mean")))
+        t.rows.push_back({dc.label, v.label, p ? fmt_k(sweep_number(p->at("transitions_per_sample_mean"))) : "none",
+                          p ? fmt::format("{:.2f}", sweep_number(p->at("gap_mean"))) : "—", p ? cell_text(*p) : "—",
+                          p ? fmt::format("{:.3f}", sweep_number(p->at("transitions_per_sample_mean")) /
+                                                        sweep_number(p->at("synops_per_sample_mean")))
                             : "—"});
       }
     w.heading("Cost in CTMC state transitions", 3);
@@ -765,8 +748,8 @@ void present_shift_control(const Sections& sec) {
     std::vector<std::pair<double, double>> matched;  // (sigmoid SynOps, shift gap - sigmoid gap)
     for (const Json& p : sig.at("points")) {
       if (p.at("sampler") != "exact") continue;
-      const Json* q = find_point(shift, "exact", num(p.at("tau")), num(p.at("rate")), num(p.at("T")));
-      if (q) matched.emplace_back(num(p.at("synops_per_sample_mean")), num(q->at("gap_mean")) - num(p.at("gap_mean")));
+      const Json* q = find_point(shift, "exact", sweep_number(p.at("tau")), sweep_number(p.at("rate")), sweep_number(p.at("T")));
+      if (q) matched.emplace_back(sweep_number(p.at("synops_per_sample_mean")), sweep_number(q->at("gap_mean")) - sweep_number(p.at("gap_mean")));
     }
     std::sort(matched.begin(), matched.end());
     const std::size_t third = matched.size() / 3;
@@ -844,11 +827,11 @@ void present_clip_ablation(const Sections& sec) {
         if (!vr.v->K) paper = kPaperMinCost.at("relu").synops;
       }
       std::vector<std::string> row = {vr.v->K ? fmt::format("{:g}", *vr.v->K) : "∞ (ReLU)", fmt::format("{:.2f}", acc),
-                                      p ? fmt_k(num(p->at("synops_per_sample_mean"))) : "never",
+                                      p ? fmt_k(sweep_number(p->at("synops_per_sample_mean"))) : "never",
                                       !paper ? kNoPaperValue : *paper ? fmt_k(**paper) : "never",
-                                      p ? fmt_pm(num(p->at("gap_mean")), num(p->at("gap_sd")), 2, show_sd) : "—",
+                                      p ? fmt_pm(sweep_number(p->at("gap_mean")), sweep_number(p->at("gap_sd")), 2, show_sd) : "—",
                                       p ? cell_text(*p) : "—",
-                                      p ? fmt::format("{:.2f}", num(p->at("spikes_per_neuron_mean"))) : "—",
+                                      p ? fmt::format("{:.2f}", sweep_number(p->at("spikes_per_neuron_mean"))) : "—",
                                       qtext[0], qtext[1],
                                       vr.v->K ? fmt::format("{} / {}", fmt_pct(s1, 0), fmt_pct(s2, 0)) : "—"};
       if (dc.key == "mnist") row.push_back(vr.v->K && *vr.v->K == 1 ? "80% / 39%" : kNoPaperValue);
@@ -891,7 +874,7 @@ void present_decomposition(const Sections& sec) {
       for (const NamedCase& c : kCases) {
         const Json* p = find_point(doc, "exact", c.tau, c.r, c.T);
         if (!p) continue;
-        const double ann = num(p->at("A_ANN")), mf = num(p->at("A_MF")), snn = num(p->at("A_SNN"));
+        const double ann = sweep_number(p->at("A_ANN")), mf = sweep_number(p->at("A_MF")), snn = sweep_number(p->at("A_SNN"));
         t.rows.push_back({v.label, c.name, fmt::format("{:.2f}", ann), fmt::format("{:.2f}", mf),
                           fmt::format("{:.2f}", snn), fmt::format("{:.2f}", ann - mf), fmt::format("{:.2f}", mf - snn)});
         sampling_dominates &= std::abs(ann - mf) <= std::abs(mf - snn);
@@ -901,8 +884,8 @@ void present_decomposition(const Sections& sec) {
     for (const auto& [dkey, vmap] : runs)
       for (const auto& [vkey, vr] : vmap)
         for (const Json& c : vr.doc.at("cells"))
-          decomposition_exact &= std::abs(num(c.at("gap")) - num(c.at("mean_field_mismatch")) -
-                                          num(c.at("sampling_gap"))) <= 1e-9;
+          decomposition_exact &= std::abs(sweep_number(c.at("gap")) - sweep_number(c.at("mean_field_mismatch")) -
+                                          sweep_number(c.at("sampling_gap"))) <= 1e-9;
   }
 }
 
@@ -919,8 +902,8 @@ void present_samplers(const Sections& sec) {
         "call \"exact\" what is our end-state sampler (the state at the end of each step drawn from expm, spikes "
         "counted only when the end state differs), which misses spikes whose chain returns within the step. ReLU, "
         "MNIST digits, same grid and seed: minimum SynOps under 1 pp {} with exact, {} with end-state.",
-        pe ? fmt_k(num(pe->at("synops_per_sample_mean"))) + " (" + cell_text(*pe) + ")" : "none",
-        ps ? fmt_k(num(ps->at("synops_per_sample_mean"))) + " (" + cell_text(*ps) + ")" : "none"));
+        pe ? fmt_k(sweep_number(pe->at("synops_per_sample_mean"))) + " (" + cell_text(*pe) + ")" : "none",
+        ps ? fmt_k(sweep_number(ps->at("synops_per_sample_mean"))) + " (" + cell_text(*ps) + ")" : "none"));
     Plot pl = frontier_plot("frontier_samplers", "ReLU, MNIST digits: exact vs end-state sampler");
     for (auto& s : frontier_series(doc, "exact", kColors[0], "exact")) pl.series.push_back(s);
     for (auto& s : frontier_series(doc, "end-state", kColors[1], "end-state")) pl.series.push_back(s);
@@ -1004,9 +987,9 @@ void present_synops_question(const Sections& sec) {
       const Json* p = min_cost_point(doc);
       double least = std::numeric_limits<double>::infinity();
       for (const Json& q : doc.at("points"))
-        if (q.at("sampler") == "exact" && num(q.at("synops_per_sample_mean")) <= pc.synops)
-          least = std::min(least, num(q.at("gap_mean")));
-      const double syn = p ? num(p->at("synops_per_sample_mean")) : NAN, spn = p ? num(p->at("spikes_per_neuron_mean")) : NAN;
+        if (q.at("sampler") == "exact" && sweep_number(q.at("synops_per_sample_mean")) <= pc.synops)
+          least = std::min(least, sweep_number(q.at("gap_mean")));
+      const double syn = p ? sweep_number(p->at("synops_per_sample_mean")) : NAN, spn = p ? sweep_number(p->at("spikes_per_neuron_mean")) : NAN;
       t.rows.push_back({key, p ? fmt_k(syn) : "none", fmt_k(pc.synops), p ? fmt::format("{:.1f}x", syn / pc.synops) : "—",
                         p ? fmt::format("{:.2f}", spn) : "—", fmt::format("{:.2f}", pc.spikes_per_neuron),
                         p ? fmt_k(syn / spn) : "—",
@@ -1047,10 +1030,10 @@ void present_synops_question(const Sections& sec) {
     v.columns = {"ReLU under", "min SynOps < 1 pp", "gap (pp)", "cell", "spikes/neuron", kPaperColumn};
     const auto conv_row = [&](const std::string& label, const Json& doc) {
       const Json* p = min_cost_point(doc);
-      v.rows.push_back({label, p ? fmt_k(num(p->at("synops_per_sample_mean"))) : "none",
-                        p ? fmt::format("{:.2f}", num(p->at("gap_mean"))) : "—", p ? cell_text(*p) : "—",
-                        p ? fmt::format("{:.2f}", num(p->at("spikes_per_neuron_mean"))) : "—", "13.0k"});
-      if (p && cost_verdict(num(p->at("synops_per_sample_mean")), kPaperMinCost.at("relu").synops) ==
+      v.rows.push_back({label, p ? fmt_k(sweep_number(p->at("synops_per_sample_mean"))) : "none",
+                        p ? fmt::format("{:.2f}", sweep_number(p->at("gap_mean"))) : "—", p ? cell_text(*p) : "—",
+                        p ? fmt::format("{:.2f}", sweep_number(p->at("spikes_per_neuron_mean"))) : "—", "13.0k"});
+      if (p && cost_verdict(sweep_number(p->at("synops_per_sample_mean")), kPaperMinCost.at("relu").synops) ==
                    Verdict::Reproduced)
         some_convention = true;
     };
@@ -1061,9 +1044,9 @@ void present_synops_question(const Sections& sec) {
     conv_row("non-spiking (integrating) output layer", convention_docs.at("readout-integrate"));
     {
       const Json* p = min_cost_point(mnist.at("relu").doc, "end-state");
-      v.rows.push_back({"end-state sampler", p ? fmt_k(num(p->at("synops_per_sample_mean"))) : "none",
-                        p ? fmt::format("{:.2f}", num(p->at("gap_mean"))) : "—", p ? cell_text(*p) : "—",
-                        p ? fmt::format("{:.2f}", num(p->at("spikes_per_neuron_mean"))) : "—", "13.0k"});
+      v.rows.push_back({"end-state sampler", p ? fmt_k(sweep_number(p->at("synops_per_sample_mean"))) : "none",
+                        p ? fmt::format("{:.2f}", sweep_number(p->at("gap_mean"))) : "—", p ? cell_text(*p) : "—",
+                        p ? fmt::format("{:.2f}", sweep_number(p->at("spikes_per_neuron_mean"))) : "—", "13.0k"});
     }
     if (if_best)
       v.rows.push_back({"IF neurons instead of CTMC neurons (the Appendix B baseline)", fmt_k(if_best->synops),
@@ -1112,7 +1095,7 @@ void present_claims_ledger(const Sections& sec) {
                         ours ? fmt_k(*ours) : "none", verdict_name(cost_verdict(ours, pc.synops)),
                         fmt::format("ours within x{} of the paper's or not; {}", kCostTolerance, across)});
       const Json* p = min_cost_point(mnist.at(key).doc);
-      const std::optional<double> spn = p ? std::optional<double>(num(p->at("spikes_per_neuron_mean"))) : std::nullopt;
+      const std::optional<double> spn = p ? std::optional<double>(sweep_number(p->at("spikes_per_neuron_mean"))) : std::nullopt;
       t.rows.push_back({fmt::format("{} MLP: spikes per neuron at that point", key),
                         fmt::format("{:.2f}", pc.spikes_per_neuron), spn ? fmt::format("{:.2f}", *spn) : "none",
                         verdict_name(cost_verdict(spn, pc.spikes_per_neuron)),
@@ -1231,10 +1214,10 @@ void present_checks(const Sections& sec) {
       for (const auto& [vkey, vr] : vmap) {
         const Json* p = min_cost_point(vr.doc);
         for (const Json& q : vr.doc.at("points")) {
-          if (q.at("sampler") != "exact" || !sim::below_criterion(num(q.at("gap_mean")), kCriterion)) continue;
-          if (!p || num(q.at("synops_per_sample_mean")) < num(p->at("synops_per_sample_mean"))) ok = false;
+          if (q.at("sampler") != "exact" || !sim::below_criterion(sweep_number(q.at("gap_mean")), kCriterion)) continue;
+          if (!p || sweep_number(q.at("synops_per_sample_mean")) < sweep_number(p->at("synops_per_sample_mean"))) ok = false;
         }
-        if (p && !sim::below_criterion(num(p->at("gap_mean")), kCriterion)) ok = false;
+        if (p && !sim::below_criterion(sweep_number(p->at("gap_mean")), kCriterion)) ok = false;
       }
     w.check("each minimum-cost point is under the criterion and no cheaper point is", ok);
   }

@@ -79,7 +79,6 @@ using Json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-double num(const Json& j) { return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN(); }
 
 // Table 1's row of one (data set, activation).
 struct PaperRow {
@@ -381,23 +380,7 @@ std::vector<CaseRuns> run_study(DeepStudy& st) {
   return out;
 }
 
-// --- reading the sweeps ----------------------------------------------------------------
-
-const Json* min_cost_point(const Json& doc, const char* cost) {
-  const Json& id = doc.at("min_cost").at("exact").at(cost);
-  return id.is_null() ? nullptr : &doc.at("points").at(id.get<std::size_t>());
-}
-
-const Json* find_point(const Json& doc, double tau, double r, double T) {
-  for (const Json& p : doc.at("points"))
-    if (p.at("sampler") == "exact" && num(p.at("tau")) == tau && num(p.at("rate")) == r && num(p.at("T")) == T)
-      return &p;
-  return nullptr;
-}
-
-std::string cell_text(const Json& p) {
-  return fmt::format("τ {:g}, r {:g}, T {:g}", num(p.at("tau")), num(p.at("rate")), num(p.at("T")));
-}
+// --- formatting ----------------------------------------------------------------------
 
 std::string fmt_cost(double v) {
   if (!std::isfinite(v)) return "—";
@@ -417,13 +400,13 @@ void add_frontier(Plot& p, const Json& doc, const std::string& label, const char
   const auto taus = doc.at("spec").at("tau");
   for (std::size_t t = 0; t < taus.size(); ++t) {
     Series s;
-    s.title = fmt::format("{}, τ {:g}", label, num(taus[t]));
+    s.title = fmt::format("{}, τ {:g}", label, sweep_number(taus[t]));
     s.style = "points";
     s.extra = fmt::format("lc rgb '{}' pt {} ps 0.7", color, 5 + 2 * static_cast<int>(t));
     for (const Json& pt : doc.at("points"))
-      if (pt.at("sampler") == "exact" && num(pt.at("tau")) == num(taus[t])) {
-        s.x.push_back(num(pt.at(key)));
-        s.y.push_back(num(pt.at("gap_mean")));
+      if (pt.at("sampler") == "exact" && sweep_number(pt.at("tau")) == sweep_number(taus[t])) {
+        s.x.push_back(sweep_number(pt.at(key)));
+        s.y.push_back(sweep_number(pt.at("gap_mean")));
       }
     if (!s.x.empty()) p.series.push_back(s);
   }
@@ -432,17 +415,17 @@ void add_frontier(Plot& p, const Json& doc, const std::string& label, const char
   line.extra = fmt::format("lc rgb '{}' lw 1.5", color);
   for (const Json& id : doc.at("frontier").at("exact").at(cost)) {
     const Json& pt = doc.at("points").at(id.get<std::size_t>());
-    line.x.push_back(num(pt.at(key)));
-    line.y.push_back(num(pt.at("gap_mean")));
+    line.x.push_back(sweep_number(pt.at(key)));
+    line.y.push_back(sweep_number(pt.at("gap_mean")));
   }
   if (!line.x.empty()) p.series.push_back(line);
-  if (const Json* m = min_cost_point(doc, cost)) {
+  if (const Json* m = min_cost_point(doc, "exact", cost)) {
     Series star;
     star.title = label + ": cheapest under the criterion";
     star.style = "points";
     star.extra = fmt::format("lc rgb '{}' pt 6 ps 2.2", color);
-    star.x = {num(m->at(key))};
-    star.y = {num(m->at("gap_mean"))};
+    star.x = {sweep_number(m->at(key))};
+    star.y = {sweep_number(m->at("gap_mean"))};
     p.series.push_back(star);
   }
 }
@@ -494,16 +477,16 @@ void present_frontiers(ReportWriter& w, const CaseRuns& cr) {
           {}};
   for (const VariantRun& vr : cr.variants) {
     std::vector<std::string> row = {vr.v.label, fmt::format("{:.2f}", sim::mean_of(vr.ann_test))};
-    if (const Json* m = min_cost_point(vr.doc, "synops"))
-      row.insert(row.end(), {cell_text(*m), fmt::format("{:.2f}", num(m->at("gap_mean"))),
-                             fmt_cost(num(m->at("synops_per_sample_mean"))),
-                             fmt::format("{:.2f}", num(m->at("spikes_per_neuron_mean")))});
+    if (const Json* m = min_cost_point(vr.doc, "exact", "synops"))
+      row.insert(row.end(), {cell_text(*m), fmt::format("{:.2f}", sweep_number(m->at("gap_mean"))),
+                             fmt_cost(sweep_number(m->at("synops_per_sample_mean"))),
+                             fmt::format("{:.2f}", sweep_number(m->at("spikes_per_neuron_mean")))});
     else
       row.insert(row.end(), {"none meets the criterion", "—", "—", "—"});
     row.push_back(vr.v.paper ? fmt::format("{} / {:.2f}", fmt_cost(vr.v.paper->synops), vr.v.paper->spikes_per_neuron)
                              : kNoPaperValue);
-    if (const Json* m = min_cost_point(vr.doc, "transitions"))
-      row.insert(row.end(), {cell_text(*m), fmt_cost(num(m->at("transitions_per_sample_mean")))});
+    if (const Json* m = min_cost_point(vr.doc, "exact", "transitions"))
+      row.insert(row.end(), {cell_text(*m), fmt_cost(sweep_number(m->at("transitions_per_sample_mean")))});
     else
       row.insert(row.end(), {"none", "—"});
     t.rows.push_back(row);
@@ -521,12 +504,12 @@ void present_decomposition(ReportWriter& w, const CaseRuns& cr) {
   for (const VariantRun& vr : cr.variants)
     for (const OperatingPoint& c : cr.c.cases) {
       std::vector<std::string> row = {vr.v.label, c.name, fmt::format("({:g}, {:g}, {:g})", c.T, c.tau, c.r)};
-      if (const Json* p = find_point(vr.doc, c.tau, c.r, c.T)) {
-        const double ann = num(p->at("A_ANN")), mf = num(p->at("A_MF")), snn = num(p->at("A_SNN"));
+      if (const Json* p = find_point(vr.doc, "exact", c.tau, c.r, c.T)) {
+        const double ann = sweep_number(p->at("A_ANN")), mf = sweep_number(p->at("A_MF")), snn = sweep_number(p->at("A_SNN"));
         row.insert(row.end(), {fmt::format("{:.2f}", ann), fmt::format("{:.2f}", mf), fmt::format("{:.2f}", snn),
                                fmt::format("{:.2f}", ann - mf), fmt::format("{:.2f}", mf - snn),
-                               fmt::format("{:.2f}", num(p->at("spikes_per_neuron_mean"))),
-                               fmt_cost(num(p->at("synops_per_sample_mean")))});
+                               fmt::format("{:.2f}", sweep_number(p->at("spikes_per_neuron_mean"))),
+                               fmt_cost(sweep_number(p->at("synops_per_sample_mean")))});
       } else {
         row.insert(row.end(), {"not on the grid", "—", "—", "—", "—", "—", "—"});
       }
@@ -659,9 +642,9 @@ struct Claim {
 };
 
 std::optional<double> min_cost(const VariantRun& vr, const char* cost) {
-  const Json* m = min_cost_point(vr.doc, cost);
+  const Json* m = min_cost_point(vr.doc, "exact", cost);
   const std::string key = std::string(cost) == "synops" ? "synops_per_sample_mean" : "transitions_per_sample_mean";
-  return m ? std::optional<double>(num(m->at(key))) : std::nullopt;
+  return m ? std::optional<double>(sweep_number(m->at(key))) : std::nullopt;
 }
 
 // "A is cheaper than B under the criterion": comparable only when both meet it.
@@ -712,14 +695,14 @@ std::vector<Claim> claims_of(const std::vector<CaseRuns>& runs, double width) {
       std::string ours;
       for (const VariantRun* vr : {&relu, &clip})
         for (const OperatingPoint& c : cr.c.cases) {
-          const Json* p = find_point(vr->doc, c.tau, c.r, c.T);
+          const Json* p = find_point(vr->doc, "exact", c.tau, c.r, c.T);
           if (!p) {
             held = false;
             ours += fmt::format("{}{} {}: not on the grid", ours.empty() ? "" : "; ", vr->v.label, c.name);
             continue;
           }
-          const double fit = num(p->at("A_ANN")) - num(p->at("A_MF"));
-          const double sampling = num(p->at("A_MF")) - num(p->at("A_SNN"));
+          const double fit = sweep_number(p->at("A_ANN")) - sweep_number(p->at("A_MF"));
+          const double sampling = sweep_number(p->at("A_MF")) - sweep_number(p->at("A_SNN"));
           held = held && std::abs(fit) < std::abs(sampling);
           ours += fmt::format("{}{} {}: {:.2f} / {:.2f}", ours.empty() ? "" : "; ", vr->v.label, c.name, fit,
                               sampling);
@@ -753,8 +736,8 @@ std::vector<Claim> claims_of(const std::vector<CaseRuns>& runs, double width) {
     }
     for (const VariantRun* vr : {&relu, &clip}) {
       if (!vr->v.paper) continue;
-      const Json* m = min_cost_point(vr->doc, "synops");
-      const double spn = m ? num(m->at("spikes_per_neuron_mean")) : std::numeric_limits<double>::quiet_NaN();
+      const Json* m = min_cost_point(vr->doc, "exact", "synops");
+      const double spn = m ? sweep_number(m->at("spikes_per_neuron_mean")) : std::numeric_limits<double>::quiet_NaN();
       const double paper = vr->v.paper->spikes_per_neuron;
       out.push_back({fmt::format("{}: {} spikes per neuron at its cheapest cell under {:g} pp", where, vr->v.label,
                                  cr.c.criterion),
@@ -789,7 +772,7 @@ void run_checks(ReportWriter& w, const std::vector<CaseRuns>& runs) {
       // Net::accuracy on the same test images: two code paths, one number.
       double ann = 0;
       for (const sim::Net& net : vr.nets) ann += 100 * net.accuracy(cr.c.test) / static_cast<double>(vr.nets.size());
-      const double swept = num(vr.doc.at("points").at(0).at("A_ANN"));
+      const double swept = sweep_number(vr.doc.at("points").at(0).at("A_ANN"));
       w.check(fmt::format("{} {}: the sweep's A_ANN equals the nets' accuracy on its {} test images", cr.c.label,
                           vr.v.label, cr.c.test.size()),
               std::abs(swept - ann) < 1e-9, fmt::format("sweep {:.4f}%, nets {:.4f}%", swept, ann));
@@ -803,11 +786,11 @@ void present_summary(ReportWriter& w, const DeepDesign& d, const std::vector<Cas
           {}};
   for (const CaseRuns& cr : runs)
     for (const VariantRun& vr : cr.variants) {
-      const Json* m = min_cost_point(vr.doc, "synops");
+      const Json* m = min_cost_point(vr.doc, "exact", "synops");
       t.rows.push_back({"VGG-11/" + cr.c.label, vr.v.label, fmt::format("< {:g} pp", cr.c.criterion),
                         fmt::format("{:.2f}", sim::mean_of(vr.ann_test)),
-                        m ? fmt_cost(num(m->at("synops_per_sample_mean"))) : "not met",
-                        m ? fmt::format("{:.2f}", num(m->at("spikes_per_neuron_mean"))) : "—",
+                        m ? fmt_cost(sweep_number(m->at("synops_per_sample_mean"))) : "not met",
+                        m ? fmt::format("{:.2f}", sweep_number(m->at("spikes_per_neuron_mean"))) : "—",
                         vr.v.paper ? fmt_cost(vr.v.paper->synops) : kNoPaperValue,
                         vr.v.paper ? fmt::format("{:.2f}", vr.v.paper->spikes_per_neuron) : kNoPaperValue});
     }
@@ -822,12 +805,12 @@ void present_summary(ReportWriter& w, const DeepDesign& d, const std::vector<Cas
   for (const CaseRuns& cr : runs) {
     const OperatingPoint& c = cr.c.cases.front();
     for (const VariantRun& vr : cr.variants)
-      if (const Json* p = find_point(vr.doc, c.tau, c.r, c.T))
+      if (const Json* p = find_point(vr.doc, "exact", c.tau, c.r, c.T))
         at_case += fmt::format("{}{} {} at ({:g}, {:g}, {:g}): gap {:.1f} pp, of which A_MF − A_SNN {:.1f} pp, "
                                "{:.1f} spikes per neuron",
                                at_case.empty() ? "" : "; ", cr.c.label, vr.v.label, c.T, c.tau, c.r,
-                               num(p->at("gap_mean")),
-                               num(p->at("A_MF")) - num(p->at("A_SNN")), num(p->at("spikes_per_neuron_mean")));
+                               sweep_number(p->at("gap_mean")),
+                               sweep_number(p->at("A_MF")) - sweep_number(p->at("A_SNN")), sweep_number(p->at("spikes_per_neuron_mean")));
   }
   if (!at_case.empty())
     w.paragraph("Case I, (T, τ, r): " + at_case +

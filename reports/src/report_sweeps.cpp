@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "ctmc/core/errors.hpp"
 #include "ctmc/reports/templates.hpp"
@@ -116,6 +117,28 @@ Json run_report_sweep(ReportSweeps& rs, const std::string& name, sim::SweepSpec 
   rs.w.file_path(file, "sweep document (ctmc-snn sweep)");
   rs.commands.emplace_back("sweep " + name, "ctmc-snn sweep " + options + " --out " + rs.shown(file));
   return doc;
+}
+
+double sweep_number(const Json& j) {
+  return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+const Json* min_cost_point(const Json& doc, const char* sampler, const char* cost) {
+  const Json& id = doc.at("min_cost").at(sampler).at(cost);
+  return id.is_null() ? nullptr : &doc.at("points").at(id.get<std::size_t>());
+}
+
+const Json* find_point(const Json& doc, const char* sampler, double tau, double r, double T) {
+  for (const Json& p : doc.at("points"))
+    if (p.at("sampler") == sampler && sweep_number(p.at("tau")) == tau && sweep_number(p.at("rate")) == r &&
+        sweep_number(p.at("T")) == T)
+      return &p;
+  return nullptr;
+}
+
+std::string cell_text(const Json& p) {
+  return fmt::format("τ {:g}, r {:g}, T {:g}", sweep_number(p.at("tau")), sweep_number(p.at("rate")),
+                     sweep_number(p.at("T")));
 }
 
 void write_sweep_plan(ReportSweeps& rs, const std::string& design_label) {

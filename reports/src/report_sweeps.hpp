@@ -53,6 +53,19 @@ nlohmann::ordered_json run_report_sweep(ReportSweeps& rs, const std::string& nam
                                         const std::vector<std::string>& neuron_files, double& seconds,
                                         std::size_t& runs);
 
+// --- reading a sweep document (sim/sweep.hpp) ---------------------------------
+// A number of the document; NaN for null (a gap or rate no run defined).
+double sweep_number(const nlohmann::ordered_json& j);
+// The point that min_cost names for `sampler` and `cost` ("synops" or
+// "transitions"); null when no point meets the criterion.
+const nlohmann::ordered_json* min_cost_point(const nlohmann::ordered_json& doc, const char* sampler = "exact",
+                                             const char* cost = "synops");
+// The point (sampler, tau, r, T); null when it is not on the grid.
+const nlohmann::ordered_json* find_point(const nlohmann::ordered_json& doc, const char* sampler, double tau, double r,
+                                         double T);
+// "τ 0.02, r 3, T 50" of a point.
+std::string cell_text(const nlohmann::ordered_json& point);
+
 // --plan: writes sweep_commands.sh (the recorded submissions) and the
 // paragraph and commands saying how to finish the report from them.
 void write_sweep_plan(ReportSweeps& rs, const std::string& design_label);
