@@ -15,6 +15,7 @@
 #include "ctmc/sim/philox.hpp"
 #include "ctmc/sim/rng.hpp"
 #include "ctmc/core/errors.hpp"
+#include "axpy.hpp"
 #include "exp_ziggurat.hpp"
 #include "kernel_math.hpp"
 
@@ -421,22 +422,6 @@ void advance_later(const StepSampler& smp, const PhiloxKey& key, const double* b
   if (n <= 4 && k <= 2) return advance_vec<K, 4, 2>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
 #endif
   advance_scalar<K>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
-}
-
-// cur[r] += c * col[r] for r < rows: a spike's column of W~ (float) added in
-// double, the same products and sums as the scalar loop.
-inline void add_column(double* cur, const float* col, Eigen::Index rows, double c) {
-  Eigen::Index r = 0;
-#if defined(__SSE2__)
-  const __m128d cc = _mm_set1_pd(c);
-  for (; r + 4 <= rows; r += 4) {
-    const __m128 f = _mm_loadu_ps(col + r);
-    const __m128d lo = _mm_cvtps_pd(f), hi = _mm_cvtps_pd(_mm_movehl_ps(f, f));
-    _mm_storeu_pd(cur + r, _mm_add_pd(_mm_loadu_pd(cur + r), _mm_mul_pd(cc, lo)));
-    _mm_storeu_pd(cur + r + 2, _mm_add_pd(_mm_loadu_pd(cur + r + 2), _mm_mul_pd(cc, hi)));
-  }
-#endif
-  for (; r < rows; ++r) cur[r] += c * col[r];
 }
 
 // Layer 1, event-driven as in the reference kernel (schedule_layer1): the
@@ -892,7 +877,7 @@ SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) con
         const Eigen::MatrixXf& W = w_scaled_[l - 1];
         const Eigen::Index rows = W.rows();
         for (const auto& [i, sp] : fired[l - 1])
-          add_column(cur, W.data() + static_cast<Eigen::Index>(i) * rows, rows, weight * sp);
+          detail::add_scaled(cur, W.data() + static_cast<Eigen::Index>(i) * rows, rows, weight * sp);
         fired[l - 1].clear();
       }
     }
