@@ -2,6 +2,8 @@
 // weights (float) times its value added to the targets' currents (double).
 #pragma once
 #include <cstddef>
+
+#include "ctmc/sim/simd.hpp"
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
@@ -93,9 +95,10 @@ __attribute__((target("avx"))) inline void add_scaled_runs_avx(double* cur, cons
   }
 }
 
+// The CPU has AVX and allow_avx (simd.hpp) has not ruled it out.
 inline bool has_avx() {
   static const bool yes = __builtin_cpu_supports("avx");
-  return yes;
+  return yes && avx_allowed.load(std::memory_order_relaxed);
 }
 #endif
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <utility>
@@ -351,76 +352,129 @@ void advance_scalar(const StepSampler& smp, const PhiloxKey& key, const double* 
   }
 }
 
-#if defined(__SSE2__)
-// Chains of NST <= 4 states with KMAX <= 2 exit slots each, two neurons per
-// SSE2 vector. h_sum (when not null) accumulates H for the readout.
-template <SamplerKind K, int NST, int KMAX>
-void advance_vec(const StepSampler& smp, const PhiloxKey& key, const double* bias, double* cur, double decay,
-                 double* h_sum, VecLayer& L, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+// Chains of NST <= 4 states with KMAX <= 2 exit slots each, W = 2 or 4
+// neurons per vector (GCC's vector extensions: SSE2 instructions in the
+// baseline build, AVX ones in advance_vec_avx, which the target attribute
+// compiles for AVX and which runs only where the CPU has it). Each lane
+// rounds every sum and product as the scalar code does (no contraction), so
+// the two widths give the same bits. h_sum (when not null) accumulates H for
+// the readout.
+typedef double Lanes2 __attribute__((vector_size(16)));
+typedef double Lanes4 __attribute__((vector_size(32)));
+
+// Always inlined down to advance_vec and advance_vec_avx, so no vector
+// crosses a call and GCC's note on 32-byte vector returns in SSE2 code
+// (-Wpsabi) does not apply.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+template <class V>
+[[gnu::always_inline]] inline V load_lanes(const double* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V>
+[[gnu::always_inline]] inline void store_lanes(double* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Whether every lane of a comparison's result is true (all bits set), by
+// halving in registers: reading the lanes one by one would go through memory.
+typedef long Mask2 __attribute__((vector_size(16)));
+typedef long Mask4 __attribute__((vector_size(32)));
+[[gnu::always_inline]] inline bool all_lanes(Mask2 m) { return (m & __builtin_shuffle(m, Mask2{1, 0}))[0] != 0; }
+[[gnu::always_inline]] inline bool all_lanes(const Mask4& m) {
+  const Mask4 half = m & __builtin_shuffle(m, Mask4{2, 3, 0, 1});
+  return (half & __builtin_shuffle(half, Mask4{1, 0, 3, 2}))[0] != 0;
+}
+
+template <SamplerKind K, int NST, int KMAX, class V>
+[[gnu::always_inline]] inline void advance_lanes(const StepSampler& smp, const PhiloxKey& key, const double* bias,
+                                                 double* cur, double decay, double* h_sum, VecLayer& L,
+                                                 StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+  constexpr int W = sizeof(V) / sizeof(double);
   const double* off = smp.offset_dt();
   const double* slope = smp.slope_dt();
   // Slots beyond the chain's own (states >= n, slots >= kmax) stay zero:
   // adding a rectified zero rate leaves a sum unchanged.
   const std::size_t n = smp.kernel().size(), kmax = smp.max_out_degree();
-  __m128d o[NST][KMAX], sl[NST][KMAX], id[NST];
+  const V zero = {};
+  V o[NST][KMAX], sl[NST][KMAX], id[NST];
   for (int i = 0; i < NST; ++i) {
-    id[i] = _mm_set1_pd(static_cast<double>(i));
+    id[i] = zero + static_cast<double>(i);
     for (int k = 0; k < KMAX; ++k) {
       const bool real = static_cast<std::size_t>(i) < n && static_cast<std::size_t>(k) < kmax;
-      o[i][k] = _mm_set1_pd(real ? off[static_cast<std::size_t>(i) * kmax + k] : 0.0);
-      sl[i][k] = _mm_set1_pd(real ? slope[static_cast<std::size_t>(i) * kmax + k] : 0.0);
+      o[i][k] = zero + (real ? off[static_cast<std::size_t>(i) * kmax + k] : 0.0);
+      sl[i][k] = zero + (real ? slope[static_cast<std::size_t>(i) * kmax + k] : 0.0);
     }
   }
-  const __m128d zero = _mm_setzero_pd(), d = _mm_set1_pd(decay);
+  const V d = zero + decay;
   double* state = L.state.data();
   double* clock = L.clock.data();
-  for (int j = 0; j < L.padded; j += 2) {
-    const __m128d c = _mm_loadu_pd(cur + j);
-    const __m128d h = _mm_add_pd(_mm_loadu_pd(bias + j), c);
-    _mm_storeu_pd(cur + j, _mm_mul_pd(c, d));
-    if (h_sum) _mm_storeu_pd(h_sum + j, _mm_add_pd(_mm_loadu_pd(h_sum + j), h));
-    const __m128d s = _mm_loadu_pd(state + j);
-    __m128d q = zero;
+  for (int j = 0; j < L.padded; j += W) {
+    const V c = load_lanes<V>(cur + j);
+    const V h = load_lanes<V>(bias + j) + c;
+    store_lanes(cur + j, c * d);
+    if (h_sum) store_lanes(h_sum + j, load_lanes<V>(h_sum + j) + h);
+    const V s = load_lanes<V>(state + j);
+    V q = zero;
 #pragma GCC unroll 4
     for (int i = 0; i < NST; ++i) {
       // Exit rate of state i: its rectified slot rates summed in slot order
-      // (maxpd(r, 0) is rectify's max(r, 0), 0 for a NaN r).
-      __m128d qi = _mm_max_pd(_mm_add_pd(o[i][0], _mm_mul_pd(sl[i][0], h)), zero);
+      // (r > 0 ? r : 0 is rectify's max(r, 0), 0 for a NaN r).
+      V r = o[i][0] + sl[i][0] * h;
+      V qi = r > 0 ? r : zero;
 #pragma GCC unroll 2
-      for (int k = 1; k < KMAX; ++k)
-        qi = _mm_add_pd(qi, _mm_max_pd(_mm_add_pd(o[i][k], _mm_mul_pd(sl[i][k], h)), zero));
-      if (i == 0) {
-        q = qi;
-      } else {
-        const __m128d m = _mm_cmpeq_pd(s, id[i]);
-        q = _mm_or_pd(_mm_and_pd(m, qi), _mm_andnot_pd(m, q));
+      for (int k = 1; k < KMAX; ++k) {
+        r = o[i][k] + sl[i][k] * h;
+        qi = qi + (r > 0 ? r : zero);
       }
+      q = i == 0 ? qi : (s == id[i] ? qi : q);
     }
-    const __m128d clk = _mm_loadu_pd(clock + j);
-    const __m128d quiet = _mm_cmpgt_pd(clk, q);
-    _mm_storeu_pd(clock + j, _mm_or_pd(_mm_and_pd(quiet, _mm_sub_pd(clk, q)), _mm_andnot_pd(quiet, clk)));
-    const int mask = _mm_movemask_pd(quiet);
-    if (mask != 3) [[unlikely]] {
-      alignas(16) double hv[2], qv[2];
-      _mm_store_pd(hv, h);
-      _mm_store_pd(qv, q);
-      for (int lane = 0; lane < 2; ++lane)
-        if (!((mask >> lane) & 1))
-          jump_neuron<K>(smp, key, L, static_cast<std::uint32_t>(j + lane), hv[lane], qv[lane], counts, cnt, fired);
+    const V clk = load_lanes<V>(clock + j);
+    const auto quiet = clk > q;
+    store_lanes(clock + j, quiet ? clk - q : clk);
+    if (!all_lanes(quiet)) [[unlikely]] {
+      for (int lane = 0; lane < W; ++lane)
+        if (!quiet[lane])
+          jump_neuron<K>(smp, key, L, static_cast<std::uint32_t>(j + lane), h[lane], q[lane], counts, cnt, fired);
     }
   }
 }
+
+#pragma GCC diagnostic pop
+
+template <SamplerKind K, int NST, int KMAX>
+void advance_vec(const StepSampler& smp, const PhiloxKey& key, const double* bias, double* cur, double decay,
+                 double* h_sum, VecLayer& L, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+  advance_lanes<K, NST, KMAX, Lanes2>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
+}
+
+#if defined(CTMC_SIM_AVX_DISPATCH)
+template <SamplerKind K, int NST, int KMAX>
+__attribute__((target("avx"))) void advance_vec_avx(const StepSampler& smp, const PhiloxKey& key, const double* bias,
+                                                    double* cur, double decay, double* h_sum, VecLayer& L,
+                                                    StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+  advance_lanes<K, NST, KMAX, Lanes4>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
+}
 #endif
+
+template <SamplerKind K, int NST, int KMAX>
+void advance_vec_any(const StepSampler& smp, const PhiloxKey& key, const double* bias, double* cur, double decay,
+                     double* h_sum, VecLayer& L, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+#if defined(CTMC_SIM_AVX_DISPATCH)
+  if (detail::has_avx()) return advance_vec_avx<K, NST, KMAX>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
+#endif
+  advance_vec<K, NST, KMAX>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
+}
 
 template <SamplerKind K>
 void advance_later(const StepSampler& smp, const PhiloxKey& key, const double* bias, double* cur, double decay,
                    double* h_sum, VecLayer& L, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
-#if defined(__SSE2__)
   const std::size_t n = smp.kernel().size(), k = smp.max_out_degree();
-  if (n == 2 && k == 1) return advance_vec<K, 2, 1>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
-  if (n == 3 && k == 2) return advance_vec<K, 3, 2>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
-  if (n <= 4 && k <= 2) return advance_vec<K, 4, 2>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
-#endif
+  if (n == 2 && k == 1) return advance_vec_any<K, 2, 1>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
+  if (n == 3 && k == 2) return advance_vec_any<K, 3, 2>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
+  if (n <= 4 && k <= 2) return advance_vec_any<K, 4, 2>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
   advance_scalar<K>(smp, key, bias, cur, decay, h_sum, L, counts, cnt, fired);
 }
 
@@ -799,7 +853,7 @@ SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) con
   const Eigen::VectorXd h1 = first_layer_input(first, x);
 
   // Currents, biases and the readout's sum of H, padded like the layers.
-  const auto padded = [](int n) { return (n + 1) & ~1; };
+  const auto padded = [](int n) { return (n + 3) & ~3; };
   std::vector<std::vector<double>> bias(L), current(L);
   for (std::size_t l = 1; l < L; ++l) {
     const auto& b = net_->layers[l].b;
@@ -847,6 +901,9 @@ SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) con
   };
 
   const double decay = trace_.decay, weight = trace_.spike_weight;
+#if defined(CTMC_SIM_AVX_DISPATCH)
+  const bool avx = detail::has_avx();  // the same sums as add_scaled's, four targets at a time
+#endif
   for (std::int64_t k = 0; k < steps_; ++k) {
     // The update order of run_impl: layer l reads H for step k, its current
     // decays, the step-k spikes of layer l-1 are added, and it advances.
@@ -876,8 +933,16 @@ SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) con
       if (l - 1 < S) {
         const Eigen::MatrixXf& W = w_scaled_[l - 1];
         const Eigen::Index rows = W.rows();
-        for (const auto& [i, sp] : fired[l - 1])
-          detail::add_scaled(cur, W.data() + static_cast<Eigen::Index>(i) * rows, rows, weight * sp);
+        for (const auto& [i, sp] : fired[l - 1]) {
+          const float* w = W.data() + static_cast<Eigen::Index>(i) * rows;
+#if defined(CTMC_SIM_AVX_DISPATCH)
+          if (avx) {
+            detail::add_scaled_avx(cur, w, rows, weight * sp);
+            continue;
+          }
+#endif
+          detail::add_scaled(cur, w, rows, weight * sp);
+        }
         fired[l - 1].clear();
       }
     }

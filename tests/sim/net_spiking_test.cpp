@@ -17,6 +17,7 @@
 #include "ctmc/core/errors.hpp"
 #include "ctmc/sim/net_synapse.hpp"
 #include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/simd.hpp"
 #include "ctmc/sim/spiking.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/families.hpp"
@@ -447,6 +448,14 @@ TEST_CASE("the event-driven and the dense conv path give the same spikes, for 1,
       opt.threads = threads;
       res.push_back(simulate_network(net, train, test, neurons, opt));
     }
+  // SSE2 instead of AVX, each path (on a CPU without AVX all runs are SSE2's).
+  allow_avx(false);
+  for (CP path : {CP::Event, CP::Dense}) {
+    opt.snn.conv_path = path;
+    opt.threads = 2;
+    res.push_back(simulate_network(net, train, test, neurons, opt));
+  }
+  allow_avx(true);
   CHECK(res[0].spikes_per_neuron > 0);
   for (std::size_t k = 1; k < res.size(); ++k) {
     INFO("run ", k);

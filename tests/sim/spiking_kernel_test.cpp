@@ -23,6 +23,7 @@
 #include <random>
 
 #include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/simd.hpp"
 #include "ctmc/sim/sampler.hpp"
 #include "ctmc/sim/spiking.hpp"
 #include "ctmc/solvers/families.hpp"
@@ -190,7 +191,7 @@ TEST_CASE("new kernel against the reference kernel: spike-count laws on a fixed 
     }
 }
 
-TEST_CASE("new kernel: identical results for 1, 2 and 3 threads; the stream differs from the reference kernel's") {
+TEST_CASE("new kernel: identical results for 1, 2 and 3 threads and for SSE2 and AVX; the stream differs from the reference kernel's") {
   std::mt19937 g(43);
   std::uniform_int_distribution<int> w(-8, 8);
   Mlp net;
@@ -230,7 +231,12 @@ TEST_CASE("new kernel: identical results for 1, 2 and 3 threads; the stream diff
       opt.threads = threads;
       res.push_back(simulate_network(net, train, test, neurons, opt));
     }
-    for (int t = 1; t < 3; ++t) {
+    // SSE2 instead of AVX (on a CPU without AVX both runs are SSE2's).
+    allow_avx(false);
+    opt.threads = 2;
+    res.push_back(simulate_network(net, train, test, neurons, opt));
+    allow_avx(true);
+    for (int t = 1; t < 4; ++t) {
       CHECK(res[t].predictions == res[0].predictions);
       CHECK(res[t].synops == res[0].synops);
       CHECK(res[t].spikes_per_neuron == res[0].spikes_per_neuron);
