@@ -3,7 +3,7 @@
 # Idempotent: when everything is present it only checks and exits.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git ccache
-      libboost-dev libeigen3-dev libceres-dev libmpfr-dev libgmp-dev libmpfi-dev
+      libboost1.81-dev libeigen3-dev libceres-dev libmpfr-dev libgmp-dev libmpfi-dev
       doctest-dev libcli11-dev zlib1g-dev nlohmann-json3-dev libfmt-dev gnuplot-nox
       libsleef-dev  # det_math: elementary functions with the same bits on every machine
       libonnx-dev libprotobuf-dev  # ctmc-snn import onnx

@@ -1,7 +1,7 @@
 // PrecisionScope and precision_bits (numeric_context.hpp). The scalar types
-// are solvers' Mpfr and Interval (solvers/scalar.hpp); their default
-// precision is that of their Boost backends, which this file sets directly so
-// that core needs nothing of ours.
+// are solvers' Mpfr and Interval (solvers/scalar.hpp); their working
+// precision is their Boost backends' default precision of the calling thread,
+// which this file sets directly so that core needs nothing of ours.
 #include "ctmc/core/numeric_context.hpp"
 
 #include <boost/multiprecision/detail/digits.hpp>
@@ -26,15 +26,16 @@ unsigned digits10_for_bits(unsigned bits) {
 }  // namespace
 
 PrecisionScope::PrecisionScope(unsigned bits)
-    : mpfr_digits10_(MpfrNumber::default_precision()), interval_digits10_(IntervalNumber::default_precision()) {
+    : mpfr_digits10_(MpfrNumber::thread_default_precision()),
+      interval_digits10_(IntervalNumber::thread_default_precision()) {
   const unsigned d10 = digits10_for_bits(bits);
-  MpfrNumber::default_precision(d10);
-  IntervalNumber::default_precision(d10);
+  MpfrNumber::thread_default_precision(d10);
+  IntervalNumber::thread_default_precision(d10);
 }
 
 PrecisionScope::~PrecisionScope() {
-  MpfrNumber::default_precision(mpfr_digits10_);
-  IntervalNumber::default_precision(interval_digits10_);
+  MpfrNumber::thread_default_precision(mpfr_digits10_);
+  IntervalNumber::thread_default_precision(interval_digits10_);
 }
 
 unsigned precision_bits() {

@@ -6,8 +6,10 @@
 //
 // Every call releases the GIL once its arguments are copied into C++ values
 // (a fit or a simulation may run for minutes; other Python threads go on), and
-// then holds one mutex: the MPFR precision is process-wide state that two
-// calls at different precisions must not share.
+// then holds one mutex: Eigen's thread count (EigenThreadScope, which the
+// trainings and the networks' forward passes open) is process-wide state
+// that two calls must not change at once. The MPFR precision is not: each
+// call's scope sets its own thread's.
 #include <fmt/format.h>
 #include <omp.h>
 #include <pybind11/numpy.h>

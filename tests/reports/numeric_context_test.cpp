@@ -1,6 +1,7 @@
-// No public entry point leaves a process-wide numeric setting changed: Boost's
-// default precision of Mpfr and Interval values, OpenMP's thread count, and
-// Eigen's thread count (ctmc/core/numeric_context.hpp). Each entry point
+// No public entry point leaves a numeric setting changed: Boost's default
+// precision of Mpfr and Interval values (the thread's and the process's),
+// OpenMP's thread count, and Eigen's thread count
+// (ctmc/core/numeric_context.hpp). Each entry point
 // runs on a small input with a precision and a thread count other than the
 // current ones, and the settings are compared with those before the call.
 #include <doctest/doctest.h>
@@ -34,8 +35,10 @@ using solvers::Rational;
 namespace {
 
 struct Settings {
-  unsigned mpfr_digits10 = Mpfr::default_precision();
-  unsigned interval_digits10 = Interval::default_precision();
+  unsigned mpfr_digits10 = Mpfr::thread_default_precision();
+  unsigned interval_digits10 = Interval::thread_default_precision();
+  unsigned mpfr_process_digits10 = Mpfr::default_precision();
+  unsigned interval_process_digits10 = Interval::default_precision();
   int threads = omp_get_max_threads();
   int eigen_threads = Eigen::nbThreads();
   int eigen_setting = ctmc::eigen_thread_setting();  // 0: Eigen follows OpenMP's count
@@ -50,6 +53,8 @@ void check_restores(const std::string& name, const std::function<void()>& f) {
   const Settings after;
   CHECK(after.mpfr_digits10 == before.mpfr_digits10);
   CHECK(after.interval_digits10 == before.interval_digits10);
+  CHECK(after.mpfr_process_digits10 == before.mpfr_process_digits10);
+  CHECK(after.interval_process_digits10 == before.interval_process_digits10);
   CHECK(after.threads == before.threads);
   CHECK(after.eigen_threads == before.eigen_threads);
   CHECK(after.eigen_setting == before.eigen_setting);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <string_view>
 
 #include "ctmc/analysis/fit.hpp"
@@ -418,11 +417,8 @@ ExactErrors evaluate_exactly(const solvers::Model& model, const FitProblem& prob
   if (auto why = activations::table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
                                           solvers::to_double(problem.data.hi)))
     throw InputError("activation", *why);
-  // Boost 1.74's default MPFR precision (what every Mpfr result takes) is one
-  // static of the process, not per thread: fits that run at once
-  // (run_fit_table runs targets concurrently) take turns here.
-  static std::mutex precision_mutex;
-  const std::lock_guard<std::mutex> lock(precision_mutex);
+  // The working precision is the calling thread's (fits that run at once,
+  // as run_fit_table runs targets, each hold their own).
   const ctmc::PrecisionScope precision(bits);  // the caller's precision again on the way out
   const auto& d = problem.data;
   const Mpfr alpha = solvers::from_rational<Mpfr>(problem.alpha);

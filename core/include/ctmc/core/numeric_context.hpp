@@ -1,19 +1,20 @@
-// Scoped numeric settings. Three settings of the process are global: the
-// default precision of Boost's Mpfr and Interval numbers (what a newly
-// created value gets, scalar.hpp), OpenMP's thread count for the next
-// parallel region, and Eigen's thread count for its own parallel matrix
-// products. Library code that needs another value changes them only through
-// these scopes, which restore the previous value (exactly: Boost's digit
-// counts, OpenMP's nthreads-var, Eigen's fixed count or its following
-// OpenMP's) when they end, so no library function leaves a setting changed.
+// Scoped numeric settings. The working precision of Boost's Mpfr and
+// Interval numbers (what a newly created value gets, scalar.hpp) is a
+// setting of the thread (Boost 1.81 keeps one default precision per thread);
+// OpenMP's thread count for the next parallel region is one too; Eigen's
+// thread count for its own parallel matrix products is one of the process.
+// Library code that needs another value changes them only through these
+// scopes, which restore the previous value (exactly: Boost's digit counts,
+// OpenMP's nthreads-var, Eigen's fixed count or its following OpenMP's) when
+// they end, so no library function leaves a setting changed.
 // PrecisionScope is the only setter of the working precision: programs and
-// tests open one for as long as they need a precision.
-//
-// The settings are process-wide (Boost 1.74 keeps one default precision, not
-// one per thread, and gives the result of an arithmetic operation that
-// default precision, so a precision cannot travel with the values), so a
-// scope is opened on the thread that runs the computation and not while
-// other threads create Mpfr values.
+// tests open one for as long as they need a precision, on the thread that
+// computes. Computations on several threads at once may each hold their own
+// precision; a thread that has opened no scope works at Boost's default (50
+// decimal digits), so work handed to other threads opens its own scope there.
+// An operation's result takes the largest precision of its operands and the
+// thread's working precision (Boost's preserve_related_precision); copies
+// keep their source's precision.
 #pragma once
 #include <omp.h>  // ThreadScope, EigenThreadScope: their users link OpenMP (OpenMP::OpenMP_CXX)
 
@@ -21,8 +22,8 @@
 
 namespace ctmc {
 
-// Mpfr and Interval values created during the scope's lifetime get at least
-// `bits` bits (precision_bits() says how many exactly: Boost counts precision
+// Mpfr and Interval values this thread creates during the scope's lifetime
+// get at least `bits` bits (precision_bits() says how many exactly: Boost counts precision
 // in decimal digits, so it may be one or two bits more).
 class PrecisionScope {
  public:

@@ -89,9 +89,8 @@ extern template SpikeGenerator<Mpfr> spike_generator(const Model&, const Rationa
 extern template SpikeGenerator<Rational> spike_generator(const Model&, const Rational&);
 // The two supported scalars (defined in counting.cpp). MPFR works with 64 + s
 // guard bits internally (s: the squarings) and rounds the results to the current precision; it
-// does so by raising the process-wide default precision for the duration of
-// the call (a PrecisionScope), so call it from one thread at a time
-// (the double version is thread-safe). Cost: the dense exponential of the
+// does so by raising the calling thread's working precision for the duration
+// of the call (a PrecisionScope). Both versions are thread-safe. Cost: the dense exponential of the
 // 3n x 3n Van Loan matrix kept in block form (expm_van_loan), about
 // 6 n^3 (m + s) operations; meant for small neurons (n up to a few tens).
 template <>
