@@ -3,7 +3,7 @@
 # byte: the test of a change that must not change any result (a refactoring,
 # a faster kernel with the same order of floating-point operations).
 #
-#   scripts/compare-reports.sh [--base-dir DIR] BASE_REV REPORT...
+#   scripts/compare-reports.sh [--base-dir DIR] [--new-dir DIR] BASE_REV REPORT...
 #
 # 1. Builds BASE_REV in a git worktree under a temporary folder, in its own
 #    Release build folder (like scripts/build.sh; with ccache when it is
@@ -34,6 +34,11 @@
 #   `ctmc-snn report REPORT --out DIR`, instead of building and running
 #   BASE_REV (its meta.json's git_revision is checked against BASE_REV).
 #
+# --new-dir DIR: use DIR/REPORT, written earlier by the current tree's
+#   binary (or any other: a build with other libraries), instead of building
+#   and running the current tree. With --base-dir too, nothing is built or
+#   run: two existing outputs are compared.
+#
 # Environment: JOBS (build jobs; default all cores), BUILD_DIR (default
 # build), THREADS (the reports' --threads; default: the report's default;
 # the results do not depend on it), KEEP=1 (keep the temporary folder and
@@ -51,9 +56,11 @@ usage() {
 }
 
 base_dir=""
+new_dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --base-dir) [ $# -ge 2 ] || usage; base_dir=$2; shift 2 ;;
+    --new-dir) [ $# -ge 2 ] || usage; new_dir=$2; shift 2 ;;
     -h|--help) usage ;;
     --) shift; break ;;
     -*) echo "compare-reports: unknown option $1" >&2; usage ;;
@@ -111,9 +118,11 @@ run_report() {  # run_report BINARY REPORT OUT_PARENT: writes OUT_PARENT/REPORT
   fi
 }
 
-echo "compare-reports: current tree ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ", with uncommitted changes")) in $BUILD_DIR"
-build . "$BUILD_DIR"
-current_bin=$(realpath "$BUILD_DIR/cli/ctmc-snn")
+if [ -z "$new_dir" ]; then
+  echo "compare-reports: current tree ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ", with uncommitted changes")) in $BUILD_DIR"
+  build . "$BUILD_DIR"
+  current_bin=$(realpath "$BUILD_DIR/cli/ctmc-snn")
+fi
 
 if [ -z "$base_dir" ]; then
   echo "compare-reports: base $base_rev ($(git rev-parse --short "$base_sha")) in $tmp/base"
@@ -168,8 +177,14 @@ compared=0
 differ=0
 one_sided=0
 for report in "${reports[@]}"; do
-  new_out="$tmp/new-out/$report"
-  run_report "$current_bin" "$report" "$tmp/new-out"
+  if [ -n "$new_dir" ]; then
+    new_out="$new_dir/$report"
+    [ -f "$new_out/meta.json" ] || { echo "compare-reports: $new_out/meta.json missing" >&2; exit 2; }
+    echo "compare-reports: current output of $report: $new_out"
+  else
+    new_out="$tmp/new-out/$report"
+    run_report "$current_bin" "$report" "$tmp/new-out"
+  fi
   if [ -n "$base_dir" ]; then
     base_out="$base_dir/$report"
     [ -f "$base_out/meta.json" ] || { echo "compare-reports: $base_out/meta.json missing" >&2; exit 2; }
