@@ -22,12 +22,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "ctmc/io/atomic_write.hpp"
 #include "ctmc/core/errors.hpp"
-
-#ifndef CTMC_SOURCE_DIR
-#define CTMC_SOURCE_DIR "."
-#endif
+#include "ctmc/io/atomic_write.hpp"
+#include "ctmc/reports/build_revision.hpp"  // generated: CTMC_BUILD_REVISION
 
 namespace ctmc::reports {
 namespace fs = std::filesystem;
@@ -48,19 +45,6 @@ std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
-}
-
-// Runs a shell command and returns its stdout; nullopt when it fails.
-std::optional<std::string> capture(const std::string& cmd) {
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int rc = ::pclose(p);
-  if (rc != 0) return std::nullopt;
-  return out;
 }
 
 std::string trim(std::string s) {
@@ -300,18 +284,7 @@ void replace_dir(const std::string& from, const std::string& to, const std::stri
 
 // --- provenance -------------------------------------------------------------
 
-std::string git_revision() {
-  static const std::string rev = [] {
-    std::string dir = shell_quote(CTMC_SOURCE_DIR);
-    auto head = capture("git -C " + dir + " rev-parse --short HEAD 2>/dev/null");
-    if (!head || trim(*head).empty()) return std::string("unknown");
-    std::string r = trim(*head);
-    auto status = capture("git -C " + dir + " status --porcelain --untracked-files=no 2>/dev/null");
-    if (status && !trim(*status).empty()) r += "-dirty";
-    return r;
-  }();
-  return rev;
-}
+std::string git_revision() { return CTMC_BUILD_REVISION; }
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);

@@ -158,8 +158,9 @@ class ReportWriter {
 void check_output_root(const std::string& out_root);
 
 // --- provenance ---------------------------------------------------------
-// `git rev-parse --short HEAD` in the source tree (CTMC_SOURCE_DIR), plus
-// "-dirty" when tracked files have changes; "unknown" without git.
+// The revision the program was built from: `git rev-parse --short HEAD` of
+// the source tree at build time, plus "-dirty" when tracked files had
+// changes; "unknown" without git (cmake/git_revision.cmake).
 std::string git_revision();
 std::string utc_now();  // "YYYY-MM-DD HH:MM:SS UTC"
 
