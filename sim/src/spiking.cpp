@@ -205,8 +205,8 @@ void advance_fast_any(const StepSampler& smp, const double* h, const double* qta
 // 2b and 2b+1, used in order (a destination uniform only where the state has
 // several exits, then the words of the next unit-exponential clock, usually
 // one: exp_ziggurat.hpp). A neuron's draws therefore do not depend on the
-// order in which neurons are visited, so later layers are advanced two
-// neurons at a time and layer 1 in event order, without a shared stream.
+// order in which neurons are visited, so later layers are advanced two or
+// four neurons at a time and layer 1 in event order, without a shared stream.
 //
 // Later layers: one fused, branch-free pass per step over structure-of-
 // arrays data (current, bias, state, clock): H = b + I, I <- d I (trace.hpp,
@@ -216,8 +216,8 @@ void advance_fast_any(const StepSampler& smp, const double* h, const double* qta
 // update clock <- clock - q. Lanes with a jump (rare: about the jump rate
 // times dt) leave the vector loop for the jump loop (SmallChain::jumps, or
 // StepSampler::jumps_exact for other chains). The same operations in
-// the same order as StepSampler::exit_dt, so the SSE2 pass and the scalar
-// one (other targets, other chains) give the same bits. A neuron in a state
+// the same order as StepSampler::exit_dt, so the SSE2 and AVX passes and
+// the scalar one (other chains) give the same bits. A neuron in a state
 // whose exit rate does not depend on H costs the same lane work as any
 // other, so no separate skip-ahead is kept for those states.
 
