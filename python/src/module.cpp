@@ -40,12 +40,12 @@ namespace commands = ctmc::commands;
 
 namespace {
 
-std::mutex g_library;
+std::mutex g_process_settings;
 
 template <class F>
 auto call(F&& f) {
   py::gil_scoped_release release;
-  std::lock_guard<std::mutex> lock(g_library);
+  std::lock_guard<std::mutex> lock(g_process_settings);
   return f();
 }
 
