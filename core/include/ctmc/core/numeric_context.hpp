@@ -23,8 +23,8 @@
 namespace ctmc {
 
 // Mpfr and Interval values this thread creates during the scope's lifetime
-// get at least `bits` bits (precision_bits() says how many exactly: Boost counts precision
-// in decimal digits, so it may be one or two bits more).
+// get at least `bits` bits (precision_bits() says how many exactly: Boost
+// counts precision in decimal digits, so it may be one or two bits more).
 class PrecisionScope {
  public:
   explicit PrecisionScope(unsigned bits);
