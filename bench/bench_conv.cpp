@@ -14,8 +14,10 @@
 //      dense / event-driven time ratio, and the event-driven engine on 1 and
 //      2 threads (the parallel figure as in bench_snn: the 1-thread CPU time
 //      over the 2 threads' CPU time, x 2); all three give the same spikes,
-//      which the bench checks. Target: at least 2e9 synaptic events per
-//      second per core;
+//      which the bench checks. Then the same for the vectorised kernel
+//      (SpikingConfig::reference_kernel = false; its own random streams, so
+//      other spikes of the same law), event-driven and auto. Target: at
+//      least 2e9 synaptic events per second per core;
 //   2. per conv layer fed by spikes: its input density, the share of steps
 //      auto took densely, and the calibration of the switch (kDenseConvDensity):
 //      one step's propagation timed both ways at densities 0.005 .. 1
@@ -271,15 +273,17 @@ int main(int argc, char** argv) {
   // thread's clock misses).
   Eigen::setNbThreads(1);
   using CP = SpikingConfig::ConvPath;
-  const auto engine = [&](CP path) {
+  const auto engine = [&](CP path, bool reference) {
     SpikingConfig c = cfg;
     c.conv_path = path;
+    c.reference_kernel = reference;
     return std::make_unique<SpikingNetwork>(net, layers, c);
   };
-  const auto ev = engine(CP::Event), de = engine(CP::Dense), au = engine(CP::Auto);
-  // Each figure the least CPU time of 3 runs, the paths taking turns (the
+  const auto ev = engine(CP::Event, true), de = engine(CP::Dense, true), au = engine(CP::Auto, true);
+  const auto vev = engine(CP::Event, false), vau = engine(CP::Auto, false);
+  // Each figure the least CPU time of 3 runs, the engines taking turns (the
   // first run of a process pays for cold caches and page faults).
-  EngineFigures one, two, dense, autom;
+  EngineFigures one, two, dense, autom, vone, vtwo, vauto;
   const auto keep = [](EngineFigures& best, EngineFigures f) {
     if (best.cpu == 0 || f.cpu < best.cpu) best = std::move(f);
   };
@@ -288,8 +292,12 @@ int main(int argc, char** argv) {
     keep(dense, run_engine(*de, test, steps, 1));
     keep(autom, run_engine(*au, test, steps, 1));
     keep(two, run_engine(*ev, test, steps, 2));
+    keep(vone, run_engine(*vev, test, steps, 1));
+    keep(vauto, run_engine(*vau, test, steps, 1));
+    keep(vtwo, run_engine(*vev, test, steps, 2));
   }
   const bool same = dense.counts == one.counts && autom.counts == one.counts && two.counts == one.counts;
+  const bool vsame = vauto.counts == vone.counts && vtwo.counts == vone.counts;
   const auto line = [&](const char* name, const EngineFigures& f) {
     fmt::print("  {:<13}: {:.3e} synaptic events/s, {:.3e} neuron-steps/s ({:.2f} CPU s; {:.2f}x the event-driven time)\n",
                name, f.synops / f.cpu, f.neuron_steps / f.cpu, f.cpu, f.cpu / one.cpu);
@@ -303,8 +311,18 @@ int main(int argc, char** argv) {
   fmt::print("  event-driven on 2 threads: {:.3e} synaptic events/s per core; speed-up {:.2f}x on 2 idle cores (wall "
              "{:.2f}x)\n",
              two.synops / two.cpu, 2 * one.cpu / two.cpu, one.wall / two.wall);
-  fmt::print("  target 2e9 synaptic events/s per core: event-driven {:.2f}x of it, auto {:.2f}x\n",
-             one.synops / one.cpu / 2e9, autom.synops / autom.cpu / 2e9);
+  fmt::print("\nvectorised kernel (SpikingConfig::reference_kernel = false: its own random streams), 1 thread, per "
+             "core ({:.2f} spikes per neuron; same spikes on both paths and on 2 threads: {}):\n",
+             vone.spikes / test.size() / static_cast<double>(snn.spiking_neurons()), vsame ? "yes" : "NO");
+  line("event-driven", vone);
+  line("auto", vauto);
+  fmt::print("  event-driven on 2 threads: {:.3e} synaptic events/s per core; speed-up {:.2f}x on 2 idle cores (wall "
+             "{:.2f}x)\n",
+             vtwo.synops / vtwo.cpu, 2 * vone.cpu / vtwo.cpu, vone.wall / vtwo.wall);
+  fmt::print("\ntarget 2e9 synaptic events/s per core: reference kernel event-driven {:.2f}x of it, auto {:.2f}x; "
+             "vectorised kernel event-driven {:.2f}x, auto {:.2f}x\n",
+             one.synops / one.cpu / 2e9, autom.synops / autom.cpu / 2e9, vone.synops / vone.cpu / 2e9,
+             vauto.synops / vauto.cpu / 2e9);
 
   omp_set_num_threads(1);
   const std::vector<NetStage> stages = spiking_stages(net, "bench VGG-11");

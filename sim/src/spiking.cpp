@@ -341,8 +341,11 @@ template <SamplerKind K>
 void advance_scalar(const StepSampler& smp, const PhiloxKey& key, const double* bias, double* cur, double decay,
                     double* h_sum, VecLayer& L, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
   for (int j = 0; j < L.n; ++j) {
-    const double h = bias[j] + cur[j];
-    cur[j] *= decay;
+    double h = bias[j];
+    if (cur) {
+      h += cur[j];
+      cur[j] *= decay;
+    }
     if (h_sum) h_sum[j] += h;
     const double q = smp.exit_dt(static_cast<std::uint32_t>(L.state[j]), h);
     if (L.clock[j] > q)
@@ -358,7 +361,8 @@ void advance_scalar(const StepSampler& smp, const PhiloxKey& key, const double* 
 // compiles for AVX and which runs only where the CPU has it). Each lane
 // rounds every sum and product as the scalar code does (no contraction), so
 // the two widths give the same bits. h_sum (when not null) accumulates H for
-// the readout.
+// the readout. A null cur means bias already holds H (a layer graph's
+// channel-last current, read across and decayed by read_channel_last).
 typedef double Lanes2 __attribute__((vector_size(16)));
 typedef double Lanes4 __attribute__((vector_size(32)));
 
@@ -412,9 +416,12 @@ template <SamplerKind K, int NST, int KMAX, class V>
   double* state = L.state.data();
   double* clock = L.clock.data();
   for (int j = 0; j < L.padded; j += W) {
-    const V c = load_lanes<V>(cur + j);
-    const V h = load_lanes<V>(bias + j) + c;
-    store_lanes(cur + j, c * d);
+    V h = load_lanes<V>(bias + j);
+    if (cur) {
+      const V c = load_lanes<V>(cur + j);
+      h = h + c;
+      store_lanes(cur + j, c * d);
+    }
     if (h_sum) store_lanes(h_sum + j, load_lanes<V>(h_sum + j) + h);
     const V s = load_lanes<V>(state + j);
     V q = zero;
@@ -544,9 +551,6 @@ SpikingNetwork::SpikingNetwork(const Net& net, std::vector<SpikingLayer> layers,
   if (layers_.size() != want)
     throw InputError("neurons", fmt::format("{} spiking layers given, the network with readout '{}' needs {}",
                                             layers_.size(), readout_name(cfg.readout), want));
-  if (!cfg.reference_kernel)
-    throw InputError("the vectorised spiking kernel runs dense networks only; use the reference kernel for a layer "
-                     "graph with convolutions or pooling");
   configure();
   chains_.reserve(L);
   for (std::size_t l = 0; l < L; ++l) {
@@ -842,26 +846,34 @@ SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) co
 
 template <SamplerKind K>
 SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) const {
-  const std::size_t L = net_->layers.size();
+  const std::size_t L = sizes_.size();
   const std::size_t S = layers_.size();
   const PhiloxKey key = philox_key(stream_seed);
   StepCounts counts;
   SampleRun out;
   out.counts.resize(S);
+  ChainScratch scratch;
+  out.dense_steps.assign(L > 0 ? L - 1 : 0, 0);
 
-  const auto& first = net_->layers[0];
-  const Eigen::VectorXd h1 = first_layer_input(first, x);
+  const Eigen::VectorXd h1 = layer1_input(x);
+  const int n1 = sizes_[0];
 
-  // Currents, biases and the readout's sum of H, padded like the layers.
+  // Biases, currents and the readout's sum of H, padded like the layers, in
+  // the neurons' order (C-H-W for a layer graph). A current that a layer
+  // graph keeps channel-last (LinearChain::channel_last) stays in the
+  // chain's layout; each step it is read across into h_buf (as run_impl
+  // does), and the lane pass takes H from there.
   const auto padded = [](int n) { return (n + 3) & ~3; };
-  std::vector<std::vector<double>> bias(L), current(L);
+  const auto across = [&](std::size_t l) { return !chains_.empty() && chains_[l].channel_last(); };
+  std::vector<std::vector<double>> bias(L), current(L), h_buf(L);
   for (std::size_t l = 1; l < L; ++l) {
-    const auto& b = net_->layers[l].b;
-    bias[l].assign(static_cast<std::size_t>(padded(static_cast<int>(b.size()))), 0.0);
-    std::copy(b.data(), b.data() + b.size(), bias[l].begin());
-    current[l].assign(bias[l].size(), 0.0);
+    const auto& b = bias_[l];
+    bias[l].assign(static_cast<std::size_t>(padded(sizes_[l])), 0.0);
+    std::copy(b.begin(), b.end(), bias[l].begin());
+    current[l].assign(across(l) ? b.size() : bias[l].size(), 0.0);
+    if (across(l)) h_buf[l].assign(bias[l].size(), 0.0);
   }
-  std::vector<double> h_sum(static_cast<std::size_t>(padded(net_->layers[L - 1].out_size())), 0.0);
+  std::vector<double> h_sum(static_cast<std::size_t>(padded(sizes_[L - 1])), 0.0);
   std::vector<VecLayer> layer(S);
   std::vector<Fired> fired(S);
   std::vector<SmallChain> chains;
@@ -871,7 +883,7 @@ SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) con
     const SmallChain& chain = chains.emplace_back(samplers_[l]);
     V.chain = chain.usable ? &chain : nullptr;
     V.index = static_cast<std::uint32_t>(l);
-    V.n = net_->layers[l].out_size();
+    V.n = sizes_[l];
     V.padded = padded(V.n);
     V.state.assign(static_cast<std::size_t>(V.padded), 0.0);
     V.clock.assign(static_cast<std::size_t>(V.padded), std::numeric_limits<double>::infinity());
@@ -885,17 +897,17 @@ SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) con
   JumpCalendar layer1_events;
   if (S > 0) {
     const std::size_t nst = layers_[0].kernel.size();
-    qtab1.resize(static_cast<std::size_t>(first.out_size()) * nst);
-    for (int j = 0; j < first.out_size(); ++j)
+    qtab1.resize(static_cast<std::size_t>(n1) * nst);
+    for (int j = 0; j < n1; ++j)
       for (std::size_t st = 0; st < nst; ++st)
         qtab1[static_cast<std::size_t>(j) * nst + st] = samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
-    for (int j = 0; j < first.out_size(); ++j)
+    for (int j = 0; j < n1; ++j)
       schedule_vec1(qtab1.data(), nst, layer[0], static_cast<std::uint32_t>(j), 0, steps_, layer1_events);
   }
   std::size_t next_checkpoint = 0;
   out.at.reserve(checkpoint_steps_.size());
   const auto h_sum_vector = [&] {
-    Eigen::VectorXd v(net_->layers[L - 1].out_size());
+    Eigen::VectorXd v(sizes_[L - 1]);
     for (Eigen::Index j = 0; j < v.size(); ++j) v[j] = h_sum[static_cast<std::size_t>(j)];
     return v;
   };
@@ -911,37 +923,49 @@ SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) con
       double* hs = l == L - 1 ? h_sum.data() : nullptr;
       if (l == 0) {
         if (hs)
-          for (int j = 0; j < first.out_size(); ++j) hs[j] += h1[j];
+          for (int j = 0; j < n1; ++j) hs[j] += h1[j];
         if (S > 0)
           advance_vec1_events<K>(samplers_[0], key, h1.data(), qtab1.data(), layer[0], k, steps_, layer1_events,
                                  counts, out.counts[0].data(), fired[0]);
         continue;
       }
       double* cur = current[l].data();
+      // H from b + I in the lane pass, or read across here (cur then null).
+      const double* b = bias[l].data();
+      double* lane_cur = cur;
+      if (across(l)) {
+        const Shape3& o = chains_[l].out_shape();
+        read_channel_last(bias_[l].data(), cur, h_buf[l].data(), o.h * o.w, o.c, decay);
+        b = h_buf[l].data();
+        lane_cur = nullptr;
+      }
       if (l < S) {
-        advance_later<K>(samplers_[l], key, bias[l].data(), cur, decay, hs, layer[l], counts, out.counts[l].data(),
+        advance_later<K>(samplers_[l], key, b, lane_cur, decay, hs, layer[l], counts, out.counts[l].data(),
                          fired[l]);
       } else {  // integrating readout: H only
-        const double* b = bias[l].data();
-        for (int j = 0; j < net_->layers[l].out_size(); ++j) {
-          hs[j] += b[j] + cur[j];
-          cur[j] *= decay;
+        for (int j = 0; j < sizes_[l]; ++j) {
+          hs[j] += lane_cur ? b[j] + lane_cur[j] : b[j];
+          if (lane_cur) lane_cur[j] *= decay;
         }
       }
       // Close step k of layer l's current with layer l-1's step-k spikes
       // (after its decay above, before H is read at step k+1).
       if (l - 1 < S) {
-        const Eigen::MatrixXf& W = w_scaled_[l - 1];
-        const Eigen::Index rows = W.rows();
-        for (const auto& [i, sp] : fired[l - 1]) {
-          const float* w = W.data() + static_cast<Eigen::Index>(i) * rows;
+        if (!chains_.empty()) {
+          if (transmit(l, fired[l - 1], weight, cur, scratch)) ++out.dense_steps[l - 1];
+        } else {
+          const Eigen::MatrixXf& W = w_scaled_[l - 1];
+          const Eigen::Index rows = W.rows();
+          for (const auto& [i, sp] : fired[l - 1]) {
+            const float* w = W.data() + static_cast<Eigen::Index>(i) * rows;
 #if defined(CTMC_SIM_AVX_DISPATCH)
-          if (avx) {
-            detail::add_scaled_avx(cur, w, rows, weight * sp);
-            continue;
-          }
+            if (avx) {
+              detail::add_scaled_avx(cur, w, rows, weight * sp);
+              continue;
+            }
 #endif
-          detail::add_scaled(cur, w, rows, weight * sp);
+            detail::add_scaled(cur, w, rows, weight * sp);
+          }
         }
         fired[l - 1].clear();
       }

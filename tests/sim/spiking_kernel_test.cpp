@@ -2,8 +2,8 @@
 // references: its event-driven layer 1 against the per-step sampler of
 // sampler.hpp (a different random stream and a different algorithm), its
 // whole-network spike counts against the reference kernel's
-// (SpikingConfig::reference_kernel), and its determinism for 1, 2 and 3
-// threads.
+// (SpikingConfig::reference_kernel) on an Mlp and on a conv net, and its
+// determinism for 1, 2 and 3 threads.
 //
 // Two-sample tests. Spike counts are integers, compared by the two-sample
 // Kolmogorov-Smirnov distance D = max_x |F_a(x) - F_b(x)| of the empirical
@@ -28,6 +28,7 @@
 #include "ctmc/sim/spiking.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "net_fixtures.hpp"
 
 using namespace ctmc;
 using namespace ctmc::sim;
@@ -137,25 +138,12 @@ TEST_CASE("event-driven layer 1 against the per-step sampler: spike-count laws a
     }
 }
 
-TEST_CASE("new kernel against the reference kernel: spike-count laws on a fixed net") {
-  // 6-5-4-3 net, three-state neurons, every layer spiking; one image. Each
-  // neuron's count over n runs of each kernel is compared, layer by layer.
-  std::mt19937 g(41);
-  std::uniform_int_distribution<int> w(-8, 8);
-  Mlp net;
-  const int sizes[] = {6, 5, 4, 3};
-  for (int l = 0; l < 3; ++l) {
-    DenseLayer d;
-    d.W = Eigen::MatrixXf(sizes[l + 1], sizes[l]);
-    d.b = Eigen::VectorXf(sizes[l + 1]);
-    for (int i = 0; i < d.W.size(); ++i) d.W.data()[i] = static_cast<float>(w(g)) / 8.0f;
-    for (int i = 0; i < d.b.size(); ++i) d.b[i] = static_cast<float>(w(g)) / 16.0f;
-    d.activation = l == 2 ? "linear" : "sigmoid";
-    net.layers.push_back(d);
-  }
-  std::vector<float> image(6);
-  for (float& v : image) v = static_cast<float>(g() % 9) / 8.0f;
-  const int n = 2000;
+// Each spiking neuron's count over n runs of each kernel on one image of a
+// fixed net (an Mlp or a layer graph), two-state and three-state neurons
+// (alpha 3 in every layer), both samplers the new kernel has.
+template <class Network>
+void check_kernels_agree(const Network& net, const std::vector<float>& image, int n) {
+  const std::size_t layers_n = spiking_layer_count(net, Readout::Spike);
   for (const auto& [model, name] : {std::pair{three_state(), "three-state"}, std::pair{two_state(), "two-state"}})
     for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState}) {
       const std::string model_name = name;
@@ -170,9 +158,9 @@ TEST_CASE("new kernel against the reference kernel: spike-count laws on a fixed 
         cfg.sampler = kind;
         cfg.reference_kernel = ref == 1;
         std::vector<SpikingLayer> layers;
-        for (int l = 0; l < 3; ++l) layers.push_back({NeuronKernel(model, 3.0, name), 3.0});
+        for (std::size_t l = 0; l < layers_n; ++l) layers.push_back({NeuronKernel(model, 3.0, name), 3.0});
         const SpikingNetwork snn(net, std::move(layers), cfg);
-        counts[ref].assign(5 + 4 + 3, {});
+        counts[ref].assign(snn.spiking_neurons(), {});
         for (int s = 0; s < n; ++s) {
           const SampleRun r = snn.run(image.data(), sample_stream_seed(5, 0, static_cast<std::uint64_t>(s)));
           std::size_t at = 0;
@@ -189,6 +177,35 @@ TEST_CASE("new kernel against the reference kernel: spike-count laws on a fixed 
       }
       CHECK(total > 5.0 * n);  // the net is not silent: the comparison has counts to compare
     }
+}
+
+TEST_CASE("new kernel against the reference kernel: spike-count laws on a fixed net") {
+  // 6-5-4-3 net, every layer spiking.
+  std::mt19937 g(41);
+  std::uniform_int_distribution<int> w(-8, 8);
+  Mlp net;
+  const int sizes[] = {6, 5, 4, 3};
+  for (int l = 0; l < 3; ++l) {
+    DenseLayer d;
+    d.W = Eigen::MatrixXf(sizes[l + 1], sizes[l]);
+    d.b = Eigen::VectorXf(sizes[l + 1]);
+    for (int i = 0; i < d.W.size(); ++i) d.W.data()[i] = static_cast<float>(w(g)) / 8.0f;
+    for (int i = 0; i < d.b.size(); ++i) d.b[i] = static_cast<float>(w(g)) / 16.0f;
+    d.activation = l == 2 ? "linear" : "sigmoid";
+    net.layers.push_back(d);
+  }
+  std::vector<float> image(6);
+  for (float& v : image) v = static_cast<float>(g() % 9) / 8.0f;
+  check_kernels_agree(net, image, 2000);
+}
+
+TEST_CASE("new kernel against the reference kernel on a conv net: spike-count laws") {
+  // small_conv_net: conv 3x3 pad 1 (2 x 4 x 4), conv 3x3 stride 2 pad 1
+  // (3 x 2 x 2; its current kept channel-last), flatten, dense 12 -> 2.
+  const Net net = testing::small_conv_net(19);
+  std::vector<float> image(16);
+  for (int i = 0; i < 16; ++i) image[static_cast<std::size_t>(i)] = static_cast<float>((i * 5) % 8) / 8.0f;
+  check_kernels_agree(net, image, 2000);
 }
 
 TEST_CASE("new kernel: identical results for 1, 2 and 3 threads and for SSE2 and AVX; the stream differs from the reference kernel's") {

@@ -89,7 +89,8 @@ struct SpikingConfig {
   // The exact and end-state samplers run on the per-neuron kernel (one
   // xoshiro256** stream per sample, consumed in neuron order) unless this is
   // false: then on the vectorised kernel (structure-of-arrays layers, one
-  // Philox4x32-10 stream per neuron). Same law, other random numbers. The
+  // Philox4x32-10 stream per neuron), for an Mlp and a layer graph alike
+  // (every conv_path below). Same law, other random numbers. The
   // vectorised kernel is not the default while bench_snn does not show it
   // faster (it is within 1.5x on this machine class); bench_snn and the
   // tests select it here, no command does.
