@@ -1,0 +1,119 @@
+// A VGG-11 with BatchNorm trained in PyTorch, in the files PyTorch itself
+// wrote (tests/fixtures/torch_vgg11/, made once by
+// tests/fixtures/make_torch_vgg_fixture.py with Debian's python3-torch 1.13):
+// torch.onnx.export's file as a user gets it (BatchNorm already folded into
+// the convolutions by the exporter), the same net exported with
+// BatchNormalization nodes kept, and its state_dict as safetensors (BatchNorm
+// unfolded, I64 num_batches_tracked scalars) with a manifest. Each route must
+// give PyTorch's own predictions on the 100 MNIST test digits, and logits
+// within float32 rounding of PyTorch's (an independent implementation: its
+// convolutions, BatchNorm and linear layer, in eval mode).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_helpers.hpp"
+#include "ctmc/sim/manifest.hpp"
+#include "ctmc/sim/safetensors.hpp"
+#include "ctmc/sim/tensor_inputs.hpp"
+
+using namespace ctmc_cli_test;
+using namespace ctmc::sim;
+
+namespace {
+
+std::string torch_file(const std::string& name) { return fixture("torch_vgg11/" + name); }
+
+std::vector<int> read_predictions(const std::string& path) {
+  std::istringstream lines(slurp(path));
+  std::vector<int> out;
+  for (int v; lines >> v;) out.push_back(v);
+  return out;
+}
+
+// The largest |ours - PyTorch's| over all logits of the 100 images, and the
+// largest |PyTorch's logit| (for scale).
+std::pair<double, double> logit_difference(const std::string& manifest) {
+  const Net net = load_net(manifest);
+  const Tensor x = read_npy(torch_file("torch_vgg11_x.npy"));
+  const Tensor y = read_npy(torch_file("torch_vgg11_y.npy"));
+  const Tensor ref = read_npy(torch_file("torch_vgg11_logits.npy"));
+  const Dataset d = dataset_from_tensors(x, y, "x", "y");
+  const Eigen::MatrixXf z = net.forward(d.images);  // 10 x n
+  REQUIRE(ref.shape == std::vector<std::int64_t>{100, 10});
+  REQUIRE(z.rows() == 10);
+  REQUIRE(z.cols() == 100);
+  double diff = 0, scale = 0;
+  for (int s = 0; s < 100; ++s)
+    for (int k = 0; k < 10; ++k) {
+      const double r = ref.values[static_cast<std::size_t>(s) * 10 + k];
+      diff = std::max(diff, std::abs(static_cast<double>(z(k, s)) - r));
+      scale = std::max(scale, std::abs(r));
+    }
+  return {diff, scale};
+}
+
+}  // namespace
+
+TEST_CASE("a VGG-11 with BatchNorm trained in PyTorch: torch.onnx.export's files and its state_dict predict as PyTorch") {
+  const auto dir = temp_dir() / "torch_vgg";
+  fs::create_directories(dir);
+  const std::vector<int> torch_pred = read_predictions(torch_file("torch_vgg11_pred.txt"));
+  REQUIRE(torch_pred.size() == 100);
+
+  // The state_dict holds BatchNorm unfolded, with its I64 scalars.
+  const SafetensorsFile st = read_safetensors(torch_file("torch_vgg11.safetensors"));
+  REQUIRE(st.tensors.count("0.1.num_batches_tracked") == 1);
+  CHECK(st.tensors.at("0.1.num_batches_tracked").dtype == "I64");
+  CHECK(st.tensors.at("0.1.running_var").shape == std::vector<std::int64_t>{4});
+
+  std::vector<std::string> nets{torch_file("torch_vgg11.json")};
+  for (const std::string onnx : {"torch_vgg11.onnx", "torch_vgg11_bn.onnx"}) {
+    const std::string net = (dir / (onnx + ".json")).string();
+    const auto imp = run_cli("import onnx \"" + torch_file(onnx) + "\" --output \"" + net + "\"");
+    REQUIRE_MESSAGE(imp.status == 0, imp.output);
+    CHECK(imp.output.find("input [1, 28, 28], 15 layers, 10 outputs") != std::string::npos);
+    // The exporter's constant folding leaves no BatchNormalization node; the
+    // other file keeps all 13, folded here.
+    const bool kept = onnx == "torch_vgg11_bn.onnx";
+    CHECK_MESSAGE((imp.output.find("batchnorm folded into 13 convolution(s)") != std::string::npos) == kept, imp.output);
+    nets.push_back(net);
+  }
+  for (const std::string& net : nets) {
+    CAPTURE(net);
+    const std::string pred = (dir / "pred.txt").string();
+    const auto ev = run_cli("evaluate --net \"" + net + "\" --test-images \"" + torch_file("torch_vgg11_x.npy") +
+                            "\" --test-labels \"" + torch_file("torch_vgg11_y.npy") + "\" --predictions \"" + pred + "\"");
+    REQUIRE_MESSAGE(ev.status == 0, ev.output);
+    CHECK_MESSAGE(ev.output.find("test accuracy 86.00%  (100 images)") != std::string::npos, ev.output);
+    CHECK(read_predictions(pred) == torch_pred);
+    const auto [diff, scale] = logit_difference(net);
+    MESSAGE(net, ": largest logit difference from PyTorch's ", diff, " (largest logit ", scale, ")");
+    CHECK(diff < 1e-5 * scale);  // float32 rounding, 14 layers deep: 6e-7 of the largest logit here
+  }
+}
+
+TEST_CASE("the PyTorch VGG-11 runs in the spiking simulator from its ONNX file, for any thread count") {
+  const auto dir = temp_dir() / "torch_vgg_sim";
+  fs::create_directories(dir);
+  const std::string net = (dir / "net.json").string();
+  const auto imp = run_cli("import onnx \"" + torch_file("torch_vgg11.onnx") + "\" --output \"" + net + "\"");
+  REQUIRE_MESSAGE(imp.status == 0, imp.output);
+  const std::string args = "simulate network --net \"" + net + "\" --test-images \"" + torch_file("torch_vgg11_x.npy") +
+                           "\" --test-labels \"" + torch_file("torch_vgg11_y.npy") + "\" --neurons \"" +
+                           fixture("three_state.json") + "\" --T 0.5 --dt 0.01 --tau 0.05 --rate 20 --scale const " +
+                           "--limit 6 --seed 4 --json";
+  std::vector<std::string> docs;
+  for (int threads : {1, 2, 3}) {
+    const auto r = run_cli(args + " --threads " + std::to_string(threads));
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    docs.push_back(r.output);
+  }
+  CHECK(docs[1] == docs[0]);
+  CHECK(docs[2] == docs[0]);
+  const auto j = nlohmann::json::parse(docs[0]);
+  CHECK(j["layers"].size() == 14);  // 13 convolutions and the classifier
+  CHECK(j["test_images"] == 6);
+  CHECK(j["spikes_per_neuron"].get<double>() > 0);
+}
