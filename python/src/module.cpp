@@ -154,6 +154,8 @@ NetworkArgs network_args(const py::dict& d) {
   o.opt.threads = get<int>(d, "threads", o.opt.threads);
   o.opt.seed = get<unsigned long long>(d, "seed", o.opt.seed);
   o.sampler = get<std::string>(d, "sampler", o.sampler);
+  o.kernel = get<std::string>(d, "kernel", o.kernel);
+  o.conv_path = get<std::string>(d, "conv_path", o.conv_path);
   o.readout = get<std::string>(d, "readout", o.readout);
   o.scale = get<std::string>(d, "scale", o.scale);
   o.trace_weight = get<std::string>(d, "trace_weight", o.trace_weight);
@@ -282,7 +284,8 @@ py::dict defaults() {
     out["simulate_network"] = py::dict(
         py::arg("T") = n.opt.snn.T, py::arg("tau") = n.opt.snn.tau, py::arg("rate") = n.opt.rate,
         py::arg("dt") = n.opt.snn.dt, py::arg("trials") = n.opt.trials, py::arg("seed") = n.opt.seed,
-        py::arg("threads") = n.opt.threads, py::arg("sampler") = n.sampler, py::arg("readout") = n.readout,
+        py::arg("threads") = n.opt.threads, py::arg("sampler") = n.sampler, py::arg("kernel") = n.kernel,
+        py::arg("conv_path") = n.conv_path, py::arg("readout") = n.readout,
         py::arg("scale") = n.scale, py::arg("limit") = n.opt.limit, py::arg("subset") = n.subset,
         py::arg("trace_weight") = n.trace_weight, py::arg("output_scale") = n.output_scale,
         py::arg("layer_alpha") = py::none(), py::arg("normalize") = py::none(), py::arg("activation") = py::none(),

@@ -30,6 +30,32 @@ Readout parse_readout(const std::string& text, const std::string& option) {
 
 std::string readout_name(Readout r) { return r == Readout::Spike ? "spike" : "integrate"; }
 
+bool parse_kernel(const std::string& text, SamplerKind sampler, const std::string& option) {
+  if (text == "reference") return true;
+  if (text != "vectorised")
+    throw InputError(option, fmt::format("unknown kernel '{}' (expected reference or vectorised)", text));
+  if (sampler != SamplerKind::Exact && sampler != SamplerKind::EndState)
+    throw InputError(option, fmt::format("the vectorised kernel runs the exact and end-state samplers; {} runs on the "
+                                         "reference kernel",
+                                         sampler_name(sampler)));
+  return false;
+}
+
+std::string kernel_name(bool reference_kernel) { return reference_kernel ? "reference" : "vectorised"; }
+
+SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option) {
+  using CP = SpikingConfig::ConvPath;
+  if (text == "auto") return CP::Auto;
+  if (text == "event") return CP::Event;
+  if (text == "dense") return CP::Dense;
+  throw InputError(option, fmt::format("unknown conv path '{}' (expected auto, event or dense)", text));
+}
+
+std::string conv_path_name(SpikingConfig::ConvPath p) {
+  using CP = SpikingConfig::ConvPath;
+  return p == CP::Auto ? "auto" : p == CP::Event ? "event" : "dense";
+}
+
 std::size_t spiking_layer_count(const Mlp& net, Readout readout) {
   const std::size_t L = net.layers.size();
   return readout == Readout::Spike || L == 0 ? L : L - 1;

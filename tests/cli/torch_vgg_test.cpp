@@ -94,7 +94,7 @@ TEST_CASE("a VGG-11 with BatchNorm trained in PyTorch: torch.onnx.export's files
   }
 }
 
-TEST_CASE("the PyTorch VGG-11 runs in the spiking simulator from its ONNX file, for any thread count") {
+TEST_CASE("the PyTorch VGG-11 runs in the spiking simulator from its ONNX file: either kernel, any conv path and thread count") {
   const auto dir = temp_dir() / "torch_vgg_sim";
   fs::create_directories(dir);
   const std::string net = (dir / "net.json").string();
@@ -104,16 +104,45 @@ TEST_CASE("the PyTorch VGG-11 runs in the spiking simulator from its ONNX file, 
                            "\" --test-labels \"" + torch_file("torch_vgg11_y.npy") + "\" --neurons \"" +
                            fixture("three_state.json") + "\" --T 0.5 --dt 0.01 --tau 0.05 --rate 20 --scale const " +
                            "--limit 6 --seed 4 --json";
-  std::vector<std::string> docs;
-  for (int threads : {1, 2, 3}) {
-    const auto r = run_cli(args + " --threads " + std::to_string(threads));
-    REQUIRE_MESSAGE(r.status == 0, r.output);
-    docs.push_back(r.output);
+  // The document without its kernel and conv_path fields.
+  const auto numbers = [](std::string doc) {
+    auto j = nlohmann::json::parse(doc);
+    j.erase("kernel");
+    j.erase("conv_path");
+    return j;
+  };
+  std::vector<nlohmann::json> by_kernel;
+  for (const std::string kernel : {"reference", "vectorised"}) {
+    CAPTURE(kernel);
+    std::vector<nlohmann::json> docs;
+    for (const auto& [threads, path] : {std::pair{1, "auto"}, {2, "auto"}, {3, "auto"}, {2, "event"}, {2, "dense"}}) {
+      const auto r = run_cli(args + " --kernel " + kernel + " --conv-path " + path + " --threads " +
+                             std::to_string(threads));
+      REQUIRE_MESSAGE(r.status == 0, r.output);
+      CHECK(nlohmann::json::parse(r.output)["kernel"] == kernel);
+      docs.push_back(numbers(r.output));
+    }
+    for (std::size_t k = 1; k < docs.size(); ++k) CHECK_MESSAGE(docs[k] == docs[0], "run ", k);
+    CHECK(docs[0]["layers"].size() == 14);  // 13 convolutions and the classifier
+    CHECK(docs[0]["test_images"] == 6);
+    CHECK(docs[0]["spikes_per_neuron"].get<double>() > 0);
+    by_kernel.push_back(docs[0]);
   }
-  CHECK(docs[1] == docs[0]);
-  CHECK(docs[2] == docs[0]);
-  const auto j = nlohmann::json::parse(docs[0]);
-  CHECK(j["layers"].size() == 14);  // 13 convolutions and the classifier
-  CHECK(j["test_images"] == 6);
-  CHECK(j["spikes_per_neuron"].get<double>() > 0);
+  // Other random numbers: the two kernels' spike counts differ.
+  CHECK(by_kernel[0]["spikes_per_neuron"] != by_kernel[1]["spikes_per_neuron"]);
+
+  const auto bad = run_cli(args + " --kernel simd");
+  CHECK(bad.status == 2);
+  CHECK_MESSAGE(bad.output.find("--kernel: unknown kernel 'simd' (expected reference or vectorised)") != std::string::npos,
+                bad.output);
+  const auto euler = run_cli(args + " --kernel vectorised --sampler euler");
+  CHECK(euler.status == 2);
+  CHECK_MESSAGE(euler.output.find("--kernel: the vectorised kernel runs the exact and end-state samplers; euler runs on "
+                                  "the reference kernel") != std::string::npos,
+                euler.output);
+  const auto path = run_cli(args + " --conv-path sparse");
+  CHECK(path.status == 2);
+  CHECK_MESSAGE(path.output.find("--conv-path: unknown conv path 'sparse' (expected auto, event or dense)") !=
+                    std::string::npos,
+                path.output);
 }

@@ -352,6 +352,16 @@ class CliAgreement(unittest.TestCase):
         self.assertEqual(py, cli)
         self.assertEqual(cli["spiking_neurons"], 2 * 4 * 4 + 3)
         self.assertGreater(cli["synops_per_sample_mean"], 0)
+        # The vectorised kernel and the event-driven conv path: the CLI's document too.
+        cli_v = cli_json("simulate", "network", "--net", net, "--neurons", neuron, "--test-images", paths["ti"],
+                         "--test-labels", paths["tl"], "--T", "1", "--dt", "0.01", "--trials", "2", "--seed", "4",
+                         "--rate", "10", "--scale", "const", "--kernel", "vectorised", "--conv-path", "event")
+        py_v = ctmc_snn.simulate_network(net, {"test_images": paths["ti"], "test_labels": paths["tl"]}, neuron,
+                                         T=1, dt=0.01, trials=2, seed=4, rate=10, scale="const", kernel="vectorised",
+                                         conv_path="event")
+        py_v.pop("predictions"), py_v.pop("synops")
+        self.assertEqual(py_v, cli_v)
+        self.assertEqual((cli_v["kernel"], cli_v["conv_path"]), ("vectorised", "event"))
 
 def read_safetensors(path):
     """A minimal safetensors reader (F32/F64), standing in for safetensors.torch.load_file."""

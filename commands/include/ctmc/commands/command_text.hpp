@@ -93,6 +93,8 @@ inline std::string option_of_input(const std::string& input) {
       {"net", "--net"},
       {"nets", "--net"},
       {"neurons", "--neurons"},
+      {"kernel", "--kernel"},
+      {"conv_path", "--conv-path"},
       {"normalization", "--normalize"},
       {"out_root", "--out"},
       {"output_scale", "--output-scale"},
