@@ -64,9 +64,9 @@ TEST_CASE("a VGG-11 with BatchNorm trained in PyTorch: torch.onnx.export's files
 
   // The state_dict holds BatchNorm unfolded, with its I64 scalars.
   const SafetensorsFile st = read_safetensors(torch_file("torch_vgg11.safetensors"));
-  REQUIRE(st.tensors.count("0.1.num_batches_tracked") == 1);
-  CHECK(st.tensors.at("0.1.num_batches_tracked").dtype == "I64");
-  CHECK(st.tensors.at("0.1.running_var").shape == std::vector<std::int64_t>{4});
+  REQUIRE(st.tensors.count("features.1.num_batches_tracked") == 1);
+  CHECK(st.tensors.at("features.1.num_batches_tracked").dtype == "I64");
+  CHECK(st.tensors.at("features.1.running_var").shape == std::vector<std::int64_t>{4});
 
   std::vector<std::string> nets{torch_file("torch_vgg11.json")};
   for (const std::string onnx : {"torch_vgg11.onnx", "torch_vgg11_bn.onnx"}) {

@@ -457,6 +457,83 @@ TEST_CASE("train_net: the whole loss's gradient (conv, BatchNorm, activations, p
   CHECK(ex < kGradTol);
 }
 
+TEST_CASE("vgg11 width 1/16: one training batch's loss and every parameter's gradient as PyTorch's autograd computes them") {
+  // tests/fixtures/torch_vgg11/ (make_torch_vgg_fixture.py, PyTorch 1.13): a
+  // trained VGG11Strided of the same plan and module names, and one
+  // training-mode batch of 16 MNIST digits with PyTorch's loss and
+  // gradients. Its state_dict is loaded into our vgg11() and the same batch
+  // goes through train_net_loss_gradients. Float32 on both sides, other
+  // summation orders: agreement to about 1e-5 of each tensor's largest
+  // gradient (7.4e-6 at worst here), the check 1e-4.
+  const std::string dir = std::string(CTMC_FIXTURES_DIR) + "/torch_vgg11/";
+  const SafetensorsFile w = read_safetensors(dir + "torch_vgg11.safetensors");
+  const SafetensorsFile g = read_safetensors(dir + "torch_vgg11_grads.safetensors");
+  TrainNet net = vgg11(Shape3{1, 28, 28, false}, 1.0 / 16, "relu");
+  init_train_net(net, 1);
+  const auto copy = [](const Tensor& t, float* to, Eigen::Index n) {
+    REQUIRE(static_cast<Eigen::Index>(t.values.size()) == n);
+    for (Eigen::Index i = 0; i < n; ++i) to[i] = static_cast<float>(t.values[static_cast<std::size_t>(i)]);
+  };
+  for (TrainLayer& L : net.layers) {
+    if (!L.trainable()) continue;
+    const std::string n = L.name;
+    if (L.op == TrainOp::Linear) {  // ours out x in (column-major), PyTorch's [out, in] row-major
+      Eigen::MatrixXf rm(L.weight.cols(), L.weight.rows());
+      copy(w.tensors.at(n + ".weight"), rm.data(), rm.size());
+      L.weight = rm.transpose();
+    } else {  // a conv's K x out column-major is [out][in][kh][kw] row-major; BatchNorm's gamma
+      copy(w.tensors.at(n + ".weight"), L.weight.data(), L.weight.size());
+    }
+    if (L.bias.size() > 0) copy(w.tensors.at(n + ".bias"), L.bias.data(), L.bias.size());
+    if (L.op == TrainOp::BatchNorm2d) {
+      copy(w.tensors.at(n + ".running_mean"), L.running_mean.data(), L.running_mean.size());
+      copy(w.tensors.at(n + ".running_var"), L.running_var.data(), L.running_var.size());
+    }
+  }
+  const Tensor& bx = g.tensors.at("batch_x");
+  const Tensor& by = g.tensors.at("batch_y");
+  REQUIRE(bx.shape == std::vector<std::int64_t>{16, 1, 28, 28});
+  Eigen::MatrixXf x(784, 16);
+  copy(bx, x.data(), x.size());
+  std::vector<int> labels;
+  for (double v : by.values) labels.push_back(static_cast<int>(v));
+  const NetLossGradients ours = train_net_loss_gradients(net, x, labels);
+  const double torch_loss = g.tensors.at("loss").values.at(0);
+  MESSAGE("loss: ours " << ours.loss << ", PyTorch's " << torch_loss);
+  CHECK(ours.loss == doctest::Approx(torch_loss).epsilon(1e-5));
+  int compared = 0;
+  double worst = 0;
+  for (std::size_t l = 0; l < net.layers.size(); ++l) {
+    const TrainLayer& L = net.layers[l];
+    if (!L.trainable()) continue;
+    std::vector<std::pair<std::string, std::vector<double>>> mine;
+    if (L.op == TrainOp::Linear) {
+      const Eigen::MatrixXf rm = ours.grads[l].dweight.transpose();
+      mine.push_back({"weight", to_doubles(rm.data(), rm.size())});
+    } else {
+      mine.push_back({"weight", to_doubles(ours.grads[l].dweight.data(), ours.grads[l].dweight.size())});
+    }
+    if (L.bias.size() > 0) mine.push_back({"bias", to_doubles(ours.grads[l].dbias.data(), ours.grads[l].dbias.size())});
+    for (const auto& [what, ours_g] : mine) {
+      const Tensor& ref = g.tensors.at("grad." + L.name + "." + what);
+      REQUIRE(ref.values.size() == ours_g.size());
+      double diff = 0, scale = 0;
+      for (std::size_t i = 0; i < ours_g.size(); ++i) {
+        diff = std::max(diff, std::abs(ours_g[i] - ref.values[i]));
+        scale = std::max(scale, std::abs(ref.values[i]));
+      }
+      CAPTURE(L.name);
+      CAPTURE(what);
+      CHECK(scale > 0);
+      CHECK(diff <= 1e-4 * scale);
+      worst = std::max(worst, diff / scale);
+      ++compared;
+    }
+  }
+  MESSAGE("largest gradient difference from PyTorch's, relative to the tensor's largest gradient: " << worst);
+  CHECK(compared == 13 * 3 + 2);  // 13 conv weights, 13 BatchNorm gammas and betas, the classifier's weight and bias
+}
+
 TEST_CASE("vgg11: the strided-convolution variant for 28x28, the average-pooling variant for 32x32x3, --width scales the channels") {
   CHECK(vgg11_channels(0.125) == std::vector<int>{8, 16, 32, 32, 64, 64, 64, 64});
   CHECK(vgg11_channels(1) == std::vector<int>{64, 128, 256, 256, 512, 512, 512, 512});
