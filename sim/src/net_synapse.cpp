@@ -295,6 +295,28 @@ void LinearChain::add_step_dense(const double* src, double* cur) const {
 
 std::vector<std::uint32_t> LinearChain::fanouts() const {
   std::vector<std::uint32_t> out(static_cast<std::size_t>(in_size_), 0);
+  if (dense_capable_) {
+    // One convolution: input (c, y', x') reaches target (o, y, x) through the
+    // single weight W[o, c, u, v] with s y + u - p = y', s x + v - p = x', so
+    // its fanout is the sum, over the kernel offsets (u, v) it reaches, of
+    // the nonzero weights among W[:, c, u, v] (the count visit makes, without
+    // going through every target).
+    const Op& op = ops_[0];
+    const int C = op.in.c, H = op.in.h, W = op.in.w, O = op.out.c, kh = op.win.kh, kw = op.win.kw;
+    std::vector<std::uint32_t> nnz(static_cast<std::size_t>(C) * kh * kw, 0);
+    for (std::size_t k = 0; k < nnz.size(); ++k)
+      for (int o = 0; o < O; ++o) nnz[k] += op.conv_t[k * static_cast<std::size_t>(O) + o] != 0.0f;
+    for (int c = 0; c < C; ++c)
+      for (int yi = 0; yi < H; ++yi)
+        for (int xi = 0; xi < W; ++xi) {
+          std::uint32_t n = 0;
+          for (const auto& [u, y] : op.rows[static_cast<std::size_t>(yi)])
+            for (const auto& [v, x] : op.cols[static_cast<std::size_t>(xi)])
+              n += nnz[(static_cast<std::size_t>(c) * kh + u) * kw + v];
+          out[(static_cast<std::size_t>(c) * H + yi) * W + xi] = n;
+        }
+    return out;
+  }
   std::vector<double> acc(static_cast<std::size_t>(out_size_), 0.0);
   std::vector<char> seen(static_cast<std::size_t>(out_size_), 0);
   std::vector<std::uint32_t> touched;

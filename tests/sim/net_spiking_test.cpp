@@ -165,6 +165,19 @@ TEST_CASE("a stage's spike columns and bias are its ANN operations applied to un
       }
       CHECK(fan[static_cast<std::size_t>(i)] == nonzero);
     }
+    // Stage 0, one convolution (its fanouts counted from the kernel's nonzero
+    // weights per offset), against its columns' nonzero entries; a zero
+    // weight is no synapse.
+    Net zeroed = net;
+    zeroed.layers[0].conv.W[4] = 0;
+    const LinearChain first(zeroed, stages[0], 1.0);
+    const auto fan0 = first.fanouts();
+    for (int i = 0; i < first.in_size(); ++i) {
+      std::vector<double> cur(static_cast<std::size_t>(first.out_size()), 0.0);
+      first.add_spike(static_cast<std::uint32_t>(i), 1.0, cur.data(), scratch);
+      const auto nonzero = static_cast<std::uint32_t>(std::count_if(cur.begin(), cur.end(), [](double v) { return v != 0; }));
+      CHECK(fan0[static_cast<std::size_t>(i)] == nonzero);
+    }
   }
 }
 
