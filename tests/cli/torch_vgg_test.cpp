@@ -7,7 +7,10 @@
 // unfolded, I64 num_batches_tracked scalars) with a manifest. Each route must
 // give PyTorch's own predictions on the 100 MNIST test digits, and logits
 // within float32 rounding of PyTorch's (an independent implementation: its
-// convolutions, BatchNorm and linear layer, in eval mode).
+// convolutions, BatchNorm and linear layer, in eval mode). And an
+// independent PyTorch implementation of the spiking conversion
+// (make_torch_peer_claims.py): `check` passes its figures and fails the
+// same code with a trace-convention mistake.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -145,4 +148,18 @@ TEST_CASE("the PyTorch VGG-11 runs in the spiking simulator from its ONNX file: 
   CHECK_MESSAGE(path.output.find("--conv-path: unknown conv path 'sparse' (expected auto, event or dense)") !=
                     std::string::npos,
                 path.output);
+}
+
+TEST_CASE("check: an independent PyTorch implementation's figures for the VGG-11 pass; its trace-convention mistake fails") {
+  // tests/fixtures/torch_vgg11/peer_claims.json (make_torch_peer_claims.py):
+  // A_ANN, A_MF, A_SNN and SynOps of a spiking conversion written in
+  // PyTorch from the stated conventions (end-state sampler, 14 spiking
+  // layers, T 2, tau 0.05), and the same run with the naive trace increment
+  // 1/tau per spike while claiming "integral".
+  const auto out = temp_dir() / "torch_peer_check";
+  const auto r = run_cli("check \"" + torch_file("peer_claims.json") + "\" --out \"" + out.string() + "\" --seed 1 --json");
+  CHECK_MESSAGE(r.status == 1, r.output);  // one claim fails, by design
+  const auto doc = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  CHECK(doc["verdicts"] == nlohmann::json({{"torch-peer-vgg11", "Pass"}, {"torch-peer-vgg11-naive-trace", "Fail"}}));
+  CHECK(fs::exists(out / "check" / "report.md"));
 }
