@@ -138,6 +138,24 @@ TEST_CASE("event-driven layer 1 against the per-step sampler: spike-count laws a
     }
 }
 
+// An Mlp of the given layer sizes, weights k/8 and biases k/16 (k uniform
+// in -8..8, drawn from g in that order, layer by layer), the hidden layers'
+// activation `hidden`, the last linear.
+Mlp dyadic_mlp(const std::vector<int>& sizes, const std::string& hidden, std::mt19937& g) {
+  std::uniform_int_distribution<int> w(-8, 8);
+  Mlp net;
+  for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
+    DenseLayer d;
+    d.W = Eigen::MatrixXf(sizes[l + 1], sizes[l]);
+    d.b = Eigen::VectorXf(sizes[l + 1]);
+    for (int i = 0; i < d.W.size(); ++i) d.W.data()[i] = static_cast<float>(w(g)) / 8.0f;
+    for (int i = 0; i < d.b.size(); ++i) d.b[i] = static_cast<float>(w(g)) / 16.0f;
+    d.activation = l + 2 == sizes.size() ? "linear" : hidden;
+    net.layers.push_back(d);
+  }
+  return net;
+}
+
 // Each spiking neuron's count over n runs of each kernel on one image of a
 // fixed net (an Mlp or a layer graph), two-state and three-state neurons
 // (alpha 3 in every layer), both samplers the new kernel has.
@@ -182,18 +200,7 @@ void check_kernels_agree(const Network& net, const std::vector<float>& image, in
 TEST_CASE("new kernel against the reference kernel: spike-count laws on a fixed net") {
   // 6-5-4-3 net, every layer spiking.
   std::mt19937 g(41);
-  std::uniform_int_distribution<int> w(-8, 8);
-  Mlp net;
-  const int sizes[] = {6, 5, 4, 3};
-  for (int l = 0; l < 3; ++l) {
-    DenseLayer d;
-    d.W = Eigen::MatrixXf(sizes[l + 1], sizes[l]);
-    d.b = Eigen::VectorXf(sizes[l + 1]);
-    for (int i = 0; i < d.W.size(); ++i) d.W.data()[i] = static_cast<float>(w(g)) / 8.0f;
-    for (int i = 0; i < d.b.size(); ++i) d.b[i] = static_cast<float>(w(g)) / 16.0f;
-    d.activation = l == 2 ? "linear" : "sigmoid";
-    net.layers.push_back(d);
-  }
+  const Mlp net = dyadic_mlp({6, 5, 4, 3}, "sigmoid", g);
   std::vector<float> image(6);
   for (float& v : image) v = static_cast<float>(g() % 9) / 8.0f;
   check_kernels_agree(net, image, 2000);
@@ -210,18 +217,7 @@ TEST_CASE("new kernel against the reference kernel on a conv net: spike-count la
 
 TEST_CASE("new kernel: identical results for 1, 2 and 3 threads and for SSE2 and AVX; the stream differs from the reference kernel's") {
   std::mt19937 g(43);
-  std::uniform_int_distribution<int> w(-8, 8);
-  Mlp net;
-  const int sizes[] = {8, 7, 3};
-  for (int l = 0; l < 2; ++l) {
-    DenseLayer d;
-    d.W = Eigen::MatrixXf(sizes[l + 1], sizes[l]);
-    d.b = Eigen::VectorXf(sizes[l + 1]);
-    for (int i = 0; i < d.W.size(); ++i) d.W.data()[i] = static_cast<float>(w(g)) / 8.0f;
-    for (int i = 0; i < d.b.size(); ++i) d.b[i] = static_cast<float>(w(g)) / 16.0f;
-    d.activation = l == 1 ? "linear" : "relu";
-    net.layers.push_back(d);
-  }
+  const Mlp net = dyadic_mlp({8, 7, 3}, "relu", g);
   Dataset train, test;
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   for (auto [ds, m] : {std::pair{&train, 40}, std::pair{&test, 30}}) {
