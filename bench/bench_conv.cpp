@@ -19,7 +19,9 @@
 //      other spikes of the same law), event-driven and auto. Target: at
 //      least 2e9 synaptic events per second per core;
 //   2. per conv layer fed by spikes: its input density, the share of steps
-//      auto took densely, and the calibration of the switch (kDenseConvDensity):
+//      auto took densely, the event-driven scatter's own rate (synaptic
+//      events per CPU second at density 0.05, no neuron updates: what bounds
+//      the engine's figure), and the calibration of the switch (kDenseConvDensity):
 //      one step's propagation timed both ways at densities 0.005 .. 1
 //      (spikes per input neuron and step), and the density from which the
 //      dense way is the cheaper;
@@ -169,7 +171,11 @@ Eigen::MatrixXf weights_t(const NetLayer& L) {  // (C*9) x O: W[o, c, u, v] as c
 // One step's propagation through a conv stage at spike density d (each
 // input spikes with probability d, once, in ascending order as the engine
 // gives them), CPU seconds per step: event-driven and dense.
-std::pair<double, double> step_seconds(const LinearChain& chain, double d, std::mt19937& g) {
+struct StepTimes {
+  double event = 0, dense = 0;  // CPU seconds per step
+  double events = 0;            // synaptic events per step (the spikes' fanouts)
+};
+StepTimes step_seconds(const LinearChain& chain, const std::vector<std::uint32_t>& fanout, double d, std::mt19937& g) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
   const int reps = 20;
   std::vector<std::vector<std::uint32_t>> sets(reps);
@@ -188,7 +194,10 @@ std::pair<double, double> step_seconds(const LinearChain& chain, double d, std::
     for (std::uint32_t i : set) src[i] = 0.0;
   }
   const double c2 = thread_cpu_seconds();
-  return {(c1 - c0) / reps, (c2 - c1) / reps};
+  double events = 0;
+  for (const auto& set : sets)
+    for (std::uint32_t i : set) events += fanout[i];
+  return {(c1 - c0) / reps, (c2 - c1) / reps, events / reps};
 }
 
 // Batched baseline: per layer one im2col of all images and one product.
@@ -329,7 +338,7 @@ int main(int argc, char** argv) {
   const std::vector<double> grid{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0};
   fmt::print("\nconv layers fed by spikes (auto switches to dense from {} of the inputs spiking in a step):\n",
              kDenseConvDensity);
-  fmt::print("  layer  input density  auto dense steps  dense/event step time at density {}  -> dense cheaper from\n",
+  fmt::print("  layer  input density  auto dense steps  scatter alone (events/s at 0.05)  dense/event step time at density {}  -> dense cheaper from\n",
              fmt::join(grid, ", "));
   std::mt19937 g(7);
   for (std::size_t l = 1; l < stages.size(); ++l) {
@@ -337,15 +346,19 @@ int main(int argc, char** argv) {
     if (!chain.dense_capable()) continue;
     const double density =
         one.layer_spikes[l - 1] / test.size() / static_cast<double>(steps) / static_cast<double>(snn.layer_size(l - 1));
+    const std::vector<std::uint32_t> fanout = chain.fanouts();
     std::vector<std::string> ratios;
-    double from = NAN;
+    double from = NAN, scatter_rate = NAN;
     for (double d : grid) {
-      const auto [e, dn] = step_seconds(chain, d, g);
+      const StepTimes t = step_seconds(chain, fanout, d, g);
+      const double e = t.event, dn = t.dense;
+      if (d == 0.05) scatter_rate = t.events / t.event;
       ratios.push_back(fmt::format("{:.2f}", dn / e));
       if (std::isnan(from) && dn < e) from = d;
     }
-    fmt::print("  {:>5}  {:>13.2e}  {:>15.1f}%  {}  -> {}\n", l + 1, density,
-               100 * autom.dense_steps[l - 1] / test.size() / static_cast<double>(steps), fmt::join(ratios, " "),
+    fmt::print("  {:>5}  {:>13.2e}  {:>15.1f}%  {:>32.3e}  {}  -> {}\n", l + 1, density,
+               100 * autom.dense_steps[l - 1] / test.size() / static_cast<double>(steps), scatter_rate,
+               fmt::join(ratios, " "),
                std::isnan(from) ? std::string("never") : fmt::format("{}", from));
   }
 
