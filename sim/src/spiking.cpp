@@ -41,19 +41,12 @@ bool parse_kernel(const std::string& text, SamplerKind sampler, const std::strin
   return false;
 }
 
-std::string kernel_name(bool reference_kernel) { return reference_kernel ? "reference" : "vectorised"; }
-
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option) {
   using CP = SpikingConfig::ConvPath;
   if (text == "auto") return CP::Auto;
   if (text == "event") return CP::Event;
   if (text == "dense") return CP::Dense;
   throw InputError(option, fmt::format("unknown conv path '{}' (expected auto, event or dense)", text));
-}
-
-std::string conv_path_name(SpikingConfig::ConvPath p) {
-  using CP = SpikingConfig::ConvPath;
-  return p == CP::Auto ? "auto" : p == CP::Event ? "event" : "dense";
 }
 
 std::size_t spiking_layer_count(const Mlp& net, Readout readout) {

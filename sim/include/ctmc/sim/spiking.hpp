@@ -108,15 +108,13 @@ struct SpikingConfig {
   ConvPath conv_path = ConvPath::Auto;
 };
 
-// The kernel's names as options give them: "reference" (reference_kernel
-// true) or "vectorised". parse_kernel refuses other names and, for
-// "vectorised", a sampler it does not run (uniformization and euler always
-// run on the reference kernel), naming `option`.
+// SpikingConfig::reference_kernel from its option text: "reference" (true)
+// or "vectorised" (false). InputError naming `option` for another name, and
+// for "vectorised" with a sampler that kernel does not run (uniformization
+// and euler always run on the reference kernel).
 bool parse_kernel(const std::string& text, SamplerKind sampler, const std::string& option = "kernel");
-std::string kernel_name(bool reference_kernel);
 // "auto", "event" or "dense" (SpikingConfig::ConvPath).
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option = "conv_path");
-std::string conv_path_name(SpikingConfig::ConvPath p);
 
 // Auto's switch: a step whose spikes number at least this fraction of the
 // stage's inputs goes the dense way (calibrated with bench_conv).
