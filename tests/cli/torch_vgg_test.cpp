@@ -150,16 +150,20 @@ TEST_CASE("the PyTorch VGG-11 runs in the spiking simulator from its ONNX file: 
                 path.output);
 }
 
-TEST_CASE("check: an independent PyTorch implementation's figures for the VGG-11 pass; its trace-convention mistake fails") {
+TEST_CASE("check: an independent PyTorch implementation's figures for the VGG-11 pass, at Case I too; its trace-convention mistake fails") {
   // tests/fixtures/torch_vgg11/peer_claims.json (make_torch_peer_claims.py):
   // A_ANN, A_MF, A_SNN and SynOps of a spiking conversion written in
   // PyTorch from the stated conventions (end-state sampler, 14 spiking
-  // layers, T 2, tau 0.05), and the same run with the naive trace increment
-  // 1/tau per spike while claiming "integral".
+  // layers, T 2, tau 0.05), the same run with the naive trace increment
+  // 1/tau per spike while claiming "integral", and the paper's Case I tau,
+  // r and dt (T 5), where both implementations' A_SNN collapses to chance
+  // while A_MF stays at 83%.
   const auto out = temp_dir() / "torch_peer_check";
   const auto r = run_cli("check \"" + torch_file("peer_claims.json") + "\" --out \"" + out.string() + "\" --seed 1 --json");
   CHECK_MESSAGE(r.status == 1, r.output);  // one claim fails, by design
   const auto doc = nlohmann::json::parse(r.output.substr(r.output.find('{')));
-  CHECK(doc["verdicts"] == nlohmann::json({{"torch-peer-vgg11", "Pass"}, {"torch-peer-vgg11-naive-trace", "Fail"}}));
+  CHECK(doc["verdicts"] == nlohmann::json({{"torch-peer-vgg11", "Pass"},
+                                           {"torch-peer-vgg11-naive-trace", "Fail"},
+                                           {"torch-peer-vgg11-case1", "Pass"}}));
   CHECK(fs::exists(out / "check" / "report.md"));
 }
