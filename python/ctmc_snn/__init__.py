@@ -457,8 +457,6 @@ def simulate_network(net: _Any, data: _Any, neurons: _Union[Model, _Sequence[Mod
                      rate: float = _D["simulate_network"]["rate"], dt: float = _D["simulate_network"]["dt"],
                      trials: int = _D["simulate_network"]["trials"], seed: int = _D["simulate_network"]["seed"],
                      threads: int = _D["simulate_network"]["threads"], sampler: str = _D["simulate_network"]["sampler"],
-                     kernel: str = _D["simulate_network"]["kernel"],
-                     conv_path: str = _D["simulate_network"]["conv_path"],
                      readout: str = _D["simulate_network"]["readout"], scale: str = _D["simulate_network"]["scale"],
                      limit: int = _D["simulate_network"]["limit"], subset: str = _D["simulate_network"]["subset"],
                      trace_weight: str = _D["simulate_network"]["trace_weight"],
@@ -467,7 +465,9 @@ def simulate_network(net: _Any, data: _Any, neurons: _Union[Model, _Sequence[Mod
                      normalize: _Any = _D["simulate_network"]["normalize"],
                      activation: _Any = _D["simulate_network"]["activation"],
                      if_norm: _Optional[str] = _D["simulate_network"]["if_norm"],
-                     v0: float = _D["simulate_network"]["v0"], if_steps: int = _D["simulate_network"]["if_steps"]) -> dict:
+                     v0: float = _D["simulate_network"]["v0"], if_steps: int = _D["simulate_network"]["if_steps"],
+                     kernel: str = _D["simulate_network"]["kernel"],
+                     conv_path: str = _D["simulate_network"]["conv_path"]) -> dict:
     """ANN vs mean-field vs spiking CTMC network (``ctmc-snn simulate network --json``).
 
     T (window), tau (trace time constant) and dt (step) are in the neuron
@@ -484,10 +484,10 @@ def simulate_network(net: _Any, data: _Any, neurons: _Union[Model, _Sequence[Mod
          __array__, or "FILE.npy" / "FILE.safetensors:NAME" specs) and "dir".
          Images (n, features...) or (n, C, H, W), values as given.
     neurons: a model (path, JSON or dict) or a list of them, one per spiking layer.
+    if_norm: "p99.9" or "p100" adds the integrate-and-fire baseline (--if, with v0 and if_steps).
     kernel: "reference" or "vectorised" (exact and end-state samplers: the
          same law from other random numbers); conv_path: "auto", "event" or
          "dense" (how spikes reach a convolution; the same numbers).
-    if_norm: "p99.9" or "p100" adds the integrate-and-fire baseline (--if, with v0 and if_steps).
     Also returns "predictions" and "synops" per (trial, sample) as numpy arrays.
     """
     args = {"T": _float(T, "--T"), "tau": _float(tau, "--tau"), "rate": _float(rate, "--rate"),
