@@ -25,7 +25,7 @@ constexpr std::int64_t kMinIrVersion = 7, kMinOpset = 13;
 
 const char* kSupported =
     "Conv, BatchNormalization, Relu, Clip, Sigmoid, Softplus, AveragePool, MaxPool, Flatten, Reshape, Gemm, MatMul, Add, "
-    "Identity, Dropout";
+    "Identity, Dropout, Pad (constant zeros before a Conv or AveragePool)";
 
 class Importer {
  public:
@@ -40,6 +40,7 @@ class Importer {
     for (const auto& t : g.initializer()) consts_[t.name()] = &t;
     current_ = graph_input(g);
     for (int i = 0; i < g.node_size(); ++i) node(g.node(i), i);
+    if (pending_pad_) fail(pad_label_ + ": a Pad with no Conv or AveragePool after it is not supported");
     if (g.output_size() != 1) fail(fmt::format("the graph has {} outputs; one (the class scores) is supported", g.output_size()));
     if (g.output(0).name() != current_)
       fail("the graph output " + quote_excerpt(g.output(0).name()) + " is not the output of its last layer");
@@ -76,6 +77,10 @@ class Importer {
   };
   std::vector<PendingReshape> reshapes_;
   std::optional<std::size_t> matmul_without_bias_;  // a MatMul layer an Add may give its bias
+  // A Pad node's zeros [h, w] that the next layer (Conv or AveragePool) takes
+  // as its padding, and that node's label.
+  std::optional<std::pair<std::int64_t, std::int64_t>> pending_pad_;
+  std::string pad_label_;
 
   [[noreturn]] void fail(const std::string& what) const { throw InputError(path_ + ": " + what); }
 
@@ -220,12 +225,50 @@ class Importer {
   }
 
   void add_layer(json layer, const onnx::NodeProto& n) {
+    if (pending_pad_) take_pad(layer);
     layer["name"] = layer_name(n);
     layers_.push_back(std::move(layer));
     matmul_without_bias_.reset();
   }
 
   void activation(const std::string& act, const onnx::NodeProto& n) { add_layer({{"type", "activation"}, {"activation", act}}, n); }
+
+  // Pad (opset 11 on: pads, and the value, as inputs) with constant zeros on
+  // the height and width only, the same on both sides: torch.onnx.export
+  // writes one before an AveragePool with count_include_pad and padding (and
+  // an all-zero one where there is none). The next layer takes it as its
+  // padding; an all-zero Pad is nothing.
+  void pad(const onnx::NodeProto& n, int i) {
+    const auto mode = attr(n, "mode");
+    if (mode && mode->s() != "constant") fail(node_label(n, i) + ": mode " + quote_excerpt(mode->s()) + " is not supported (only constant zeros)");
+    if (n.input_size() > 3 && !n.input(3).empty()) fail(node_label(n, i) + ": the axes input is not supported");
+    if (n.input_size() > 2 && !n.input(2).empty())
+      for (double v : values(n, i, 2).values)
+        if (v != 0) fail(node_label(n, i) + ": only zero padding is supported");
+    const Tensor p = values(n, i, 1);
+    const auto& v = p.values;
+    if (v.size() != 8 || v[0] != 0 || v[1] != 0 || v[4] != 0 || v[5] != 0 || v[2] != v[6] || v[3] != v[7] || v[2] < 0 || v[3] < 0)
+      fail(node_label(n, i) + ": only pads [0, 0, h, w, 0, 0, h, w] (the same zeros on both sides of the height and width) are supported");
+    if (v[2] == 0 && v[3] == 0) return;
+    if (pending_pad_) fail(node_label(n, i) + ": two Pad nodes in a row are not supported");
+    pending_pad_ = {static_cast<std::int64_t>(v[2]), static_cast<std::int64_t>(v[3])};
+    pad_label_ = node_label(n, i);
+  }
+
+  // The pending Pad as the padding of `layer` (avgpool2d: counted in the
+  // averages, as the explicit zeros are).
+  void take_pad(json& layer) {
+    const auto [h, w] = *pending_pad_;
+    pending_pad_.reset();
+    const std::string type = layer["type"];
+    if (type != "conv2d" && type != "avgpool2d")
+      fail(pad_label_ + ": a Pad before a " + type + " layer is not supported (only before Conv or AveragePool)");
+    const auto own = layer["padding"].get<std::vector<std::int64_t>>();
+    if (type == "avgpool2d" && (own[0] != 0 || own[1] != 0))
+      fail(pad_label_ + ": a Pad before an AveragePool with pads of its own is not supported");
+    layer["padding"] = {own[0] + h, own[1] + w};
+    if (type == "avgpool2d") layer["count_include_pad"] = true;
+  }
 
   void conv(const onnx::NodeProto& n, int i) {
     if (int_attr(n, i, "group", 1) != 1) fail(node_label(n, i) + ": grouped convolutions (group != 1) are not supported");
@@ -380,6 +423,13 @@ class Importer {
       consts_[n.output(0)] = &owned_.back();
       return;
     }
+    if (op == "Identity" && n.input_size() == 1 && n.output_size() == 1 && consts_.count(n.input(0))) {
+      // torch.onnx.export passes a parameter through an Identity node where
+      // it aliases one (BatchNorm's with training=PRESERVE): a constant under
+      // a second name, not a layer of the chain.
+      consts_[n.output(0)] = consts_.at(n.input(0));
+      return;
+    }
     if (op == "Add") return add(n, i);
     chain(n, i);
     if (op == "Conv") conv(n, i);
@@ -395,6 +445,7 @@ class Importer {
       add_layer({{"type", "flatten"}}, n);
     } else if (op == "Reshape") reshape(n, i);
     else if (op == "Gemm") gemm(n, i);
+    else if (op == "Pad") pad(n, i);
     else if (op == "MatMul") matmul(n, i);
     else if (op == "Identity" || op == "Dropout") {
       if (op == "Dropout" && n.output_size() > 1 && !n.output(1).empty()) fail(node_label(n, i) + ": the mask output is a training graph");

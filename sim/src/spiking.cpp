@@ -405,10 +405,11 @@ template <class V>
 // halving in registers: reading the lanes one by one would go through memory.
 typedef long Mask2 __attribute__((vector_size(16)));
 typedef long Mask4 __attribute__((vector_size(32)));
-[[gnu::always_inline]] inline bool all_lanes(Mask2 m) { return (m & __builtin_shuffle(m, Mask2{1, 0}))[0] != 0; }
+// __builtin_shufflevector: GCC (from 12) and clang alike (the fuzzing build).
+[[gnu::always_inline]] inline bool all_lanes(Mask2 m) { return (m & __builtin_shufflevector(m, m, 1, 0))[0] != 0; }
 [[gnu::always_inline]] inline bool all_lanes(const Mask4& m) {
-  const Mask4 half = m & __builtin_shuffle(m, Mask4{2, 3, 0, 1});
-  return (half & __builtin_shuffle(half, Mask4{1, 0, 3, 2}))[0] != 0;
+  const Mask4 half = m & __builtin_shufflevector(m, m, 2, 3, 0, 1);
+  return (half & __builtin_shufflevector(half, half, 1, 0, 3, 2))[0] != 0;
 }
 
 template <SamplerKind K, int NST, int KMAX, class V>

@@ -270,7 +270,11 @@ Json sweep_spec_json(const SweepSpec& s) {
 Json run_sweep(const SweepSpec& spec, Shard shard, int threads,
                const std::function<void(std::size_t, std::size_t)>& progress) {
   const SweepInputs in = read_inputs(spec, shard);
-  const auto& [neurons, nets, data] = in;
+  // References, not a structured binding: clang 14 (the fuzzing build) does
+  // not let the lambdas below capture structured bindings.
+  const auto& neurons = in.neurons;
+  const auto& nets = in.nets;
+  const auto& data = in.data;
 
   const std::size_t total = sweep_run_count(spec);
   std::vector<std::size_t> mine;

@@ -167,3 +167,33 @@ TEST_CASE("check: an independent PyTorch implementation's figures for the VGG-11
                                            {"torch-peer-vgg11-case1", "Pass"}}));
   CHECK(fs::exists(out / "check" / "report.md"));
 }
+
+TEST_CASE("a small PyTorch CNN exported with its BatchNorm kept (Identity-aliased parameters, a zero Pad before the AveragePool) imports and computes PyTorch's logits") {
+  // torch_tiny_cnn.onnx: Conv (bias) + BatchNorm + ReLU + AvgPool2d(2) +
+  // MaxPool2d(2) + Flatten + Linear, exported with training=PRESERVE and
+  // constant folding off: PyTorch writes Identity nodes for BatchNorm's
+  // parameters and a Pad before the AveragePool.
+  const auto dir = temp_dir() / "torch_tiny";
+  fs::create_directories(dir);
+  const std::string net = (dir / "tiny.json").string();
+  const auto imp = run_cli("import onnx \"" + torch_file("torch_tiny_cnn.onnx") + "\" --output \"" + net + "\"");
+  REQUIRE_MESSAGE(imp.status == 0, imp.output);
+  CHECK(imp.output.find("batchnorm folded into 1 convolution(s)") != std::string::npos);
+  const Net n = load_net(net);
+  const Tensor x = read_npy(torch_file("torch_tiny_cnn_x.npy"));
+  const Tensor ref = read_npy(torch_file("torch_tiny_cnn_logits.npy"));
+  REQUIRE(x.shape == std::vector<std::int64_t>{5, 1, 8, 8});
+  Eigen::MatrixXf cols(64, 5);
+  for (int i = 0; i < cols.size(); ++i) cols.data()[i] = static_cast<float>(x.values[static_cast<std::size_t>(i)]);
+  const Eigen::MatrixXf z = n.forward(cols);
+  REQUIRE(z.rows() == 3);
+  double diff = 0, scale = 0;
+  for (int s = 0; s < 5; ++s)
+    for (int k = 0; k < 3; ++k) {
+      const double r = ref.values[static_cast<std::size_t>(s) * 3 + k];
+      diff = std::max(diff, std::abs(static_cast<double>(z(k, s)) - r));
+      scale = std::max(scale, std::abs(r));
+    }
+  MESSAGE("largest logit difference from PyTorch's ", diff, " (largest logit ", scale, ")");
+  CHECK(diff < 1e-5 * scale);
+}

@@ -59,6 +59,11 @@ for name in ("tiny_mlp.json", "tiny_mlp_half.json"):
 for name in ("tiny_mlp.safetensors", "tiny_mlp_half.safetensors"):
     copy("safetensors", os.path.join(FIX, name))
 
+# onnx: the files PyTorch's torch.onnx.export wrote for the VGG-11 fixture
+# (BatchNorm folded by the exporter, and kept) and a small one.
+for name in ("torch_tiny_cnn.onnx", "torch_vgg11.onnx", "torch_vgg11_bn.onnx"):
+    copy("onnx", os.path.join(FIX, "torch_vgg11", name))
+
 # IDX: 3 images of 4x4 ubyte, their labels, a float32 matrix; raw and gzip.
 images = idx(0x08, [3, 4, 4], bytes(range(0, 48 * 5, 5)))
 labels = idx(0x08, [3], bytes([0, 9, 3]))

@@ -112,6 +112,76 @@ TEST_CASE("ONNX: Reshape flatten, MatMul + Add, Softplus, Gemm with transB 0 and
   check_against(imp.net, ref, 2, 4, 4);
 }
 
+TEST_CASE("ONNX: a Pad of zeros before an AveragePool or a Conv is that layer's padding, as torch.onnx.export writes it") {
+  // torch.onnx.export writes nn.AvgPool2d(k, padding=p) (count_include_pad)
+  // as Pad(zeros) + AveragePool without pads: the same as avgpool2d with
+  // padding p counting the padding. An all-zero Pad is nothing.
+  TempDir t;
+  TestRng rng(6);
+  const auto w = as_floats(rng.vec(2 * 2 * 9, -1, 1));
+  ModelBuilder mb({2, 4, 4});
+  mb.init_i64("pads0", {0, 0, 0, 0, 0, 0, 0, 0});
+  mb.node("Pad", {"input", "pads0"}, "q0");
+  mb.init_i64("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+  mb.node("Pad", {"q0", "pads"}, "q");
+  auto* ap = mb.node("AveragePool", {"q"}, "p");
+  ModelBuilder::ints(ap, "kernel_shape", {2, 2});
+  ModelBuilder::ints(ap, "strides", {2, 2});
+  mb.init("cw", {2, 2, 3, 3}, w, true);
+  mb.node("Pad", {"p", "pads"}, "cq");
+  mb.node("Conv", {"cq", "cw"}, "c");  // 2 x 3 x 3 padded by 1, 3x3 kernel: 2 x 3 x 3
+  mb.node("Relu", {"c"}, "r");
+  auto* fl = mb.node("Flatten", {"r"}, "f");
+  ModelBuilder::integer(fl, "axis", 1);
+  const std::string model = mb.write(t.path / "pad.onnx", "f");
+  const OnnxImport imp = import_onnx(model);
+  REQUIRE(imp.manifest["layers"].size() == 4);
+  CHECK(imp.manifest["layers"][0]["type"] == "avgpool2d");
+  CHECK(imp.manifest["layers"][0]["padding"] == nlohmann::json({1, 1}));
+  CHECK(imp.manifest["layers"][0]["count_include_pad"] == true);
+  CHECK(imp.manifest["layers"][1]["type"] == "conv2d");
+  CHECK(imp.manifest["layers"][1]["padding"] == nlohmann::json({1, 1}));
+  const auto ref = [&](const Image& x) {
+    const Image p = ref_pool(x, false, 2, 2, 1, true);  // 2 x 3 x 3
+    std::vector<double> wd(w.begin(), w.end());
+    Image c = ref_conv2d(p, wd, {}, 2, 3, 3, 1, 1, 1, 1);
+    for (double& v : c.v) v = std::max(v, 0.0);
+    return c.v;
+  };
+  check_against(imp.net, ref, 2, 4, 4);
+
+  const std::string path = (t.path / "bad.onnx").string();
+  {
+    ModelBuilder bad({1, 4, 4});
+    bad.init_i64("p", {0, 0, 1, 1, 0, 0, 1, 1});
+    bad.node("Pad", {"input", "p"}, "q")->set_name("/pad");
+    bad.node("Relu", {"q"}, "r");
+    bad.node("Flatten", {"r"}, "f");
+    bad.write(path, "f");
+    check_input_error([&] { (void)import_onnx(path); }, path, "node '/pad' (Pad): a Pad before a activation layer is not supported");
+  }
+  {
+    ModelBuilder bad({1, 4, 4});
+    bad.init_i64("p", {0, 0, 1, 0, 0, 0, 2, 0});
+    bad.node("Pad", {"input", "p"}, "q");
+    bad.node("Flatten", {"q"}, "f");
+    bad.write(path, "f");
+    check_input_error([&] { (void)import_onnx(path); }, path, "only pads [0, 0, h, w, 0, 0, h, w]");
+  }
+  {
+    ModelBuilder bad({1, 4, 4});
+    bad.init_i64("p", {0, 0, 1, 1, 0, 0, 1, 1});
+    auto* pd = bad.node("Pad", {"input", "p"}, "q");
+    auto* a = pd->add_attribute();
+    a->set_name("mode");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s("reflect");
+    bad.node("Flatten", {"q"}, "f");
+    bad.write(path, "f");
+    check_input_error([&] { (void)import_onnx(path); }, path, "mode 'reflect' is not supported (only constant zeros)");
+  }
+}
+
 TEST_CASE("ONNX refusals name the node and its op type") {
   TempDir t;
   const CnnFixture fx;

@@ -14,6 +14,10 @@
 //   Flatten (axis 1), Reshape to [N, -1] or [N, K] flatten
 //   Gemm (transA 0), MatMul [+ Add]                linear (W alpha, bias beta C)
 //   Identity, Dropout                              nothing
+//   Pad (zeros on H and W, both sides alike)       the next Conv's or
+//                                                  AveragePool's padding
+// An Identity of an initializer (torch.onnx.export's alias of a shared
+// parameter) is that initializer under its output's name.
 // Initializers are FLOAT or DOUBLE, in raw_data or the typed fields; tensors
 // keep their initializer names where their values are unchanged.
 //
