@@ -65,7 +65,9 @@ SweepSummary sweep_summary(const Json& doc) {
     ss.sampler = sampler;
     ss.frontier_synops = doc.at("frontier").at(sampler).at("synops").size();
     ss.frontier_transitions = doc.at("frontier").at(sampler).at("transitions").size();
-    const auto least = [&](const char* cost) -> std::optional<SweepPointSummary> {
+    // best by reference in the capture list: clang 14 (the fuzzing build)
+    // does not capture structured bindings implicitly.
+    const auto least = [&points, &best = best](const char* cost) -> std::optional<SweepPointSummary> {
       if (best.at(cost).is_null()) return std::nullopt;
       return point_summary(points.at(best.at(cost).get<std::size_t>()));
     };
