@@ -35,22 +35,28 @@ std::vector<int> read_predictions(const std::string& path) {
   return out;
 }
 
-// The largest |ours - PyTorch's| over all logits of the 100 images, and the
-// largest |PyTorch's logit| (for scale).
-std::pair<double, double> logit_difference(const std::string& manifest) {
+// The net of `manifest` on the inputs of .npy `inputs` (one sample per
+// leading index, its shape `input_shape`) against PyTorch's logits in .npy
+// `logits` (samples x classes): the largest |ours - PyTorch's| over all
+// logits, and the largest |PyTorch's logit| (for scale).
+std::pair<double, double> logit_difference(const std::string& manifest, const std::string& inputs,
+                                           const std::vector<std::int64_t>& input_shape, const std::string& logits,
+                                           std::int64_t classes) {
   const Net net = load_net(manifest);
-  const Tensor x = read_npy(torch_file("torch_vgg11_x.npy"));
-  const Tensor y = read_npy(torch_file("torch_vgg11_y.npy"));
-  const Tensor ref = read_npy(torch_file("torch_vgg11_logits.npy"));
-  const Dataset d = dataset_from_tensors(x, y, "x", "y");
-  const Eigen::MatrixXf z = net.forward(d.images);  // 10 x n
-  REQUIRE(ref.shape == std::vector<std::int64_t>{100, 10});
-  REQUIRE(z.rows() == 10);
-  REQUIRE(z.cols() == 100);
+  const Tensor x = read_npy(torch_file(inputs));
+  const Tensor ref = read_npy(torch_file(logits));
+  REQUIRE(x.shape == input_shape);
+  const std::int64_t n = input_shape[0];
+  REQUIRE(ref.shape == std::vector<std::int64_t>{n, classes});
+  Eigen::MatrixXf cols(static_cast<Eigen::Index>(x.values.size() / static_cast<std::size_t>(n)), n);
+  for (Eigen::Index i = 0; i < cols.size(); ++i) cols.data()[i] = static_cast<float>(x.values[static_cast<std::size_t>(i)]);
+  const Eigen::MatrixXf z = net.forward(cols);  // classes x n
+  REQUIRE(z.rows() == classes);
+  REQUIRE(z.cols() == n);
   double diff = 0, scale = 0;
-  for (int s = 0; s < 100; ++s)
-    for (int k = 0; k < 10; ++k) {
-      const double r = ref.values[static_cast<std::size_t>(s) * 10 + k];
+  for (Eigen::Index s = 0; s < n; ++s)
+    for (Eigen::Index k = 0; k < classes; ++k) {
+      const double r = ref.values[static_cast<std::size_t>(s * classes + k)];
       diff = std::max(diff, std::abs(static_cast<double>(z(k, s)) - r));
       scale = std::max(scale, std::abs(r));
     }
@@ -91,7 +97,8 @@ TEST_CASE("a VGG-11 with BatchNorm trained in PyTorch: torch.onnx.export's files
     REQUIRE_MESSAGE(ev.status == 0, ev.output);
     CHECK_MESSAGE(ev.output.find("test accuracy 86.00%  (100 images)") != std::string::npos, ev.output);
     CHECK(read_predictions(pred) == torch_pred);
-    const auto [diff, scale] = logit_difference(net);
+    const auto [diff, scale] =
+        logit_difference(net, "torch_vgg11_x.npy", {100, 1, 28, 28}, "torch_vgg11_logits.npy", 10);
     MESSAGE(net, ": largest logit difference from PyTorch's ", diff, " (largest logit ", scale, ")");
     CHECK(diff < 1e-5 * scale);  // float32 rounding, 14 layers deep: 6e-7 of the largest logit here
   }
@@ -179,21 +186,8 @@ TEST_CASE("a small PyTorch CNN exported with its BatchNorm kept (Identity-aliase
   const auto imp = run_cli("import onnx \"" + torch_file("torch_tiny_cnn.onnx") + "\" --output \"" + net + "\"");
   REQUIRE_MESSAGE(imp.status == 0, imp.output);
   CHECK(imp.output.find("batchnorm folded into 1 convolution(s)") != std::string::npos);
-  const Net n = load_net(net);
-  const Tensor x = read_npy(torch_file("torch_tiny_cnn_x.npy"));
-  const Tensor ref = read_npy(torch_file("torch_tiny_cnn_logits.npy"));
-  REQUIRE(x.shape == std::vector<std::int64_t>{5, 1, 8, 8});
-  Eigen::MatrixXf cols(64, 5);
-  for (int i = 0; i < cols.size(); ++i) cols.data()[i] = static_cast<float>(x.values[static_cast<std::size_t>(i)]);
-  const Eigen::MatrixXf z = n.forward(cols);
-  REQUIRE(z.rows() == 3);
-  double diff = 0, scale = 0;
-  for (int s = 0; s < 5; ++s)
-    for (int k = 0; k < 3; ++k) {
-      const double r = ref.values[static_cast<std::size_t>(s) * 3 + k];
-      diff = std::max(diff, std::abs(static_cast<double>(z(k, s)) - r));
-      scale = std::max(scale, std::abs(r));
-    }
+  const auto [diff, scale] =
+      logit_difference(net, "torch_tiny_cnn_x.npy", {5, 1, 8, 8}, "torch_tiny_cnn_logits.npy", 3);
   MESSAGE("largest logit difference from PyTorch's ", diff, " (largest logit ", scale, ")");
   CHECK(diff < 1e-5 * scale);
 }

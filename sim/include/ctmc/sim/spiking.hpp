@@ -90,10 +90,9 @@ struct SpikingConfig {
   // xoshiro256** stream per sample, consumed in neuron order) unless this is
   // false: then on the vectorised kernel (structure-of-arrays layers, one
   // Philox4x32-10 stream per neuron), for an Mlp and a layer graph alike
-  // (every conv_path below). Same law, other random numbers. The
-  // vectorised kernel is not the default while bench_snn does not show it
-  // faster (it is within 1.5x on this machine class); bench_snn and the
-  // tests select it here, no command does.
+  // (every conv_path below). Same law, other random numbers, so it is not
+  // the default: that would change every seeded result. `simulate network
+  // --kernel vectorised` (parse_kernel), bench_snn and the tests select it.
   bool reference_kernel = true;
   // How a layer graph carries a step's spikes into a stage of one
   // convolution (net_synapse.hpp): Auto chooses per layer and step by the
