@@ -16,7 +16,10 @@
 //   cases    one run at the paper's Cases I and II with the per-layer
 //            quantiles of the ANN, mean-field and decoded SNN activations
 //            (Figure 5C) and the decomposition of eq. (decomp);
-//   IF       the integrate-and-fire baseline (p99.9 / p100, v0 in {0, 0.5}).
+//   IF       the integrate-and-fire baseline (p99.9 / p100, v0 in {0, 0.5});
+//   PyTorch  a VGG-11 trained in PyTorch imported three ways, and an
+//            independent PyTorch implementation's figures checked
+//            (deep_torch.hpp).
 //
 // CIFAR-10 is not in any package here: its section runs when --cifar DIR
 // names a CIFAR-10 binary folder and otherwise says so in one line.
@@ -56,6 +59,9 @@ struct DeepDesign {
   int fit_starts = 32;
   std::vector<int> if_steps;
   bool fashion = false;  // also VGG-11 on Fashion-MNIST
+  // The PyTorch cross-check's fixture (deep_torch.hpp), relative to the
+  // current folder or the source tree; empty: the section is left out.
+  std::string torch_dir = "tests/fixtures/torch_vgg11";
 };
 
 // The reduced default (sized for `report all` on 2 cores) or the paper's

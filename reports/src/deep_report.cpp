@@ -25,6 +25,7 @@
 #include "ctmc/sim/pareto.hpp"
 #include "ctmc/sim/stats.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "deep_torch.hpp"
 #include "if_grid.hpp"
 #include "report_sweeps.hpp"
 
@@ -780,7 +781,7 @@ void run_checks(ReportWriter& w, const std::vector<CaseRuns>& runs) {
 }
 
 void present_summary(ReportWriter& w, const DeepDesign& d, const std::vector<CaseRuns>& runs,
-                     const std::vector<Claim>& claims, bool cifar) {
+                     const std::vector<Claim>& claims, bool cifar, const std::string& torch) {
   Table t{{"setting", "activation", "criterion", "A_ANN (%)", "min SynOps", "spikes/neuron", "paper SynOps",
            "paper spikes/neuron"},
           {}};
@@ -798,8 +799,8 @@ void present_summary(ReportWriter& w, const DeepDesign& d, const std::vector<Cas
   for (const Claim& c : claims) reproduced += c.verdict == "Reproduced";
   w.paragraph(fmt::format(
       "Table 1's VGG-11 rows from this run ({}). {} of {} claims in the ledger below are reproduced. SynOps "
-      "scale with the channel width; compare spike counts and the ratios between activations.{}",
-      d.label, reproduced, claims.size(), d.fashion ? "" : " Fashion-MNIST runs with `--full`."));
+      "scale with the channel width; compare spike counts and the ratios between activations.{}{}",
+      d.label, reproduced, claims.size(), d.fashion ? "" : " Fashion-MNIST runs with `--full`.", torch));
   w.table(t, "table1_vgg.csv");
   std::string at_case;
   for (const CaseRuns& cr : runs) {
@@ -857,9 +858,13 @@ int run_deep_report(const ReportContext& ctx, const DeepDesign& d) {
     w.finish();
     return 0;
   }
+  const std::string torch_dir = find_torch_fixture(d.torch_dir);
+  const TorchCrossCheck torch = torch_dir.empty() ? TorchCrossCheck{} : run_torch_crosscheck(ctx, torch_dir);
+  for (const auto& c : torch.commands) st.sweeps.commands.push_back(c);
   const std::vector<Claim> claims = claims_of(runs, d.width);
-  present_summary(w, d, runs, claims, !ctx.cifar_dir.empty());
+  present_summary(w, d, runs, claims, !ctx.cifar_dir.empty(), torch_crosscheck_summary(torch));
   for (const CaseRuns& cr : runs) present_case(w, d, cr);
+  if (!d.torch_dir.empty()) present_torch_crosscheck(w, torch, d.torch_dir);
   present_claims(w, claims);
   present_methods(w, ctx, d, st.sweeps);
   run_checks(w, runs);

@@ -65,13 +65,15 @@ TEST_CASE("report deep: a small study writes every section for MNIST and CIFAR-1
   const fs::path& dir = small_study();
   const std::string report = slurp(dir / "report.md");
   for (const char* section : {"## VGG-11 on MNIST digits", "## VGG-11 on CIFAR-10", "### Decomposition at Cases I and II",
-                              "### Layer activations", "### IF baseline", "## Claims ledger", "## Methods"})
+                              "### Layer activations", "### IF baseline", "## Checked against PyTorch",
+                              "## Claims ledger", "## Methods"})
     CHECK_MESSAGE(report.find(section) != std::string::npos, section);
   CHECK(report.find("CIFAR-10: not run") == std::string::npos);
   for (const char* file : {"sweep-mnist-relu.json", "sweep-mnist-cliprelu_6.json", "sweep-cifar10-relu.json",
                            "net-cifar10-relu-s1.safetensors", "neuron-mnist-cliprelu_6-L14.json",
                            "frontier_mnist_synops.dat", "frontier_cifar10_transitions.dat", "frontier_if_mnist.dat",
-                           "layer_q99_cifar10.dat", "table1_vgg.csv", "claims.csv"})
+                           "layer_q99_cifar10.dat", "table1_vgg.csv", "claims.csv", "torch_import.csv",
+                           "torch_peer.csv"})
     CHECK_MESSAGE(fs::exists(dir / file), file);
   // 14 spiking layers per variant (13 convolutions and the classifier).
   CHECK(lines(slurp(dir / "layer_quantiles_mnist.csv")) == 1 + 2 * 14);
@@ -83,12 +85,24 @@ TEST_CASE("report deep: a small study writes every section for MNIST and CIFAR-1
   const std::string claims = slurp(dir / "claims.csv");
   CHECK(claims.find("ClipReLU6 meets the 0.5 pp gap at fewer SynOps than ReLU") != std::string::npos);
   CHECK(claims.find("the q95 clip needs more SynOps than ReLU under 2 pp") != std::string::npos);
-  // Every check held: the fold errors and the Case I runs against the sweeps' cells.
+  // The PyTorch VGG-11's three files give PyTorch's 100 predictions, and the
+  // peer's planted convention mistake is the one claim that fails.
+  const std::string imported = slurp(dir / "torch_import.csv");
+  CHECK(lines(imported) == 1 + 3);
+  CHECK(imported.find("100 / 100") != std::string::npos);
+  const std::string peer = slurp(dir / "torch_peer.csv");
+  const auto mistake = peer.find("torch-peer-vgg11-naive-trace,\"SynOps");
+  REQUIRE(mistake != std::string::npos);
+  CHECK(peer.substr(mistake, peer.find('\n', mistake) - mistake).ends_with(",Fail"));
+  CHECK(report.find("with 2 Pass, 1 Fail (a convention mistake planted on purpose)") != std::string::npos);
+  CHECK(report.find("At the paper's Case I the peer's A_SNN is 11.5% against its A_MF of 83.0%") != std::string::npos);
+  // Every check held: the fold errors and A_ANN per variant (2 x 2 x 2), the
+  // three PyTorch files and the peer's three claims.
   const auto meta = nlohmann::json::parse(slurp(dir / "meta.json"));
   std::size_t held = 0;
   for (const auto& c : meta.at("checks")) held += c.at("passed").get<bool>();
   CHECK(held == meta.at("checks").size());
-  CHECK(held == 2 * 2 * 2);
+  CHECK(held == 2 * 2 * 2 + 3 + 3);
 }
 
 TEST_CASE("report deep: the printed sweep and train commands write the same files") {
@@ -107,6 +121,18 @@ TEST_CASE("report deep: the printed sweep and train commands write the same file
   cmd = cmd.substr(0, cmd.rfind("--output ")) + "--output \"" + net.string() + "\"";
   REQUIRE(std::system((bin + cmd.substr(8) + " >/dev/null 2>&1").c_str()) == 0);
   CHECK(slurp(temp_dir() / "again-deep-net.safetensors") == slurp(dir / "net-mnist-cliprelu_6-s1.safetensors"));
+  // The PyTorch cross-check's import and evaluate give PyTorch's predictions.
+  const fs::path onnx_net = temp_dir() / "again-torch-bn.json", pred = temp_dir() / "again-torch-bn-pred.txt";
+  cmd = printed_command(report, "import torch_vgg11_bn.onnx");
+  cmd = cmd.substr(0, cmd.rfind("--output ")) + "--output \"" + onnx_net.string() + "\"";
+  REQUIRE(std::system((bin + cmd.substr(8) + " >/dev/null 2>&1").c_str()) == 0);
+  cmd = printed_command(report, "evaluate torch_vgg11_bn.onnx");
+  const auto test_images = cmd.find(" --test-images ");
+  cmd = "ctmc-snn evaluate --net \"" + onnx_net.string() + "\"" +
+        cmd.substr(test_images, cmd.rfind("--predictions ") - test_images) + "--predictions \"" + pred.string() + "\"";
+  INFO(cmd);
+  REQUIRE(std::system((bin + cmd.substr(8) + " >/dev/null 2>&1").c_str()) == 0);
+  CHECK(slurp(pred) == slurp(fixture("torch_vgg11/torch_vgg11_pred.txt")));
 }
 
 TEST_CASE("report deep without --cifar says so in one line; --plan writes the Slurm commands and runs no sweep") {
@@ -124,9 +150,11 @@ TEST_CASE("report deep without --cifar says so in one line; --plan writes the Sl
   ctx = small_context("deep_nocifar", false);
   DeepDesign d = small_design();
   d.if_steps = {8};
+  d.torch_dir = (temp_dir() / "no-torch-fixture").string();
   REQUIRE(run_deep_report(ctx, d) == 0);
   const std::string report = slurp(fs::path(ctx.out_root) / "deep" / "report.md");
   CHECK(report.find("CIFAR-10: not run (no CIFAR-10 folder given; `--cifar DIR`") != std::string::npos);
+  CHECK(report.find("Not run: no `peer_claims.json` under") != std::string::npos);
   CHECK(report.find("## VGG-11 on CIFAR-10") == std::string::npos);
 }
 
