@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""The vectorised spiking kernel against the reference kernel, figure by figure.
+
+Both kernels sample the same law with different random numbers
+(`simulate network --kernel`), so their A_SNN and SynOps must agree within
+statistical error. This script trains the MNIST MLPs of bench_snn
+(784-256-128-10, ReLU and sigmoid, `ctmc-snn train --seed 1`), runs each
+(net, sampler, kernel) R times with distinct seeds (T trials x N test images
+per run), and prints per kernel the mean of the run means, their spread, the
+per-trial spread inside runs, and Welch's t between the kernels on the run
+means. The run means are independent, so Welch's t needs no assumption about
+the trials; with R runs per side it is roughly Student t with 2(R-1) degrees
+of freedom.
+
+Usage (from the repository's root, after a build):
+  PYTHONPATH=build/python /usr/bin/python3 scripts/compare-kernels.py \
+      [--runs R] [--trials T] [--images N] [--tau 0.1] [--rate 5] [--T 50] \
+      [--only relu|sigmoid] [--samplers exact,end-state] [--out DIR]
+Run it with the interpreter the module was built for (Debian's, with
+python3-numpy). It takes about R x 2 x (35 s ReLU, 95 s sigmoid) per sampler
+with 1000 images and 10 trials on 2 cores.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import ctmc_snn
+
+# The neurons of bench_snn: a two-state ReLU neuron (B -> R at rate H,
+# R -> B at 100) and a fitted three-state sigmoid neuron.
+NEURONS = {
+    "relu": {"states": ["B", "R"],
+             "transitions": [{"from": "B", "to": "R", "offset": "0", "slope": "1", "spike": True},
+                             {"from": "R", "to": "B", "offset": "100", "slope": "0", "spike": False}]},
+    "sigmoid": {"states": ["B", "G", "R"],
+                "transitions": [{"from": "B", "to": "G", "offset": "0.604311", "slope": "0.268193", "spike": False},
+                                {"from": "G", "to": "B", "offset": "0.000001", "slope": "0", "spike": False},
+                                {"from": "G", "to": "R", "offset": "4.430373", "slope": "-0.447531", "spike": True},
+                                {"from": "R", "to": "B", "offset": "49.36232", "slope": "0", "spike": False}]},
+}
+
+
+def welch(a, b):
+    se = math.sqrt(statistics.variance(a) / len(a) + statistics.variance(b) / len(b))
+    return (statistics.mean(a) - statistics.mean(b)) / se if se > 0 else float("nan")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--runs", type=int, default=4)
+    p.add_argument("--trials", type=int, default=10)
+    p.add_argument("--images", type=int, default=1000)
+    p.add_argument("--tau", type=float, default=0.1)
+    p.add_argument("--rate", type=float, default=5)
+    p.add_argument("--T", type=float, default=50)
+    p.add_argument("--only", choices=["relu", "sigmoid"])
+    p.add_argument("--samplers", default="exact,end-state")
+    p.add_argument("--data", default="data/mnist")
+    p.add_argument("--cli", default="build/cli/ctmc-snn")
+    p.add_argument("--out", default="compare-kernels", help="folder for the nets and neuron files")
+    a = p.parse_args()
+    if a.runs < 2:
+        sys.exit("compare-kernels: --runs must be at least 2 (a spread of run means)")
+    os.makedirs(a.out, exist_ok=True)
+    print(f"MNIST MLP 784-256-128-10, T {a.T:g}, tau {a.tau:g}, r {a.rate:g}, dt 0.005; {a.runs} runs per kernel "
+          f"(seeds 1..{a.runs} and 1001..{1000 + a.runs}), {a.trials} trials x {a.images} test images each")
+    print(f"{'config':<22} {'quantity':<8} {'reference':>14} {'vectorised':>14} {'difference':>12} "
+          f"{'rel':>9} {'t':>6}   run-mean sd (ref, vec) / trial sd")
+    for act in ["relu", "sigmoid"]:
+        if a.only and act != a.only:
+            continue
+        net = os.path.join(a.out, f"{act}.json")
+        if not os.path.exists(net):
+            subprocess.run([a.cli, "train", "--data", a.data, "--output", net, "--activation", act, "--seed", "1"],
+                           check=True, stdout=subprocess.DEVNULL)
+        neuron = os.path.join(a.out, f"{act}_neuron.json")
+        with open(neuron, "w") as f:
+            json.dump(NEURONS[act], f)
+        for sampler in a.samplers.split(","):
+            runs = {}
+            t0 = time.time()
+            for kernel in ["reference", "vectorised"]:
+                acc, syn, trial_sd = [], [], []
+                for k in range(a.runs):
+                    # Different seeds for the two kernels: their runs are independent.
+                    seed = (1 if kernel == "reference" else 1001) + k
+                    r = ctmc_snn.simulate_network(net, a.data, neuron, T=a.T, tau=a.tau, rate=a.rate,
+                                                  limit=a.images, trials=a.trials, seed=seed, sampler=sampler,
+                                                  kernel=kernel)
+                    per_trial = np.asarray(r["synops"]).reshape(a.trials, -1).mean(axis=1)
+                    acc.append(r["A_SNN_mean"])
+                    syn.append(float(per_trial.mean()))
+                    trial_sd.append(float(per_trial.std(ddof=1)) if a.trials > 1 else float("nan"))
+                runs[kernel] = (acc, syn, trial_sd)
+            ref, vec = runs["reference"], runs["vectorised"]
+            config = f"{act} {sampler}"
+            for name, i in [("A_SNN", 0), ("SynOps", 1)]:
+                mr, mv = statistics.mean(ref[i]), statistics.mean(vec[i])
+                spread = f"{statistics.stdev(ref[i]):.4g}, {statistics.stdev(vec[i]):.4g}"
+                if i == 1:
+                    spread += f" / {statistics.mean(ref[2]):.4g}, {statistics.mean(vec[2]):.4g}"
+                print(f"{config:<22} {name:<8} {mr:>14.6g} {mv:>14.6g} {mv - mr:>12.4g} {(mv - mr) / mr:>9.2e} "
+                      f"{welch(vec[i], ref[i]):>6.2f}   {spread}")
+            print(f"{'':<22} ({time.time() - t0:.0f} s)")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
