@@ -1,9 +1,10 @@
 // Networks and neurons shared by the spiking-network tests (spiking_test,
-// net_spiking_test).
+// net_spiking_test, net_if_test, spiking_kernel_test).
 #pragma once
 #include <doctest/doctest.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "ctmc/sim/mlp.hpp"
@@ -21,11 +22,11 @@ inline solvers::Model three_state() {
                                     Affine{Rational(1, 2), Rational(1)}, Affine{Rational(2), 0});
 }
 
-// Weights on a dyadic grid (multiples of 1/8, biases of 1/16) so that
+// Weights on a dyadic grid (multiples of 1/8, biases of 1/16: k/8 and k/16,
+// k uniform in -8..8, drawn from g in that order, layer by layer) so that
 // H^1 = W x + b is exact for dyadic inputs and the exact reference can use
-// the same rational H. Hidden layers relu, the last linear.
-inline Mlp dyadic_mlp(const std::vector<int>& sizes, unsigned seed) {
-  std::mt19937 g(seed);
+// the same rational H. Hidden layers `hidden`, the last linear.
+inline Mlp dyadic_mlp(const std::vector<int>& sizes, const std::string& hidden, std::mt19937& g) {
   std::uniform_int_distribution<int> w(-8, 8);
   Mlp net;
   for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
@@ -34,10 +35,15 @@ inline Mlp dyadic_mlp(const std::vector<int>& sizes, unsigned seed) {
     d.b = Eigen::VectorXf(sizes[l + 1]);
     for (int i = 0; i < d.W.size(); ++i) d.W.data()[i] = w(g) / 8.0f;
     for (int i = 0; i < d.b.size(); ++i) d.b[i] = w(g) / 16.0f;
-    d.activation = l + 2 == sizes.size() ? "linear" : "relu";
+    d.activation = l + 2 == sizes.size() ? "linear" : hidden;
     net.layers.push_back(d);
   }
   return net;
+}
+// Hidden layers relu, the weights from a fresh generator seeded `seed`.
+inline Mlp dyadic_mlp(const std::vector<int>& sizes, unsigned seed) {
+  std::mt19937 g(seed);
+  return dyadic_mlp(sizes, "relu", g);
 }
 
 // `count` spiking layers of model m, every rate times alpha.

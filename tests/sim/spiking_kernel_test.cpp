@@ -28,10 +28,13 @@
 #include "ctmc/sim/spiking.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/model.hpp"
+#include "spiking_fixtures.hpp"
 #include "net_fixtures.hpp"
 
 using namespace ctmc;
 using namespace ctmc::sim;
+using testing::dyadic_mlp;
+using testing::three_state;
 using solvers::Affine;
 using solvers::Rational;
 
@@ -77,11 +80,6 @@ double mean_z(const std::vector<int>& a, const std::vector<int>& b) {
   return se > 0 ? std::abs(ma - mb) / se : (ma == mb ? 0.0 : INFINITY);
 }
 
-// a = 1 + 2H, b = 1, c = 1/2 + H (spike), d = 2: a sigmoid-like rate curve.
-solvers::Model three_state() {
-  return solvers::three_state_model(Affine{Rational(1), Rational(2)}, Affine{Rational(1), 0},
-                                    Affine{Rational(1, 2), Rational(1)}, Affine{Rational(2), 0});
-}
 // a = max(0, H) (spike), d = 5.
 solvers::Model two_state() { return solvers::two_state_model(Affine{0, Rational(1)}, Affine{Rational(5), 0}); }
 
@@ -136,24 +134,6 @@ TEST_CASE("event-driven layer 1 against the per-step sampler: spike-count laws a
       const int silent_event = static_cast<int>(std::count(event[0].begin(), event[0].end(), 0));
       CHECK((silent_event == n) == (std::string(name) == "two-state"));
     }
-}
-
-// An Mlp of the given layer sizes, weights k/8 and biases k/16 (k uniform
-// in -8..8, drawn from g in that order, layer by layer), the hidden layers'
-// activation `hidden`, the last linear.
-Mlp dyadic_mlp(const std::vector<int>& sizes, const std::string& hidden, std::mt19937& g) {
-  std::uniform_int_distribution<int> w(-8, 8);
-  Mlp net;
-  for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
-    DenseLayer d;
-    d.W = Eigen::MatrixXf(sizes[l + 1], sizes[l]);
-    d.b = Eigen::VectorXf(sizes[l + 1]);
-    for (int i = 0; i < d.W.size(); ++i) d.W.data()[i] = static_cast<float>(w(g)) / 8.0f;
-    for (int i = 0; i < d.b.size(); ++i) d.b[i] = static_cast<float>(w(g)) / 16.0f;
-    d.activation = l + 2 == sizes.size() ? "linear" : hidden;
-    net.layers.push_back(d);
-  }
-  return net;
 }
 
 // Each spiking neuron's count over n runs of each kernel on one image of a
