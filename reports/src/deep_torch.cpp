@@ -40,14 +40,23 @@ std::vector<int> read_predictions(const fs::path& path) {
   return out;
 }
 
+// The fixture's test digits and what PyTorch computed on them, read once
+// for every route.
+struct TorchDigits {
+  sim::Tensor x, y, logits;
+  std::vector<int> pred;
+};
+
+TorchDigits read_digits(const fs::path& dir) {
+  return {sim::read_npy((dir / "torch_vgg11_x.npy").string()), sim::read_npy((dir / "torch_vgg11_y.npy").string()),
+          sim::read_npy((dir / "torch_vgg11_logits.npy").string()), read_predictions(dir / "torch_vgg11_pred.txt")};
+}
+
 // The route's net on the fixture's digits against PyTorch's logits and
 // predictions.
 TorchRoute compare_route(const std::string& route, const std::string& file, const sim::Net& net,
-                         const fs::path& dir) {
-  const sim::Tensor x = sim::read_npy((dir / "torch_vgg11_x.npy").string());
-  const sim::Tensor y = sim::read_npy((dir / "torch_vgg11_y.npy").string());
-  const sim::Tensor logits = sim::read_npy((dir / "torch_vgg11_logits.npy").string());
-  const std::vector<int> pred = read_predictions(dir / "torch_vgg11_pred.txt");
+                         const TorchDigits& d, const fs::path& dir) {
+  const auto& [x, y, logits, pred] = d;
   const std::int64_t n = x.shape.empty() ? 0 : x.shape[0];
   const std::int64_t classes = net.output_size();
   if (n == 0 || static_cast<std::int64_t>(x.values.size()) != n * net.input_size() ||
@@ -96,6 +105,7 @@ TorchCrossCheck run_torch_crosscheck(const ReportContext& ctx, const std::string
   TorchCrossCheck t;
   t.dir = dir;
   const fs::path d(dir);
+  const TorchDigits digits = read_digits(d);
   // Each route and the net file `evaluate` reads for it (an import's output
   // in the current folder, or the fixture's manifest).
   const std::pair<std::string, std::string> onnx_routes[] = {
@@ -103,13 +113,13 @@ TorchCrossCheck run_torch_crosscheck(const ReportContext& ctx, const std::string
       {"ONNX, BatchNorm nodes kept (folded at import)", "torch_vgg11_bn.onnx"}};
   std::vector<std::string> nets;
   for (const auto& [route, file] : onnx_routes) {
-    t.routes.push_back(compare_route(route, file, sim::import_onnx((d / file).string()).net, d));
+    t.routes.push_back(compare_route(route, file, sim::import_onnx((d / file).string()).net, digits, d));
     nets.push_back(fs::path(file).stem().string() + "_onnx.json");
     t.commands.emplace_back("import " + file,
                             fmt::format("ctmc-snn import onnx {} --output {}", shown(d / file), nets.back()));
   }
   t.routes.push_back(compare_route("state_dict (safetensors) + manifest", "torch_vgg11.json",
-                                   sim::load_net((d / "torch_vgg11.json").string()), d));
+                                   sim::load_net((d / "torch_vgg11.json").string()), digits, d));
   nets.push_back(shown(d / "torch_vgg11.json"));
   for (std::size_t i = 0; i < nets.size(); ++i) {
     const std::string& net = nets[i];
