@@ -67,7 +67,24 @@ def main():
     p.add_argument("--out", default="compare-kernels", help="folder for the nets and neuron files")
     a = p.parse_args()
     if a.runs < 2:
-        sys.exit("compare-kernels: --runs must be at least 2 (a spread of run means)")
+        p.error("--runs must be at least 2 (a spread of run means)")
+    if a.trials < 1 or a.images < 1:
+        p.error("--trials and --images must be at least 1")
+    if not os.path.isdir(a.data):
+        p.error(f"--data {a.data}: not a folder (an MNIST IDX folder, e.g. data/mnist from scripts/fetch-data.sh)")
+    if not os.access(a.cli, os.X_OK):
+        p.error(f"--cli {a.cli}: not an executable (build first: bash scripts/build.sh)")
+    try:
+        compare(a)
+    except (ValueError, OSError) as e:  # the module's InputError (ValueError), a missing file or folder
+        print(f"compare-kernels: {e}", file=sys.stderr)
+        sys.exit(2)
+    except subprocess.CalledProcessError as e:  # ctmc-snn train printed its one-line error above
+        print(f"compare-kernels: {' '.join(e.cmd)} exited with status {e.returncode}", file=sys.stderr)
+        sys.exit(2)
+
+
+def compare(a):
     os.makedirs(a.out, exist_ok=True)
     print(f"MNIST MLP 784-256-128-10, T {a.T:g}, tau {a.tau:g}, r {a.rate:g}, dt 0.005; {a.runs} runs per kernel "
           f"(seeds 1..{a.runs} and 1001..{1000 + a.runs}), {a.trials} trials x {a.images} test images each")
