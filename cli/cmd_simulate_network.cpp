@@ -1,7 +1,7 @@
 // ctmc-snn simulate network --net NET.json --data DIR --neurons M.json[,M2.json,...]
 //     [--T 50] [--tau 0.02] [--rate 3] [--dt 0.005] [--trials 1] [--seed 0]
 //     [--threads 0] [--sampler exact|uniformization|end-state|euler]
-//     [--kernel reference|vectorised] [--conv-path auto|event|dense]
+//     [--kernel auto|reference|vectorised] [--conv-path auto|event|dense]
 //     [--readout spike|integrate] [--scale q99|const] [--limit N]
 //     [--if p99.9|p100 [--v0 0|0.5] [--if-steps N]] [--json]
 //
@@ -74,8 +74,7 @@ void print_text(const SimNetOptions& c, const commands::NetworkCommandResult& re
              r.samples, res.data, o.opt.snn.T, o.opt.snn.dt, r.steps, o.opt.snn.tau, o.opt.rate, o.scale);
   fmt::print("sampler {}: {}\nreadout {}; {} trial(s), seed {}\n", o.sampler, sim::sampler_rule(res.run.snn.sampler),
              o.readout, o.opt.trials, o.opt.seed);
-  if (o.kernel != "reference" || o.conv_path != "auto")
-    fmt::print("spiking kernel {}, conv path {}\n", o.kernel, o.conv_path);
+  fmt::print("spiking kernel {}, conv path {}\n", sim::kernel_name(res.run.snn), o.conv_path);
   if (o.trace_weight != "integral" || o.output_scale != "logits" || o.subset != "all" || !o.layer_alpha.empty())
     fmt::print("conventions: trace weight {}, output scale {}, test subset {}{}\n", o.trace_weight, o.output_scale,
                o.subset, o.layer_alpha.empty() ? "" : ", layer alpha " + o.layer_alpha);
@@ -146,8 +145,9 @@ Register reg([](CLI::App& root) {
                   "codes; biased)")
       ->capture_default_str();
   cmd->add_option("--kernel", o->cmd.kernel,
-                  "reference (one stream per sample) or vectorised (one Philox stream per neuron, SIMD passes; exact "
-                  "and end-state samplers): the same law, other random numbers")
+                  "auto (vectorised for the exact and end-state samplers, reference for the others), vectorised (one "
+                  "Philox stream per neuron, SIMD passes) or reference (one stream per sample): the same law, other "
+                  "random numbers")
       ->capture_default_str();
   cmd->add_option("--conv-path", o->cmd.conv_path,
                   "How spikes reach a convolution: auto (dense from 60% of its inputs spiking in a step), event or "

@@ -1,5 +1,5 @@
 // ctmc-snn sweep --net NET.json[,NET2.json,...] --data DIR --neurons M.json[,...]
-//     --tau LIST --rate LIST --T LIST [--sampler LIST] [--trials N] [--dt DT]
+//     --tau LIST --rate LIST --T LIST [--sampler LIST] [--kernel auto|reference|vectorised] [--trials N] [--dt DT]
 //     [--readout spike|integrate] [--scale q99|const] [--limit N] [--seed S]
 //     [--threads N] [--criterion PP] [--shard i/n] [--max-runs N]
 //     [--max-neuron-steps X] [--max-memory GIB] [--dry-run] --out FILE [--json]
@@ -108,6 +108,9 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--subset", o->subset, "Test images: all, stride:K[:OFFSET] or index:FILE (as simulate network)")
       ->capture_default_str();
   cmd->add_option("--trace-weight", o->trace_weight, "integral or 1/tau (as simulate network)")->capture_default_str();
+  cmd->add_option("--kernel", o->kernel,
+                  "auto, reference or vectorised (as simulate network; recorded in the document's spec)")
+      ->capture_default_str();
   cmd->add_option("--output-scale", o->output_scale, "logits or activation (as simulate network)")
       ->capture_default_str();
   cmd->add_option("--layer-alpha", o->layer_alpha, "alpha_l per spiking layer, or auto (as simulate network)");

@@ -485,8 +485,8 @@ def simulate_network(net: _Any, data: _Any, neurons: _Union[Model, _Sequence[Mod
          Images (n, features...) or (n, C, H, W), values as given.
     neurons: a model (path, JSON or dict) or a list of them, one per spiking layer.
     if_norm: "p99.9" or "p100" adds the integrate-and-fire baseline (--if, with v0 and if_steps).
-    kernel: "reference" or "vectorised" (exact and end-state samplers: the
-         same law from other random numbers); conv_path: "auto", "event" or
+    kernel: "auto" (vectorised for the exact and end-state samplers),
+         "vectorised" or "reference" (the same law from other random numbers); conv_path: "auto", "event" or
          "dense" (how spikes reach a convolution; the same numbers).
     Also returns "predictions" and "synops" per (trial, sample) as numpy arrays.
     """

@@ -44,7 +44,8 @@ Json reuse_sweep(const fs::path& file, const Json& spec) {
       throw InputError("sweeps_dir", fmt::format("{}: not a sweep document (ctmc-snn sweep)", file.string()));
     if (found.at("spec") != spec)
       throw InputError("sweeps_dir", fmt::format("{}: the sweep of another design (its spec differs from the one "
-                                                 "this report runs: nets, neurons, grid, data, conventions or seed)",
+                                                 "this report runs: nets, neurons, grid, data, conventions, kernel or "
+                                                 "seed)",
                                                  file.string()));
     return sim::sweep_document(spec, found.at("runs"));
   } catch (const nlohmann::json::exception& e) {
@@ -64,10 +65,10 @@ std::string sweep_command_options(const sim::SweepSpec& s) {
   std::vector<std::string> samplers;
   for (auto k : s.samplers) samplers.push_back(sim::sampler_name(k));
   std::string text = fmt::format(
-      "--net {} --data {} --neurons {} --tau {} --rate {} --T {} --sampler {} --trials {} --dt {} --readout {} "
-      "--trace-weight {} --output-scale {} --subset {} --limit {} --seed {}",
+      "--net {} --data {} --neurons {} --tau {} --rate {} --T {} --sampler {} --kernel {} --trials {} --dt {} "
+      "--readout {} --trace-weight {} --output-scale {} --subset {} --limit {} --seed {}",
       join(s.nets), s.data.dir, join(s.neurons), join_numbers(s.taus), join_numbers(s.rates), join_numbers(s.T),
-      join(samplers), s.trials, s.dt, sim::readout_name(s.readout), sim::trace_weight_name(s.trace_weight),
+      join(samplers), s.kernel, s.trials, s.dt, sim::readout_name(s.readout), sim::trace_weight_name(s.trace_weight),
       s.output_scale == sim::OutputScale::Logits ? "logits" : "activation", s.subset.text, s.limit, s.seed);
   if (s.criterion != sim::SweepSpec{}.criterion) text += fmt::format(" --criterion {}", s.criterion);
   return text;

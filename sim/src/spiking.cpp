@@ -31,14 +31,21 @@ Readout parse_readout(const std::string& text, const std::string& option) {
 std::string readout_name(Readout r) { return r == Readout::Spike ? "spike" : "integrate"; }
 
 bool parse_kernel(const std::string& text, SamplerKind sampler, const std::string& option) {
+  const bool vectorised_runs = sampler == SamplerKind::Exact || sampler == SamplerKind::EndState;
   if (text == "reference") return true;
+  if (text == "auto") return !vectorised_runs;
   if (text != "vectorised")
-    throw InputError(option, fmt::format("unknown kernel '{}' (expected reference or vectorised)", text));
-  if (sampler != SamplerKind::Exact && sampler != SamplerKind::EndState)
+    throw InputError(option, fmt::format("unknown kernel '{}' (expected auto, reference or vectorised)", text));
+  if (!vectorised_runs)
     throw InputError(option, fmt::format("the vectorised kernel runs the exact and end-state samplers; {} runs on the "
                                          "reference kernel",
                                          sampler_name(sampler)));
   return false;
+}
+
+const char* kernel_name(const SpikingConfig& cfg) {
+  const bool vectorised_runs = cfg.sampler == SamplerKind::Exact || cfg.sampler == SamplerKind::EndState;
+  return vectorised_runs && !cfg.reference_kernel ? "vectorised" : "reference";
 }
 
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option) {

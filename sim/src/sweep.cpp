@@ -187,6 +187,7 @@ void validate_sweep(const SweepSpec& s) {
   std::vector<std::string> names;
   for (SamplerKind k : s.samplers) names.push_back(sampler_name(k));
   check_unique(names, "samplers");
+  for (SamplerKind k : s.samplers) parse_kernel(s.kernel, k, "kernel");
   check_positive(s.taus, "taus");
   check_positive(s.rates, "rates");
   check_positive(s.T, "T");
@@ -250,6 +251,7 @@ Json sweep_spec_json(const SweepSpec& s) {
   Json samplers = Json::array();
   for (SamplerKind k : s.samplers) samplers.push_back(sampler_name(k));
   j["samplers"] = samplers;
+  j["kernel"] = s.kernel;
   j["tau"] = s.taus;
   j["rate"] = s.rates;
   j["T"] = s.T;
@@ -302,6 +304,7 @@ Json run_sweep(const SweepSpec& spec, Shard shard, int threads,
     opt.output_scale = spec.output_scale;
     opt.layer_alpha = spec.layer_alpha;
     opt.snn.trace_weight = spec.trace_weight;
+    opt.snn.reference_kernel = parse_kernel(spec.kernel, opt.snn.sampler, "kernel");
 
     NetworkSimResult res;
     try {
@@ -567,7 +570,7 @@ SweepSpec spec_of_part(const PartReader& in, const Json& j) {
   in.exact_keys(j, "spec",
                 {"nets", "data", "neurons", "samplers", "tau", "rate", "T", "trials", "dt", "readout", "scale", "limit",
                  "subset", "trace_weight", "output_scale", "layer_alpha", "seed", "criterion_pp"},
-                {"test_images", "test_labels", "train_images", "train_labels", "normalize"});
+                {"test_images", "test_labels", "train_images", "train_labels", "normalize", "kernel"});
   SweepSpec s;
   std::string key;  // the key being read, for messages
   try {
@@ -613,6 +616,7 @@ SweepSpec spec_of_part(const PartReader& in, const Json& j) {
     s.neurons = strings("neurons");
     s.samplers.clear();
     for (const std::string& name : strings("samplers")) s.samplers.push_back(parse_sampler(name, "samplers"));
+    s.kernel = j.contains("kernel") ? text("kernel") : "reference";
     s.taus = numbers("tau", false);
     s.rates = numbers("rate", false);
     s.T = numbers("T", false);
@@ -650,7 +654,10 @@ SweepSpec spec_of_part(const PartReader& in, const Json& j) {
   }
   // What the spec says, written back, is the spec: a value our writer would
   // write differently (1 for a criterion of 1.0 aside) is not from a sweep.
-  if (nlohmann::json::parse(sweep_spec_json(s).dump()) != nlohmann::json::parse(j.dump()))
+  // A spec without "kernel" is compared as the "reference" it reads as.
+  nlohmann::json given = nlohmann::json::parse(j.dump());
+  if (!given.contains("kernel")) given["kernel"] = "reference";
+  if (nlohmann::json::parse(sweep_spec_json(s).dump()) != given)
     in.fail("spec", "is not a spec that 'ctmc-snn sweep' writes (a value differs from its reading)");
   return s;
 }

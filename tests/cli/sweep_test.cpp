@@ -4,6 +4,7 @@
 // shard specs and part sets exit 2 naming the problem.
 #include <nlohmann/json.hpp>
 #include <functional>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -115,6 +116,42 @@ TEST_CASE("sweep: a cell is the simulate-network run with the same options, at e
   }
 }
 
+// The kernel (SpikingConfig::reference_kernel) changes a seeded run's numbers,
+// so the spec records it and a part of one kernel does not merge with another's.
+TEST_CASE("sweep --kernel: recorded in the spec, a cell equals simulate network on the same kernel, parts of two kernels do not merge") {
+  const std::string cell_options = " --tau 0.05 --rate 6 --T 0.5 --dt 0.01 --trials 2 --sampler end-state --seed 9";
+  const std::string net = "--net " + shell_arg(fixture("tiny_mlp.json")) + " --data " + shell_arg(sweep_data()) +
+                          " --neurons " + shell_arg(fixture("three_state.json"));
+  std::map<std::string, double> synops;
+  for (const std::string kernel : {"auto", "reference", "vectorised"}) {
+    const fs::path file = temp_dir() / ("sweep_kernel_" + kernel + ".json");
+    const auto r = run_cli("sweep " + net + cell_options + " --kernel " + kernel + " --out " + shell_arg(file));
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    const json doc = json::parse(slurp(file));
+    CHECK(doc.at("spec").at("kernel") == kernel);
+    const json& cell = doc.at("cells").at(0);
+    const auto s = run_cli("simulate network " + net + cell_options + " --kernel " + kernel + " --json");
+    INFO(s.output);
+    REQUIRE(s.status == 0);
+    const json sim = json::parse(s.output.substr(s.output.find('{')));
+    CHECK(sim.at("kernel") == (kernel == "reference" ? "reference" : "vectorised"));
+    CHECK(cell.at("A_SNN_mean").get<double>() == doctest::Approx(sim.at("A_SNN_mean").get<double>()).epsilon(1e-14));
+    CHECK(cell.at("synops_per_sample").get<double>() ==
+          doctest::Approx(sim.at("synops_per_sample_mean").get<double>()).epsilon(1e-14));
+    synops[kernel] = cell.at("synops_per_sample").get<double>();
+  }
+  CHECK(synops["auto"] == synops["vectorised"]);
+  CHECK(synops["reference"] != synops["vectorised"]);  // other random numbers
+
+  const fs::path ref = temp_dir() / "sweep_kernel_part1.json", vec = temp_dir() / "sweep_kernel_part2.json";
+  REQUIRE(run_cli(base_args(" --kernel reference --shard 1/2 --out " + shell_arg(ref))).status == 0);
+  REQUIRE(run_cli(base_args(" --shard 2/2 --out " + shell_arg(vec))).status == 0);
+  check_exit2("sweep merge " + shell_arg(ref) + " " + shell_arg(vec) + " --out " + shell_arg(temp_dir() / "mixed.json"),
+              "a part of another sweep");
+  CHECK_FALSE(fs::exists(temp_dir() / "mixed.json"));
+}
+
 TEST_CASE("sweep: bad grids and shard specs exit 2 naming the option") {
   const std::string out = " --out " + shell_arg(temp_dir() / "bad.json");
   check_exit2(base_args(" --shard 0/3" + out), "--shard: '0/3'");
@@ -131,6 +168,9 @@ TEST_CASE("sweep: bad grids and shard specs exit 2 naming the option") {
   check_exit2(tiny + " --tau 0.02 --rate x --T 1", "--rate: 'x' is not a number");
   check_exit2(tiny + " --tau 0.02 --rate 2 --T 1 --criterion 0", "--criterion");
   check_exit2(tiny + " --tau 0.02 --rate 2 --T 1 --sampler exact,exact", "--sampler: the value exact is given twice");
+  check_exit2(tiny + " --tau 0.02 --rate 2 --T 1 --kernel simd", "--kernel: unknown kernel 'simd'");
+  check_exit2(tiny + " --tau 0.02 --rate 2 --T 1 --sampler exact,uniformization --kernel vectorised",
+              "--kernel: the vectorised kernel runs the exact and end-state samplers; uniformization runs on the reference");
   check_exit2("sweep --tau 0.02 --rate 2 --T 1" + out, "--net is required");
   CHECK_FALSE(fs::exists(temp_dir() / "bad.json"));
 }

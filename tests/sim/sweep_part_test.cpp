@@ -153,6 +153,22 @@ TEST_CASE("merge checks every field of a part, naming the file and the field") {
   refused([](Json& p) { p["spec"]["samplers"] = {"fast"}; }, "spec.samplers: unknown sampler 'fast'");
   refused([](Json& p) { p["spec"]["trials"] = 0; }, "spec.trials: 0 is not a whole number from 1");
   refused([](Json& p) { p["spec"].erase("dt"); }, "spec.dt: missing");
+  refused([](Json& p) { p["spec"]["kernel"] = "simd"; }, "spec.kernel: unknown kernel 'simd'");
+  refused([](Json& p) { p["spec"]["kernel"] = 1; }, "spec.kernel: expected a string");
+  refused(
+      [](Json& p) {
+        p["spec"]["kernel"] = "vectorised";
+        p["spec"]["samplers"] = {"euler"};
+      },
+      "spec.kernel: the vectorised kernel runs the exact and end-state samplers; euler runs on the reference kernel");
+  // A spec without "kernel" (written before the key existed) is the reference
+  // kernel's, and merges as it is; one that names a kernel merges too.
+  for (const char* kernel : {"reference", "auto", "vectorised"}) {
+    Json p = good;
+    p["spec"]["kernel"] = kernel;
+    CHECK(ctmc::sim::merge_sweep_parts({{"kernel.json", p}}).at("spec").at("kernel") == kernel);
+  }
+  CHECK_FALSE(ctmc::sim::merge_sweep_parts({{"good.json", good}}).at("spec").contains("kernel"));
   // A grid of more runs than the parts hold records: refused before a table of its size is made.
   Json many = good;
   many["spec"]["trials"] = 50000000;

@@ -23,6 +23,7 @@ struct SweepCommandOptions {
   // Option texts, read by run_sweep_command (lists are comma-separated).
   std::string nets, neurons, taus, rates, T, samplers = "exact", readout = "spike", scale = "q99";
   std::string trace_weight = "integral", output_scale = "logits", subset = "all", layer_alpha;
+  std::string kernel = "auto";  // SweepSpec::kernel
   std::string shard;  // "i/n"; empty: the whole grid
   std::string out;    // the document (or the part) to write
   sim::SweepSpec spec;  // the numbers: data, trials, dt, limit, seed, criterion, limits.runs and .neuron_steps

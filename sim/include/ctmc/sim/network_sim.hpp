@@ -179,7 +179,7 @@ struct NetworkSimResult {
 // `neurons`: one model per spiking layer, or a single model for all of them.
 NetworkSimResult simulate_network(const Mlp& net, const Dataset& train, const Dataset& test,
                                   const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt);
-// A layer graph (maxpool2d refused; the reference kernel only).
+// A layer graph (maxpool2d refused).
 NetworkSimResult simulate_network(const Net& net, const Dataset& train, const Dataset& test,
                                   const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt);
 

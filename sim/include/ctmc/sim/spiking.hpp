@@ -86,14 +86,15 @@ struct SpikingConfig {
   // step order), so the reading at T_k equals a separate run with T = T_k
   // and the same stream: a sweep over T costs its largest T. Empty: none.
   std::vector<double> checkpoints;
-  // The exact and end-state samplers run on the per-neuron kernel (one
-  // xoshiro256** stream per sample, consumed in neuron order) unless this is
-  // false: then on the vectorised kernel (structure-of-arrays layers, one
-  // Philox4x32-10 stream per neuron), for an Mlp and a layer graph alike
-  // (every conv_path below). Same law, other random numbers, so it is not
-  // the default: that would change every seeded result. `simulate network
-  // --kernel vectorised` (parse_kernel), bench_snn and the tests select it.
-  bool reference_kernel = true;
+  // The exact and end-state samplers run on the vectorised kernel
+  // (structure-of-arrays layers, one Philox4x32-10 stream per neuron), for an
+  // Mlp and a layer graph alike (every conv_path below), unless this is true:
+  // then on the reference kernel (the per-neuron loop, one xoshiro256**
+  // stream per sample, consumed in neuron order). The two sample the same
+  // law from different random numbers, so a seeded run's figures differ
+  // between them within statistical error (scripts/compare-kernels.py).
+  // Uniformization and euler always run on the reference kernel.
+  bool reference_kernel = false;
   // How a layer graph carries a step's spikes into a stage of one
   // convolution (net_synapse.hpp): Auto chooses per layer and step by the
   // step's spike density (dense from kDenseConvDensity of the stage's inputs
@@ -107,11 +108,14 @@ struct SpikingConfig {
   ConvPath conv_path = ConvPath::Auto;
 };
 
-// SpikingConfig::reference_kernel from its option text: "reference" (true)
-// or "vectorised" (false). InputError naming `option` for another name, and
-// for "vectorised" with a sampler that kernel does not run (uniformization
-// and euler always run on the reference kernel).
+// SpikingConfig::reference_kernel from its option text: "auto" (the
+// vectorised kernel where it runs: the exact and end-state samplers),
+// "reference" (true) or "vectorised" (false). InputError naming `option` for
+// another name, and for "vectorised" with a sampler that kernel does not run
+// (uniformization and euler always run on the reference kernel).
 bool parse_kernel(const std::string& text, SamplerKind sampler, const std::string& option = "kernel");
+// The kernel a run with `cfg` uses: "reference" or "vectorised".
+const char* kernel_name(const SpikingConfig& cfg);
 // "auto", "event" or "dense" (SpikingConfig::ConvPath).
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option = "conv_path");
 
