@@ -429,9 +429,10 @@ void parse_network(const Parser& p, const ojson& c, const std::string& pointer, 
       else o.layer_alpha.push_back(solvers::to_double(p.number(a, who, "layer_alpha", pointer + "/layer_alpha/" + std::to_string(k)).exact));
     }
   }
-  cl.conventions = fmt::format("sampler {}, readout {}, scale {}, trace weight {}, output scale {}, subset {}, T {:g}, "
-                               "dt {:g}, tau {:g}, r {:g}",
-                               text("sampler", "exact"), text("readout", "spike"), text("scale", "q99"),
+  // Our side's kernel too: it sets which random numbers our trials drew.
+  cl.conventions = fmt::format("sampler {} ({} kernel), readout {}, scale {}, trace weight {}, output scale {}, "
+                               "subset {}, T {:g}, dt {:g}, tau {:g}, r {:g}",
+                               text("sampler", "exact"), sim::kernel_name(o.snn), text("readout", "spike"), text("scale", "q99"),
                                text("trace_weight", "integral"), text("output_scale", "logits"), text("subset", "all"),
                                o.snn.T, o.snn.dt, o.snn.tau, o.rate);
   for (const char* f : {"A_ANN", "A_MF", "A_SNN", "SynOps"})

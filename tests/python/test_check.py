@@ -169,6 +169,10 @@ class Verdicts(unittest.TestCase):
             rc, doc, err, _ = run_check({"claims": [true, wrong_mf, wrong_synops]}, "--seed", "1000", outside)
             self.assertEqual(rc, 1, err)
             self.assertEqual(doc["verdicts"], {"net-true": "Pass", "net-mf": "Fail", "net-synops": "Fail"})
+            # The evidence names the kernel our trials ran on (its random numbers).
+            synops_rows = [x for x in doc["results"] if x["id"] == "net-true" and x["quantity"].startswith("SynOps")]
+            self.assertEqual(len(synops_rows), 1)
+            self.assertIn("sampler exact (vectorised kernel)", synops_rows[0]["evidence"])
             # No false alarm over 20 right claims (seeds 1..20 of the other implementation) at 1e-3.
             right = []
             for seed in range(1, 21):
