@@ -2,8 +2,8 @@
 """The vectorised spiking kernel against the reference kernel, figure by figure.
 
 Both kernels sample the same law with different random numbers
-(`simulate network --kernel`), so their A_SNN and SynOps must agree within
-statistical error. This script trains the MNIST MLPs of bench_snn
+(`simulate network --kernel`), so their A_SNN, SynOps and CTMC transitions
+per sample must agree within statistical error. This script trains the MNIST MLPs of bench_snn
 (784-256-128-10, ReLU and sigmoid, `ctmc-snn train --seed 1`), runs each
 (net, sampler, kernel) R times with distinct seeds (T trials x N test images
 per run), and prints per kernel the mean of the run means, their spread, the
@@ -104,7 +104,7 @@ def compare(a):
             runs = {}
             t0 = time.time()
             for kernel in ["reference", "vectorised"]:
-                acc, syn, trial_sd = [], [], []
+                acc, syn, trial_sd, trans = [], [], [], []
                 for k in range(a.runs):
                     # Different seeds for the two kernels: their runs are independent.
                     seed = (1 if kernel == "reference" else 1001) + k
@@ -115,10 +115,11 @@ def compare(a):
                     acc.append(r["A_SNN_mean"])
                     syn.append(float(per_trial.mean()))
                     trial_sd.append(float(per_trial.std(ddof=1)) if a.trials > 1 else float("nan"))
-                runs[kernel] = (acc, syn, trial_sd)
+                    trans.append(r["transitions_per_sample"])
+                runs[kernel] = (acc, syn, trial_sd, trans)
             ref, vec = runs["reference"], runs["vectorised"]
             config = f"{act} {sampler}"
-            for name, i in [("A_SNN", 0), ("SynOps", 1)]:
+            for name, i in [("A_SNN", 0), ("SynOps", 1), ("trans.", 3)]:
                 mr, mv = statistics.mean(ref[i]), statistics.mean(vec[i])
                 spread = f"{statistics.stdev(ref[i]):.4g}, {statistics.stdev(vec[i]):.4g}"
                 if i == 1:
