@@ -70,7 +70,7 @@ struct SweepSpec {
   // The spiking kernel, as parse_kernel reads it for each sampler: "auto",
   // "reference" or "vectorised". Recorded in the spec because a seeded run's
   // numbers depend on it; a spec without the key (documents written before
-  // it existed) reads as "reference", the only kernel there was.
+  // it existed) reads as "reference", the kernel every sweep ran on then.
   std::string kernel = "auto";
   std::vector<double> taus, rates;
   std::vector<double> T;  // checkpoints, increasing
