@@ -33,8 +33,7 @@ sim::SweepSpec read_spec(const SweepCommandOptions& o) {
   s.readout = sim::parse_readout(o.readout);
   s.scale = sim::parse_scale_mode(o.scale);
   s.trace_weight = sim::parse_trace_weight(o.trace_weight);
-  s.kernel = o.kernel;
-  for (auto k : s.samplers) sim::parse_kernel(s.kernel, k, "--kernel");
+  s.kernel = o.kernel;  // checked with the grid (validate_sweep)
   s.output_scale = sim::parse_output_scale(o.output_scale);
   s.subset = sim::parse_test_subset(o.subset);
   if (!o.layer_alpha.empty()) s.layer_alpha = layer_alpha_list(o.layer_alpha);

@@ -486,8 +486,9 @@ def simulate_network(net: _Any, data: _Any, neurons: _Union[Model, _Sequence[Mod
     neurons: a model (path, JSON or dict) or a list of them, one per spiking layer.
     if_norm: "p99.9" or "p100" adds the integrate-and-fire baseline (--if, with v0 and if_steps).
     kernel: "auto" (vectorised for the exact and end-state samplers),
-         "vectorised" or "reference" (the same law from other random numbers); conv_path: "auto", "event" or
-         "dense" (how spikes reach a convolution; the same numbers).
+         "vectorised" or "reference" (the same law from other random
+         numbers); conv_path: "auto", "event" or "dense" (how spikes reach a
+         convolution; the same numbers).
     Also returns "predictions" and "synops" per (trial, sample) as numpy arrays.
     """
     args = {"T": _float(T, "--T"), "tau": _float(tau, "--tau"), "rate": _float(rate, "--rate"),

@@ -30,13 +30,19 @@ Readout parse_readout(const std::string& text, const std::string& option) {
 
 std::string readout_name(Readout r) { return r == Readout::Spike ? "spike" : "integrate"; }
 
+namespace {
+// The samplers the vectorised kernel runs (SpikingNetwork::run).
+bool vectorised_runs(SamplerKind sampler) {
+  return sampler == SamplerKind::Exact || sampler == SamplerKind::EndState;
+}
+}  // namespace
+
 bool parse_kernel(const std::string& text, SamplerKind sampler, const std::string& option) {
-  const bool vectorised_runs = sampler == SamplerKind::Exact || sampler == SamplerKind::EndState;
   if (text == "reference") return true;
-  if (text == "auto") return !vectorised_runs;
+  if (text == "auto") return !vectorised_runs(sampler);
   if (text != "vectorised")
     throw InputError(option, fmt::format("unknown kernel '{}' (expected auto, reference or vectorised)", text));
-  if (!vectorised_runs)
+  if (!vectorised_runs(sampler))
     throw InputError(option, fmt::format("the vectorised kernel runs the exact and end-state samplers; {} runs on the "
                                          "reference kernel",
                                          sampler_name(sampler)));
@@ -44,8 +50,7 @@ bool parse_kernel(const std::string& text, SamplerKind sampler, const std::strin
 }
 
 const char* kernel_name(const SpikingConfig& cfg) {
-  const bool vectorised_runs = cfg.sampler == SamplerKind::Exact || cfg.sampler == SamplerKind::EndState;
-  return vectorised_runs && !cfg.reference_kernel ? "vectorised" : "reference";
+  return vectorised_runs(cfg.sampler) && !cfg.reference_kernel ? "vectorised" : "reference";
 }
 
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option) {

@@ -566,11 +566,15 @@ struct PartReader {
 // The spec as a SweepSpec; InputError "<file>: spec.<key>: ..." for a key
 // that is unknown, missing, of the wrong type, or a grid validate_sweep
 // refuses. The spec must also be exactly what sweep_spec_json writes for it.
-SweepSpec spec_of_part(const PartReader& in, const Json& j) {
+SweepSpec spec_of_part(const PartReader& in, const Json& given) {
+  // A spec without "kernel" (written before the key existed) is read, and
+  // compared below, as the "reference" it means.
+  Json j = given;
+  if (j.is_object() && !j.contains("kernel")) j["kernel"] = "reference";
   in.exact_keys(j, "spec",
-                {"nets", "data", "neurons", "samplers", "tau", "rate", "T", "trials", "dt", "readout", "scale", "limit",
-                 "subset", "trace_weight", "output_scale", "layer_alpha", "seed", "criterion_pp"},
-                {"test_images", "test_labels", "train_images", "train_labels", "normalize", "kernel"});
+                {"nets", "data", "neurons", "samplers", "kernel", "tau", "rate", "T", "trials", "dt", "readout", "scale",
+                 "limit", "subset", "trace_weight", "output_scale", "layer_alpha", "seed", "criterion_pp"},
+                {"test_images", "test_labels", "train_images", "train_labels", "normalize"});
   SweepSpec s;
   std::string key;  // the key being read, for messages
   try {
@@ -616,7 +620,7 @@ SweepSpec spec_of_part(const PartReader& in, const Json& j) {
     s.neurons = strings("neurons");
     s.samplers.clear();
     for (const std::string& name : strings("samplers")) s.samplers.push_back(parse_sampler(name, "samplers"));
-    s.kernel = j.contains("kernel") ? text("kernel") : "reference";
+    s.kernel = text("kernel");
     s.taus = numbers("tau", false);
     s.rates = numbers("rate", false);
     s.T = numbers("T", false);
@@ -654,10 +658,7 @@ SweepSpec spec_of_part(const PartReader& in, const Json& j) {
   }
   // What the spec says, written back, is the spec: a value our writer would
   // write differently (1 for a criterion of 1.0 aside) is not from a sweep.
-  // A spec without "kernel" is compared as the "reference" it reads as.
-  nlohmann::json given = nlohmann::json::parse(j.dump());
-  if (!given.contains("kernel")) given["kernel"] = "reference";
-  if (nlohmann::json::parse(sweep_spec_json(s).dump()) != given)
+  if (nlohmann::json::parse(sweep_spec_json(s).dump()) != nlohmann::json::parse(j.dump()))
     in.fail("spec", "is not a spec that 'ctmc-snn sweep' writes (a value differs from its reading)");
   return s;
 }
