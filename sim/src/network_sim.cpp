@@ -214,9 +214,11 @@ int layer_units(const Net& net, std::size_t l) {
   return static_cast<int>(net.layers[spiking_stages(net, "net")[l].last].out.size());
 }
 
+// The options' own checks, in the order a user meets them, and the test
+// images they select. T and dt are checked by SpikingNetwork.
 template <class NetT>
-NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Dataset& test_all,
-                              const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
+Dataset checked_test_subset(const NetT& net, const Dataset& test_all, const std::vector<NeuronModel>& neurons,
+                            const NetworkSimOptions& opt) {
   check_net(net);
   const std::size_t S = spiking_layer_count(net, opt.snn.readout);
   if (neurons.size() != 1 && neurons.size() != S)
@@ -225,7 +227,7 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
   if (opt.trials < 1) throw InputError("trials", fmt::format("{} must be at least 1", opt.trials));
   if (opt.first_trial < 0) throw InputError(fmt::format("first trial {} must be at least 0", opt.first_trial));
   if (!(opt.rate > 0) || !std::isfinite(opt.rate)) throw InputError("rate", fmt::format("{} must be positive", opt.rate));
-  const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size(), opt.subset);
+  Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size(), opt.subset);
   if (!opt.layer_alpha.empty() && opt.layer_alpha.size() != S)
     throw InputError("layer_alpha", fmt::format("{} values given for {} spiking layers", opt.layer_alpha.size(), S));
   if (opt.output_scale == OutputScale::Activation && opt.snn.readout != Readout::Spike)
@@ -233,27 +235,36 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
   for (double a : opt.layer_alpha)
     if (!std::isnan(a) && (!(a > 0) || !std::isfinite(a)))
       throw InputError("layer_alpha", fmt::format("{} is not a positive finite number", a));
-  {
-    const auto neurons = static_cast<double>(spiking_neuron_count(net, opt.snn.readout));
-    const double runs = static_cast<double>(opt.trials) * test.size();
-    const double steps = std::round(opt.snn.T / opt.snn.dt);  // T and dt themselves are checked by SpikingNetwork
-    if (runs > kMaxSampleRuns)
-      throw InputError("trials", fmt::format("{} trials x {} test images = {:.3g} sample runs, beyond the budget of "
-                                             "{:.0e}; lower trials or limit",
-                                   opt.trials, test.size(), runs, kMaxSampleRuns));
-    if (std::isfinite(steps) && runs * steps * neurons > kMaxNeuronSteps)
-      throw InputError("T", fmt::format("{:.3g} neuron-steps ({} trials x {} test images x {:.3g} steps x {} "
-                                        "spiking neurons), beyond the budget of {:.0e}; lower T, trials or limit, or "
-                                        "raise dt",
-                                   runs * steps * neurons, opt.trials, test.size(), steps, neurons, kMaxNeuronSteps));
-  }
-  const ctmc::ThreadScope threads(opt.threads);
+  const auto units = static_cast<double>(spiking_neuron_count(net, opt.snn.readout));
+  const double runs = static_cast<double>(opt.trials) * test.size();
+  const double steps = std::round(opt.snn.T / opt.snn.dt);
+  if (runs > kMaxSampleRuns)
+    throw InputError("trials", fmt::format("{} trials x {} test images = {:.3g} sample runs, beyond the budget of "
+                                           "{:.0e}; lower trials or limit",
+                                           opt.trials, test.size(), runs, kMaxSampleRuns));
+  if (std::isfinite(steps) && runs * steps * units > kMaxNeuronSteps)
+    throw InputError("T", fmt::format("{:.3g} neuron-steps ({} trials x {} test images x {:.3g} steps x {} "
+                                      "spiking neurons), beyond the budget of {:.0e}; lower T, trials or limit, or "
+                                      "raise dt",
+                                      runs * steps * units, opt.trials, test.size(), steps, units, kMaxNeuronSteps));
+  return test;
+}
 
-  NetworkSimResult res;
-  res.samples = test.size();
-  // Layer scales alpha_l = r / q99_l (or r). The q99 come from the train
-  // split; without training images (it said "percentile: empty sample") the
-  // const scale still works, and q99 is reported as NaN.
+// Each spiking layer's kernel at its scale alpha_l = r / q99_l (or r, or
+// the value given by hand), and its mean-field rate function alpha_fit
+// F(H) (eq. 4); res gets q99, alpha, alpha_fit and the fit domains.
+struct ScaledLayers {
+  std::vector<SpikingLayer> layers;
+  std::vector<RateFunction> rates;
+};
+
+template <class NetT>
+ScaledLayers scale_layers(const NetT& net, const Dataset& train, const std::vector<NeuronModel>& neurons,
+                          const NetworkSimOptions& opt, NetworkSimResult& res) {
+  const std::size_t S = spiking_layer_count(net, opt.snn.readout);
+  // The q99 come from the train split; without training images (it said
+  // "percentile: empty sample") the const scale still works, and q99 is
+  // reported as NaN.
   if (train.size() == 0 && opt.scale == ScaleMode::Q99)
     throw InputError("data", "no training images, and the q99 scale takes the layer scales from the train split; "
                              "add training images or use the const scale");
@@ -261,8 +272,7 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
       opt.q99.empty() ? layer_q99(net, train, neurons, opt.snn.readout, opt.output_scale) : opt.q99;
   if (q99s.size() != S)
     throw InputError(fmt::format("{} q99 values given for {} spiking layers", q99s.size(), S));
-  std::vector<SpikingLayer> layers;
-  std::vector<RateFunction> rates;
+  ScaledLayers out;
   for (std::size_t l = 0; l < S; ++l) {
     const NeuronModel& nm = neurons.size() == 1 ? neurons[0] : neurons[l];
     const double q = q99s[l];
@@ -278,27 +288,38 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
     res.alpha_fit.push_back(afit);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     res.fit_domain.push_back(fit_domain_of(nm.model, nm.source).value_or(std::make_pair(nan, nan)));
-    layers.push_back({NeuronKernel(nm.model, alpha / afit, nm.source), alpha});
-    rates.push_back(ctmc_rate_function(NeuronKernel(nm.model, 1.0, nm.source), afit));
+    out.layers.push_back({NeuronKernel(nm.model, alpha / afit, nm.source), alpha});
+    out.rates.push_back(ctmc_rate_function(NeuronKernel(nm.model, 1.0, nm.source), afit));
   }
+  return out;
+}
 
-  // A_ANN (float forward of the source network).
-  res.acc_ann = net.accuracy(test);
+// The mean-field pass over the test images. res gets A_MF, the share of
+// inputs outside each layer's fit domain and (layer_quantiles) the
+// mean-field activations' quantiles; the spiking pass gets the rest.
+struct MeanFieldPass {
+  // Per sample, each spiking layer's mean-field activations (kept when
+  // windows are read out: their decoded rates are compared with these).
+  std::vector<std::vector<Eigen::VectorXd>> acts;
+  // Expected CTMC transitions per unit time of all samples' spiking neurons
+  // at their mean-field inputs, summed in sample order: the work estimate
+  // for kMaxTransitions. The uniformization sampler draws jumps at the
+  // largest exit rate Lambda, virtual ones included.
+  double jump_rate = 0;
+};
 
-  // A_MF.
+template <class NetT>
+MeanFieldPass mean_field_pass(const NetT& net, const Dataset& test, const ScaledLayers& scaled,
+                              const NetworkSimOptions& opt, NetworkSimResult& res) {
+  const std::size_t S = scaled.layers.size();
   const int n = test.size();
   std::vector<int> mf_pred(n);
   // Inputs outside each layer's fit domain, per sample (summed after the loop).
   std::vector<std::vector<std::int64_t>> outside(S, std::vector<std::int64_t>(static_cast<std::size_t>(n), 0));
-  // Expected CTMC transitions per unit time of each sample's spiking neurons
-  // at their mean-field inputs (the work estimate for kMaxTransitions); the
-  // uniformization sampler draws jumps at the largest exit rate Lambda,
-  // virtual ones included.
   std::vector<double> jump_rates(static_cast<std::size_t>(n), 0.0);
-  // The mean-field activations, kept per sample when windows are read out
-  // (their decoded rates are compared with these).
   const std::size_t windows = opt.snn.checkpoints.size();
-  std::vector<std::vector<Eigen::VectorXd>> mf_acts(windows ? static_cast<std::size_t>(n) : 0);
+  MeanFieldPass pass;
+  pass.acts.resize(windows ? static_cast<std::size_t>(n) : 0);
   const bool uniformized = opt.snn.sampler == SamplerKind::Uniformization;
   // The rate functions solve each neuron's chain and throw InputError for an
   // input where it has no unique stationary law (two closed classes).
@@ -306,14 +327,14 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
 #pragma omp parallel for schedule(dynamic, 8)
   for (int s = 0; s < n; ++s)
     mf_errors.run(s, [&] {
-      const auto mf = mean_field_forward(net, test.images.col(s).data(), rates, opt.snn.readout);
+      const auto mf = mean_field_forward(net, test.images.col(s).data(), scaled.rates, opt.snn.readout);
       mf_pred[s] = mf.prediction;
-      if (windows) mf_acts[static_cast<std::size_t>(s)] = mf.activations;
+      if (windows) pass.acts[static_cast<std::size_t>(s)] = mf.activations;
       for (std::size_t l = 0; l < S; ++l) {
         const auto [lo, hi] = res.fit_domain[l];  // NaN without a domain: no input counts as outside
+        const NeuronKernel& kernel = scaled.layers[l].kernel;
         for (double h : mf.inputs[l]) {
-          jump_rates[static_cast<std::size_t>(s)] += uniformized ? layers[l].kernel.max_exit_rate(h)
-                                                                 : layers[l].kernel.jump_rate(h);
+          jump_rates[static_cast<std::size_t>(s)] += uniformized ? kernel.max_exit_rate(h) : kernel.jump_rate(h);
           outside[l][static_cast<std::size_t>(s)] += h < lo || h > hi;
         }
       }
@@ -325,7 +346,7 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
   if (opt.layer_quantiles && windows)
     for (std::size_t l = 0; l < S; ++l) {
       std::vector<float> values;
-      for (const auto& acts : mf_acts)
+      for (const auto& acts : pass.acts)
         for (double a : acts[l]) values.push_back(static_cast<float>(a));
       res.layer_mf_quantiles.push_back(quantiles_at(values, kLayerQuantileLevels));
     }
@@ -335,149 +356,211 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
     const double inputs = static_cast<double>(n) * static_cast<double>(layer_units(net, l));
     res.outside_fit_domain.push_back(static_cast<double>(count) / inputs);
   }
+  for (double r : jump_rates) pass.jump_rate += r;
+  return pass;
+}
 
-  // A_SNN, trial by trial.
-  const SpikingNetwork snn(net, std::move(layers), opt.snn);
-  res.steps = snn.steps();
-  res.spiking_neurons = snn.spiking_neurons();
-  {
-    // After SpikingNetwork, which refuses a bad --T/--dt first. Not for the
-    // Euler sampler: at most one move per neuron and step, whatever the rates.
-    double rate_sum = 0;
-    for (double r : jump_rates) rate_sum += r;
-    const double expected = static_cast<double>(opt.trials) * opt.snn.T * rate_sum;
-    if (opt.snn.sampler != SamplerKind::Euler && !(expected <= kMaxTransitions))
-      throw InputError(
-          "rate", fmt::format(
-          "about {:.3g} {} expected ({} trials x T = {:g} x {:.3g} per unit time, summed over the test "
-          "images' spiking neurons at their mean-field inputs), beyond the budget of {:.0e}; lower rate (alpha_l "
-          "scales every rate), T, trials or limit",
-          expected, uniformized ? "uniformization jumps (virtual ones included)" : "CTMC transitions", opt.trials,
-          opt.snn.T, rate_sum, kMaxTransitions));
+// After SpikingNetwork, which refuses a bad --T/--dt first. Not for the
+// Euler sampler: at most one move per neuron and step, whatever the rates.
+void check_transition_budget(const NetworkSimOptions& opt, double jump_rate) {
+  const double expected = static_cast<double>(opt.trials) * opt.snn.T * jump_rate;
+  if (opt.snn.sampler == SamplerKind::Euler || expected <= kMaxTransitions) return;
+  const bool uniformized = opt.snn.sampler == SamplerKind::Uniformization;
+  throw InputError(
+      "rate", fmt::format(
+                  "about {:.3g} {} expected ({} trials x T = {:g} x {:.3g} per unit time, summed over the test "
+                  "images' spiking neurons at their mean-field inputs), beyond the budget of {:.0e}; lower rate "
+                  "(alpha_l scales every rate), T, trials or limit",
+                  expected, uniformized ? "uniformization jumps (virtual ones included)" : "CTMC transitions",
+                  opt.trials, opt.snn.T, jump_rate, kMaxTransitions));
+}
+
+// What the (trial, sample) runs leave beyond res.predictions and res.synops,
+// indexed by run (trial-major), window and spiking layer. Each run writes
+// only its own entries; the sums over runs are taken afterwards in run
+// order, so the thread count does not change them.
+struct TrialRecords {
+  std::size_t runs = 0, windows = 0, layers = 0, neurons = 0;
+  std::vector<std::uint64_t> spikes, transitions, renorm;  // per run
+  std::vector<SampleRun> readings;                          // per (run, window)
+  // Per (run, window, layer): the squared deviation of the decoded rates from
+  // the mean field, the mean field's square, and the layer's spikes.
+  std::vector<double> sq_dev, sq_mf, layer_spikes;
+  std::vector<float> pooled_counts;  // per (run, window): every spiking neuron's count, layers concatenated
+  // layer_quantiles: per (window, layer), every run's decoded activations, run-major.
+  std::vector<std::vector<float>> decoded;
+
+  std::size_t at(std::size_t run, std::size_t w, std::size_t l) const { return (run * windows + w) * layers + l; }
+  const SampleRun& reading(std::size_t run, std::size_t w) const { return readings[run * windows + w]; }
+  const float* counts(std::size_t run, std::size_t w) const {
+    return pooled_counts.data() + (run * windows + w) * neurons;
   }
-  const std::size_t total = static_cast<std::size_t>(opt.trials) * n;
+};
+
+template <class NetT>
+TrialRecords run_trials(const NetT& net, const SpikingNetwork& snn, const Dataset& test,
+                        const std::vector<std::vector<Eigen::VectorXd>>& mf_acts, const NetworkSimOptions& opt,
+                        NetworkSimResult& res) {
+  const int n = test.size();
+  TrialRecords rec;
+  rec.runs = static_cast<std::size_t>(opt.trials) * n;
+  rec.windows = opt.snn.checkpoints.size();
+  rec.layers = spiking_layer_count(net, opt.snn.readout);
+  rec.neurons = snn.spiking_neurons();
+  const std::size_t total = rec.runs, windows = rec.windows, S = rec.layers;
   res.predictions.assign(total, -1);
   res.synops.assign(total, 0);
-  std::vector<std::uint64_t> spikes(total), transitions(total), renorm(total);
-  // Per (run, window): the reading, and per layer its squared deviation
-  // from the mean field and the mean field's square (summed in run order
-  // after the parallel loop, so thread count does not change the sums).
-  std::vector<SampleRun> readings(total * windows);
-  std::vector<double> sq_dev(total * windows * S), sq_mf(total * windows * S), layer_spk(total * windows * S);
-  // Per (run, window): every spiking neuron's count, layers concatenated.
-  const std::size_t neurons_total = snn.spiking_neurons();
-  std::vector<float> pooled_counts(total * windows * neurons_total);
-  // layer_quantiles: per (window, layer), every run's decoded activations,
-  // run-major (each run writes its own slice).
-  std::vector<std::vector<float>> decoded(opt.layer_quantiles ? windows * S : 0);
-  for (std::size_t w = 0; w < decoded.size(); ++w)
-    decoded[w].resize(total * static_cast<std::size_t>(layer_units(net, w % S)));
+  rec.spikes.resize(total);
+  rec.transitions.resize(total);
+  rec.renorm.resize(total);
+  rec.readings.resize(total * windows);
+  rec.sq_dev.resize(total * windows * S);
+  rec.sq_mf.resize(total * windows * S);
+  rec.layer_spikes.resize(total * windows * S);
+  rec.pooled_counts.resize(total * windows * rec.neurons);
+  rec.decoded.resize(opt.layer_quantiles ? windows * S : 0);
+  for (std::size_t w = 0; w < rec.decoded.size(); ++w)
+    rec.decoded[w].resize(total * static_cast<std::size_t>(layer_units(net, w % S)));
   const std::int64_t jobs = static_cast<std::int64_t>(total);
   detail::LoopErrors snn_errors;  // the samplers evaluate the kernels, which can throw like the mean field
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t job = 0; job < jobs; ++job) {
     snn_errors.run(job, [&] {
       const int t = opt.first_trial + static_cast<int>(job / n), s = static_cast<int>(job % n);
+      const auto run = static_cast<std::size_t>(job);
       SampleRun r = snn.run(test.images.col(s).data(), sample_stream_seed(opt.seed, t, s));
-      res.predictions[job] = r.prediction;
-      res.synops[job] = r.synops;
-      spikes[job] = r.spikes;
-      transitions[job] = r.transitions;
-      renorm[job] = r.euler_renormalized;
+      res.predictions[run] = r.prediction;
+      res.synops[run] = r.synops;
+      rec.spikes[run] = r.spikes;
+      rec.transitions[run] = r.transitions;
+      rec.renorm[run] = r.euler_renormalized;
       for (std::size_t w = 0; w < windows; ++w) {
         for (std::size_t l = 0; l < S; ++l) {
           const Eigen::VectorXd& mf = mf_acts[static_cast<std::size_t>(s)][l];
-          const std::size_t at = (static_cast<std::size_t>(job) * windows + w) * S + l;
+          const std::size_t at = rec.at(run, w, l);
           const Eigen::VectorXd a_hat = snn.decode(r.at[w], l);
-          sq_dev[at] = (a_hat - mf).squaredNorm();
+          rec.sq_dev[at] = (a_hat - mf).squaredNorm();
           if (opt.layer_quantiles) {
-            float* out = decoded[w * S + l].data() + static_cast<std::size_t>(job) * static_cast<std::size_t>(a_hat.size());
+            float* out = rec.decoded[w * S + l].data() + run * static_cast<std::size_t>(a_hat.size());
             for (Eigen::Index i = 0; i < a_hat.size(); ++i) out[i] = static_cast<float>(a_hat[i]);
           }
-          sq_mf[at] = mf.squaredNorm();
-          for (std::uint32_t c : r.at[w].counts[l]) layer_spk[at] += c;
+          rec.sq_mf[at] = mf.squaredNorm();
+          for (std::uint32_t c : r.at[w].counts[l]) rec.layer_spikes[at] += c;
         }
-        float* pooled = pooled_counts.data() + (static_cast<std::size_t>(job) * windows + w) * neurons_total;
+        float* pooled = rec.pooled_counts.data() + (run * windows + w) * rec.neurons;
         for (const auto& layer : r.at[w].counts)
           for (std::uint32_t c : layer) *pooled++ = static_cast<float>(c);
         r.at[w].counts.clear();  // read: only the totals are kept
-        readings[static_cast<std::size_t>(job) * windows + w] = std::move(r.at[w]);
+        rec.readings[run * windows + w] = std::move(r.at[w]);
       }
     });
   }
   snn_errors.rethrow();
-  const auto accuracy = [&](auto prediction_of) {
-    std::vector<double> acc;
-    for (int t = 0; t < opt.trials; ++t) {
-      int correct = 0;
-      for (int s = 0; s < n; ++s) correct += prediction_of(static_cast<std::size_t>(t) * n + s) == test.labels[s];
-      acc.push_back(static_cast<double>(correct) / n);
-    }
-    return acc;
-  };
-  res.acc_snn = accuracy([&](std::size_t j) { return res.predictions[j]; });
-  double spike_sum = 0, trans_sum = 0;
+  return rec;
+}
+
+// A_SNN of each trial, from the prediction of run j (trial-major).
+template <class PredictionOf>
+std::vector<double> trial_accuracies(const Dataset& test, int trials, PredictionOf prediction_of) {
+  const int n = test.size();
+  std::vector<double> acc;
+  for (int t = 0; t < trials; ++t) {
+    int correct = 0;
+    for (int s = 0; s < n; ++s) correct += prediction_of(static_cast<std::size_t>(t) * n + s) == test.labels[s];
+    acc.push_back(static_cast<double>(correct) / n);
+  }
+  return acc;
+}
+
+// Spikes per neuron and sample; no spiking neuron (a single integrating
+// layer) means no spikes: 0, not 0/0.
+double per_neuron(double spikes, std::size_t runs, double neurons) {
+  return neurons == 0 ? 0.0 : spikes / static_cast<double>(runs) / neurons;
+}
+
+// The readings at checkpoint w, summed over the runs.
+template <class NetT>
+WindowResult window_result(const NetT& net, const Dataset& test, const TrialRecords& rec, std::size_t w,
+                           const NetworkSimOptions& opt, const NetworkSimResult& res) {
+  const std::size_t total = rec.runs;
+  WindowResult win;
+  win.T = opt.snn.checkpoints[w];
+  win.acc_snn = trial_accuracies(test, opt.trials, [&](std::size_t j) { return rec.reading(j, w).prediction; });
+  win.acc_snn_mean = mean_of(win.acc_snn);
+  win.acc_snn_sd = sd_of(win.acc_snn);
+  std::vector<double> synops(total);
+  double spikes = 0, transitions = 0, ties = 0;
   for (std::size_t j = 0; j < total; ++j) {
-    spike_sum += static_cast<double>(spikes[j]);
-    trans_sum += static_cast<double>(transitions[j]);
-    res.euler_renormalized += renorm[j];
+    synops[j] = rec.reading(j, w).synops;
+    spikes += static_cast<double>(rec.reading(j, w).spikes);
+    transitions += static_cast<double>(rec.reading(j, w).transitions);
+    ties += rec.reading(j, w).tie;
+  }
+  win.synops_mean = mean_of(synops);
+  win.synops_sd = sd_of(synops);
+  win.spikes_per_neuron = per_neuron(spikes, total, static_cast<double>(res.spiking_neurons));
+  win.transitions_per_sample = transitions / static_cast<double>(total);
+  win.tie_fraction = ties / static_cast<double>(total);
+  std::vector<float> counts;
+  counts.reserve(total * rec.neurons);
+  for (std::size_t j = 0; j < total; ++j) counts.insert(counts.end(), rec.counts(j, w), rec.counts(j, w) + rec.neurons);
+  if (!counts.empty()) {
+    win.silent_fraction =
+        static_cast<double>(std::count(counts.begin(), counts.end(), 0.0f)) / static_cast<double>(counts.size());
+    win.count_quantiles = quantiles_at(counts, kCountQuantileLevels);
+  }
+  for (std::size_t l = 0; l < rec.layers; ++l) {
+    double dev = 0, ref = 0, layer_spikes = 0;
+    for (std::size_t j = 0; j < total; ++j) {
+      dev += rec.sq_dev[rec.at(j, w, l)];
+      ref += rec.sq_mf[rec.at(j, w, l)];
+      layer_spikes += rec.layer_spikes[rec.at(j, w, l)];
+    }
+    win.layer_rate_rel_rmse.push_back(ref > 0 ? std::sqrt(dev / ref) : std::numeric_limits<double>::quiet_NaN());
+    win.layer_spikes_per_neuron.push_back(per_neuron(layer_spikes, total, layer_units(net, l)));
+    if (opt.layer_quantiles)
+      win.layer_decoded_quantiles.push_back(quantiles_at(rec.decoded[w * rec.layers + l], kLayerQuantileLevels));
+  }
+  return win;
+}
+
+// The whole window's totals, then one WindowResult per checkpoint.
+template <class NetT>
+void summarise(const NetT& net, const Dataset& test, const TrialRecords& rec, const NetworkSimOptions& opt,
+               NetworkSimResult& res) {
+  const std::size_t total = rec.runs;
+  res.acc_snn = trial_accuracies(test, opt.trials, [&](std::size_t j) { return res.predictions[j]; });
+  double spikes = 0, transitions = 0;
+  for (std::size_t j = 0; j < total; ++j) {
+    spikes += static_cast<double>(rec.spikes[j]);
+    transitions += static_cast<double>(rec.transitions[j]);
+    res.euler_renormalized += rec.renorm[j];
   }
   res.acc_snn_mean = mean_of(res.acc_snn);
   res.acc_snn_sd = sd_of(res.acc_snn);
   res.synops_mean = mean_of(res.synops);
   res.synops_sd = sd_of(res.synops);
-  // No spiking neuron (a single integrating layer) means no spikes: 0, not 0/0.
-  const auto per_neuron = [&](double spikes_total, double neurons) {
-    return neurons == 0 ? 0.0 : spikes_total / static_cast<double>(total) / neurons;
-  };
-  res.spikes_per_neuron = per_neuron(spike_sum, static_cast<double>(res.spiking_neurons));
-  res.transitions_per_sample = trans_sum / static_cast<double>(total);
+  res.spikes_per_neuron = per_neuron(spikes, total, static_cast<double>(res.spiking_neurons));
+  res.transitions_per_sample = transitions / static_cast<double>(total);
+  for (std::size_t w = 0; w < rec.windows; ++w) res.windows.push_back(window_result(net, test, rec, w, opt, res));
+}
 
-  for (std::size_t w = 0; w < windows; ++w) {
-    WindowResult win;
-    win.T = opt.snn.checkpoints[w];
-    const auto reading = [&](std::size_t j) -> const SampleRun& { return readings[j * windows + w]; };
-    win.acc_snn = accuracy([&](std::size_t j) { return reading(j).prediction; });
-    win.acc_snn_mean = mean_of(win.acc_snn);
-    win.acc_snn_sd = sd_of(win.acc_snn);
-    std::vector<double> synops(total);
-    double spikes_w = 0, trans_w = 0, ties = 0;
-    for (std::size_t j = 0; j < total; ++j) {
-      synops[j] = reading(j).synops;
-      spikes_w += static_cast<double>(reading(j).spikes);
-      trans_w += static_cast<double>(reading(j).transitions);
-      ties += reading(j).tie;
-    }
-    win.synops_mean = mean_of(synops);
-    win.synops_sd = sd_of(synops);
-    win.spikes_per_neuron = per_neuron(spikes_w, static_cast<double>(res.spiking_neurons));
-    win.transitions_per_sample = trans_w / static_cast<double>(total);
-    win.tie_fraction = ties / static_cast<double>(total);
-    std::vector<float> counts;
-    counts.reserve(total * neurons_total);
-    for (std::size_t j = 0; j < total; ++j) {
-      const float* c = pooled_counts.data() + (j * windows + w) * neurons_total;
-      counts.insert(counts.end(), c, c + neurons_total);
-    }
-    if (!counts.empty()) {
-      win.silent_fraction = static_cast<double>(std::count(counts.begin(), counts.end(), 0.0f)) /
-                            static_cast<double>(counts.size());
-      win.count_quantiles = quantiles_at(counts, kCountQuantileLevels);
-    }
-    for (std::size_t l = 0; l < S; ++l) {
-      double dev = 0, ref = 0, layer_spikes = 0;
-      for (std::size_t j = 0; j < total; ++j) {
-        const std::size_t at = (j * windows + w) * S + l;
-        dev += sq_dev[at];
-        ref += sq_mf[at];
-        layer_spikes += layer_spk[at];
-      }
-      win.layer_rate_rel_rmse.push_back(ref > 0 ? std::sqrt(dev / ref) : std::numeric_limits<double>::quiet_NaN());
-      win.layer_spikes_per_neuron.push_back(per_neuron(layer_spikes, layer_units(net, l)));
-      if (opt.layer_quantiles) win.layer_decoded_quantiles.push_back(quantiles_at(decoded[w * S + l], kLayerQuantileLevels));
-    }
-    res.windows.push_back(std::move(win));
-  }
+template <class NetT>
+NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Dataset& test_all,
+                              const std::vector<NeuronModel>& neurons, const NetworkSimOptions& opt) {
+  const Dataset test = checked_test_subset(net, test_all, neurons, opt);
+  const ctmc::ThreadScope threads(opt.threads);
+  NetworkSimResult res;
+  res.samples = test.size();
+  ScaledLayers scaled = scale_layers(net, train, neurons, opt, res);
+  res.acc_ann = net.accuracy(test);  // the float forward of the source network
+  const MeanFieldPass mf = mean_field_pass(net, test, scaled, opt, res);
+  const SpikingNetwork snn(net, std::move(scaled.layers), opt.snn);
+  res.steps = snn.steps();
+  res.spiking_neurons = snn.spiking_neurons();
+  check_transition_budget(opt, mf.jump_rate);
+  const TrialRecords rec = run_trials(net, snn, test, mf.acts, opt, res);
+  summarise(net, test, rec, opt, res);
   return res;
 }
 
