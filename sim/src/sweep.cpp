@@ -566,11 +566,16 @@ struct PartReader {
 // The spec as a SweepSpec; InputError "<file>: spec.<key>: ..." for a key
 // that is unknown, missing, of the wrong type, or a grid validate_sweep
 // refuses. The spec must also be exactly what sweep_spec_json writes for it.
+// A spec without "kernel", written before the key existed, is read and
+// compared as the "reference" it means: every sweep ran on that kernel then.
+template <class J>  // nlohmann::json or ordered_json
+J with_kernel(J spec) {
+  if (spec.is_object() && !spec.contains("kernel")) spec["kernel"] = "reference";
+  return spec;
+}
+
 SweepSpec spec_of_part(const PartReader& in, const Json& given) {
-  // A spec without "kernel" (written before the key existed) is read, and
-  // compared below, as the "reference" it means.
-  Json j = given;
-  if (j.is_object() && !j.contains("kernel")) j["kernel"] = "reference";
+  const Json j = with_kernel(given);
   in.exact_keys(j, "spec",
                 {"nets", "data", "neurons", "samplers", "kernel", "tau", "rate", "T", "trials", "dt", "readout", "scale",
                  "limit", "subset", "trace_weight", "output_scale", "layer_alpha", "seed", "criterion_pp"},
@@ -755,8 +760,11 @@ Json merge_parts(std::vector<std::pair<std::string, Json>>& parts) {
     in.exact_keys(part, "", {"format", "version", "spec", "shard", "runs"});
     if (&part == &parts.front().second) {
       grid = spec_of_part(in, part.at("spec"));
-    } else if (nlohmann::json::parse(part.at("spec").dump()) != nlohmann::json::parse(parts.front().second.at("spec").dump())) {
-      // Compared as unordered JSON: a part whose keys another tool reordered is still the same sweep.
+    } else if (with_kernel(nlohmann::json::parse(part.at("spec").dump())) !=
+               with_kernel(nlohmann::json::parse(parts.front().second.at("spec").dump()))) {
+      // Compared as unordered JSON: a part whose keys another tool reordered
+      // is still the same sweep, and so is one that names the kernel a part
+      // written before the key ran on.
       throw InputError(fmt::format("{}: a part of another sweep than {} (the specs differ)", file, first_file));
     }
     const Json& sh = part.at("shard");

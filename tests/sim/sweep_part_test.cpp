@@ -169,6 +169,23 @@ TEST_CASE("merge checks every field of a part, naming the file and the field") {
     CHECK(ctmc::sim::merge_sweep_parts({{"kernel.json", p}}).at("spec").at("kernel") == kernel);
   }
   CHECK_FALSE(ctmc::sim::merge_sweep_parts({{"good.json", good}}).at("spec").contains("kernel"));
+  // A part written before the key and one written with --kernel reference
+  // are shards of the same sweep; with another kernel they are not.
+  for (const char* kernel : {"reference", "vectorised"}) {
+    const Json old_part = make_part(4, 2, 1, 2);
+    Json new_part = make_part(4, 2, 2, 2);
+    new_part["spec"]["kernel"] = kernel;
+    for (bool old_first : {true, false}) {
+      std::vector<std::pair<std::string, Json>> parts{{"old.json", old_part}, {"new.json", new_part}};
+      if (!old_first) std::swap(parts[0], parts[1]);
+      if (std::string(kernel) == "reference") {
+        CHECK(ctmc::sim::merge_sweep_parts(parts).at("runs").size() == 4);
+      } else {
+        CHECK_THROWS_WITH_AS(ctmc::sim::merge_sweep_parts(parts), doctest::Contains("the specs differ"),
+                             ctmc::InputError);
+      }
+    }
+  }
   // A grid of more runs than the parts hold records: refused before a table of its size is made.
   Json many = good;
   many["spec"]["trials"] = 50000000;
