@@ -563,9 +563,6 @@ struct PartReader {
   }
 };
 
-// The spec as a SweepSpec; InputError "<file>: spec.<key>: ..." for a key
-// that is unknown, missing, of the wrong type, or a grid validate_sweep
-// refuses. The spec must also be exactly what sweep_spec_json writes for it.
 // A spec without "kernel", written before the key existed, is read and
 // compared as the "reference" it means: every sweep ran on that kernel then.
 template <class J>  // nlohmann::json or ordered_json
@@ -574,6 +571,9 @@ J with_kernel(J spec) {
   return spec;
 }
 
+// The spec as a SweepSpec; InputError "<file>: spec.<key>: ..." for a key
+// that is unknown, missing, of the wrong type, or a grid validate_sweep
+// refuses. The spec must also be exactly what sweep_spec_json writes for it.
 SweepSpec spec_of_part(const PartReader& in, const Json& given) {
   const Json j = with_kernel(given);
   in.exact_keys(j, "spec",
