@@ -390,11 +390,11 @@ struct TrialRecords {
   // layer_quantiles: per (window, layer), every run's decoded activations, run-major.
   std::vector<std::vector<float>> decoded;
 
-  std::size_t at(std::size_t run, std::size_t w, std::size_t l) const { return (run * windows + w) * layers + l; }
-  const SampleRun& reading(std::size_t run, std::size_t w) const { return readings[run * windows + w]; }
-  const float* counts(std::size_t run, std::size_t w) const {
-    return pooled_counts.data() + (run * windows + w) * neurons;
-  }
+  // Index of (run, window), and of (run, window, layer).
+  std::size_t at(std::size_t run, std::size_t w) const { return run * windows + w; }
+  std::size_t at(std::size_t run, std::size_t w, std::size_t l) const { return at(run, w) * layers + l; }
+  const SampleRun& reading(std::size_t run, std::size_t w) const { return readings[at(run, w)]; }
+  const float* counts(std::size_t run, std::size_t w) const { return pooled_counts.data() + at(run, w) * neurons; }
 };
 
 template <class NetT>
@@ -447,11 +447,11 @@ TrialRecords run_trials(const NetT& net, const SpikingNetwork& snn, const Datase
           rec.sq_mf[at] = mf.squaredNorm();
           for (std::uint32_t c : r.at[w].counts[l]) rec.layer_spikes[at] += c;
         }
-        float* pooled = rec.pooled_counts.data() + (run * windows + w) * rec.neurons;
+        float* pooled = rec.pooled_counts.data() + rec.at(run, w) * rec.neurons;
         for (const auto& layer : r.at[w].counts)
           for (std::uint32_t c : layer) *pooled++ = static_cast<float>(c);
         r.at[w].counts.clear();  // read: only the totals are kept
-        rec.readings[run * windows + w] = std::move(r.at[w]);
+        rec.readings[rec.at(run, w)] = std::move(r.at[w]);
       }
     });
   }
