@@ -4,24 +4,33 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <queue>
 
+#include "closed_flux.hpp"
 #include "ctmc/activations/activation_interval.hpp"
 #include "ctmc/core/errors.hpp"
+#include "lsq_relaxation.hpp"
 #include "outward.hpp"
 
 namespace ctmc::proofs_check {
 
 namespace {
 
+using closed_flux::FluxJacobian;
+using closed_flux::kMaxParams;
 using outward::I;
-constexpr std::size_t kMaxParams = 6;
 using Box = std::array<I, kMaxParams>;
 // The split heuristic looks at every 4th point: enough to rank the
 // coordinates, a quarter of the cost.
 constexpr std::size_t kSpreadStride = 4;
+// The Taylor-model bound is computed only where its objective at the centre,
+// an upper bound of its minimum, reaches this fraction of the discard
+// threshold: on larger boxes its remainders swamp it, and solving it there
+// cost 1.6x the time per box for no change of the bound (bench_certificates).
+constexpr double kTaylorFloor = 0.05;
 
 // One data point: H_m, the target y_m = alpha phi(H_m) and the weight
 // w_m / W, all enclosed.
@@ -29,44 +38,17 @@ struct Point {
   I h, y, w;
 };
 
-// The rate max(0, p + s H) over the box's (p, s) and its slope with respect
-// to p + s H: 1 where the affine part is positive on the whole box, 0 where
-// it is <= 0 there (the rate is then 0 on the box), [0, 1] where it
-// straddles the kink.
-struct Rate {
-  I r, chi;
+// The bounds of f over one box, and what the split heuristic needs.
+struct BoxBounds {
+  double lower = 0;                    // the best of the bounds below
+  double natural = 0, mean_value = 0, taylor = 0;
+  I centre_value;                      // f at the box centre
+  std::array<I, kMaxParams> gradient;  // enclosure of grad f over the box
+  // Per coordinate, how much of the Taylor bound's loss its width causes
+  // (sum over the points of the loss times the coordinate's share of R_m).
+  std::array<double, kMaxParams> taylor_loss{};
+  std::vector<double> taylor_point;    // the centre plus delta*, in the box (empty: no Taylor bound)
 };
-Rate rectified(I p, I s, I h) {
-  const I v = p + s * h;
-  if (v.lo > 0) return {v, {1, 1}};
-  if (v.hi <= 0) return {{0, 0}, {0, 0}};
-  return {outward::rectify(v), {0, 1}};
-}
-
-// The closed forms at points of nonnegative rates, rounded down (lo) or up.
-using outward::add_dn;
-using outward::add_up;
-using outward::div_dn;
-using outward::div_up;
-using outward::mul_dn;
-using outward::mul_up;
-// Two-state a d / (a + d), d > 0.
-double two_state_dn(double a, double d) { return div_dn(mul_dn(a, d), add_up(a, d)); }
-double two_state_up(double a, double d) { return div_up(mul_up(a, d), add_dn(a, d)); }
-// Three-state a c d / (d (a + b + c) + a c), b, d > 0.
-double three_state_dn(double a, double b, double c, double d) {
-  return div_dn(mul_dn(mul_dn(a, c), d), add_up(mul_up(d, add_up(add_up(a, b), c)), mul_up(a, c)));
-}
-double three_state_up(double a, double b, double c, double d) {
-  return div_up(mul_up(mul_up(a, c), d), add_dn(mul_dn(d, add_dn(add_dn(a, b), c)), mul_dn(a, c)));
-}
-
-// The ranges of the closed forms over boxes of nonnegative rates (each is
-// monotone in every rate).
-I two_state_range(I a, I d) { return {two_state_dn(a.lo, d.lo), two_state_up(a.hi, d.hi)}; }
-I three_state_range(I a, I b, I c, I d) {
-  return {three_state_dn(a.lo, b.hi, c.lo, d.lo), three_state_up(a.hi, b.lo, c.hi, d.hi)};
-}
 
 class Objective {
  public:
@@ -91,57 +73,109 @@ class Objective {
 
   std::size_t size() const { return n_; }
 
-  // Lower bound of f over X by the exact per-term ranges (natural bound),
-  // and, if grad, an enclosure of the gradient over X. At a point box the
-  // returned interval encloses f there.
-  I eval(const Box& X, std::array<I, kMaxParams>* grad) const {
+  FluxJacobian flux(const Box& X, std::size_t m, bool gradient) const {
+    return family_ == ClosedFamily::TwoState ? closed_flux::two_state(X, points_[m].h, gradient)
+                                             : closed_flux::three_state(X, points_[m].h, gradient);
+  }
+
+  // f at a point (a box of zero width), enclosed.
+  I value(const Box& C) const {
     I f{0, 0};
-    if (grad) grad->fill(I{0, 0});
-    for (const auto& pt : points_) {
-      I F, dF[kMaxParams];
-      if (family_ == ClosedFamily::TwoState) {
-        const Rate a = rectified(X[0], X[1], pt.h);
-        const I d = X[2];
-        F = two_state_range(a.r, d);
-        if (grad) {
-          // dF/da = d^2/(a+d)^2 (decreasing in a, increasing in d),
-          // dF/dd = a^2/(a+d)^2 (increasing in a, decreasing in d): exact ranges.
-          const double s1 = add_up(a.r.hi, d.lo), s2 = add_dn(a.r.lo, d.hi);
-          const double s3 = add_up(a.r.lo, d.hi), s4 = add_dn(a.r.hi, d.lo);
-          const I dFda = {div_dn(mul_dn(d.lo, d.lo), mul_up(s1, s1)), div_up(mul_up(d.hi, d.hi), mul_dn(s2, s2))};
-          const I dFdd = {div_dn(mul_dn(a.r.lo, a.r.lo), mul_up(s3, s3)),
-                          div_up(mul_up(a.r.hi, a.r.hi), mul_dn(s4, s4))};
-          dF[0] = dFda * a.chi;
-          dF[1] = dF[0] * pt.h;
-          dF[2] = dFdd;
-        }
-      } else {
-        const Rate a = rectified(X[0], X[1], pt.h), c = rectified(X[3], X[4], pt.h);
-        const I b = X[2], d = X[5];
-        F = three_state_range(a.r, b, c.r, d);
-        if (grad) {
-          // With D = d (a + b + c) + a c >= d b > 0:
-          // dF/da = c d^2 (b + c) / D^2, dF/db = -a c d^2 / D^2,
-          // dF/dc = a d^2 (a + b) / D^2, dF/dd = a^2 c^2 / D^2.
-          const I D2 = sqr(d * (a.r + b + c.r) + a.r * c.r), d2 = sqr(d);
-          const I dFda = c.r * d2 * (b + c.r) / D2;
-          const I dFdc = a.r * d2 * (a.r + b) / D2;
-          dF[0] = dFda * a.chi;
-          dF[1] = dF[0] * pt.h;
-          dF[2] = -(a.r * c.r * d2 / D2);
-          dF[3] = dFdc * c.chi;
-          dF[4] = dF[3] * pt.h;
-          dF[5] = sqr(a.r * c.r) / D2;
-        }
-      }
-      const I r = F - pt.y;
-      f = f + pt.w * sqr(r);
-      if (grad) {
-        const I g = I::point(2) * pt.w * r;
-        for (std::size_t k = 0; k < n_; ++k) (*grad)[k] = (*grad)[k] + g * dF[k];
-      }
-    }
+    for (std::size_t m = 0; m < points_.size(); ++m) f = f + points_[m].w * sqr(flux(C, m, false).F - points_[m].y);
     return f;
+  }
+
+  // The bounds of f over X with centre C (a point of X); `taylor`: also the
+  // first-order Taylor-model bound (lsq_relaxation.hpp) where it can matter
+  // (see kTaylorFloor), `threshold` being the bound that discards a box.
+  // first-order Taylor-model bound (lsq_relaxation.hpp).
+  BoxBounds bound(const Box& X, const Box& C, bool mean_value, bool taylor, double threshold) const {
+    BoxBounds out;
+    out.gradient.fill(I{0, 0});
+    I nat{0, 0}, fc{0, 0};
+    // The Taylor model of each point: L_m, g_m from the enclosures at C, the
+    // remainder from the gradient enclosure over X.
+    std::array<std::size_t, kMaxParams> free{};
+    std::size_t nf = 0;
+    std::array<I, kMaxParams> delta;  // X - C, outwards
+    for (std::size_t k = 0; k < n_; ++k) {
+      delta[k] = {outward::down(X[k].lo - C[k].lo), outward::up(X[k].hi - C[k].lo)};
+      if (X[k].lo < X[k].hi) free[nf++] = k;
+    }
+    LsqRelaxation lsq;
+    if (taylor) {
+      lsq.n = nf;
+      for (std::size_t i = 0; i < nf; ++i) {
+        lsq.lo.push_back(delta[free[i]].lo);
+        lsq.hi.push_back(delta[free[i]].hi);
+      }
+      lsq.L.reserve(points_.size());
+      lsq.g.reserve(points_.size() * nf);
+      remainder_.assign(points_.size() * nf, 0.0);
+    }
+    for (std::size_t m = 0; m < points_.size(); ++m) {
+      const Point& pt = points_[m];
+      const FluxJacobian jx = flux(X, m, true), jc = flux(C, m, false);
+      const I r = jx.F - pt.y;
+      nat = nat + pt.w * sqr(r);
+      const I g = I::point(2) * pt.w * r;
+      for (std::size_t k = 0; k < n_; ++k) out.gradient[k] = out.gradient[k] + g * jx.dF[k];
+      fc = fc + pt.w * sqr(jc.F - pt.y);
+      if (!taylor) continue;
+      const double L = 0.5 * (jc.F.lo + jc.F.hi);
+      double R = (jc.F - I::point(L)).mag();
+      lsq.L.push_back(L);
+      for (std::size_t i = 0; i < nf; ++i) {
+        const std::size_t k = free[i];
+        // The slope of the model: any g_mk is valid; the midpoint of the
+        // enclosure over X gives the smallest remainder |J_mk(X) - g_mk|.
+        const double gk = 0.5 * (jx.dF[k].lo + jx.dF[k].hi);
+        lsq.g.push_back(gk);
+        const double Rk = ((jx.dF[k] - I::point(gk)) * delta[k]).mag();
+        remainder_[m * nf + i] = Rk;
+        R = outward::add_up(R, Rk);
+      }
+      lsq.zlo.push_back(outward::down(pt.y.lo - R));
+      lsq.zhi.push_back(outward::up(pt.y.hi + R));
+      lsq.w.push_back(pt.w.lo);
+    }
+    out.centre_value = fc;
+    out.natural = nat.lo;
+    out.lower = out.natural;
+    if (mean_value) {
+      I mv = fc;
+      for (std::size_t k = 0; k < n_; ++k) mv = mv + out.gradient[k] * delta[k];
+      out.mean_value = mv.lo;
+      out.lower = std::max(out.lower, out.mean_value);
+    }
+    // Phi(0) is above the minimum of Phi: where it does not beat the other
+    // bounds, or stays below kTaylorFloor x the threshold (a box too large
+    // for the Taylor model, whose bound would not change the search), the
+    // bound is not computed.
+    const std::vector<double> zero(nf, 0.0);
+    const double phi0 = taylor && nf > 0 ? lsq.phi(zero.data()) : 0.0;
+    if (phi0 > out.lower && phi0 > kTaylorFloor * threshold) {
+      std::vector<double> dstar;
+      out.taylor = lsq.bound(&dstar);
+      out.lower = std::max(out.lower, out.taylor);
+      // The loss of each point, w (r^2 - max(0, |r| - R)^2) at delta*, shared
+      // among the coordinates by their parts of R_m.
+      for (std::size_t m = 0; m < points_.size(); ++m) {
+        double z = lsq.L[m];
+        for (std::size_t i = 0; i < nf; ++i) z += lsq.g[m * nf + i] * dstar[i];
+        const double y = 0.5 * (points_[m].y.lo + points_[m].y.hi);
+        const double R = 0.5 * ((lsq.zhi[m] - y) + (y - lsq.zlo[m]));
+        const double rr = std::fabs(z - y), shrunk = std::max(0.0, rr - R);
+        const double loss = lsq.w[m] * (rr * rr - shrunk * shrunk);
+        if (!(loss > 0) || !(R > 0)) continue;
+        for (std::size_t i = 0; i < nf; ++i) out.taylor_loss[free[i]] += loss * remainder_[m * nf + i] / R;
+      }
+      out.taylor_point.resize(n_);
+      for (std::size_t k = 0; k < n_; ++k) out.taylor_point[k] = C[k].lo;
+      for (std::size_t i = 0; i < nf; ++i)
+        out.taylor_point[free[i]] = std::clamp(C[free[i]].lo + dstar[i], X[free[i]].lo, X[free[i]].hi);
+    }
+    return out;
   }
 
   // sum_m w_m |range of F(H_m) over X| on every `stride`-th point: how much
@@ -149,11 +183,8 @@ class Objective {
   double spread(const Box& X, std::size_t stride) const {
     double s = 0;
     for (std::size_t m = 0; m < points_.size(); m += stride) {
-      const Point& pt = points_[m];
-      const I F = family_ == ClosedFamily::TwoState
-                      ? two_state_range(rectified(X[0], X[1], pt.h).r, X[2])
-                      : three_state_range(rectified(X[0], X[1], pt.h).r, X[2], rectified(X[3], X[4], pt.h).r, X[5]);
-      s += pt.w.hi * (F.hi - F.lo);
+      const I F = flux(X, m, false).F;
+      s += points_[m].w.hi * (F.hi - F.lo);
     }
     return s;
   }
@@ -162,6 +193,7 @@ class Objective {
   ClosedFamily family_;
   std::size_t n_ = 0;
   std::vector<Point> points_;
+  mutable std::vector<double> remainder_;  // scratch: R_mk of the last bound()
 };
 
 // The boxes whose union holds a minimizer of f over the box `root`. For the
@@ -219,75 +251,92 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
     throw InputError(fmt::format("optimality certificate: {} targets for {} points", p.y.size(), p.h.size()));
   if (!(known_mse >= 0)) throw InputError("optimality certificate: the known MSE must be >= 0");
 
+  const auto t0 = std::chrono::steady_clock::now();
   const Objective obj(p, opt.precision);
   OptimalityResult res;
   res.incumbent = known_mse;
+  res.rel_gap = opt.rel_gap;
   const double shrink = 1 / (1 + opt.rel_gap);
   double pruned_min = std::numeric_limits<double>::infinity();
+  auto improve = [&](const I& value, const std::vector<double>& at) {
+    if (value.hi < res.incumbent) {
+      res.incumbent = value.hi;
+      res.best_centre = at;
+    }
+  };
 
   // Bounds a box: its lower bound (after the monotonicity test fixed what it
   // could), or discards it when it cannot hold a point below the threshold.
   std::priority_queue<Node> open;
-  std::array<I, kMaxParams> g;
   auto bound = [&](Box X) {
     // The monotonicity test fixes coordinates at a face; the smaller box is
     // then bounded again (at most once per coordinate).
     for (std::size_t pass = 0; pass <= n; ++pass) {
       ++res.boxes;
-      const I nat = obj.eval(X, &g);
       Box C = X;
+      std::vector<double> centre(n);
       for (std::size_t k = 0; k < n; ++k) {
         const double c = X[k].lo + 0.5 * (X[k].hi - X[k].lo);
-        C[k] = I::point(std::min(std::max(c, X[k].lo), X[k].hi));
+        centre[k] = std::min(std::max(c, X[k].lo), X[k].hi);
+        C[k] = I::point(centre[k]);
       }
-      const I fc = obj.eval(C, nullptr);
-      if (fc.hi < res.incumbent) {
-        res.incumbent = fc.hi;
-        res.best_centre.resize(n);
-        for (std::size_t k = 0; k < n; ++k) res.best_centre[k] = C[k].lo;
-      }
-      I mv = fc;
-      for (std::size_t k = 0; k < n; ++k) mv = mv + g[k] * (X[k] - C[k]);
-      const double lb = opt.mean_value ? std::max(nat.lo, mv.lo) : nat.lo;
+      const BoxBounds b = obj.bound(X, C, opt.mean_value, opt.taylor, res.incumbent * shrink);
+      improve(b.centre_value, centre);
+      const double lb = b.lower;
       if (lb >= res.incumbent * shrink) {
         pruned_min = std::min(pruned_min, lb);
+        ++res.pruned;
         return;
+      }
+      if (!b.taylor_point.empty()) {
+        Box T;
+        for (std::size_t k = 0; k < n; ++k) T[k] = I::point(b.taylor_point[k]);
+        improve(obj.value(T), b.taylor_point);
       }
       bool fixed = false;
       for (std::size_t k = 0; k < n && opt.mean_value; ++k) {
         if (X[k].lo == X[k].hi) continue;
-        if (g[k].lo > 0) X[k] = I::point(X[k].lo);
-        else if (g[k].hi < 0) X[k] = I::point(X[k].hi);
+        if (b.gradient[k].lo > 0) X[k] = I::point(X[k].lo);
+        else if (b.gradient[k].hi < 0) X[k] = I::point(X[k].hi);
         else continue;
         fixed = true;
       }
-      if (!fixed) {
-        // Split scores. Where the mean-value bound gave lb, the coordinate
-        // where it loses most: width x |g_k|. Where the natural bound did
-        // (a large box), the coordinate whose range alone, the others at
-        // the centre, spreads the curve most: sum_m w_m |F range at H_m|.
-        std::array<double, kMaxParams> score{};
-        const bool mv_active = opt.mean_value && mv.lo > nat.lo;
-        for (std::size_t k = 0; k < n; ++k) {
-          if (X[k].lo == X[k].hi) continue;
-          const double mag = g[k].mag();
-          if (mv_active && std::isfinite(mag)) {
-            score[k] = (X[k].hi - X[k].lo) * std::max(mag, 1e-300);
-          } else {
-            Box Y = C;
-            Y[k] = X[k];
-            score[k] = obj.spread(Y, kSpreadStride) + 1e-300;
-          }
-        }
-        open.push({X, lb, score});
-        return;
+      if (fixed) {
+        ++res.shrunk;
+        continue;
       }
+      // Split scores: where the Taylor bound gave lb, the coordinate whose
+      // width causes most of its remainders' loss; where the mean-value
+      // bound did, width x |g_k|; where the natural bound did (a large box,
+      // whose gradient enclosure says little), the coordinate whose range
+      // alone, the others at the centre, spreads the curve most.
+      std::array<double, kMaxParams> score{};
+      const bool taylor_active = !b.taylor_point.empty() && b.taylor >= b.mean_value && b.taylor > b.natural;
+      const bool mv_active = !taylor_active && opt.mean_value && b.mean_value > b.natural;
+      for (std::size_t k = 0; k < n; ++k) {
+        if (X[k].lo == X[k].hi) continue;
+        const double mag = b.gradient[k].mag();
+        if (taylor_active) {
+          score[k] = b.taylor_loss[k] + 1e-300;
+        } else if (mv_active && std::isfinite(mag)) {
+          score[k] = (X[k].hi - X[k].lo) * std::max(mag, 1e-300);
+        } else {
+          Box Y = C;
+          Y[k] = X[k];
+          score[k] = obj.spread(Y, kSpreadStride) + 1e-300;
+        }
+      }
+      open.push({X, lb, score});
+      return;
     }
   };
 
   Box root;
   for (std::size_t k = 0; k < n; ++k) root[k] = {p.lower[k], p.upper[k]};
-  for (const Box& X : root_boxes(p.family, root, opt.faces)) bound(X);
+  for (const Box& X : root_boxes(p.family, root, opt.faces)) {
+    ++res.roots;
+    bound(X);
+  }
   while (!open.empty()) {
     const Node top = open.top();
     if (top.lb >= res.incumbent * shrink) break;
@@ -314,20 +363,26 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
     }
     if (split == n) {  // a point, up to double resolution: its bound stays
       pruned_min = std::min(pruned_min, top.lb);
+      ++res.unsplittable;
       continue;
     }
+    ++res.split;
     Box left = top.box, right = top.box;
     left[split].hi = mid;
     right[split].lo = mid;
     bound(left);
     bound(right);
   }
+  res.open = static_cast<std::int64_t>(open.size());
+  // Pruned boxes whose bound passed the threshold only after the incumbent
+  // improved still count with their own bound.
   res.lower_bound = std::min(pruned_min, open.empty() ? std::numeric_limits<double>::infinity() : open.top().lb);
   if (!std::isfinite(res.lower_bound)) res.lower_bound = res.incumbent * shrink;
   res.lower_bound = std::max(res.lower_bound, 0.0);
   res.gap = res.lower_bound > 0 ? known_mse / res.lower_bound - 1 : std::numeric_limits<double>::infinity();
   res.certified = res.gap <= opt.rel_gap * (1 + 1e-12);
   if (res.incumbent >= known_mse) res.best_centre.clear();
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
 

@@ -169,6 +169,64 @@ TEST_CASE("branch and bound certifies a known optimum of the two-state family") 
   }
 }
 
+namespace {
+
+// roots + 2 split = pruned + split + unsplittable + open: every box accounted for.
+void check_accounting(const proofs_check::OptimalityResult& r) {
+  CHECK(r.roots + 2 * r.split == r.pruned + r.split + r.unsplittable + r.open);
+  CHECK(r.boxes == r.roots + 2 * r.split + r.shrunk);
+}
+
+}  // namespace
+
+TEST_CASE("three-state branch and bound with the Taylor-model bound certifies a known optimum") {
+  // As for the two-state family: targets of the family at theta* on 41
+  // points, one point doubled with targets F +- delta, so the minimum is
+  // exactly 2 delta^2 / 42, reached on the curve of theta*. b is fixed (the
+  // family is not identifiable with it free), the rest within 30% of theta*.
+  const std::vector<Rational> star = {Rational(3, 5), Rational(2, 5), Rational(7, 10), Rational(2), Rational(3, 10),
+                                      Rational(3, 2)};
+  proofs_check::OptimalityProblem p;
+  p.family = proofs_check::ClosedFamily::ThreeState;
+  const Rational delta(1, 100);
+  for (int k = 0; k <= 40; ++k) {
+    const Rational H = Rational(-3) + Rational(6 * k, 40);
+    Rational a = star[0] + star[1] * H, c = star[3] + star[4] * H;
+    if (a < 0) a = 0;
+    if (c < 0) c = 0;
+    const Rational F = a * c * star[5] / (star[5] * (a + star[2] + c) + a * c);
+    if (k == 20) {
+      p.h.insert(p.h.end(), {H, H});
+      p.y.insert(p.y.end(), {F + delta, F - delta});
+    } else {
+      p.h.push_back(H);
+      p.y.push_back(F);
+    }
+  }
+  for (std::size_t k = 0; k < 6; ++k) {
+    const double v = solvers::to_double(star[k]);
+    p.lower.push_back(k == 2 ? v : 0.7 * v);
+    p.upper.push_back(k == 2 ? v : 1.3 * v);
+  }
+  const double fstar = (Rational(2) * delta * delta / 42).convert_to<double>();
+  proofs_check::OptimalityOptions o;
+  o.rel_gap = 1e-2;
+  o.max_boxes = 100000;
+  o.faces = false;
+  const auto r = proofs_check::certify_optimality(p, fstar, o);
+  CHECK(r.certified);
+  CHECK(r.lower_bound <= fstar);
+  check_accounting(r);
+  // Without it (the mean-value bound), 4x the boxes do not close the gap.
+  o.taylor = false;
+  o.max_boxes = 4 * r.boxes;
+  const auto base = proofs_check::certify_optimality(p, fstar, o);
+  CHECK(base.lower_bound <= fstar);
+  CHECK_FALSE(base.certified);
+  check_accounting(base);
+  MESSAGE("Taylor-model bound: ", r.boxes, " boxes; mean-value bound: ", base.boxes, " boxes, gap ", base.gap);
+}
+
 TEST_CASE("branch and bound never bounds above a feasible objective (random targets)") {
   for (auto family : {proofs_check::ClosedFamily::TwoState, proofs_check::ClosedFamily::ThreeState}) {
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
@@ -200,6 +258,7 @@ TEST_CASE("branch and bound never bounds above a feasible objective (random targ
       proofs_check::OptimalityOptions o;
       o.max_boxes = 4000;
       const auto r = proofs_check::certify_optimality(p, best, o);
+      check_accounting(r);
       CHECK(r.lower_bound <= best);
       CHECK(r.lower_bound <= r.incumbent);
       if (!r.best_centre.empty()) CHECK(r.lower_bound <= objective(family, r.best_centre, p.h, p.y));

@@ -89,6 +89,9 @@ struct OptimalityOptions {
   // The mean-value bound and the monotonicity test (off: the natural bound
   // alone, the benchmark's baseline).
   bool mean_value = true;
+  // The first-order Taylor-model least-squares bound (off: the search as
+  // it was before it, the benchmark's baseline for the three-state family).
+  bool taylor = true;
   // Three-state: bound f on the faces of the box that hold a representative
   // of every curve (off: the whole box).
   bool faces = true;
@@ -100,8 +103,18 @@ struct OptimalityResult {
   std::vector<double> best_centre;  // where that centre value was seen (empty: none beat the known MSE)
   double gap = 0;           // known MSE / lower_bound - 1 (inf when lower_bound is 0)
   bool certified = false;   // gap <= rel_gap: the known fit is globally optimal to rel_gap
+  double rel_gap = 0;       // the options' rel_gap, the gap the search worked to
+  double seconds = 0;       // wall time of the search
   std::int64_t boxes = 0;   // boxes bounded
   bool exhausted = false;   // stopped by the budget
+  // Every box accounted for: the root boxes (the box, or its faces) and the
+  // two halves of every split box are each either pruned (bound above the
+  // threshold), or split, or left unsplittable (a point up to double
+  // resolution; its bound counts), or still open at the end (its bound
+  // counts): roots + 2 split = pruned + split + unsplittable + open.
+  // A box the monotonicity test shrinks to a face is bounded again as the
+  // same box (shrunk counts those steps; boxes counts every bounding).
+  std::int64_t roots = 0, pruned = 0, split = 0, unsplittable = 0, open = 0, shrunk = 0;
 };
 
 // known_mse: the fit's MSE (an upper bound of the minimum, the incumbent).
