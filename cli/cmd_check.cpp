@@ -1,5 +1,5 @@
 // ctmc-snn check CLAIMS.json [--out DIR] [--seed S] [--threads N] [--precision BITS] [--json]
-//                 [--allow-outside-paths] [--allow-unchecked]
+//                 [--allow-outside-paths] [--allow-unchecked] [--max-seconds S]
 //
 // Checks the claims of another implementation (reports/include/ctmc/reports/
 // check.hpp: the file format, tolerances and tests) and writes the report
@@ -52,6 +52,10 @@ Register reg([](CLI::App& root) {
                 "Let the claims name files outside the claims file's folder (by default paths stay inside it)");
   cmd->add_flag("--allow-unchecked", o->check.allow_unchecked,
                 "Exit 0 although a claim is Not checkable (by default a claim not checked makes the exit status 1)");
+  cmd->add_option("--max-seconds", o->check.max_seconds,
+                  "Refuse a network claim whose reference run would take longer (estimated from its neuron-steps "
+                  "before anything runs)")
+      ->capture_default_str()->check(CLI::Range(1e-3, 1e9));
   cmd->callback([o, ctx] {
     ctx->command_line = command_line();
     reports::CheckResult r;

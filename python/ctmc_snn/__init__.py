@@ -648,7 +648,8 @@ def convert(net: _Path, data: _Path, output_dir: _Path, fit_images: int = _D["co
 def check(claims: _Union[str, "_os.PathLike[str]", dict], out: _Optional[str] = _D["check"]["out"],
           seed: int = _D["check"]["seed"], threads: int = _D["check"]["threads"],
           precision: int = _D["check"]["precision"], allow_outside_paths: bool = _D["check"]["allow_outside_paths"],
-          allow_unchecked: bool = _D["check"]["allow_unchecked"]) -> dict:
+          allow_unchecked: bool = _D["check"]["allow_unchecked"],
+          max_seconds: float = _D["check"]["max_seconds"]) -> dict:
     """Check another implementation's claims (``ctmc-snn check CLAIMS.json --json``; format: README
     "Checking another implementation's claims").
 
@@ -657,7 +658,8 @@ def check(claims: _Union[str, "_os.PathLike[str]", dict], out: _Optional[str] = 
     Returns {"results": [...], "verdicts": {id: "Pass" | "Fail" | "Not checkable"}, "passed", "failed",
     "not_checkable", "exit_status"}: exit_status is the CLI's, 0 when every claim passed, 1 when one failed
     or was Not checkable (0 for Not checkable with allow_unchecked). With out=FOLDER also writes the report
-    folder FOLDER/check/.
+    folder FOLDER/check/. max_seconds: a network claim whose reference run would take longer (estimated from its
+    neuron-steps before anything runs) is refused (``--max-seconds``).
     """
     tmp = None
     base_dir = ""
@@ -677,7 +679,7 @@ def check(claims: _Union[str, "_os.PathLike[str]", dict], out: _Optional[str] = 
     try:
         d, status = _core.check(path, "" if out is None else _os.fspath(out), _uint(seed, "--seed", 64),
                                    _int(threads, "--threads"), _uint(precision, "--precision"), base_dir,
-                                   bool(allow_outside_paths), bool(allow_unchecked))
+                                   bool(allow_outside_paths), bool(allow_unchecked), _float(max_seconds, "--max-seconds"))
     except ValueError as e:
         msg = str(e)
         if tmp:

@@ -11,7 +11,7 @@ namespace ctmc::python {
 
 reports::CheckResult check(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
                            int threads, unsigned precision, const std::string& base_dir, bool allow_outside_paths,
-                           bool allow_unchecked, int* status) {
+                           bool allow_unchecked, double max_seconds, int* status) {
   // The CLI's ranges for --threads and --precision.
   commands::checked_threads(threads);
   commands::checked_precision(precision);
@@ -20,7 +20,10 @@ reports::CheckResult check(const std::string& claims_path, const std::string& ou
   ctx.threads = threads;
   ctx.precision = precision;
   ctx.command_line = "ctmc_snn.check";
-  const reports::CheckOptions options{base_dir, allow_outside_paths, allow_unchecked, {}};  // replaced_folder: check_claims_report sets it
+  if (!(max_seconds >= 1e-3 && max_seconds <= 1e9))  // the CLI's range for --max-seconds
+    throw InputError(fmt::format("--max-seconds: {:g} is not in [0.001, 1e9]", max_seconds));
+  // replaced_folder: check_claims_report sets it
+  const reports::CheckOptions options{base_dir, allow_outside_paths, allow_unchecked, {}, max_seconds};
   if (out_root.empty()) {
     auto r = reports::run_check(claims_path, ctx, options);
     *status = reports::check_exit_status(r, options);

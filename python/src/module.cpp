@@ -296,7 +296,7 @@ py::dict defaults() {
     const ctmc::reports::CheckOptions k;
     out["check"] = py::dict(py::arg("out") = py::none(), py::arg("seed") = c.seed, py::arg("threads") = c.threads,
                             py::arg("precision") = c.precision, py::arg("allow_outside_paths") = k.allow_outside_paths,
-                            py::arg("allow_unchecked") = k.allow_unchecked);
+                            py::arg("allow_unchecked") = k.allow_unchecked, py::arg("max_seconds") = k.max_seconds);
   }
   {
     const commands::TrainCommandOptions t;
@@ -384,10 +384,12 @@ PYBIND11_MODULE(_core, m) {
     return to_python(call([&] { return commands::run_simulate_neuron(mi, a, true); }));
   });
   m.def("check", [](const std::string& path, const std::string& out, unsigned long long seed, int threads,
-                    unsigned precision, const std::string& base_dir, bool allow_outside_paths, bool allow_unchecked) {
+                    unsigned precision, const std::string& base_dir, bool allow_outside_paths, bool allow_unchecked,
+                    double max_seconds) {
     int status = -1;
     const ctmc::reports::CheckResult r = call([&] {
-      return check(path, out, seed, threads, precision, base_dir, allow_outside_paths, allow_unchecked, &status);
+      return check(path, out, seed, threads, precision, base_dir, allow_outside_paths, allow_unchecked, max_seconds,
+                   &status);
     });
     return py::make_tuple(to_python(r), status);
   });

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -90,6 +91,7 @@ struct Claim {
   sim::DatasetSplit split;
   std::vector<sim::NeuronModel> neurons;
   sim::NetworkSimOptions net_options;
+  double neuron_steps = 0;  // of our reference run (validate_network)
   std::string conventions;  // sampler, trace weight, output scale, ... in words
 };
 
@@ -139,6 +141,21 @@ class Parser {
     const auto q = solvers::parse_exact(text);
     if (!q) bad(who, field, fmt::format("'{}' is not an exact number (a decimal or p/q)", text));
     return {field, text, *q};
+  }
+
+  // A claimed value that check compares as a double (network, fit and
+  // simulation claims): beyond the largest double it would round to an
+  // infinity, which every tolerance then accepts, and below the smallest
+  // normal double it would lose its digits or become 0.
+  void require_double(const std::string& who, const Value& v) const {
+    if (v.exact == 0) return;
+    const double d = std::abs(solvers::to_double(v.exact));
+    if (!(d <= std::numeric_limits<double>::max()))
+      bad(who, v.quantity, fmt::format("{} is beyond the range of a double (magnitude at most {:.6g}): not checkable",
+                                       quote_excerpt(v.text), std::numeric_limits<double>::max()));
+    if (d < std::numeric_limits<double>::min())
+      bad(who, v.quantity, fmt::format("{} is below the smallest normal double ({:.6g}): not checkable",
+                                       quote_excerpt(v.text), std::numeric_limits<double>::min()));
   }
 
   std::string string(const ojson& c, const std::string& who, const std::string& field, bool required) const {
@@ -337,6 +354,7 @@ void validate_network(const Parser& p, Claim& cl, const std::map<std::string, st
                                      "the budget of {:.0e}; lower trials or limit",
                                      std::max<std::size_t>(cl.trials, kMinNetworkTrials), samples, runs,
                                      sim::kMaxSampleRuns));
+  cl.neuron_steps = runs * steps * neurons;
   if (runs * steps * neurons > sim::kMaxNeuronSteps)
     p.bad(who, "T", fmt::format("our reference run needs {:.3g} neuron-steps, beyond the budget of {:.0e}; lower T, "
                                 "trials or limit, or raise dt",
@@ -582,6 +600,8 @@ std::vector<Claim> parse_claims(const std::string& path, const CheckOptions& opt
     }
     for (auto it = c.begin(); it != c.end(); ++it)
       if (!known.count(it.key())) p.bad(who, it.key(), fmt::format("unknown field for a {} claim", cl.kind));
+    if (cl.kind == "network" || cl.kind == "fit" || cl.kind == "simulation")
+      for (const auto& v : cl.values) p.require_double(who, v);
     out.push_back(std::move(cl));
   }
   return out;
@@ -630,8 +650,9 @@ Row compare_exact(const Value& v, const Rational& ours, const Tolerance& tol) {
     }
   }
   r.verdict = ok ? kPass : kFail;
-  const double rel = ours == 0 ? (diff == 0 ? 0.0 : INFINITY) : solvers::to_double(Rational(diff / abs(ours)));
-  r.evidence = fmt::format("ours (exact rational) = {:.17g}; |claimed - ours| / |ours| = {:.3e}", solvers::to_double(ours), rel);
+  r.evidence = ours == 0 ? fmt::format("ours (exact rational) = 0; |claimed - ours| = {:.3e}", solvers::to_double(diff))
+                         : fmt::format("ours (exact rational) = {:.17g}; |claimed - ours| / |ours| = {:.3e}",
+                                       solvers::to_double(ours), solvers::to_double(Rational(diff / abs(ours))));
   // A long exact fraction is unreadable in a table: its double beside the evidence says enough.
   if (r.ours.size() > 60) r.ours = fmt::format("{:.17g} (rounded)", solvers::to_double(ours));
   if (r.difference.size() > 60) r.difference = fmt::format("{:.6e} (rounded)", solvers::to_double(v.exact - ours));
@@ -640,6 +661,9 @@ Row compare_exact(const Value& v, const Rational& ours, const Tolerance& tol) {
 
 // MPFR comparison at the current precision; "exact" within 2^-(bits - 16) relative.
 Row compare_mpfr(const Value& v, const Mpfr& ours, const Tolerance& tol, unsigned bits) {
+  if (!isfinite(ours))
+    return {v.quantity, v.text, solvers::to_string(ours, 20), "", "", kNotCheckable,
+            fmt::format("ours (MPFR {} bits) is not a finite number: nothing to compare the claim with", bits)};
   const Mpfr claimed = solvers::from_rational<Mpfr>(v.exact);
   const Mpfr diff = abs(Mpfr(claimed - ours));
   Row r{v.quantity, v.text, solvers::to_string(ours, 20), solvers::to_string(Mpfr(claimed - ours), 6), tol.text(), "", ""};
@@ -655,29 +679,45 @@ Row compare_mpfr(const Value& v, const Mpfr& ours, const Tolerance& tol, unsigne
     }
   }
   r.verdict = ok ? kPass : kFail;
-  const double rel = ours == 0 ? (diff == 0 ? 0.0 : INFINITY) : solvers::to_double(Mpfr(diff / abs(ours)));
-  r.evidence = fmt::format("ours (MPFR {} bits) = {}; |claimed - ours| / |ours| = {:.3e}", bits,
-                           solvers::to_string(ours, 20), rel);
+  r.evidence = ours == 0 ? fmt::format("ours (MPFR {} bits) = 0; |claimed - ours| = {:.3e}", bits, solvers::to_double(diff))
+                         : fmt::format("ours (MPFR {} bits) = {}; |claimed - ours| / |ours| = {:.3e}", bits,
+                                       solvers::to_string(ours, 20), solvers::to_double(Mpfr(diff / abs(ours))));
   return r;
 }
 
-// Double comparison (fit errors, re-evaluated in MPFR and rounded to double).
+// A row for a value of ours that is not a finite number: nothing to compare
+// the claim with (an infinity minus a huge claim would compare as equal).
+Row not_finite_row(const Value& v, double ours, const std::string& how) {
+  return {v.quantity, v.text, fmt::format("{}", ours), "", "", kNotCheckable,
+          fmt::format("ours ({}) is {}, not a finite number: nothing to compare the claim with", how, ours)};
+}
+
+// Double comparison (fit errors, re-evaluated in MPFR and rounded to double;
+// accuracies). Our double is exact as a rational, so the difference and the
+// tolerance are compared exactly: no rounding can turn a difference into 0 or
+// a half unit of a tiny claim into 0.
 Row compare_double(const Value& v, double ours, const Tolerance& tol, const std::string& how) {
-  const double claimed = solvers::to_double(v.exact), diff = std::abs(claimed - ours);
-  Row r{v.quantity, v.text, fmt::format("{:.17g}", ours), fmt::format("{:.6e}", claimed - ours), tol.text(), "", ""};
+  if (!std::isfinite(ours)) return not_finite_row(v, ours, how);
+  const Rational ours_exact(ours), diff = abs(v.exact - ours_exact);
+  Row r{v.quantity, v.text, fmt::format("{:.17g}", ours), fmt::format("{:.6e}", solvers::to_double(v.exact - ours_exact)),
+        tol.text(), "", ""};
   bool ok = false;
   switch (tol.kind) {
-    case TolKind::Exact: ok = claimed == ours; break;
-    case TolKind::Relative: ok = diff <= tol.value * std::abs(ours); break;
-    case TolKind::Absolute: ok = diff <= tol.value; break;
+    // "exact" for a double: the claim rounds to our double (the parser
+    // refused claims outside the normal range of doubles).
+    case TolKind::Exact: ok = solvers::to_double(v.exact) == ours; break;
+    case TolKind::Relative: ok = diff <= abs(ours_exact) * Rational(tol.value); break;
+    case TolKind::Absolute: ok = diff <= Rational(tol.value); break;
     case TolKind::Digits: {
       const auto h = half_unit(v.text);
-      ok = h ? diff <= solvers::to_double(*h) : claimed == ours;
+      ok = h ? diff <= *h : solvers::to_double(v.exact) == ours;
       break;
     }
   }
   r.verdict = ok ? kPass : kFail;
-  r.evidence = fmt::format("ours ({}) = {:.6e}; relative difference {:.3e}", how, ours, ours == 0 ? diff : diff / std::abs(ours));
+  r.evidence = ours == 0 ? fmt::format("ours ({}) = 0; absolute difference {:.3e}", how, solvers::to_double(diff))
+                         : fmt::format("ours ({}) = {:.6e}; relative difference {:.3e}", how, ours,
+                                       solvers::to_double(Rational(diff / abs(ours_exact))));
   return r;
 }
 
@@ -735,6 +775,10 @@ std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
       }
     }
     const auto [m, sd] = mean_sd(per_trial);
+    if (!std::isfinite(m) || !std::isfinite(sd)) {
+      rows.push_back(not_finite_row(v, m, "the mean over our trials, or their spread"));
+      continue;
+    }
     const double claimed = solvers::to_double(v.exact);
     const double se = sd * std::sqrt(1.0 / n_claim + 1.0 / n_ours);
     Row row{fmt::format("{} ({}, mean over {} trial(s))", v.quantity, v.quantity == "A_SNN" ? "%" : "per sample",
@@ -884,6 +928,10 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
     const double claimed = solvers::to_double(v.exact);
     const bool is_mean = v.quantity == "mean";
     const double exact_value = is_mean ? ex.mean : ex.variance;
+    if (!std::isfinite(exact_value)) {
+      rows.push_back(not_finite_row(v, exact_value, is_mean ? "E N(T), Van Loan" : "Var N(T), Van Loan"));
+      continue;
+    }
     const double se = is_mean ? std::sqrt(std::max(0.0, ex.variance) / n)
                                : st.se_variance * std::sqrt(static_cast<double>(st.n) / n);
     Row r{v.quantity + fmt::format(" of N(T) at H = {}, T = {}, {} trials", c.h_text, c.t_text, c.trials), v.text,
@@ -913,8 +961,27 @@ std::size_t validate_claims(const std::string& claims_path, const CheckOptions& 
   return parse_claims(claims_path, options).size();
 }
 
+// A network claim whose reference run would outlast options.max_seconds is
+// refused before any claim is computed (ctx sets the threads it would have).
+void refuse_long_runs(const std::string& claims_path, const std::vector<Claim>& claims, const ReportContext& ctx,
+                      const CheckOptions& options) {
+  if (!(options.max_seconds > 0) || std::isnan(options.max_seconds))
+    throw InputError("max_seconds", fmt::format("{:g} is not a positive number of seconds", options.max_seconds));
+  for (const auto& c : claims) {
+    if (c.kind != "network") continue;
+    const double seconds = sim::estimated_network_seconds(c.neuron_steps, ctx.threads);
+    if (seconds > options.max_seconds)
+      throw InputError(fmt::format(
+          "{}: {}: T: our reference run of {:.3g} neuron-steps would take about {:.3g} s (at {:.2g} neuron-steps/s "
+          "per core, the engine's measured speed), beyond the limit of {:g} s; lower T, trials or limit, or raise "
+          "--max-seconds",
+          claims_path, c.who, c.neuron_steps, seconds, sim::kNeuronStepsPerCoreSecond, options.max_seconds));
+  }
+}
+
 CheckResult run_check(const std::string& claims_path, const ReportContext& ctx, const CheckOptions& options) {
   const auto claims = parse_claims(claims_path, options);  // every claim validated before any is computed
+  refuse_long_runs(claims_path, claims, ctx, options);
   CheckResult out;
   out.claims_file = claims_path;
   for (const auto& c : claims) {

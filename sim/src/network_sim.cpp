@@ -576,4 +576,10 @@ NetworkSimResult simulate_network(const Net& net, const Dataset& train, const Da
   return simulate_any(net, train, test, neurons, opt);
 }
 
+double estimated_network_seconds(double neuron_steps, int threads) {
+  const int cores = std::max(1, omp_get_num_procs());
+  const int used = std::clamp(threads > 0 ? threads : omp_get_max_threads(), 1, cores);
+  return neuron_steps / (kNeuronStepsPerCoreSecond * used);
+}
+
 }  // namespace ctmc::sim

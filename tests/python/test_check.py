@@ -423,6 +423,76 @@ class NeverPassUnchecked(unittest.TestCase):
                 self.assertFalse(os.path.exists(files), (field, value))
 
 
+class NonFiniteValues(unittest.TestCase):
+    """A claimed value that a double cannot hold (1e999 rounds to an infinity, which every tolerance accepted;
+    1e-400 rounds to 0) is malformed input naming the claim and the field, exit 2, nothing written; a
+    comparison with zero on both sides has no relative difference to print."""
+
+    def test_claims_beyond_double_range_are_refused(self):
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            claim = NeverPassUnchecked().network_folder(t)
+            relu = {"states": ["B", "R"], "transitions": [
+                {"from": "B", "to": "R", "offset": 0, "slope": 1, "spike": True},
+                {"from": "R", "to": "B", "offset": 10 ** 6}]}
+            fit = {"id": "fit", "kind": "fit", "model": relu, "activation": "relu", "domain": "0,1", "points": 11,
+                   "mse": "1e-12"}
+            family_fit = {"id": "fam", "kind": "fit", "family": "two-state", "activation": "relu", "domain": "0,1",
+                          "points": 11, "mse": "1"}
+            simulation = {"id": "sim", "kind": "simulation", "model": THREE, "H": 1, "T": 1, "trials": 10,
+                          "mean": "1"}
+            cases = [(dict(claim, A_ANN=v), "net", "A_ANN") for v in ("1e999", "-1e999", "1e309")]
+            cases += [(dict(claim, A_MF="1e999"), "net", "A_MF"), (dict(claim, A_SNN="-1e400"), "net", "A_SNN"),
+                      (dict(claim, SynOps="1e-400"), "net", "SynOps"), (dict(claim, A_ANN="1e-310"), "net", "A_ANN"),
+                      (dict(fit, mse="1e999"), "fit", "mse"), (dict(fit, max_error="-1e999"), "fit", "max_error"),
+                      (dict(fit, mse="1e-320"), "fit", "mse"), (dict(family_fit, mse="1e999"), "fam", "mse"),
+                      (dict(simulation, mean="1e999"), "sim", "mean")]
+            for c, cid, field in cases:
+                rc, out, err, files = check_in(t, {"claims": [c]})
+                self.assertEqual(rc, 2, (c, out, err))
+                self.assertEqual(err.count("\n"), 1, err)
+                self.assertIn(f"claim '{cid}': {field}:", err)
+                self.assertIn("not checkable", err)
+                self.assertFalse(os.path.exists(files), c)
+            # Zero is a double: a claim of 0 % is compared (and fails against the ANN's 12.5 %).
+            rc, out, err, _ = check_in(t, {"claims": [dict(claim, A_ANN=0)]})
+            self.assertEqual(rc, 1, err)
+            self.assertEqual(json.loads(out)["verdicts"], {"net": "Fail"})
+
+    def test_a_run_past_max_seconds_is_refused_before_it_starts(self):
+        # 10 trials x 4 images x 10^5 steps x 5 spiking neurons = 2e7 neuron-steps: past 0.01 s at the engine's
+        # measured speed (sim::kNeuronStepsPerCoreSecond), so refused at once, exit 2, nothing written.
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            claim = dict(NeverPassUnchecked().network_folder(t), T=1000, dt=0.01)
+            rc, out, err, files = check_in(t, {"claims": [claim]}, "--max-seconds", "0.01", "--threads", "1", timeout=30)
+            self.assertEqual(rc, 2, (out, err))
+            self.assertEqual(err.count("\n"), 1, err)
+            self.assertIn("claim 'net': T: our reference run of 2e+07 neuron-steps would take about", err)
+            self.assertIn("beyond the limit of 0.01 s", err)
+            self.assertFalse(os.path.exists(files))
+            if ctmc_snn is not None:
+                cwd = os.getcwd()
+                os.chdir(t)
+                try:
+                    with self.assertRaises(ValueError) as cm:
+                        ctmc_snn.check({"claims": [claim]}, max_seconds=0.01, threads=1)
+                    self.assertIn("--max-seconds", str(cm.exception))
+                finally:
+                    os.chdir(cwd)
+
+    def test_zero_on_both_sides(self):
+        # The three-state flux at H = 0 is 0 (a = H): a claim of 0 under a relative tolerance passes, a claim of
+        # 1e-30 fails; neither evidence prints an infinite or undefined relative difference.
+        zero = {"id": "zero", "kind": "flux", "model": THREE, "H": 0, "value": 0, "tolerance": {"relative": 1e-9}}
+        tiny = dict(zero, id="tiny", value="1e-30")
+        rc, doc, err, _ = run_check({"claims": [zero, tiny]})
+        self.assertEqual(rc, 1, err)
+        self.assertEqual(doc["verdicts"], {"zero": "Pass", "tiny": "Fail"})
+        for row in doc["results"]:
+            self.assertNotIn("inf", row["evidence"])
+            self.assertNotIn("nan", row["evidence"])
+            self.assertIn("|claimed - ours| = ", row["evidence"])
+
+
 class PathsOfTheClaims(unittest.TestCase):
     """Every path of a claims file resolves against its folder and stays inside it (unless
     --allow-outside-paths); NUL bytes and special files are refused before anything opens them."""

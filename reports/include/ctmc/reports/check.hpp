@@ -95,6 +95,11 @@ struct CheckOptions {
   // The folder the report replaces whole (<out>/check; check_claims_report
   // sets it): neither the claims file nor a path it names may lie in it.
   std::string replaced_folder;
+  // A network claim whose reference run would take longer than this
+  // (estimated from its neuron-steps at the engine's measured speed,
+  // sim::estimated_network_seconds) is refused before anything runs
+  // (`check --max-seconds`).
+  double max_seconds = 600;
 };
 
 // Reads and validates a claims file as run_check does before it computes

@@ -77,6 +77,17 @@ constexpr double kMaxNeuronSteps = 1e12;
 // ~1e300 per unit time) would never finish though its neuron-steps are few.
 // The Euler sampler makes one move per step at most and is not bounded.
 constexpr double kMaxTransitions = 1e12;
+// The engine's speed for estimating a run's time before it starts (`check
+// --max-seconds`): neuron-steps per CPU second of one core, measured with
+// `check --threads 1` on the claims of tests/fixtures/torch_vgg11/
+// peer_claims.json (a 14-layer VGG-11 of two-state ReLU neurons, the
+// default kernel, scales and mean-field pass included) on a 2-core x86-64
+// VM: 4.2e8 with the end-state sampler, 2.3e8 with the exact one; the
+// slower, rounded down.
+constexpr double kNeuronStepsPerCoreSecond = 2e8;
+// neuron_steps at that speed on `threads` threads (0: OpenMP's count), at
+// most one per core.
+double estimated_network_seconds(double neuron_steps, int threads);
 
 struct NetworkSimOptions {
   SpikingConfig snn;
