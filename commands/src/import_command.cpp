@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "ctmc/commands/import_onnx.hpp"
+#include "ctmc/commands/output_path.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/io/same_file.hpp"
 #include "ctmc/sim/manifest.hpp"
@@ -11,6 +12,7 @@
 namespace ctmc::commands {
 
 ImportOnnxResult run_import_onnx(const ImportOnnxOptions& o) {
+  check_output_path(o.output, "--output");  // its folder exists: never created here
   sim::check_network_output(o.output, "--output");
   io::refuse_outputs_over_inputs(io::named_outputs("--output", sim::network_output_files(o.output)), {o.model});
   struct stat st {};

@@ -5,10 +5,13 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/core/errors.hpp"
@@ -22,6 +25,85 @@ using nlohmann::json;
 
 constexpr solvers::InputKind kOnnxKind{"ONNX model", kMaxOnnxBytes, "protobuf's limit for one message"};
 constexpr std::int64_t kMinIrVersion = 7, kMinOpset = 13;
+// The newest opset whose operators are listed in kAttributes below and
+// tested (tests/fixtures: torch.onnx.export of Debian's python3-torch 1.13
+// writes opsets 13 to 17, the newest that Debian's ONNX 1.12 schema defines).
+// A later opset may give an operator new attributes (AveragePool's dilations
+// in 19): refused rather than read with today's meaning.
+constexpr std::int64_t kMaxOpset = 17;
+
+using AttrType = onnx::AttributeProto::AttributeType;
+struct AttrSpec {
+  const char* name;
+  AttrType type;
+  std::int64_t since = kMinOpset;  // the first opset that has it
+};
+
+// Every attribute of every operator read, for opsets kMinOpset..kMaxOpset
+// (the ONNX operator changelog: Conv-11, BatchNormalization-9/14/15,
+// AveragePool-11, MaxPool-12, Flatten-13, Reshape-13/14, Gemm-13,
+// Dropout-13, Pad-13, Constant-13; the others have none). Each is handled
+// where its operator is read: computed exactly, or refused by name for the
+// values that are not. Any other attribute is refused: an attribute
+// silently ignored changes what the network computes.
+const std::map<std::string, std::vector<AttrSpec>, std::less<>> kAttributes = {
+    {"Conv",
+     {{"auto_pad", onnx::AttributeProto::STRING}, {"dilations", onnx::AttributeProto::INTS},
+      {"group", onnx::AttributeProto::INT}, {"kernel_shape", onnx::AttributeProto::INTS},
+      {"pads", onnx::AttributeProto::INTS}, {"strides", onnx::AttributeProto::INTS}}},
+    {"BatchNormalization",
+     {{"epsilon", onnx::AttributeProto::FLOAT}, {"momentum", onnx::AttributeProto::FLOAT},
+      {"training_mode", onnx::AttributeProto::INT, 14}}},
+    {"AveragePool",
+     {{"auto_pad", onnx::AttributeProto::STRING}, {"ceil_mode", onnx::AttributeProto::INT},
+      {"count_include_pad", onnx::AttributeProto::INT}, {"kernel_shape", onnx::AttributeProto::INTS},
+      {"pads", onnx::AttributeProto::INTS}, {"strides", onnx::AttributeProto::INTS}}},
+    {"MaxPool",
+     {{"auto_pad", onnx::AttributeProto::STRING}, {"ceil_mode", onnx::AttributeProto::INT},
+      {"dilations", onnx::AttributeProto::INTS}, {"kernel_shape", onnx::AttributeProto::INTS},
+      {"pads", onnx::AttributeProto::INTS}, {"storage_order", onnx::AttributeProto::INT},
+      {"strides", onnx::AttributeProto::INTS}}},
+    {"Flatten", {{"axis", onnx::AttributeProto::INT}}},
+    {"Reshape", {{"allowzero", onnx::AttributeProto::INT, 14}}},
+    {"Gemm",
+     {{"alpha", onnx::AttributeProto::FLOAT}, {"beta", onnx::AttributeProto::FLOAT},
+      {"transA", onnx::AttributeProto::INT}, {"transB", onnx::AttributeProto::INT}}},
+    {"Dropout", {{"seed", onnx::AttributeProto::INT}}},
+    {"Pad", {{"mode", onnx::AttributeProto::STRING}}},
+    {"Constant",
+     {{"value", onnx::AttributeProto::TENSOR}, {"sparse_value", onnx::AttributeProto::SPARSE_TENSOR},
+      {"value_float", onnx::AttributeProto::FLOAT}, {"value_floats", onnx::AttributeProto::FLOATS},
+      {"value_int", onnx::AttributeProto::INT}, {"value_ints", onnx::AttributeProto::INTS},
+      {"value_string", onnx::AttributeProto::STRING}, {"value_strings", onnx::AttributeProto::STRINGS}}},
+    {"Relu", {}},
+    {"Sigmoid", {}},
+    {"Softplus", {}},
+    {"Clip", {}},
+    {"MatMul", {}},
+    {"Add", {}},
+    {"Identity", {}}};
+
+const char* attr_type_name(int t) {
+  switch (t) {
+    case onnx::AttributeProto::FLOAT: return "a float";
+    case onnx::AttributeProto::INT: return "an integer";
+    case onnx::AttributeProto::STRING: return "a string";
+    case onnx::AttributeProto::TENSOR: return "a tensor";
+    case onnx::AttributeProto::FLOATS: return "a list of floats";
+    case onnx::AttributeProto::INTS: return "a list of integers";
+    case onnx::AttributeProto::STRINGS: return "a list of strings";
+    case onnx::AttributeProto::SPARSE_TENSOR: return "a sparse tensor";
+    default: return "of another type";
+  }
+}
+
+// An operator name as messages show it: as written where it is a plain
+// name, quoted (escaped) otherwise.
+std::string op_text(const std::string& op) {
+  const bool plain = !op.empty() && op.size() <= kExcerptBytes &&
+                     std::all_of(op.begin(), op.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return plain ? op : quote_excerpt(op);
+}
 
 const char* kSupported =
     "Conv, BatchNormalization, Relu, Clip, Sigmoid, Softplus, AveragePool, MaxPool, Flatten, Reshape, Gemm, MatMul, Add, "
@@ -33,11 +115,28 @@ class Importer {
 
   OnnxImport run() {
     const std::string bytes = solvers::read_input_file(path_, kOnnxKind);
+    if (bytes.empty()) fail("empty file (0 bytes), not an ONNX model");
     onnx::ModelProto model;
     if (!model.ParseFromString(bytes)) fail("not an ONNX model (the protobuf does not parse as onnx.ModelProto)");
+    if (!model.has_ir_version() || !model.has_graph())
+      fail(fmt::format("not an ONNX model (the protobuf has no {})", model.has_graph() ? "IR version" : "graph"));
     check_versions(model);
+    // The manifest (JSON) records these: text, or the model is refused.
+    utf8_or_fail(path_, "the file name");
+    utf8_or_fail(model.producer_name(), "its producer name");
+    utf8_or_fail(model.producer_version(), "its producer version");
     const onnx::GraphProto& g = model.graph();
-    for (const auto& t : g.initializer()) consts_[t.name()] = &t;
+    for (const auto& t : g.initializer()) {
+      if (!consts_.emplace(t.name(), &t).second)
+        fail("two initializers are named " + quote_excerpt(t.name()) + " (names must be unique)");
+      file_names_.insert(t.name());
+    }
+    for (const auto& in : g.input()) file_names_.insert(in.name());
+    for (int i = 0; i < g.node_size(); ++i)
+      for (const auto& out : g.node(i).output())
+        if (!out.empty() && !file_names_.insert(out).second)
+          fail(node_label(g.node(i), i) + ": its output " + quote_excerpt(out) +
+               " names a tensor that the graph already has (each tensor is written once)");
     current_ = graph_input(g);
     for (int i = 0; i < g.node_size(); ++i) node(g.node(i), i);
     if (pending_pad_) fail(pad_label_ + ": a Pad with no Conv or AveragePool after it is not supported");
@@ -64,6 +163,7 @@ class Importer {
  private:
   std::string path_;
   std::map<std::string, const onnx::TensorProto*> consts_;  // initializers and Constant outputs
+  std::set<std::string> file_names_;                       // every tensor name of the graph
   std::string current_;                                    // the chain's data tensor
   json layers_ = json::array();
   json input_shape_;
@@ -82,11 +182,18 @@ class Importer {
   std::optional<std::pair<std::int64_t, std::int64_t>> pending_pad_;
   std::string pad_label_;
 
-  [[noreturn]] void fail(const std::string& what) const { throw InputError(path_ + ": " + what); }
+  // Messages name the file as given, escaped where it is not UTF-8 text.
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError((is_utf8(path_) ? path_ : quote_excerpt(path_)) + ": " + what);
+  }
+
+  void utf8_or_fail(const std::string& text, const std::string& what) const {
+    if (!is_utf8(text)) fail(what + " " + quote_excerpt(text) + " is not UTF-8 text");
+  }
 
   static std::string node_label(const onnx::NodeProto& n, int index) {
     const std::string name = n.name().empty() ? fmt::format("#{}", index) : quote_excerpt(n.name());
-    return fmt::format("node {} ({})", name, n.op_type());
+    return fmt::format("node {} ({})", name, op_text(n.op_type()));
   }
 
   void check_versions(const onnx::ModelProto& m) {
@@ -97,6 +204,30 @@ class Importer {
       if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
     if (opset_ < kMinOpset)
       fail(fmt::format("opset {} is older than {} (export with opset_version={} or later)", opset_, kMinOpset, kMinOpset));
+    if (opset_ > kMaxOpset)
+      fail(fmt::format("opset {} is newer than {}, the newest this importer knows the operators of (export with "
+                       "opset_version={} or older)", opset_, kMaxOpset, kMaxOpset));
+  }
+
+  // Every attribute of the node is one its operator has at this opset, of
+  // its type, given once (kAttributes).
+  void check_attributes(const onnx::NodeProto& n, int index, const std::vector<AttrSpec>& spec) const {
+    for (int k = 0; k < n.attribute_size(); ++k) {
+      const auto& a = n.attribute(k);
+      const auto it = std::find_if(spec.begin(), spec.end(), [&](const AttrSpec& s) { return a.name() == s.name; });
+      if (it == spec.end() || it->since > opset_) {
+        std::string known;
+        for (const auto& s : spec)
+          if (s.since <= opset_) known += (known.empty() ? "" : ", ") + std::string(s.name);
+        fail(fmt::format("{}: unknown attribute {} ({} at opset {} has {})", node_label(n, index), quote_excerpt(a.name()),
+                         op_text(n.op_type()), opset_, known.empty() ? "none" : known));
+      }
+      if (a.type() != it->type)
+        fail(fmt::format("{}: attribute {} is {}, not {}", node_label(n, index), it->name, attr_type_name(a.type()),
+                         attr_type_name(it->type)));
+      for (int j = 0; j < k; ++j)
+        if (n.attribute(j).name() == a.name()) fail(fmt::format("{}: attribute {} is given twice", node_label(n, index), it->name));
+    }
   }
 
   // The first graph input that is not an initializer (IR < 4 listed them there too).
@@ -153,17 +284,24 @@ class Importer {
       fail(what + ": tensor " + quote_excerpt(t.name()) + " is stored outside the file (export a model under 2 GB in one file)");
     Tensor out;
     out.shape.assign(t.dims().begin(), t.dims().end());
-    const std::int64_t count = out.numel();
-    if (count < 0) fail(what + ": tensor " + quote_excerpt(t.name()) + " has a negative dimension");
-    const std::size_t n_values = static_cast<std::size_t>(count);
+    // The values a shape asks for are in this file, which holds at most
+    // kMaxOnnxBytes: a larger product (or one past 64 bits) is a bad shape,
+    // refused before anything is allocated for it.
+    std::uint64_t n_values = 1;
+    for (const std::int64_t d : out.shape) {
+      if (d < 0) fail(what + ": tensor " + quote_excerpt(t.name()) + " has a negative dimension");
+      if (d != 0 && n_values > kMaxOnnxBytes / static_cast<std::uint64_t>(d))
+        fail(what + ": tensor " + quote_excerpt(t.name()) + " has a shape of more values than an ONNX file can hold");
+      n_values *= static_cast<std::uint64_t>(d);
+    }
     const auto raw = [&](std::size_t size, auto decode) {
-      if (t.raw_data().size() != n_values * size)
+      if (static_cast<std::uint64_t>(t.raw_data().size()) != n_values * size)
         fail(what + fmt::format(": tensor {} holds {} bytes, its shape needs {}", quote_excerpt(t.name()), t.raw_data().size(), n_values * size));
       out.values.resize(n_values);
       for (std::size_t i = 0; i < n_values; ++i) out.values[i] = decode(t.raw_data().data() + i * size);
     };
     const auto typed = [&](const auto& field) {
-      if (static_cast<std::size_t>(field.size()) != n_values)
+      if (static_cast<std::uint64_t>(field.size()) != n_values)
         fail(what + fmt::format(": tensor {} holds {} values, its shape needs {}", quote_excerpt(t.name()), field.size(), n_values));
       out.values.assign(field.begin(), field.end());
     };
@@ -183,19 +321,36 @@ class Importer {
         if (t.has_raw_data()) raw(8, [](const char* p) { std::int64_t v; std::memcpy(&v, p, 8); return double(v); });
         else typed(t.int64_data());
         break;
+      case onnx::TensorProto::BOOL:  // a flag (Dropout's training_mode), never a weight
+        out.dtype = "BOOL";
+        if (t.has_raw_data()) raw(1, [](const char* p) { return double(*p != 0); });
+        else typed(t.int32_data());
+        break;
       default:
-        fail(what + fmt::format(": tensor {} has ONNX data type {} (FLOAT, DOUBLE and INT64 are read)", quote_excerpt(t.name()), t.data_type()));
+        fail(what + fmt::format(": tensor {} has ONNX data type {} (FLOAT, DOUBLE, INT64 and BOOL are read)", quote_excerpt(t.name()), t.data_type()));
     }
     return out;
   }
 
-  // A float tensor stored for the manifest under `name`.
+  // A float tensor stored for the manifest under the name of the
+  // initializer or Constant it is (a tensor that two nodes read is stored
+  // twice under its one name, with the same values).
   std::string store(const std::string& name, Tensor t) {
-    if (t.dtype == "I64") t.dtype = "F32";
+    utf8_or_fail(name, "the tensor name");
+    if (t.dtype == "I64" || t.dtype == "BOOL") t.dtype = "F32";
     weights_.tensors[name] = std::move(t);
     return name;
   }
   std::string store_input(const onnx::NodeProto& n, int index, int input) { return store(n.input(input), values(n, index, input)); }
+  // A tensor that the import computed (a transposed or scaled weight, a
+  // MatMul's bias) under a name that no tensor of the file has and no
+  // earlier computed one took: `base`, else base_1, base_2, ... Unique by
+  // construction, so two layers never read one tensor by accident.
+  std::string store_new(const std::string& base, Tensor t) {
+    std::string name = base;
+    for (int k = 1; file_names_.count(name) || weights_.tensors.count(name); ++k) name = fmt::format("{}_{}", base, k);
+    return store(name, std::move(t));
+  }
 
   std::string layer_name(const onnx::NodeProto& n) const { return n.name().empty() ? n.output(0) : n.name(); }
 
@@ -209,12 +364,19 @@ class Importer {
   }
 
   // [top, left, bottom, right] pads must be symmetric (PyTorch's padding).
+  // auto_pad NOTSET (the default) takes them as given; VALID means no
+  // padding and, as the ONNX spec says, cannot stand beside explicit pads;
+  // SAME_UPPER and SAME_LOWER are not read.
   std::pair<std::int64_t, std::int64_t> symmetric_pads(const onnx::NodeProto& n, int index) const {
-    const auto pads = ints_attr(n, index, "pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+    const auto a = attr(n, "auto_pad");
+    if (a && a->s() != "NOTSET" && a->s() != "VALID")
+      fail(node_label(n, index) + ": auto_pad " + quote_excerpt(a->s()) + " is not supported (NOTSET or VALID)");
+    const auto given = ints_attr(n, index, "pads");
+    if (a && a->s() == "VALID" && given)
+      fail(node_label(n, index) + ": auto_pad VALID with explicit pads (the ONNX spec forbids using both)");
+    const auto pads = given.value_or(std::vector<std::int64_t>{0, 0, 0, 0});
     if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3])
       fail(node_label(n, index) + ": only symmetric 2-d pads [h, w, h, w] are supported");
-    const auto a = attr(n, "auto_pad");
-    if (a && a->s() != "NOTSET" && a->s() != "VALID") fail(node_label(n, index) + ": auto_pad " + quote_excerpt(a->s()) + " is not supported");
     return {pads[0], pads[1]};
   }
 
@@ -226,6 +388,7 @@ class Importer {
 
   void add_layer(json layer, const onnx::NodeProto& n) {
     if (pending_pad_) take_pad(layer);
+    utf8_or_fail(layer_name(n), "the layer name");
     layer["name"] = layer_name(n);
     layers_.push_back(std::move(layer));
     matmul_without_bias_.reset();
@@ -291,6 +454,8 @@ class Importer {
     add_layer(std::move(layer), n);
   }
 
+  // momentum only updates the running statistics in training: nothing at
+  // inference.
   void batchnorm(const onnx::NodeProto& n, int i) {
     if (int_attr(n, i, "training_mode", 0) != 0) fail(node_label(n, i) + ": training_mode 1 (export the model in eval mode)");
     for (int k = 1; k < n.output_size(); ++k)
@@ -308,6 +473,7 @@ class Importer {
   void pool(const onnx::NodeProto& n, int i, bool avg) {
     if (int_attr(n, i, "ceil_mode", 0) != 0) fail(node_label(n, i) + ": ceil_mode 1 is not supported (use ceil_mode=False)");
     if (!avg) {
+      // storage_order only orders the Indices output, refused here.
       ones_only(n, i, "dilations");
       if (n.output_size() > 1 && !n.output(1).empty()) fail(node_label(n, i) + ": the Indices output is not supported");
     }
@@ -331,7 +497,7 @@ class Importer {
     if (!trans_b) w = transposed(w);
     for (double& v : w.values) v *= alpha;
     json layer = {{"type", "linear"}, {"in", w.shape[1]}, {"out", w.shape[0]}};
-    layer["weight"] = store(changed ? layer_name(n) + ".weight" : n.input(1), std::move(w));
+    layer["weight"] = changed ? store_new(layer_name(n) + ".weight", std::move(w)) : store(n.input(1), std::move(w));
     if (n.input_size() > 2 && !n.input(2).empty()) {
       Tensor c = values(n, i, 2);
       if (c.numel() != layer["out"].get<std::int64_t>())
@@ -340,7 +506,7 @@ class Importer {
       const bool reshaped = c.shape.size() != 1;
       c.shape = {c.numel()};
       for (double& v : c.values) v *= beta;
-      layer["bias"] = store(beta != 1.0 || reshaped ? layer_name(n) + ".bias" : n.input(2), std::move(c));
+      layer["bias"] = beta != 1.0 || reshaped ? store_new(layer_name(n) + ".bias", std::move(c)) : store(n.input(2), std::move(c));
     }
     add_layer(std::move(layer), n);
   }
@@ -358,7 +524,7 @@ class Importer {
     const Tensor w = values(n, i, 1);  // [in, out]: x W
     if (w.shape.size() != 2) fail(node_label(n, i) + ": its second input is not a matrix");
     json layer = {{"type", "linear"}, {"in", w.shape[0]}, {"out", w.shape[1]}};
-    layer["weight"] = store(layer_name(n) + ".weight", transposed(w));
+    layer["weight"] = store_new(layer_name(n) + ".weight", transposed(w));
     add_layer(std::move(layer), n);
     matmul_without_bias_ = layers_.size() - 1;
   }
@@ -376,7 +542,7 @@ class Importer {
       fail(node_label(n, i) + fmt::format(": its constant has {} values, not one per output of the MatMul ({})", b.numel(),
                                           layer["out"].get<std::int64_t>()));
     b.shape = {b.numel()};
-    layer["bias"] = store(layer["name"].get<std::string>() + ".bias", std::move(b));
+    layer["bias"] = store_new(layer["name"].get<std::string>() + ".bias", std::move(b));
     matmul_without_bias_.reset();
   }
 
@@ -399,6 +565,10 @@ class Importer {
     // (N may be written as 0, "copy the input's", or -1).
     if (s.values.size() != 2 || !(s.values[0] >= -1) || !(s.values[1] == -1 || s.values[1] > 0))
       fail(node_label(n, i) + ": only a flatten (shape [N, -1] or [N, K]) is supported");
+    // allowzero 1 (opset 14 on) reads a 0 as a dimension of size 0, not as
+    // "the input's": an empty batch.
+    if (int_attr(n, i, "allowzero", 0) != 0 && s.values[0] == 0)
+      fail(node_label(n, i) + ": allowzero 1 with a 0 in the shape makes an empty tensor");
     add_layer({{"type", "flatten"}}, n);
     if (s.values[1] > 0) reshapes_.push_back({layers_.size() - 1, static_cast<std::int64_t>(s.values[1]), node_label(n, i)});
   }
@@ -414,10 +584,14 @@ class Importer {
     const std::string& op = n.op_type();
     if (!n.domain().empty() && n.domain() != "ai.onnx")
       fail(node_label(n, i) + ": operator domain " + quote_excerpt(n.domain()) + " is not supported");
+    const auto spec = kAttributes.find(op);
+    if (spec == kAttributes.end())
+      fail(node_label(n, i) + ": operator " + quote_excerpt(op) + " is not supported (supported: " + kSupported + ")");
+    check_attributes(n, i, spec->second);
     if (op == "Constant") {
       const auto* v = attr(n, "value");
-      if (!v || v->type() != onnx::AttributeProto::TENSOR || n.output_size() != 1)
-        fail(node_label(n, i) + ": only a Constant with a tensor \"value\" is supported");
+      if (!v || n.attribute_size() != 1 || n.output_size() != 1)
+        fail(node_label(n, i) + ": only a Constant with a tensor \"value\" is supported (not value_float, value_ints, ...)");
       owned_.push_back(v->t());
       owned_.back().set_name(n.output(0));
       consts_[n.output(0)] = &owned_.back();
@@ -447,10 +621,19 @@ class Importer {
     else if (op == "Gemm") gemm(n, i);
     else if (op == "Pad") pad(n, i);
     else if (op == "MatMul") matmul(n, i);
-    else if (op == "Identity" || op == "Dropout") {
-      if (op == "Dropout" && n.output_size() > 1 && !n.output(1).empty()) fail(node_label(n, i) + ": the mask output is a training graph");
-    } else {
-      fail(node_label(n, i) + ": operator " + quote_excerpt(op) + " is not supported (supported: " + kSupported + ")");
+    else if (op == "Dropout") dropout(n, i);
+    // Identity of the data tensor: nothing to compute.
+  }
+
+  // Dropout at inference is the identity: its seed and ratio change nothing
+  // there. Its training_mode input (opset 12 on) must be absent or a
+  // constant false; training mode drops values at random.
+  void dropout(const onnx::NodeProto& n, int i) {
+    if (n.output_size() > 1 && !n.output(1).empty()) fail(node_label(n, i) + ": the mask output is a training graph");
+    if (n.input_size() > 2 && !n.input(2).empty()) {
+      const Tensor mode = values(n, i, 2);
+      if (mode.values.size() != 1 || mode.values[0] != 0)
+        fail(node_label(n, i) + ": training_mode true drops values at random (export the model in eval mode)");
     }
   }
 };

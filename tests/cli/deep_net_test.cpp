@@ -274,4 +274,16 @@ TEST_CASE("import onnx: an unsupported operator exits 2 naming the node and its 
   CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
   CHECK_FALSE(fs::exists(dir / "bad.json"));
   CHECK_FALSE(fs::exists(dir / "bad.safetensors"));
+  // A missing folder of --output is refused, as every command's is, not created.
+  const std::string good = CnnFixture().build().write(dir / "good.onnx", "logits");
+  const auto missing = run_cli("import onnx \"" + good + "\" --output \"" + (dir / "no" / "such" / "net.json").string() + "\"");
+  CHECK(missing.status == 2);
+  CHECK_MESSAGE(missing.output.find("--output: folder '" + (dir / "no" / "such").string() + "' of ") != std::string::npos,
+                missing.output);
+  CHECK_FALSE(fs::exists(dir / "no"));
+  // An empty file is not "IR version 0".
+  std::ofstream(dir / "empty.onnx").flush();
+  const auto empty = run_cli("import onnx \"" + (dir / "empty.onnx").string() + "\" --output \"" + (dir / "e.json").string() + "\"");
+  CHECK(empty.status == 2);
+  CHECK_MESSAGE(empty.output.find("empty file (0 bytes), not an ONNX model") != std::string::npos, empty.output);
 }

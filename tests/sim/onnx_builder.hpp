@@ -90,6 +90,12 @@ struct ModelBuilder {
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
   }
+  static void text(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
   static void real(onnx::NodeProto* n, const std::string& name, float v) {
     auto* a = n->add_attribute();
     a->set_name(name);

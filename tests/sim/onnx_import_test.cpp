@@ -11,12 +11,16 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "conv_reference.hpp"
 #include "onnx_builder.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/onnx_import.hpp"
 #include "ctmc/core/errors.hpp"
+#include "ctmc/core/quote.hpp"
 #include "input_error_check.hpp"
 
 namespace fs = std::filesystem;
@@ -240,5 +244,208 @@ TEST_CASE("ONNX refusals name the node and its op type") {
   {
     std::ofstream(path) << "not a protobuf at all \x01\x02";
     check_input_error([&] { (void)import_onnx(path); }, path, "not an ONNX model");
+  }
+}
+
+// Each attribute of each operator is handled exactly or refused by name
+// (issue: an AveragePool with dilations [2, 2] imported and computed
+// something else on about half the inputs).
+TEST_CASE("ONNX attributes: unknown, misspelled, of another type, given twice, or newer than the opset are refused") {
+  TempDir t;
+  const std::string path = (t.path / "a.onnx").string();
+  const auto pool_model = [](int opset, const std::function<void(onnx::NodeProto*)>& edit) {
+    ModelBuilder mb({1, 4, 4}, opset);
+    auto* ap = mb.node("AveragePool", {"input"}, "p");
+    ModelBuilder::ints(ap, "kernel_shape", {2, 2});
+    edit(ap);
+    mb.node("Flatten", {"p"}, "f");
+    return mb;
+  };
+  const auto refused = [&](ModelBuilder mb, const std::string& output, const std::string& fragment) {
+    mb.write(path, output);
+    check_input_error([&] { (void)import_onnx(path); }, path, fragment);
+  };
+  refused(pool_model(17, [](auto* n) { ModelBuilder::ints(n, "dilations", {2, 2}); }), "f",
+          "node '/AveragePool_1' (AveragePool): unknown attribute 'dilations' (AveragePool at opset 17 has auto_pad, "
+          "ceil_mode, count_include_pad, kernel_shape, pads, strides)");
+  refused(pool_model(13, [](auto* n) { ModelBuilder::ints(n, "stride", {2, 2}); }), "f", "unknown attribute 'stride'");
+  refused(pool_model(13, [](auto* n) { ModelBuilder::real(n, "ceil_mode", 0.0f); }), "f",
+          "(AveragePool): attribute ceil_mode is a float, not an integer");
+  refused(pool_model(13, [](auto* n) { ModelBuilder::ints(n, "strides", {1, 1}); ModelBuilder::ints(n, "strides", {2, 2}); }),
+          "f", "attribute strides is given twice");
+  // auto_pad VALID means no padding; beside explicit pads the spec forbids it.
+  refused(pool_model(13, [](auto* n) { ModelBuilder::text(n, "auto_pad", "VALID"); ModelBuilder::ints(n, "pads", {1, 1, 1, 1}); }),
+          "f", "auto_pad VALID with explicit pads");
+  refused(pool_model(13, [](auto* n) { ModelBuilder::text(n, "auto_pad", "SAME_UPPER"); }), "f", "auto_pad 'SAME_UPPER' is not supported");
+  {
+    ModelBuilder mb = pool_model(13, [](auto* n) { ModelBuilder::text(n, "auto_pad", "VALID"); });
+    mb.write(path, "f");
+    CHECK(import_onnx(path).manifest["layers"][0]["padding"] == nlohmann::json({0, 0}));
+  }
+  // Opsets past the newest tested are refused, naming it; 17 is read.
+  for (int opset : {18, 19, 99}) refused(pool_model(opset, [](auto*) {}), "f", fmt::format("opset {} is newer than 17", opset));
+  {
+    ModelBuilder mb = pool_model(17, [](auto*) {});
+    mb.write(path, "f");
+    CHECK(import_onnx(path).opset == 17);
+  }
+  // training_mode exists from BatchNormalization-14 on; at opset 13 it is unknown.
+  {
+    const CnnFixture fx;
+    ModelBuilder mb = fx.build(13);
+    for (auto& n : *mb.g->mutable_node())
+      if (n.op_type() == "BatchNormalization") ModelBuilder::integer(&n, "training_mode", 0);
+    refused(mb, "logits", "(BatchNormalization): unknown attribute 'training_mode' (BatchNormalization at opset 13 has epsilon, momentum)");
+    ModelBuilder mb14 = fx.build(14);
+    for (auto& n : *mb14.g->mutable_node())
+      if (n.op_type() == "BatchNormalization") ModelBuilder::integer(&n, "training_mode", 1);
+    refused(mb14, "logits", "(BatchNormalization): training_mode 1");
+  }
+  // A Constant read only as a tensor "value".
+  {
+    ModelBuilder mb({4});
+    auto* c = mb.node("Constant", {}, "k");
+    auto* a = c->add_attribute();
+    a->set_name("value_float");
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(6);
+    mb.node("Relu", {"input"}, "r");
+    refused(mb, "r", "(Constant): only a Constant with a tensor \"value\" is supported");
+  }
+  // Reshape's allowzero 1 reads the 0 of [0, -1] as an empty dimension.
+  {
+    ModelBuilder mb({1, 2, 2}, 14);
+    mb.init_i64("shape", {0, -1});
+    auto* r = mb.node("Reshape", {"input", "shape"}, "f");
+    ModelBuilder::integer(r, "allowzero", 1);
+    refused(mb, "f", "allowzero 1 with a 0 in the shape");
+  }
+}
+
+TEST_CASE("ONNX Dropout: identity at inference; training_mode true is refused") {
+  TempDir t;
+  const std::string path = (t.path / "d.onnx").string();
+  for (const bool training : {false, true}) {
+    ModelBuilder mb({4});
+    auto* mode = mb.g->add_initializer();
+    mode->set_name("training_mode");
+    mode->set_data_type(onnx::TensorProto::BOOL);
+    mode->set_raw_data(std::string(1, training ? '\1' : '\0'));
+    mb.init("ratio", {}, {0.5}, true);
+    mb.init("W", {4, 2}, std::vector<double>(8, 0.25), true);
+    mb.node("Dropout", {"input", "ratio", "training_mode"}, "d");
+    mb.node("MatMul", {"d", "W"}, "o");
+    mb.write(path, "o");
+    if (training) {
+      check_input_error([&] { (void)import_onnx(path); }, path, "(Dropout): training_mode true drops values at random");
+    } else {
+      const auto imp = import_onnx(path);
+      REQUIRE(imp.manifest["layers"].size() == 1);
+      CHECK(imp.manifest["layers"][0]["type"] == "linear");
+    }
+  }
+}
+
+// Names the import makes (a transposed Gemm weight, a MatMul's weight and
+// bias) never take the name of a tensor of the file or of one made before:
+// two layers then read two tensors (issue: both read one, a wrong net).
+TEST_CASE("ONNX tensor names: unique by construction; duplicate initializers and outputs refused") {
+  TempDir t;
+  const std::string path = (t.path / "n.onnx").string();
+  TestRng rng(9);
+  const auto wa = as_floats(rng.vec(4 * 3, -1, 1)), wb = as_floats(rng.vec(3 * 2, -1, 1)), wc = as_floats(rng.vec(2 * 2, -1, 1));
+  ModelBuilder mb({4});
+  mb.init("A", {4, 3}, wa, true);    // [in, out]: Gemm with transB 0
+  mb.init("fc1.weight", {2, 2}, wc, true);  // the name the transposed A would have taken
+  mb.init("B", {3, 2}, wb, true);
+  auto* g1 = mb.node("Gemm", {"input", "A"}, "h");
+  g1->set_name("fc1");
+  auto* m1 = mb.node("MatMul", {"h", "B"}, "m");
+  m1->set_name("dense");
+  mb.node("Relu", {"m"}, "r");
+  auto* g2 = mb.node("Gemm", {"r", "fc1.weight"}, "o");  // transB 0 too: also a transposed copy
+  g2->set_name("dense");
+  mb.write(path, "o");
+  const auto imp = import_onnx(path);
+  const auto& layers = imp.manifest["layers"];
+  REQUIRE(layers.size() == 4);
+  std::set<std::string> names;
+  for (const auto& L : layers)
+    if (L.contains("weight")) CHECK(names.insert(L["weight"].get<std::string>()).second);
+  CHECK(names.size() == 3);
+  const auto ref = [&](const Image& x) {
+    std::vector<double> at(3 * 4), bt(2 * 3), ct(2 * 2);
+    for (int i = 0; i < 4; ++i)
+      for (int o = 0; o < 3; ++o) at[std::size_t(o * 4 + i)] = wa[std::size_t(i * 3 + o)];
+    for (int i = 0; i < 3; ++i)
+      for (int o = 0; o < 2; ++o) bt[std::size_t(o * 3 + i)] = wb[std::size_t(i * 2 + o)];
+    for (int i = 0; i < 2; ++i)
+      for (int o = 0; o < 2; ++o) ct[std::size_t(o * 2 + i)] = wc[std::size_t(i * 2 + o)];
+    auto h = ref_linear(ref_linear(x.v, at, {0, 0, 0}, 3), bt, {0, 0}, 2);
+    for (double& v : h) v = std::max(v, 0.0);
+    return ref_linear(h, ct, {0, 0}, 2);
+  };
+  check_against(imp.net, ref, 4, 1, 1);
+  {
+    ModelBuilder dup({4});
+    dup.init("W", {4, 4}, std::vector<double>(16, 0.1), true);
+    dup.init("W", {4, 4}, std::vector<double>(16, 0.2), true);
+    dup.node("MatMul", {"input", "W"}, "o");
+    dup.write(path, "o");
+    check_input_error([&] { (void)import_onnx(path); }, path, "two initializers are named 'W'");
+  }
+  {
+    ModelBuilder dup({4});
+    dup.init("W", {4, 4}, std::vector<double>(16, 0.1), true);
+    dup.node("Relu", {"input"}, "W");  // writes the initializer's name
+    dup.write(path, "W");
+    check_input_error([&] { (void)import_onnx(path); }, path, "its output 'W' names a tensor that the graph already has");
+  }
+}
+
+TEST_CASE("ONNX inputs that made internal errors or raw bytes: huge dims, names that are not UTF-8, an empty file") {
+  TempDir t;
+  const std::string path = (t.path / "u.onnx").string();
+  {
+    ModelBuilder mb({4});
+    auto* w = mb.g->add_initializer();
+    w->set_name("W");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    // 2^62 floats are 2^64 bytes, which wraps to the 0 bytes given.
+    w->add_dims(std::int64_t(1) << 62);
+    w->set_raw_data("");
+    mb.node("MatMul", {"input", "W"}, "o");
+    mb.write(path, "o");
+    check_input_error([&] { (void)import_onnx(path); }, path, "tensor 'W' has a shape of more values than an ONNX file can hold");
+  }
+  {
+    ModelBuilder mb({4});
+    mb.node("Relu", {"input"}, "r")->set_name("relu\xFF");
+    mb.write(path, "r");
+    check_input_error([&] { (void)import_onnx(path); }, path, "the layer name 'relu\\xff' is not UTF-8 text");
+  }
+  {
+    ModelBuilder mb({4});
+    mb.m.set_producer_name("py\xC3torch");
+    mb.node("Relu", {"input"}, "r");
+    mb.write(path, "r");
+    check_input_error([&] { (void)import_onnx(path); }, path, "its producer name 'py\\xc3torch' is not UTF-8 text");
+  }
+  {
+    ModelBuilder mb({4});
+    mb.node("Re\xFFlu", {"input"}, "r")->set_name("n");
+    mb.write(path, "r");
+    try {
+      (void)import_onnx(path);
+      FAIL("imported");
+    } catch (const ctmc::InputError& e) {
+      const std::string m = e.what();
+      CHECK(m.find("operator 'Re\\xfflu' is not supported") != std::string::npos);
+      CHECK(ctmc::is_utf8(m));
+    }
+  }
+  {
+    std::ofstream(path, std::ios::trunc).flush();
+    check_input_error([&] { (void)import_onnx(path); }, path, "empty file (0 bytes), not an ONNX model");
   }
 }

@@ -47,6 +47,16 @@ TEST_CASE("quote_excerpt: quoted, control characters escaped, cut to 60 bytes wi
   // would be split at 57.
   const std::string utf8 = std::string(56, 'a') + "\xC3\xA9" + std::string(10, 'b');
   CHECK(quote_excerpt(utf8) == "'" + std::string(56, 'a') + "...' (68 bytes)");
+  // Bytes that are not well-formed UTF-8 never reach a message raw; whole
+  // characters stay as they are (2, 3 and 4 bytes).
+  CHECK(quote_excerpt("a\xFF\xFE" "b") == "'a\\xff\\xfeb'");
+  CHECK(quote_excerpt("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80") == "'\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80'");
+  CHECK(quote_excerpt("\xC3") == "'\\xc3'");                          // cut short
+  CHECK(quote_excerpt("\xC0\xAF") == "'\\xc0\\xaf'");                  // overlong '/'
+  CHECK(quote_excerpt("\xED\xA0\x80") == "'\\xed\\xa0\\x80'");          // a surrogate
+  CHECK(quote_excerpt("\xF4\x90\x80\x80") == "'\\xf4\\x90\\x80\\x80'");  // above U+10FFFF
+  CHECK(ctmc::is_utf8("ok \xC3\xA9"));
+  CHECK_FALSE(ctmc::is_utf8("bad \xFF"));
   // A newline in the text never makes a second line.
   CHECK(quote_excerpt(std::string(100, '\n')).find('\n') == std::string::npos);
 }
