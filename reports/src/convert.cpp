@@ -183,11 +183,22 @@ void present(ReportWriter& w, const ConvertOptions& o, const ConvertResult& res)
       o.samples, o.fit_images, kMaxConvertValues, o.starts, o.seed, o.starts, o.seed));
 }
 
-}  // namespace
+// The report writer names its folder's parent as out_root (`report --out`);
+// here that folder is --output-dir's.
+template <class F>
+auto naming_output_dir(F&& f) {
+  try {
+    return f();
+  } catch (const InputError& e) {
+    if (e.input() != "out_root") throw;
+    throw InputError("--output-dir", e.detail());
+  }
+}
 
-ConvertResult run_convert(const ConvertOptions& o) {
+ConvertResult convert(const ConvertOptions& o) {
   check_options(o);
   const auto [parent, name] = split_folder(o.output_dir);
+  check_output_root(parent);  // before the fits, not after them
   const sim::Net net = sim::load_net(o.net);
   const std::vector<sim::NetStage> stages = sim::spiking_stages(net, o.net);
   const std::vector<std::string> targets = layer_targets(net, stages, o.output_activation);
@@ -228,6 +239,10 @@ ConvertResult run_convert(const ConvertOptions& o) {
   w.finish();
   return res;
 }
+
+}  // namespace
+
+ConvertResult run_convert(const ConvertOptions& o) { return naming_output_dir([&] { return convert(o); }); }
 
 void write(commands::DocumentWriter& w, const ConvertResult& r) {
   using commands::put;

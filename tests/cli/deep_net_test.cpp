@@ -252,6 +252,13 @@ TEST_CASE("convert fits a neuron per spiking layer of a conv net; simulate netwo
   const auto mine = run_cli("convert --net \"" + cnn.net + "\"" + data + " --output-dir \"" +
                             (temp_dir() / "deep_cnn_convert").string() + "\" --samples 64 --starts 4");
   CHECK(mine.status == 2);
+  // The folder's errors name --output-dir, the option convert has (not
+  // report's --out), before any fit runs.
+  CHECK_MESSAGE(mine.output.find("ctmc-snn: --output-dir: ") == 0, mine.output);
+  const auto under_file = run_cli("convert --net \"" + cnn.net + "\"" + data + " --output-dir \"" + cnn.net + "/sub\"");
+  CHECK(under_file.status == 2);
+  CHECK_MESSAGE(under_file.output.find("--output-dir: '" + cnn.net + "' exists and is not a folder") != std::string::npos,
+                under_file.output);
   const auto no_train = run_cli("convert --net \"" + cnn.net + "\" --test-images \"" + cnn.images +
                                 "\" --test-labels \"" + cnn.labels + "\" --output-dir \"" + out.string() + "\"");
   CHECK(no_train.status == 2);
