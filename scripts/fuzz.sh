@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(model manifest safetensors idx idx_gz cifar npm_digits table samples npy sweep_part subset_index claims onnx)
+all_targets=(model manifest safetensors idx idx_gz cifar cifar_dir npm_digits table samples npy sweep_part subset_index claims check_numbers onnx)
 secs=${1:-60}
 if ! [[ "$secs" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: scripts/fuzz.sh [SECONDS] [TARGET...]  (targets: ${all_targets[*]})" >&2

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <type_traits>
 
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
@@ -634,6 +635,18 @@ struct Row {
   std::string quantity, claimed, ours, difference, tolerance, verdict, evidence;
 };
 
+// A difference or ratio for the table and the evidence: `digits` digits
+// after the point in scientific notation, through a double where one holds
+// it, else through MPFR, whose exponent range does (a claim of 1e308 is 5e308
+// times an MSE of 0.2: an infinity as a double).
+template <class Number>
+std::string sci(const Number& x, int digits) {
+  const double d = solvers::to_double(x);
+  if (std::isfinite(d) && (d != 0 || x == 0)) return fmt::format("{:.{}e}", d, digits);
+  if constexpr (std::is_same_v<Number, Rational>) return solvers::to_string(solvers::from_rational<Mpfr>(x), digits + 1);
+  else return solvers::to_string(x, digits + 1);
+}
+
 // Exact comparison (rationals).
 Row compare_exact(const Value& v, const Rational& ours, const Tolerance& tol) {
   Row r{v.quantity, v.text, solvers::exact_text(ours), solvers::exact_text(v.exact - ours), tol.text(), "", ""};
@@ -650,12 +663,12 @@ Row compare_exact(const Value& v, const Rational& ours, const Tolerance& tol) {
     }
   }
   r.verdict = ok ? kPass : kFail;
-  r.evidence = ours == 0 ? fmt::format("ours (exact rational) = 0; |claimed - ours| = {:.3e}", solvers::to_double(diff))
-                         : fmt::format("ours (exact rational) = {:.17g}; |claimed - ours| / |ours| = {:.3e}",
-                                       solvers::to_double(ours), solvers::to_double(Rational(diff / abs(ours))));
+  r.evidence = ours == 0 ? fmt::format("ours (exact rational) = 0; |claimed - ours| = {}", sci(diff, 3))
+                         : fmt::format("ours (exact rational) = {:.17g}; |claimed - ours| / |ours| = {}",
+                                       solvers::to_double(ours), sci(Rational(diff / abs(ours)), 3));
   // A long exact fraction is unreadable in a table: its double beside the evidence says enough.
   if (r.ours.size() > 60) r.ours = fmt::format("{:.17g} (rounded)", solvers::to_double(ours));
-  if (r.difference.size() > 60) r.difference = fmt::format("{:.6e} (rounded)", solvers::to_double(v.exact - ours));
+  if (r.difference.size() > 60) r.difference = sci(Rational(v.exact - ours), 6) + " (rounded)";
   return r;
 }
 
@@ -679,9 +692,9 @@ Row compare_mpfr(const Value& v, const Mpfr& ours, const Tolerance& tol, unsigne
     }
   }
   r.verdict = ok ? kPass : kFail;
-  r.evidence = ours == 0 ? fmt::format("ours (MPFR {} bits) = 0; |claimed - ours| = {:.3e}", bits, solvers::to_double(diff))
-                         : fmt::format("ours (MPFR {} bits) = {}; |claimed - ours| / |ours| = {:.3e}", bits,
-                                       solvers::to_string(ours, 20), solvers::to_double(Mpfr(diff / abs(ours))));
+  r.evidence = ours == 0 ? fmt::format("ours (MPFR {} bits) = 0; |claimed - ours| = {}", bits, sci(diff, 3))
+                         : fmt::format("ours (MPFR {} bits) = {}; |claimed - ours| / |ours| = {}", bits,
+                                       solvers::to_string(ours, 20), sci(Mpfr(diff / abs(ours)), 3));
   return r;
 }
 
@@ -699,7 +712,7 @@ Row not_finite_row(const Value& v, double ours, const std::string& how) {
 Row compare_double(const Value& v, double ours, const Tolerance& tol, const std::string& how) {
   if (!std::isfinite(ours)) return not_finite_row(v, ours, how);
   const Rational ours_exact(ours), diff = abs(v.exact - ours_exact);
-  Row r{v.quantity, v.text, fmt::format("{:.17g}", ours), fmt::format("{:.6e}", solvers::to_double(v.exact - ours_exact)),
+  Row r{v.quantity, v.text, fmt::format("{:.17g}", ours), sci(Rational(v.exact - ours_exact), 6),
         tol.text(), "", ""};
   bool ok = false;
   switch (tol.kind) {
@@ -715,9 +728,9 @@ Row compare_double(const Value& v, double ours, const Tolerance& tol, const std:
     }
   }
   r.verdict = ok ? kPass : kFail;
-  r.evidence = ours == 0 ? fmt::format("ours ({}) = 0; absolute difference {:.3e}", how, solvers::to_double(diff))
-                         : fmt::format("ours ({}) = {:.6e}; relative difference {:.3e}", how, ours,
-                                       solvers::to_double(Rational(diff / abs(ours_exact))));
+  r.evidence = ours == 0 ? fmt::format("ours ({}) = 0; absolute difference {}", how, sci(diff, 3))
+                         : fmt::format("ours ({}) = {:.6e}; relative difference {}", how, ours,
+                                       sci(Rational(diff / abs(ours_exact)), 3));
   return r;
 }
 

@@ -160,3 +160,11 @@ paths = {"claims": [
      "test_labels": "y.npy", "train_images": "x.npy", "train_labels": "y.npy", "T": 1, "dt": 0.01, "tau": 0.02,
      "rate": 5, "layer_alpha": ["auto", 2], "subset": "stride:2", "trials": 2, "A_SNN": 50}]}
 put("claims", "paths.json", json.dumps(paths))
+
+# check_numbers: the first byte picks the tolerance (none, exact, digits,
+# relative, absolute), the rest is the claimed value (fuzz_check_numbers.cpp):
+# the flux, values beyond and below the range of doubles, zero, fractions.
+for i, (pick, value) in enumerate([(0, "1"), (1, "1.0"), (2, "1e999"), (2, "-1e999"), (3, "1e309"), (2, "-1e400"),
+                                   (4, "1e-320"), (3, "0"), (1, "3/3"), (2, "0.050"), (4, "1e-30"),
+                                   (2, "1e308"), (0, "1e400")]):
+    put("check_numbers", f"seed_{i:02d}", bytes([pick]) + value.encode())

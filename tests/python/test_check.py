@@ -479,6 +479,22 @@ class NonFiniteValues(unittest.TestCase):
                 finally:
                     os.chdir(cwd)
 
+    def test_differences_beyond_double_range_are_printed(self):
+        # A flux claim of 1e400 (exact: allowed) is 1e400 times the flux; a fit claim of 1e308 is about 5e308
+        # times its MSE: both fail, and the evidence gives the ratio, not an infinity.
+        relu = {"states": ["B", "R"], "transitions": [
+            {"from": "B", "to": "R", "offset": 0, "slope": 1, "spike": True}, {"from": "R", "to": "B", "offset": 1}]}
+        claims = {"claims": [{"id": "flux", "kind": "flux", "model": THREE, "H": 1, "value": "1e400"},
+                             {"id": "fit", "kind": "fit", "model": relu, "activation": "relu", "domain": "0,1",
+                              "points": 3, "mse": "1e308"}]}
+        rc, doc, err, _ = run_check(claims)
+        self.assertEqual(rc, 1, err)
+        self.assertEqual(doc["verdicts"], {"flux": "Fail", "fit": "Fail"})
+        for row in doc["results"]:
+            for field in ("difference", "evidence"):
+                self.assertNotIn("inf", row[field], row)
+                self.assertNotIn("nan", row[field], row)
+
     def test_zero_on_both_sides(self):
         # The three-state flux at H = 0 is 0 (a = H): a claim of 0 under a relative tolerance passes, a claim of
         # 1e-30 fails; neither evidence prints an infinite or undefined relative difference.
