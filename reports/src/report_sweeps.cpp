@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "ctmc/core/errors.hpp"
+#include "ctmc/solvers/input_file.hpp"
 #include "ctmc/reports/templates.hpp"
 
 namespace ctmc::reports {
@@ -35,10 +36,17 @@ std::string join(const std::vector<std::string>& v) {
 // sweep of `spec` (what a cluster run of the printed commands, merged,
 // writes); InputError naming the file for anything else.
 Json reuse_sweep(const fs::path& file, const Json& spec) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError("sweeps_dir", fmt::format("{}: cannot be read", file.string()));
+  // As every input is read: a regular file only, its size checked first.
+  static constexpr solvers::InputKind kSweepDocumentKind{"sweep document", std::uint64_t(4) << 30,
+                                                         "a report's sweep document is a few MB"};
+  std::string text;
   try {
-    const Json found = Json::parse(in);
+    text = solvers::read_input_file(file.string(), kSweepDocumentKind);
+  } catch (const InputError& e) {
+    throw InputError("sweeps_dir", e.what());
+  }
+  try {
+    const Json found = Json::parse(text);
     if (!found.is_object() || !found.contains("format") || found.at("format") != "ctmc-snn sweep" ||
         !found.contains("spec") || !found.contains("runs"))
       throw InputError("sweeps_dir", fmt::format("{}: not a sweep document (ctmc-snn sweep)", file.string()));

@@ -103,9 +103,7 @@ bool read_piece(solvers::InputFile& in, std::vector<std::uint8_t>& out) {
 
 std::vector<std::uint8_t> read_maybe_gz(const std::string& path, const SizeBound& bound) {
   solvers::InputFile in(path, kDataFileKind.what);
-  // A device or pipe has no size to bound it by (/dev/zero never ends).
-  if (!in.regular_size()) fail(path, "not a regular file (a data file is a file of IDX or CIFAR-10 data)");
-  if (in.regular_size() && *in.regular_size() > kDataFileKind.max_bytes) solvers::refuse_too_large(path, kDataFileKind);
+  if (in.size() > kDataFileKind.max_bytes) solvers::refuse_too_large(path, kDataFileKind);
   std::vector<std::uint8_t> bytes;
   bool more = read_piece(in, bytes);
   if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) {

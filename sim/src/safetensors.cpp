@@ -118,23 +118,6 @@ std::int64_t Tensor::numel() const {
 }
 
 namespace {
-
-// The end of the data buffer as the header describes it: the largest
-// data_offsets end (entries that are not well formed are reported by the
-// reader's checks).
-std::uint64_t described_buffer_end(const nlohmann::json& header) {
-  std::uint64_t end = 0;
-  for (const auto& [name, e] : header.items()) {
-    if (name == "__metadata__" || !e.is_object() || !e.contains("data_offsets")) continue;
-    const auto& off = e["data_offsets"];
-    if (off.is_array() && off.size() == 2 && off[1].is_number_unsigned()) end = std::max(end, off[1].get<std::uint64_t>());
-  }
-  return end;
-}
-
-}  // namespace
-
-namespace {
 SafetensorsFile read_tensors(const std::string& path, const std::set<std::string>* wanted);
 }
 
@@ -144,12 +127,12 @@ SafetensorsFile read_safetensors(const std::string& path, const std::set<std::st
 namespace {
 SafetensorsFile read_tensors(const std::string& path, const std::set<std::string>* wanted) {
   solvers::InputFile in(path, kSafetensorsKind.what);
-  if (in.regular_size() && *in.regular_size() > kSafetensorsKind.max_bytes) solvers::refuse_too_large(path, kSafetensorsKind);
+  if (in.size() > kSafetensorsKind.max_bytes) solvers::refuse_too_large(path, kSafetensorsKind);
   std::uint8_t length[8];
   if (in.read(length, 8) < 8) fail(path, "truncated safetensors file (no 8-byte header length)");
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | length[i];
-  if (in.regular_size() && n > *in.regular_size() - 8)
+  if (n > in.size() - 8)
     fail(path, "truncated safetensors file (header length " + std::to_string(n) + " exceeds the file)");
   if (n > kMaxSafetensorsHeaderBytes)
     fail(path, "header length " + std::to_string(n) + " is more than the " + std::to_string(kMaxSafetensorsHeaderBytes) +
@@ -161,11 +144,8 @@ SafetensorsFile read_tensors(const std::string& path, const std::set<std::string
   // one silently won).
   const nlohmann::json header = solvers::parse_json_strict<nlohmann::json>(header_text, path, nullptr, "safetensors header JSON");
   if (!header.is_object()) fail(path, "safetensors header is not a JSON object");
-  // The data buffer: the rest of a regular file; from a device or pipe no
-  // more than the header describes, plus one byte to notice anything after it.
-  std::uint64_t want = in.regular_size() ? *in.regular_size() - 8 - n : described_buffer_end(header);
-  if (!in.regular_size() && want < kSafetensorsKind.max_bytes) ++want;
-  if (want > kSafetensorsKind.max_bytes) solvers::refuse_too_large(path, kSafetensorsKind);
+  // The data buffer: the rest of the file.
+  const std::uint64_t want = in.size() - 8 - n;
   std::vector<std::uint8_t> data(static_cast<std::size_t>(want));
   data.resize(in.read(data.data(), data.size()));
   const std::uint8_t* buffer = data.data();

@@ -2,6 +2,7 @@
 #include "ctmc/sim/stats.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -862,8 +863,16 @@ void check_part_tokens(const std::string& path, std::FILE* f) {
 
 // The spec and shard of a part, read as a stream (its runs parsed, not kept).
 std::pair<Json, Json> scan_part_header(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw InputError(fmt::format("{}: cannot open sweep part ({})", path, std::strerror(errno)));
+  // Opened as every input is (a regular file only, never waiting on a pipe),
+  // then read through stdio for the streaming parser.
+  const solvers::InputFile in(path, "sweep part");
+  const int fd = ::dup(in.descriptor());
+  std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "rb");
+  if (!f) {
+    const int e = errno;
+    if (fd >= 0) ::close(fd);
+    throw InputError(fmt::format("{}: cannot open sweep part ({})", path, std::strerror(e)));
+  }
   struct Close {
     std::FILE* f;
     ~Close() { std::fclose(f); }

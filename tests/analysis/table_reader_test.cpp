@@ -90,14 +90,14 @@ TEST_CASE("a bad table row is quoted short, on one line") {
   CHECK(error_of([&] { activations::parse_activation("table:" + ctl); }) == ctl + ": row 2: expected two finite numbers 'x,phi(x)', got '1,\\x1b[2J'");
 }
 
-TEST_CASE("table, samples and weights readers refuse /dev/zero after their cap") {
+TEST_CASE("table, samples and weights readers refuse /dev/zero before reading") {
   // Each read /dev/zero until memory ran out.
   if (!std::filesystem::exists("/dev/zero")) return;
   CHECK(error_of([] { activations::parse_activation("table:/dev/zero"); }) ==
-        "/dev/zero: larger than 64 MiB (a table has a few hundred rows); refusing");
+        "/dev/zero: not a regular file (a character device); a device, pipe or socket is never read as input");
   CHECK(error_of([] { analysis::read_samples("/dev/zero"); }) ==
-        "/dev/zero: larger than 64 MiB (a samples file has one value per line); refusing");
+        "/dev/zero: not a regular file (a character device); a device, pipe or socket is never read as input");
   auto d = analysis::read_samples(write_input("s.txt", "0\n1\n"));
   CHECK(error_of([&] { analysis::read_weights(d, "/dev/zero"); }) ==
-        "/dev/zero: larger than 64 MiB (a weights file has one value per line); refusing");
+        "/dev/zero: not a regular file (a character device); a device, pipe or socket is never read as input");
 }

