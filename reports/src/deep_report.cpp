@@ -18,6 +18,7 @@
 #include "ctmc/reports/layer_fit.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
+#include "ctmc/sim/cifar.hpp"
 #include "ctmc/sim/dataset.hpp"
 #include "ctmc/sim/if_baseline.hpp"
 #include "ctmc/sim/manifest.hpp"
@@ -845,12 +846,19 @@ void present_methods(ReportWriter& w, const ReportContext& ctx, const DeepDesign
 
 int run_deep_report(const ReportContext& ctx, const DeepDesign& d) {
   ReportWriter w(ctx, "deep", "Deep conversion: VGG-11 (Table 1, Figures 5-6, Appendices B and D)");
-  // Before any training: a CIFAR-10 folder that is not one would fail only
-  // after the MNIST section's minutes.
-  if (!ctx.cifar_dir.empty() && !fs::is_directory(ctx.cifar_dir))
-    throw InputError("cifar", fmt::format("{} is not a folder (a CIFAR-10 binary folder: data_batch_1.bin ... "
-                                          "test_batch.bin)",
-                                          ctx.cifar_dir));
+  // Before any training: a CIFAR-10 folder that is not one, or not whole,
+  // would fail only after the MNIST section's minutes.
+  if (!ctx.cifar_dir.empty()) {
+    if (!fs::is_directory(ctx.cifar_dir))
+      throw InputError("cifar", fmt::format("{} is not a folder (a CIFAR-10 binary folder: data_batch_1.bin ... "
+                                            "test_batch.bin)",
+                                            ctx.cifar_dir));
+    try {
+      sim::check_cifar_dir(ctx.cifar_dir);
+    } catch (const InputError& e) {
+      throw InputError("cifar", e.what());
+    }
+  }
   DeepStudy st{ctx, d, w, {ctx, w, "results/deep", "deep", {}, {}}};
   const std::vector<CaseRuns> runs = run_study(st);
   if (ctx.plan) {

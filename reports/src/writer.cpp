@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -148,9 +149,50 @@ std::string temp_stem(const std::string& name, const char* kind) {
   return fmt::format(".{}.{}-{}-", name, kind, static_cast<long>(::getpid()));
 }
 
+// When process `pid` started, in seconds since the epoch: /proc/<pid>/stat's
+// starttime (field 22, clock ticks after boot) plus /proc/stat's btime;
+// nothing where /proc does not say.
+std::optional<double> process_start_time(long pid) {
+  std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat_file, line)) return std::nullopt;
+  const auto comm_end = line.rfind(')');  // the command name may hold spaces and parentheses
+  if (comm_end == std::string::npos) return std::nullopt;
+  std::istringstream fields(line.substr(comm_end + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && (fields >> field); ++i)
+    if (i == 22) {
+      std::ifstream boot("/proc/stat");
+      for (std::string key; boot >> key;)
+        if (key == "btime") {
+          double btime = 0;
+          const long ticks = ::sysconf(_SC_CLK_TCK);
+          if (!(boot >> btime) || ticks <= 0) return std::nullopt;
+          return btime + std::strtod(field.c_str(), nullptr) / static_cast<double>(ticks);
+        }
+      return std::nullopt;
+    }
+  return std::nullopt;
+}
+
+// Whether the temporary folder `dir` of pid `pid` belongs to a live run. A
+// pid comes again (after the kernel's pid_max, and in every fresh container,
+// where a run is often pid 1 or another small pid): a folder last modified
+// before the process now holding that pid started is not that process's.
+bool held_by_live_run(const fs::path& dir, long pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+  const auto started = process_start_time(pid);
+  struct stat st {};
+  if (!started || ::stat(dir.c_str(), &st) != 0) return true;  // alive (or not ours to judge)
+  const double modified = static_cast<double>(st.st_mtim.tv_sec) + 1e-9 * static_cast<double>(st.st_mtim.tv_nsec);
+  constexpr double kBootTimeSlack = 2;  // btime is whole seconds
+  return modified >= *started - kBootTimeSlack;
+}
+
 // Removes the temporary folders of report `name` left in `parent` by runs
 // that were killed (Ctrl-C, timeout) before they could clean up: those whose
-// pid is no longer a process. A folder of a live process (including one of
+// pid is no longer a process, or is a process started after the folder was
+// last written (held_by_live_run). A folder of a live run (including one of
 // another run writing the same report right now) is left alone.
 void remove_stale_temp_dirs(const std::string& parent, const std::string& name) {
   const std::string prefixes[] = {fmt::format(".{}.tmp-", name), fmt::format(".{}.old-", name)};
@@ -164,7 +206,7 @@ void remove_stale_temp_dirs(const std::string& parent, const std::string& name) 
       errno = 0;
       const long pid = std::strtol(digits, &after, 10);
       if (errno != 0 || after == digits || *after != '-' || pid <= 0) continue;
-      if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+      if (held_by_live_run(it->path(), pid)) continue;
       std::error_code rm;
       fs::remove_all(it->path(), rm);  // best effort
     }

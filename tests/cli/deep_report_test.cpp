@@ -17,7 +17,7 @@ namespace {
 
 ReportContext small_context(const std::string& out, bool cifar) {
   static const fs::path mnist = mnist_like("deep_data/mnist", 90, 30);
-  static const fs::path cifar_dir = cifar_like("deep_cifar", 60, 30);
+  static const fs::path cifar_dir = cifar_like("deep_cifar");
   ReportContext ctx;
   ctx.out_root = (temp_dir() / out).string();
   ctx.data_root = mnist.parent_path().string();
@@ -168,3 +168,21 @@ TEST_CASE("report deep: a missing CIFAR-10 folder exits 2 naming it, and writes 
   CHECK(r.output.find("is not a folder") != std::string::npos);
   CHECK_FALSE(fs::exists(out / "deep"));
 }
+
+TEST_CASE("report deep: an incomplete CIFAR-10 folder exits 2 naming the file before the MNIST section starts") {
+  // It was found only after the MNIST section's minutes of training (here a
+  // missing MNIST folder would be found first).
+  const fs::path cifar = cifar_like("deep_cifar_incomplete");
+  fs::remove(cifar / "data_batch_3.bin");
+  const fs::path out = temp_dir() / "deep_incomplete";
+  const auto r = run_cli("report deep --out \"" + out.string() + "\" --cifar \"" + cifar.string() + "\" --data-root \"" +
+                         (temp_dir() / "no-such-data").string() + "\"");
+  INFO(r.output);
+  CHECK(r.status == 2);
+  const auto at = r.output.find("ctmc-snn: --cifar: " + cifar.string() +
+                                 ": not a complete CIFAR-10 binary folder (missing data_batch_3.bin");
+  REQUIRE(at != std::string::npos);
+  CHECK(r.output.find('\n', at) == r.output.size() - 1);  // the error is one line (after the report's title)
+  CHECK_FALSE(fs::exists(out / "deep"));
+}
+

@@ -3,6 +3,7 @@
 // training separates.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -32,8 +33,17 @@ inline fs::path mnist_like(const std::string& name, int train, int test) {
   return write_idx_dir(name, idx_images(tr, 28, 28), idx_labels(trl), idx_images(te, 28, 28), idx_labels(tel));
 }
 
-// A CIFAR-10 binary folder: records of one label byte and 3 x 32 x 32 pixels.
-inline fs::path cifar_like(const std::string& name, int train, int test) {
+// The records of each batch file of the synthetic CIFAR-10 folders: a real
+// folder's 10000 would make every test read 184 MB. The loader takes another
+// count only from CTMC_SNN_CIFAR_BATCH_RECORDS, which cifar_like sets for
+// this process and the commands it runs.
+inline constexpr int kSyntheticCifarRecords = 12;
+
+// A CIFAR-10 binary folder of the real layout (data_batch_1.bin ...
+// data_batch_5.bin, test_batch.bin), each file kSyntheticCifarRecords
+// records of one label byte and 3 x 32 x 32 pixels.
+inline fs::path cifar_like(const std::string& name) {
+  ::setenv("CTMC_SNN_CIFAR_BATCH_RECORDS", std::to_string(kSyntheticCifarRecords).c_str(), 1);
   const auto dir = temp_dir() / name;
   fs::create_directories(dir);
   const auto batch = [](int n, std::uint32_t seed) {
@@ -43,8 +53,10 @@ inline fs::path cifar_like(const std::string& name, int train, int test) {
     for (int i = 0; i < n; ++i) out += labels[std::size_t(i)] + px.substr(std::size_t(i) * 3072, 3072);
     return out;
   };
-  std::ofstream(dir / "data_batch_1.bin", std::ios::binary) << batch(train, 3);
-  std::ofstream(dir / "test_batch.bin", std::ios::binary) << batch(test, 4);
+  for (int b = 1; b <= 5; ++b)
+    std::ofstream(dir / ("data_batch_" + std::to_string(b) + ".bin"), std::ios::binary)
+        << batch(kSyntheticCifarRecords, 2 + std::uint32_t(b));
+  std::ofstream(dir / "test_batch.bin", std::ios::binary) << batch(kSyntheticCifarRecords, 100);
   return dir;
 }
 

@@ -70,7 +70,7 @@ TEST_CASE("train --arch vgg11: the strided variant on 28x28 images; evaluate giv
 }
 
 TEST_CASE("train --arch vgg11 on CIFAR-10 binary batches: the average-pooling variant, evaluated as written") {
-  const auto data = cifar_like("vgg_cifar", 24, 12);
+  const auto data = cifar_like("vgg_cifar");
   const auto out = temp_dir() / "vgg_cifar_out" / "net.json";
   fs::create_directories(out.parent_path());
   const auto tr = run_json("train --arch vgg11 --width 0.03 --activation cliprelu_6 --data " + q(data) +

@@ -3,6 +3,7 @@
 // JSON round trip, and gnuplot plots that redraw from inside the report folder.
 #include <doctest/doctest.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -159,6 +160,28 @@ TEST_CASE("temporary folders of killed runs are removed by the next writer, thos
   CHECK(fs::exists(root.path / other / "x.csv"));  // another report's: its own writer decides
   CHECK(fs::exists(root.path / user / "x.csv"));   // not a writer's name
   CHECK(root.entries() == std::set<std::string>{"demo", live, other, user});
+}
+
+TEST_CASE("a killed run's temporary folder is removed even when its pid is now another live process's") {
+  // In a fresh container a run is often pid 1 again, or the kernel reuses the
+  // pid: the folder of the killed run stayed forever. pid 1 is live and
+  // started at boot; the folder was last written in 2001, before it.
+  TempRoot root;
+  const std::string reused = ".demo.tmp-1-abcdef";
+  fs::create_directories(root.path / reused);
+  std::ofstream(root.path / reused / "x.csv") << "1\n";
+  const struct timeval old_times[2] = {{1000000000, 0}, {1000000000, 0}};
+  REQUIRE(::utimes((root.path / reused).c_str(), old_times) == 0);
+  if (!std::ifstream("/proc/1/stat")) {
+    MESSAGE("skipped: no /proc/1/stat to read a process's start time from");
+    return;
+  }
+  {
+    ReportWriter w(root.ctx(), "demo", "Demo report");
+    w.finish();
+  }
+  CHECK_FALSE(fs::exists(root.path / reused));
+  CHECK(root.entries() == std::set<std::string>{"demo"});
 }
 
 TEST_CASE("report.md carries the header fields") {
