@@ -111,6 +111,7 @@ TrainCommandResult train_and_save_vgg(const TrainCommandOptions& o, const sim::D
     if (e.input() == "arch") throw InputError("--arch", e.detail() + " (--data " + o.data + ")");
     throw;
   }
+  sim::check_some_batch_trains(net, split.train, o.cfg);
   if (on_architecture)
     on_architecture({net.arch, shape.text(), sim::vgg11_channels(o.width),
                      static_cast<long>(std::count_if(net.layers.begin(), net.layers.end(), [](const sim::TrainLayer& L) {

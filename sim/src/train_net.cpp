@@ -558,6 +558,25 @@ long long min_batchnorm_pixels(const TrainNet& net) {
   return out;
 }
 
+}  // namespace
+
+void check_some_batch_trains(const TrainNet& net, const Dataset& d, const TrainConfig& cfg) {
+  if (min_batchnorm_pixels(net) != 1 || (cfg.batch_size > 1 && d.size() > 1)) return;
+  const auto it = std::find_if(net.layers.begin(), net.layers.end(), [](const TrainLayer& L) {
+    return L.op == TrainOp::BatchNorm2d && L.in.h == 1 && L.in.w == 1;
+  });
+  const std::string why = fmt::format(
+      "BatchNorm layer '{}' sees 1x1 pixels, so a batch of one image has one value per channel and no batch "
+      "variance (torch refuses such a batch too): no optimisation step could be taken",
+      it->name);
+  const std::string what = net.arch.empty() ? "this network" : net.arch;
+  if (cfg.batch_size == 1) throw InputError("batch_size", fmt::format("1 cannot train {}: {}; give 2 or more", what, why));
+  throw InputError("data", fmt::format("1 training image cannot train {}: {}; give 2 or more training images (--train-limit)",
+                                       what, why));
+}
+
+namespace {
+
 EpochStats train_epoch(TrainNet& net, const Dataset& d, const TrainConfig& cfg, int epoch, NetAdam& adam, Workspace& ws) {
   // A batch with a single value per channel has no variance (torch refuses
   // it): such a batch (a last batch of one image when a BatchNorm sees 1x1
@@ -592,6 +611,7 @@ NetTrainResult train_net(const Dataset& d, TrainNet net, const TrainConfig& cfg)
       (!net.input.flat && (d.channels != net.input.c || d.rows != net.input.h || d.cols != net.input.w)))
     throw InputError("data", fmt::format("images are [{}, {}, {}] (C, H, W), the network takes {}", d.channels, d.rows, d.cols,
                                          net.input.text()));
+  check_some_batch_trains(net, d, cfg);
   init_train_net(net, cfg.seed);
 
   const ctmc::ThreadScope threads(cfg.threads);

@@ -100,3 +100,13 @@ TEST_CASE("train: --arch, --width and --hidden that do not fit exit 2 with one l
                                   idx_images(std::string(4, '\x20'), 1, 2), idx_labels(labels.substr(0, 2)));
   refused("train --arch vgg11 --data " + q(tiny) + " --epochs 1", "--arch: vgg11 takes [1, 28, 28] images", out);
 }
+
+TEST_CASE("train --arch vgg11 with batches of one image only: exit 2 with the reason, nothing written") {
+  // Each took zero optimisation steps and wrote the initial weights with exit 0.
+  const auto data = mnist_like("vgg_one", 6, 2);
+  const auto out = temp_dir() / "vgg_one_out.json";
+  const std::string d = "train --arch vgg11 --width 0.03 --data " + q(data) + " --epochs 1";
+  refused(d + " --batch 1", "--batch: 1 cannot train vgg11-strided: BatchNorm layer 'features.", out);
+  refused(d + " --train-limit 1", "--data: 1 training image cannot train vgg11-strided: BatchNorm layer", out);
+  CHECK_FALSE(fs::exists(temp_dir() / "vgg_one_out.safetensors"));
+}

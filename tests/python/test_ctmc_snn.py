@@ -550,6 +550,18 @@ class NetworkCommands(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, fragment):
                 ctmc_snn.train(self.data, self.path("x.json"), **kw)
 
+    def test_train_vgg11_refuses_batches_of_one_image(self):
+        # Each took no optimisation step and wrote the initial weights.
+        for kw, fragment in ((dict(batch=1, train_limit=8), "--batch: 1 cannot train vgg11-strided: BatchNorm layer"),
+                             (dict(train_limit=1), "--data: 1 training image cannot train vgg11-strided")):
+            out = self.path("one.json")
+            with self.assertRaises(ValueError, msg=str(kw)) as cm:
+                ctmc_snn.train(self.data, out, arch="vgg11", width=0.03, epochs=1, seed=1, **kw)
+            self.assertIn(fragment, str(cm.exception))
+            self.assertIn("no optimisation step", str(cm.exception))
+            self.assertFalse(os.path.exists(out))
+            self.assertFalse(os.path.exists(self.path("one.safetensors")))
+
     def test_convert(self):
         ctmc_snn.train(self.data, self.path("net.json"), hidden=[16], epochs=1, train_limit=300, seed=2)
         r = ctmc_snn.convert(self.path("net.json"), self.data, self.path("conv"), fit_images=40, samples=16, starts=2)

@@ -674,3 +674,32 @@ TEST_CASE("train_net: a small VGG-11 overfits a few dozen images; the last batch
   CHECK(acc >= 0.9);
   CHECK(res.net.layers[1].num_batches_tracked == 2 * cfg.epochs);
 }
+
+TEST_CASE("train_net: batches of one image only, where BatchNorm sees 1x1 pixels, are refused before training, naming the option") {
+  // Each took no optimisation step and returned the initial weights.
+  const Dataset d = synthetic(Shape3{1, 28, 28, false}, 8, 4, 6);
+  TrainConfig cfg;
+  cfg.epochs = 2;
+  cfg.seed = 1;
+  const TrainNet net = vgg11(Shape3{1, 28, 28, false}, 1.0 / 32, "relu", 4);
+  cfg.batch_size = 1;
+  try {
+    (void)train_net(d, net, cfg);
+    FAIL("a batch of one image was accepted");
+  } catch (const ctmc::InputError& e) {
+    CHECK(e.input() == "batch_size");
+    CHECK(std::string(e.detail()).find("1 cannot train vgg11-strided: BatchNorm layer 'features.") == 0);
+    CHECK(std::string(e.detail()).find("sees 1x1 pixels") != std::string::npos);
+  }
+  cfg.batch_size = 16;
+  try {
+    (void)train_net(d.head(1), net, cfg);
+    FAIL("one training image was accepted");
+  } catch (const ctmc::InputError& e) {
+    CHECK(e.input() == "data");
+    CHECK(std::string(e.detail()).find("1 training image cannot train vgg11-strided") == 0);
+  }
+  // Two images in a batch of 16 (one batch of two) train: the weights move.
+  const auto two = train_net(d.head(2), net, cfg);
+  CHECK(two.net.layers[1].num_batches_tracked == cfg.epochs);
+}

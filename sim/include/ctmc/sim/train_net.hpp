@@ -166,6 +166,13 @@ struct NetTrainResult {
 // not the network's input size, or a bad configuration.
 NetTrainResult train_net(const Dataset& d, TrainNet net, const TrainConfig& cfg);
 
+// train_net's check that some batch trains: where a BatchNorm sees 1x1
+// pixels, a batch of one image has no batch variance and train_net leaves it
+// out, so batches of one image only (cfg.batch_size 1, or one training image)
+// would take no step and return the initial weights. InputError naming
+// "batch_size" or "data" and that BatchNorm.
+void check_some_batch_trains(const TrainNet& net, const Dataset& d, const TrainConfig& cfg);
+
 // The manifest (manifest.hpp) and the state_dict tensors of a trained net.
 nlohmann::json train_net_manifest(const TrainNet& net, SafetensorsFile& tensors, const nlohmann::json& meta);
 // The net as load_net reads it back from those files (BatchNorm folded).
