@@ -509,6 +509,13 @@ Json sweep_document(const Json& spec, Json runs) {
 
 namespace {
 
+// The largest count per test image (SynOps, spikes, transitions, count
+// quantiles, rate errors) a part may hold: the merge sums these and squares
+// their deviations over the trials and the nets, which stays finite below
+// 1e100 for any grid (a real count per image is below 1e15), where values
+// near the largest double would give a mean of inf (written null).
+constexpr double kMaxAveraged = 1e100;
+
 // Checks of a part's fields, each failure an InputError "<file>: <field>: <what>".
 struct PartReader {
   const std::string& file;
@@ -536,7 +543,8 @@ struct PartReader {
     }
     for (const char* k : keys) member(obj, field, k);
   }
-  // A number (null: NaN, where `null_ok`) in [lo, hi].
+  // A finite number (null: NaN, where `null_ok`) in [lo, hi]; hi =
+  // kMaxAveraged for the numbers the merge averages.
   double number(const Json& obj, const std::string& field, const char* key, double lo, double hi,
                 bool null_ok = false) const {
     const Json& v = member(obj, field, key);
@@ -544,8 +552,12 @@ struct PartReader {
     if (v.is_null() && null_ok) return std::numeric_limits<double>::quiet_NaN();
     if (!v.is_number()) fail(at, fmt::format("expected a number, got {}", solvers::json_excerpt(v)));
     const double x = v.get<double>();
+    if (!std::isfinite(x)) fail(at, fmt::format("{} is not a finite number", x));
     if (!(x >= lo && x <= hi)) {
-      if (hi == std::numeric_limits<double>::infinity()) fail(at, fmt::format("{} is not a finite number >= {}", x, lo));
+      if (hi == kMaxAveraged)
+        fail(at, fmt::format("{} is not a number in [{}, {:g}] (the merge's means and deviations over the trials "
+                             "and nets must stay finite)",
+                             x, lo, hi));
       fail(at, fmt::format("{} is not in [{}, {}]", x, lo, hi));
     }
     return x;
@@ -693,7 +705,6 @@ void check_record(const PartReader& in, const Json& r, const std::string& field,
   if (images != test_images)
     in.fail(field + ".test_images", fmt::format("{} here, {} in another run (every run reads the same images)", images,
                                                 test_images));
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   in.number(r, field, "A_ANN", 0, 100);
   in.number(r, field, "A_MF", 0, 100);
   const Json& ls = in.member(r, field, "layers");
@@ -707,7 +718,7 @@ void check_record(const PartReader& in, const Json& r, const std::string& field,
   for (std::size_t l = 0; l < ls.size(); ++l) {
     const std::string lf = fmt::format("{}.layers[{}]", field, l);
     in.exact_keys(ls[l], lf, {"q99", "alpha", "outside_fit_domain"});
-    in.number(ls[l], lf, "q99", -kInf, kInf, true);
+    in.number(ls[l], lf, "q99", -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), true);
     const double alpha = in.number(ls[l], lf, "alpha", 0, std::numeric_limits<double>::max());
     if (!(alpha > 0)) in.fail(lf + ".alpha", "is not positive");
     in.number(ls[l], lf, "outside_fit_domain", 0, 1, true);
@@ -717,19 +728,19 @@ void check_record(const PartReader& in, const Json& r, const std::string& field,
     const std::string wf = fmt::format("{}.windows[{}]", field, w);
     in.exact_keys(ws[w], wf, {"T", "A_SNN", "synops_per_sample", "spikes_per_neuron", "transitions_per_sample",
                               "tie_fraction", "count_quantiles", "silent_fraction", "layers"});
-    if (in.number(ws[w], wf, "T", 0, kInf) != s.T[w])
+    if (in.number(ws[w], wf, "T", 0, std::numeric_limits<double>::max()) != s.T[w])
       in.fail(wf + ".T", fmt::format("is not {}, checkpoint {} of the grid", s.T[w], w + 1));
     in.number(ws[w], wf, "A_SNN", 0, 100);
-    in.number(ws[w], wf, "synops_per_sample", 0, kInf);
-    in.number(ws[w], wf, "spikes_per_neuron", 0, kInf);
-    in.number(ws[w], wf, "transitions_per_sample", 0, kInf);
+    in.number(ws[w], wf, "synops_per_sample", 0, kMaxAveraged);
+    in.number(ws[w], wf, "spikes_per_neuron", 0, kMaxAveraged);
+    in.number(ws[w], wf, "transitions_per_sample", 0, kMaxAveraged);
     in.number(ws[w], wf, "tie_fraction", 0, 1);
     in.number(ws[w], wf, "silent_fraction", 0, 1);
     const Json& q = in.array(ws[w], wf, "count_quantiles", std::size(kCountQuantileLevels));
     for (std::size_t k = 0; k < q.size(); ++k) {
       const std::string qf = fmt::format("{}.count_quantiles[{}]", wf, k);
-      if (!q[k].is_number() || !(q[k].get<double>() >= 0) || !std::isfinite(q[k].get<double>()))
-        in.fail(qf, fmt::format("{} is not a spike count >= 0", solvers::json_excerpt(q[k])));
+      if (!q[k].is_number() || !(q[k].get<double>() >= 0) || !(q[k].get<double>() <= kMaxAveraged))
+        in.fail(qf, fmt::format("{} is not a spike count in [0, {:g}]", solvers::json_excerpt(q[k]), kMaxAveraged));
       if (k > 0 && q[k].get<double>() < q[k - 1].get<double>())
         in.fail(qf, "is below the quantile before it (quantiles increase)");
     }
@@ -737,11 +748,60 @@ void check_record(const PartReader& in, const Json& r, const std::string& field,
     for (std::size_t l = 0; l < wl.size(); ++l) {
       const std::string lf = fmt::format("{}.layers[{}]", wf, l);
       in.exact_keys(wl[l], lf, {"spikes_per_neuron", "rate_rel_rmse"});
-      in.number(wl[l], lf, "spikes_per_neuron", 0, kInf);
-      in.number(wl[l], lf, "rate_rel_rmse", 0, kInf, true);
+      in.number(wl[l], lf, "spikes_per_neuron", 0, kMaxAveraged);
+      in.number(wl[l], lf, "rate_rel_rmse", 0, kMaxAveraged, true);
     }
   }
 }
+
+// What a run's record says that does not depend on its trial, sampler or
+// tau: the merge reads a cell's A_ANN, A_MF and layer facts from its first
+// trial, so every run must agree with the first run of its net (A_ANN, the
+// layers' q99) and of its net and r (A_MF, the layers' alpha and fraction
+// outside the fit domain).
+struct RunInvariants {
+  struct First {
+    const Json* record = nullptr;
+    std::string file, field;
+  };
+  std::map<std::size_t, First> of_net;
+  std::map<std::pair<std::size_t, std::size_t>, First> of_net_rate;
+
+  // `key` of this record (mine) against the first record's (theirs).
+  static void agree(const PartReader& in, const std::string& field, const std::string& key, const Json& mine,
+                    const Json& theirs, const First& first, const char* depends) {
+    if (mine != theirs)
+      in.fail(field + "." + key, fmt::format("{} here, {} in {} of {} ({} depends on {} only, not on the trial, sampler "
+                                             "or tau)",
+                                             mine.dump(), theirs.dump(), first.field, first.file, key, depends));
+  }
+
+  void check(const PartReader& in, const Json& r, const std::string& field, const SweepRun& at) {
+    const auto first = [&](First& f) {
+      if (f.record) return false;
+      f = {&r, in.file, field};
+      return true;
+    };
+    const auto layer = [](const Json& rec, std::size_t l, const char* k) -> const Json& {
+      return rec.at("layers").at(l).at(k);
+    };
+    First& net = of_net[at.net];
+    if (!first(net)) {
+      agree(in, field, "A_ANN", r.at("A_ANN"), net.record->at("A_ANN"), net, "the net");
+      for (std::size_t l = 0; l < r.at("layers").size(); ++l)
+        agree(in, field, fmt::format("layers[{}].q99", l), layer(r, l, "q99"), layer(*net.record, l, "q99"), net,
+              "the net");
+    }
+    First& rate = of_net_rate[{at.net, at.rate}];
+    if (!first(rate)) {
+      agree(in, field, "A_MF", r.at("A_MF"), rate.record->at("A_MF"), rate, "the net and r");
+      for (std::size_t l = 0; l < r.at("layers").size(); ++l)
+        for (const char* k : {"alpha", "outside_fit_domain"})
+          agree(in, field, fmt::format("layers[{}].{}", l, k), layer(r, l, k), layer(*rate.record, l, k), rate,
+                "the net and r");
+    }
+  }
+};
 
 Json merge_parts(std::vector<std::pair<std::string, Json>>& parts) {
   if (parts.empty()) throw InputError("sweep merge: no parts given");
@@ -800,6 +860,7 @@ Json merge_parts(std::vector<std::pair<std::string, Json>>& parts) {
   std::vector<Json*> by_run(total, nullptr);
   std::vector<std::size_t> layers(grid.nets.size(), 0);
   std::size_t test_images = 0;
+  RunInvariants invariants;
   for (std::size_t p = 0; p < parts.size(); ++p) {
     auto& [file, part] = parts[p];
     const PartReader in{file};
@@ -814,6 +875,7 @@ Json merge_parts(std::vector<std::pair<std::string, Json>>& parts) {
         throw InputError(fmt::format("{}: run {} does not belong to shard {}/{}", file, u, s.index, count));
       if (by_run[u]) throw InputError(fmt::format("{}: run {} appears twice", file, u));
       check_record(in, r, field, grid, spec, layers[sweep_run_at(grid, u).net], test_images);
+      invariants.check(in, r, field, sweep_run_at(grid, u));
       by_run[u] = &r;
     }
   }

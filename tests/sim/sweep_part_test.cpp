@@ -4,7 +4,10 @@
 // field.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -127,7 +130,7 @@ TEST_CASE("merge checks every field of a part, naming the file and the field") {
   refused([](Json& p) { p["runs"][0]["A_ANN"] = -1; }, "runs[0].A_ANN: -1 is not in [0, 100]");
   refused([](Json& p) { p["runs"][2]["windows"][1]["tie_fraction"] = 2; }, "runs[2].windows[1].tie_fraction: 2 is not in [0, 1]");
   refused([](Json& p) { p["runs"][0]["windows"][1]["synops_per_sample"] = -3; },
-          "runs[0].windows[1].synops_per_sample: -3 is not a finite number >= 0");
+          "runs[0].windows[1].synops_per_sample: -3 is not a number in [0, 1e+100]");
   refused([](Json& p) { p["runs"][0]["windows"][0]["silent_fraction"] = 1.5; }, "silent_fraction: 1.5 is not in [0, 1]");
   refused([](Json& p) { p["runs"][1]["tau"] = 0.05; }, "runs[1].tau: is not 0.02");
   refused([](Json& p) { p["runs"][1]["rate"] = 3; }, "runs[1].rate: is not 2");
@@ -194,6 +197,71 @@ TEST_CASE("merge checks every field of a part, naming the file and the field") {
     FAIL("no InputError");
   } catch (const ctmc::InputError& e) {
     CHECK(std::string(e.what()) == "sweep merge: the grid has 50000000 runs, the parts hold 3 records");
+  }
+}
+
+TEST_CASE("merge: runs of one net agree on what does not depend on the trial, and every number is finite") {
+  const Json good = make_part(3, 2);
+  const auto refused = [&](const std::function<void(Json&)>& edit, const std::string& message) {
+    Json p = good;
+    edit(p);
+    try {
+      (void)ctmc::sim::merge_sweep_parts({{"bad.json", p}});
+      FAIL("merged: " << message);
+    } catch (const ctmc::InputError& e) {
+      CHECK(std::string(e.what()) == message);
+    }
+  };
+  // The cell's gap was A_ANN of its first trial minus the trials' mean A_SNN
+  // (+40 pp read where every other run says -20).
+  refused([](Json& p) { p["runs"][2]["A_ANN"] = 30.0; },
+          "bad.json: runs[2].A_ANN: 30.0 here, 80.0 in runs[0] of bad.json (A_ANN depends on the net only, not on the "
+          "trial, sampler or tau)");
+  refused([](Json& p) { p["runs"][1]["A_MF"] = 70.0; },
+          "bad.json: runs[1].A_MF: 70.0 here, 76.0 in runs[0] of bad.json (A_MF depends on the net and r only, not on "
+          "the trial, sampler or tau)");
+  refused([](Json& p) { p["runs"][1]["layers"][0]["q99"] = 1.25; },
+          "bad.json: runs[1].layers[0].q99: 1.25 here, 1.5 in runs[0] of bad.json (layers[0].q99 depends on the net "
+          "only, not on the trial, sampler or tau)");
+  refused([](Json& p) { p["runs"][2]["layers"][0]["alpha"] = 2.0; },
+          "bad.json: runs[2].layers[0].alpha: 2.0 here, 1.3 in runs[0] of bad.json (layers[0].alpha depends on the "
+          "net and r only, not on the trial, sampler or tau)");
+  refused([](Json& p) { p["runs"][2]["layers"][0]["outside_fit_domain"] = nullptr; },
+          "bad.json: runs[2].layers[0].outside_fit_domain: null here, 0.0 in runs[0] of bad.json "
+          "(layers[0].outside_fit_domain depends on the net and r only, not on the trial, sampler or tau)");
+  // Across parts: the first run of the net is named in its own file.
+  {
+    const Json a = make_part(4, 1, 1, 2);
+    Json b = make_part(4, 1, 2, 2);
+    b["runs"][1]["A_ANN"] = 81.0;
+    try {
+      (void)ctmc::sim::merge_sweep_parts({{"a.json", a}, {"b.json", b}});
+      FAIL("merged");
+    } catch (const ctmc::InputError& e) {
+      CHECK(std::string(e.what()) == "b.json: runs[1].A_ANN: 81.0 here, 80.0 in runs[0] of a.json (A_ANN depends on the "
+                                     "net only, not on the trial, sampler or tau)");
+    }
+  }
+  // Counts so large that their mean over the trials overflowed: merged as null.
+  refused([](Json& p) { p["runs"][0]["windows"][0]["synops_per_sample"] = 1.7e308; },
+          "bad.json: runs[0].windows[0].synops_per_sample: 1.7e+308 is not a number in [0, 1e+100] (the merge's means "
+          "and deviations over the trials and nets must stay finite)");
+  refused([](Json& p) { p["runs"][1]["windows"][1]["layers"][0]["rate_rel_rmse"] = 1e200; },
+          "bad.json: runs[1].windows[1].layers[0].rate_rel_rmse: 1e+200 is not a number in [0, 1e+100] (the merge's "
+          "means and deviations over the trials and nets must stay finite)");
+  refused([](Json& p) { p["runs"][1]["windows"][1]["count_quantiles"][3] = 1e300; },
+          "bad.json: runs[1].windows[1].count_quantiles[3]: 1e+300 is not a spike count in [0, 1e+100]");
+  refused([](Json& p) { p["runs"][0]["layers"][0]["q99"] = std::numeric_limits<double>::infinity(); },
+          "bad.json: runs[0].layers[0].q99: inf is not a finite number");
+  // Up to the bound, every mean and deviation of the document is finite.
+  Json big = good;
+  for (auto& r : big["runs"]) r["windows"][1]["synops_per_sample"] = 1e100;
+  big["runs"][0]["windows"][1]["synops_per_sample"] = 0.0;
+  const Json doc = ctmc::sim::merge_sweep_parts({{"big.json", big}});
+  for (const auto& c : doc.at("cells")) CHECK(std::isfinite(c.at("synops_per_sample").get<double>()));
+  for (const auto& p : doc.at("points")) {
+    CHECK(std::isfinite(p.at("synops_per_sample_mean").get<double>()));
+    CHECK(std::isfinite(p.at("synops_per_sample_sd").get<double>()));
   }
 }
 
