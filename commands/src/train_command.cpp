@@ -136,6 +136,33 @@ void check_image_shape(const sim::Dataset& d, const sim::Shape3& in) {
                                          in.text()));
 }
 
+// The predictions of the test images at clip level k, a chunk at a time;
+// logits that are not finite (inputs or weights beyond float's range) are
+// refused, naming the first image and the first layer where they appear:
+// an accuracy of inf and NaN logits means nothing.
+std::vector<int> checked_predictions(const sim::Net& net, const sim::Dataset& test, float k, Eigen::Index chunk) {
+  std::vector<int> out;
+  out.reserve(std::size_t(test.size()));
+  for (Eigen::Index first = 0; first < test.size(); first += chunk) {
+    const Eigen::Index n = std::min<Eigen::Index>(chunk, test.size() - first);
+    const Eigen::MatrixXf z = net.forward(test.images.middleCols(first, n), k);
+    for (Eigen::Index j = 0; j < n; ++j) {
+      if (!z.col(j).allFinite()) {
+        const Eigen::VectorXf x = test.images.col(first + j);
+        throw InputError("data", fmt::format("test image {} gives logits that are not finite (inf or NaN), first at {} "
+                                             "(its largest input value in magnitude is {:g}); no accuracy is computed "
+                                             "from them",
+                                             first + j, net.first_non_finite_layer(x, k), x.cwiseAbs().maxCoeff()));
+      }
+      Eigen::Index best = 0;
+      for (Eigen::Index i = 1; i < z.rows(); ++i)
+        if (z(i, j) > z(best, j)) best = i;  // strict: ties go to the lowest index, as Net::predict
+      out.push_back(static_cast<int>(best));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 TrainCommandResult run_train(TrainCommandOptions o, const std::function<void(const TrainArchitecture&)>& on_architecture) {
@@ -208,7 +235,7 @@ EvaluateCommandResult run_evaluate(const EvaluateCommandOptions& o) {
   check_image_shape(test, net.input);
   EvaluateCommandResult r{test.size(), net.batchnorm_folded, net.batchnorm_fold_error, {}};
   for (float k : clips) {
-    auto pred = net.predict(test.images, k);
+    auto pred = checked_predictions(net, test, k, 256);  // Net::predict's images a pass
     int correct = 0;
     for (std::size_t i = 0; i < pred.size(); ++i) correct += pred[i] == test.labels[i];
     const double acc = double(correct) / double(pred.size());

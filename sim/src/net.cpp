@@ -259,6 +259,20 @@ std::size_t Net::nonlinear_layer_count() const {
   return static_cast<std::size_t>(std::count_if(layers.begin(), layers.end(), [](const NetLayer& L) { return L.activation != "linear"; }));
 }
 
+std::string Net::first_non_finite_layer(const Eigen::VectorXf& x, float clip_k) const {
+  Eigen::MatrixXf a = x;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const NetLayer& L = layers[l];
+    a = apply_layer_op(L, a);
+    if (L.activation != "linear") {
+      detail::activate(detail::resolve_activation(L.activation), a);
+      if (clip_k > 0 && l + 1 < layers.size()) a = a.cwiseMax(0.0f).cwiseMin(clip_k);
+    }
+    if (!a.allFinite()) return label(*this, l);
+  }
+  return {};
+}
+
 std::vector<int> Net::predict(const Eigen::MatrixXf& x, float clip_k) const {
   // A few hundred samples at a time: each sample's logits do not depend on
   // the others, and a whole test split's convolution layers would not fit

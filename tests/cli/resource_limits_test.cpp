@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
+#include "ctmc/sim/safetensors.hpp"
+#include "synthetic_images.hpp"
 
 using namespace ctmc_cli_test;
 
@@ -62,6 +65,50 @@ TEST_CASE("OMP_STACKSIZE no thread can have exits 2 naming the variable, not 1 (
   check_exit2(run_cli(cmd, "GOMP_STACKSIZE=99999999999 "), "GOMP_STACKSIZE=99999999999: ");
   // An ordinary size is no problem.
   const auto ok = run_cli(cmd, "OMP_STACKSIZE=16M ");
+  INFO(ok.output);
+  CHECK(ok.status == 0);
+}
+
+namespace {
+
+// A manifest of `layers` over the input shape `input`, with its tensors.
+std::string write_net(const std::string& name, const nlohmann::json& input, const nlohmann::json& layers,
+                      const ctmc::sim::SafetensorsFile& weights) {
+  const fs::path dir = temp_dir() / "resource_nets";
+  fs::create_directories(dir);
+  ctmc::sim::write_safetensors((dir / (name + ".safetensors")).string(), weights);
+  const nlohmann::json m = {{"format", "ctmc-snn-mlp"}, {"version", 1}, {"weights", name + ".safetensors"},
+                            {"input", input},           {"layers", layers}};
+  return write_file("resource_nets/" + name + ".json", m.dump());
+}
+
+ctmc::sim::Tensor filled(std::vector<std::int64_t> shape, double value) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return {"F32", std::move(shape), std::vector<double>(std::size_t(n), value)};
+}
+
+}  // namespace
+
+TEST_CASE("evaluate: logits that are not finite are refused, naming the image and the first layer where they appear") {
+  // Weights of 3e38 (as inputs x 3e38) overflow float: evaluate printed an accuracy from inf and NaN logits.
+  const auto data = mnist_like("resource_nonfinite", 2, 3);
+  ctmc::sim::SafetensorsFile w;
+  w.tensors["fc1.weight"] = filled({4, 784}, 3e38);
+  w.tensors["fc1.bias"] = filled({4}, 0);
+  w.tensors["fc2.weight"] = filled({10, 4}, 1);
+  w.tensors["fc2.bias"] = filled({10}, 0);
+  const nlohmann::json layers = nlohmann::json::parse(R"([
+    {"type": "dense", "weight": "fc1.weight", "bias": "fc1.bias", "in": 784, "out": 4, "activation": "relu"},
+    {"type": "dense", "weight": "fc2.weight", "bias": "fc2.bias", "in": 4, "out": 10, "activation": "linear"}])");
+  const std::string net = write_net("overflow", {784}, layers, w);
+  const auto r = run_cli("evaluate --net " + q(net) + " --data " + q(data.string()));
+  check_exit2(r, "--data: test image 0 gives logits that are not finite (inf or NaN), first at layer 1 (layers[0], dense)");
+  CHECK(r.output.find("no accuracy is computed from them") != std::string::npos);
+  // The same network with weights of 1e-3 evaluates.
+  w.tensors["fc1.weight"] = filled({4, 784}, 1e-3);
+  const std::string fine = write_net("fine", {784}, layers, w);
+  const auto ok = run_cli("evaluate --net " + q(fine) + " --data " + q(data.string()));
   INFO(ok.output);
   CHECK(ok.status == 0);
 }

@@ -125,6 +125,10 @@ struct Net {
   // output to [0, K] after phi (clip-on-forward, as Mlp::forward).
   Eigen::MatrixXf forward(const Eigen::MatrixXf& x, float clip_k = 0) const;
   std::vector<int> predict(const Eigen::MatrixXf& x, float clip_k = 0) const;  // argmax, ties: lowest index
+  // The layer whose output first holds a value that is not finite (inf or
+  // NaN) for the one sample x, as "layer N (<kind> <name>)"; empty when
+  // every layer's values are finite.
+  std::string first_non_finite_layer(const Eigen::VectorXf& x, float clip_k = 0) const;
   // The forward pass with activate(s, z) in place of the s-th nonlinear
   // activation (s = 0, 1, ... over the layers whose activation is not
   // "linear"), e.g. the mean field's stationary rates; returns the logits.
