@@ -1,7 +1,8 @@
 // ctmc-snn train --data DIR --activation NAME --hidden 256,128 --epochs 15 --seed S --output NET.json [--threads N]
 // ctmc-snn train --arch vgg11 [--width W] --data DIR ... (train_net.hpp: the VGG-11 variant the images' shape calls for)
+//     [--max-memory GIB]
 // ctmc-snn evaluate --net NET.json --data DIR | --test-images F --test-labels F [--clip K,...]
-//     [--predictions FILE] [--json]
+//     [--predictions FILE] [--max-memory GIB] [--json]
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -75,6 +76,9 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--seed", o->cfg.seed, "Random seed (weights and batch order)")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->cfg.threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")->capture_default_str()->check(
       kThreadCount);
+  cmd->add_option("--max-memory", o->max_memory_gib,
+                  "Refuse a training estimated to need more memory than this (GiB; 0: the machine's memory)")
+      ->capture_default_str();
   cmd->add_flag("--json", *json, "Machine-readable output (no progress bar)");
   cmd->callback([o, json, cmd] {
     o->hidden_given = cmd->count("--hidden") > 0;
@@ -91,6 +95,10 @@ Register reg([](CLI::App& root) {
   ev->add_option("--clip", e->clips, "Comma-separated clip levels K (inf: no clipping)")->capture_default_str();
   ev->add_option("--predictions", e->predictions,
                  "Write the predicted class of every test image, one per line in order (one --clip level)");
+  ev->add_option("--max-memory", e->max_memory_gib,
+                 "Refuse a network whose forward pass needs more memory than this for one test image (GiB; 0: the "
+                 "machine's memory)")
+      ->capture_default_str();
   ev->add_flag("--json", *ejson, "Machine-readable output");
   ev->callback([e, ejson] { evaluate(*e, *ejson); });
 });

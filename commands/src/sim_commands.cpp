@@ -90,7 +90,7 @@ NeuronSimResult run_simulate_neuron(const ModelInput& in, const NeuronSimOptions
     so.start = sim::StartMode::State;
     so.start_state = parse_start(o.start, model);
   }
-  const auto run = sim::simulate_neuron(model, H, so, source);
+  auto run = sim::simulate_neuron(model, H, so, source);
   const auto st = sim::count_stats(run.counts[0]);
 
   // Exact values. Scaling all rates by alpha is a time change: N_alpha(T) has
@@ -125,7 +125,7 @@ NeuronSimResult run_simulate_neuron(const ModelInput& in, const NeuronSimOptions
              asym.rate > 0 ? asym.variance_rate / asym.rate : NAN};
   r.agreement = {z_mean, var_testable ? std::optional<double>(z_var) : std::nullopt, var_testable, kZ, checked, ok};
   for (std::size_t i = 0; i < model.size(); ++i) r.occupancy.push_back({model.states[i], run.occupancy[i], asym.theta[i]});
-  if (with_counts) r.counts = run.counts[0];
+  if (with_counts) r.counts = std::move(run.counts[0]);  // not a copy: the estimate counts the trials' counts once
   return r;
 }
 

@@ -1,11 +1,14 @@
 // train and evaluate: the options checked, the training or the accuracies,
 // and the files they write.
 #include <fmt/format.h>
+#include <omp.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/commands/train.hpp"
@@ -65,6 +68,30 @@ std::vector<float> parse_clips(const std::string& text) {
   return out;
 }
 
+// "1.5 GiB", "300 MiB": a byte count for the memory messages.
+std::string memory_text(double bytes) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  return bytes >= kGiB ? fmt::format("{:.3g} GiB", bytes / kGiB) : fmt::format("{:.3g} MiB", bytes / (1024.0 * 1024));
+}
+
+// "--max-memory 2 GiB" or "--max-memory (the machine's 23 GiB)".
+std::string limit_text(double gib, std::uint64_t limit) {
+  return gib > 0 ? fmt::format("--max-memory {}", memory_text(double(limit)))
+                 : fmt::format("--max-memory (the machine's {})", memory_text(double(limit)));
+}
+
+// A training estimated (sim::TrainMemory) beyond the limit is refused before
+// anything is allocated; `shape` is the option that sizes the network.
+void check_train_memory(const TrainCommandOptions& o, const sim::TrainMemory& m, int batch, const char* shape) {
+  const std::uint64_t limit = memory_limit_bytes(o.max_memory_gib);
+  if (m.bytes() <= double(limit)) return;
+  throw InputError(fmt::format("train: needs about {} of memory ({:.3g} parameters: 16 to 28 bytes each for the weights, "
+                               "their gradients, Adam's two moments and the files written; {} for a batch of {} "
+                               "images), more than {}; lower {} or --batch, or raise --max-memory (GiB)",
+                               memory_text(m.bytes()), m.parameters, memory_text(m.batch_bytes), batch,
+                               limit_text(o.max_memory_gib, limit), shape));
+}
+
 // Options that belong to one architecture are refused with the other.
 void check_arch_options(const TrainCommandOptions& o) {
   if (o.arch != "mlp" && o.arch != "vgg11")
@@ -90,6 +117,11 @@ double accuracy_in_chunks(const sim::Net& net, const sim::Dataset& d) {
 }
 
 TrainCommandResult train_and_save_mlp(const TrainCommandOptions& o, const sim::DatasetSplit& split, nlohmann::json meta) {
+  const int batch = std::max(1, std::min(o.cfg.batch_size, split.train.size()));
+  check_train_memory(o,
+                     sim::mlp_train_memory(split.train.features(), o.cfg.hidden, 10, batch,
+                                           std::max(split.train.size(), split.test.size())),
+                     batch, "--hidden");
   const auto res = sim::train_mlp(split.train, o.cfg);
   TrainCommandResult t{o.output, o.arch, res.seconds, res.net.accuracy(split.train), res.net.accuracy(split.test), res.epochs};
   meta.update({{"hidden", o.cfg.hidden}});
@@ -111,6 +143,9 @@ TrainCommandResult train_and_save_vgg(const TrainCommandOptions& o, const sim::D
     if (e.input() == "arch") throw InputError("--arch", e.detail() + " (--data " + o.data + ")");
     throw;
   }
+  const int batch = std::max(1, std::min(o.cfg.batch_size, split.train.size()));
+  check_train_memory(o, sim::train_net_memory(net, batch, o.cfg.threads > 0 ? o.cfg.threads : omp_get_max_threads()), batch,
+                     "--width");
   sim::check_some_batch_trains(net, split.train, o.cfg);
   if (on_architecture)
     on_architecture({net.arch, shape.text(), sim::vgg11_channels(o.width),
@@ -134,6 +169,26 @@ void check_image_shape(const sim::Dataset& d, const sim::Shape3& in) {
   if (d.channels != in.c || d.rows != in.h || d.cols != in.w)
     throw InputError("data", fmt::format("images are [{}, {}, {}] (C, H, W), the network takes {}", d.channels, d.rows, d.cols,
                                          in.text()));
+}
+
+// The test images one forward pass takes: up to 256 (as Net::predict), fewer
+// where the pass would need more than the memory limit; refused, naming the
+// network and its largest layer, when one image alone would.
+Eigen::Index evaluation_chunk(const sim::Net& net, const EvaluateCommandOptions& o) {
+  const std::uint64_t limit = memory_limit_bytes(o.max_memory_gib);
+  const int threads = omp_get_max_threads();
+  Eigen::Index chunk = 256;
+  while (chunk > 1 && net.forward_bytes(chunk, threads) > double(limit)) chunk /= 2;
+  std::size_t layer = 0;
+  const double need = net.forward_bytes(chunk, threads, &layer);
+  if (need > double(limit))
+    throw InputError(fmt::format("--net: {}: {} needs about {} of memory for one test image (its input {} and output "
+                                 "{}{}), more than {}; refusing",
+                                 o.net, sim::layer_label(net, layer), memory_text(need), net.layers[layer].in.text(),
+                                 net.layers[layer].out.text(),
+                                 net.layers[layer].kind == sim::LayerKind::Conv2d ? " and its im2col patches" : "",
+                                 limit_text(o.max_memory_gib, limit)));
+  return chunk;
 }
 
 // The predictions of the test images at clip level k, a chunk at a time;
@@ -165,8 +220,18 @@ std::vector<int> checked_predictions(const sim::Net& net, const sim::Dataset& te
 
 }  // namespace
 
+std::uint64_t memory_limit_bytes(double gib) {
+  if (gib == 0) {
+    const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES)), size = static_cast<double>(::sysconf(_SC_PAGESIZE));
+    return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages * size) : std::numeric_limits<std::uint64_t>::max();
+  }
+  if (!(gib > 0) || !(gib <= 1e6)) throw InputError(fmt::format("--max-memory: {} is not a number of GiB in (0, 1e6]", gib));
+  return static_cast<std::uint64_t>(gib * static_cast<double>(std::uint64_t(1) << 30));
+}
+
 TrainCommandResult run_train(TrainCommandOptions o, const std::function<void(const TrainArchitecture&)>& on_architecture) {
   check_arch_options(o);
+  (void)memory_limit_bytes(o.max_memory_gib);  // fail fast, naming --max-memory
   if (o.arch == "mlp") o.cfg.hidden = parse_widths(o.hidden);
   (void)activations::parse_activation(o.cfg.activation);  // fail fast, naming --activation
   sim::check_network_output(o.output, "--output");  // before the training, not after
@@ -216,6 +281,7 @@ nlohmann::ordered_json to_json(const TrainCommandResult& r) { return json_of(r);
 
 EvaluateCommandResult run_evaluate(const EvaluateCommandOptions& o) {
   const auto clips = parse_clips(o.clips);  // bad input before any loading
+  (void)memory_limit_bytes(o.max_memory_gib);
   if (!o.predictions.empty() && clips.size() != 1)
     throw InputError("--predictions", "give one --clip level with --predictions (one prediction per image)");
   // Before the work, not after it.
@@ -229,13 +295,14 @@ EvaluateCommandResult run_evaluate(const EvaluateCommandOptions& o) {
     io::refuse_outputs_over_inputs({{"--predictions", o.predictions}}, inputs);
   }
   const auto net = sim::load_net(o.net);
+  const Eigen::Index chunk = evaluation_chunk(net, o);  // before the data are read
   const auto split = sim::load_data(o.data);
   // No test images is an error (their accuracy read as 0%), as in simulate network.
   const auto test = sim::simulation_subset(split.test, 0, net.input_size(), net.output_size());
   check_image_shape(test, net.input);
   EvaluateCommandResult r{test.size(), net.batchnorm_folded, net.batchnorm_fold_error, {}};
   for (float k : clips) {
-    auto pred = checked_predictions(net, test, k, 256);  // Net::predict's images a pass
+    auto pred = checked_predictions(net, test, k, chunk);
     int correct = 0;
     for (std::size_t i = 0; i < pred.size(); ++i) correct += pred[i] == test.labels[i];
     const double acc = double(correct) / double(pred.size());

@@ -578,13 +578,15 @@ def train(data: _Path, output: _Path, activation: str = _D["train"]["activation"
           hidden: _Optional[_Union[str, int, _Sequence[int]]] = _D["train"]["hidden"],
           width: _Optional[float] = _D["train"]["width"], train_limit: int = _D["train"]["train_limit"],
           epochs: int = _D["train"]["epochs"], batch: int = _D["train"]["batch"], lr: float = _D["train"]["lr"],
-          seed: int = _D["train"]["seed"], threads: int = _D["train"]["threads"]) -> dict:
+          seed: int = _D["train"]["seed"], threads: int = _D["train"]["threads"],
+          max_memory: _Optional[float] = _D["train"]["max_memory"]) -> dict:
     """Train a source network (``ctmc-snn train --json``): softmax cross-entropy, Adam.
 
     data: a data folder (IDX or CIFAR-10 binary). output: the manifest to write; the weights go beside it as
     <stem>.safetensors. arch "mlp" (hidden: widths, default 256,128) or "vgg11" (width: the scale of VGG-11's
     channel counts 64..512, in (0, 16], default 1). train_limit: the first N training images (0: all);
-    lr: Adam's learning rate.
+    lr: Adam's learning rate. max_memory: refuse a training estimated to need more memory than this (GiB;
+    None: the machine's memory).
 
     Returns {"output", "arch", "seconds" (wall time, s), "train_accuracy", "test_accuracy" (fractions in [0, 1]),
     "epochs": [{"epoch", "loss" (mean cross-entropy, nats), "train_accuracy"}]}.
@@ -599,16 +601,21 @@ def train(data: _Path, output: _Path, activation: str = _D["train"]["activation"
         args["hidden"] = _widths(hidden)
     if width is not None:
         args["width"] = _float(width, "--width")
+    if max_memory is not None:
+        args["max_memory"] = _float(max_memory, "--max-memory")
     return _core.train(args)
 
 
 def evaluate(net: _Path, data: _Path, clip: _Union[str, float, _Sequence[_Union[str, float]]] = _D["evaluate"]["clip"],
-             predictions: _Optional[_Path] = _D["evaluate"]["predictions"]) -> list:
+             predictions: _Optional[_Path] = _D["evaluate"]["predictions"],
+             max_memory: _Optional[float] = _D["evaluate"]["max_memory"]) -> list:
     """Test accuracy of a network manifest (``ctmc-snn evaluate --json``), dense or convolutional.
 
     data: a data folder. clip: clip levels K > 0 (clip-on-forward [0, K] hidden activations; "inf": none), a
     comma-separated text or a sequence. predictions: a file to write the predicted class of every test image
-    to, one per line (one clip level).
+    to, one per line (one clip level). max_memory: refuse a network whose forward pass is estimated to need more
+    memory than this for one test image (GiB; None: the machine's memory). Logits that are not finite are
+    refused, naming the first layer where they appear.
 
     Returns [{"clip": K or "inf", "test_accuracy": fraction in [0, 1]}] per clip level.
     """
@@ -617,6 +624,8 @@ def evaluate(net: _Path, data: _Path, clip: _Union[str, float, _Sequence[_Union[
     args = {"net": _os.fspath(net), "data": _os.fspath(data), "clip": clip}
     if predictions is not None:
         args["predictions"] = _os.fspath(predictions)
+    if max_memory is not None:
+        args["max_memory"] = _float(max_memory, "--max-memory")
     return _core.evaluate(args)
 
 

@@ -192,6 +192,7 @@ commands::TrainCommandOptions train_options(const py::dict& d) {
   o.cfg.learning_rate = get<float>(d, "lr", o.cfg.learning_rate);
   o.cfg.seed = get<std::uint64_t>(d, "seed", o.cfg.seed);
   o.cfg.threads = commands::checked_threads(get<int>(d, "threads", o.cfg.threads));
+  o.max_memory_gib = get<double>(d, "max_memory", o.max_memory_gib);
   o.command_line = "ctmc_snn.train";
   return o;
 }
@@ -202,6 +203,7 @@ commands::EvaluateCommandOptions evaluate_options(const py::dict& d) {
   o.data.dir = get<std::string>(d, "data", "");
   o.clips = get<std::string>(d, "clip", o.clips);
   o.predictions = get<std::string>(d, "predictions", "");
+  o.max_memory_gib = get<double>(d, "max_memory", o.max_memory_gib);
   return o;
 }
 
@@ -305,9 +307,11 @@ py::dict defaults() {
                             py::arg("width") = py::none(),   // t.width with arch vgg11
                             py::arg("train_limit") = t.train_limit, py::arg("epochs") = t.cfg.epochs,
                             py::arg("batch") = t.cfg.batch_size, py::arg("lr") = float_as_written(t.cfg.learning_rate),
-                            py::arg("seed") = t.cfg.seed, py::arg("threads") = t.cfg.threads);
+                            py::arg("seed") = t.cfg.seed, py::arg("threads") = t.cfg.threads,
+                            py::arg("max_memory") = py::none());  // the machine's memory
     const commands::EvaluateCommandOptions e;
-    out["evaluate"] = py::dict(py::arg("clip") = e.clips, py::arg("predictions") = py::none());
+    out["evaluate"] = py::dict(py::arg("clip") = e.clips, py::arg("predictions") = py::none(),
+                               py::arg("max_memory") = py::none());
     const ctmc::reports::ConvertOptions c;
     out["convert"] = py::dict(py::arg("fit_images") = c.fit_images, py::arg("samples") = c.samples,
                               py::arg("starts") = c.starts, py::arg("output_activation") = py::none(),

@@ -259,6 +259,22 @@ std::size_t Net::nonlinear_layer_count() const {
   return static_cast<std::size_t>(std::count_if(layers.begin(), layers.end(), [](const NetLayer& L) { return L.activation != "linear"; }));
 }
 
+double Net::forward_bytes(std::int64_t batch, int threads, std::size_t* layer) const {
+  double most = 0;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const NetLayer& L = layers[l];
+    double values = static_cast<double>(batch) * (static_cast<double>(L.in.size()) + static_cast<double>(L.out.size()));
+    if (L.kind == LayerKind::Conv2d)
+      values += static_cast<double>(std::min<std::int64_t>(std::max(threads, 1), batch)) * L.out.h * L.out.w *
+                L.conv.in_channels * L.conv.win.kh * L.conv.win.kw;
+    if (values > most) {
+      most = values;
+      if (layer) *layer = l;
+    }
+  }
+  return 4 * most;
+}
+
 std::string Net::first_non_finite_layer(const Eigen::VectorXf& x, float clip_k) const {
   Eigen::MatrixXf a = x;
   for (std::size_t l = 0; l < layers.size(); ++l) {

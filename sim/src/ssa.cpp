@@ -158,7 +158,10 @@ SsaRun simulate_neuron(const solvers::Model& m, const solvers::Rational& H, cons
   for (std::size_t i = 0; i < n; ++i) cum[i] = acc += run.initial[i];
 
   const std::size_t K = run.times.size(), trials = opt.trials;
-  run.counts.assign(K, std::vector<std::uint64_t>(trials));
+  // Each in place: assign(K, std::vector(trials)) held a second copy of the
+  // counts (the value it copies from) at its peak.
+  run.counts.resize(K);
+  for (auto& c : run.counts) c.resize(trials);
   const std::size_t blocks = (trials + kBlock - 1) / kBlock;
   std::vector<std::vector<double>> block_occ(opt.occupancy ? blocks : 0);
   std::vector<std::uint64_t> block_transitions(blocks, 0);

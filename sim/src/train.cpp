@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -84,6 +85,25 @@ Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std:
     net.layers.push_back(std::move(d));
   }
   return net;
+}
+
+TrainMemory mlp_train_memory(int inputs, const std::vector<int>& hidden, int classes, int batch, int scored) {
+  TrainMemory m;
+  double widths = 0, in = inputs, largest_pair = 0;
+  std::vector<int> outs = hidden;
+  outs.push_back(classes);
+  for (int out : outs) {
+    m.parameters += in * out + out;
+    m.largest_layer = std::max(m.largest_layer, in * out + out);
+    largest_pair = std::max(largest_pair, in + out);
+    widths += out;
+    in = out;
+  }
+  // backprop's Workspace: the input batch, and per layer its output, phi'
+  // and delta (A, D, G); the forward pass holds one layer's input and output.
+  m.batch_bytes = 4.0 * batch * (inputs + 3 * widths);
+  m.evaluation_bytes = 4.0 * scored * largest_pair;
+  return m;
 }
 
 TrainResult train_mlp(const Dataset& d, const TrainConfig& cfg, int classes) {

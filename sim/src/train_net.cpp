@@ -604,6 +604,48 @@ EpochStats train_epoch(TrainNet& net, const Dataset& d, const TrainConfig& cfg, 
 
 }  // namespace
 
+TrainMemory train_net_memory(const TrainNet& net, int batch, int threads) {
+  TrainMemory m;
+  const double B = batch;
+  constexpr double kScored = 256;  // Net::predict's images per forward pass
+  double scoring = 0;
+  double kept = B * static_cast<double>(net.input.size()) * 2;  // the gathered batch and its pixel rows
+  double largest_patches = 0, largest_layer = 0;
+  for (const TrainLayer& L : net.layers) {
+    const double in = static_cast<double>(L.in.size()), out = static_cast<double>(L.out.size());
+    kept += B * out;
+    if (L.activation != "linear") kept += B * out;  // phi'
+    switch (L.op) {
+      case TrainOp::Conv2d: {
+        const double k = double(L.in.c) * L.win.kh * L.win.kw;
+        const double patches = B * double(L.out.h) * L.out.w * k;
+        kept += patches;
+        largest_patches = std::max(largest_patches, patches);
+        m.parameters += k * L.out_features + (L.has_bias ? L.out_features : 0);
+        m.largest_layer = std::max(m.largest_layer, k * L.out_features);
+        scoring = std::max(scoring, kScored * (in + out) + std::min<double>(std::max(threads, 1), kScored) *
+                                                               double(L.out.h) * L.out.w * k);
+        break;
+      }
+      case TrainOp::BatchNorm2d:
+        kept += B * in;
+        m.parameters += 4.0 * L.in.c;
+        break;
+      case TrainOp::MaxPool2d: kept += B * out; break;  // argmax, one int per output value
+      case TrainOp::Linear:
+        m.parameters += in * L.out_features + (L.has_bias ? L.out_features : 0);
+        m.largest_layer = std::max(m.largest_layer, in * L.out_features);
+        break;
+      default: break;
+    }
+    largest_layer = std::max({largest_layer, B * in, B * out});
+    scoring = std::max(scoring, kScored * (in + out));
+  }
+  m.batch_bytes = 4.0 * (kept + largest_patches + 2 * largest_layer);
+  m.evaluation_bytes = 4.0 * scoring;
+  return m;
+}
+
 NetTrainResult train_net(const Dataset& d, TrainNet net, const TrainConfig& cfg) {
   net.infer_shapes("network");
   detail::check_training(d, cfg, net.output_size());

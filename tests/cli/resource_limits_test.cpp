@@ -1,11 +1,17 @@
 // Resources stay bounded by what the input honestly is: a trial count whose
-// counts would not fit in memory is refused with the estimate, a device or
-// pipe given as a data file is refused before it is read, an OpenMP stack
-// size no thread can have is an environment error naming the variable.
+// counts would not fit in memory is refused with the estimate, and the
+// estimate is what a run takes; a training or a forward pass estimated
+// beyond --max-memory is refused with its estimate before anything is
+// allocated; a device or pipe given as a data file is refused before it is
+// read; an OpenMP stack size no thread can have is an environment error
+// naming the variable.
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
 
 #include "cli_helpers.hpp"
 #include "ctmc/sim/safetensors.hpp"
@@ -71,6 +77,22 @@ TEST_CASE("OMP_STACKSIZE no thread can have exits 2 naming the variable, not 1 (
 
 namespace {
 
+// The peak resident memory (KiB) of `ctmc-snn args`, and its exit status,
+// measured by a fresh Python whose only child it is.
+std::pair<long, int> peak_rss_kib(const std::string& args) {
+  const fs::path out = temp_dir() / "peak_rss.txt";
+  const std::string script =
+      "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+      "stderr=subprocess.DEVNULL).returncode; print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r)";
+  const std::string cmd = "python3 -c '" + script + "' " + q(CTMC_CLI_PATH) + " " + args + " > " + q(out.string());
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  std::istringstream in(slurp(out));
+  long kib = 0;
+  int status = -1;
+  in >> kib >> status;
+  return {kib, status};
+}
+
 // A manifest of `layers` over the input shape `input`, with its tensors.
 std::string write_net(const std::string& name, const nlohmann::json& input, const nlohmann::json& layers,
                       const ctmc::sim::SafetensorsFile& weights) {
@@ -89,6 +111,66 @@ ctmc::sim::Tensor filled(std::vector<std::int64_t> shape, double value) {
 }
 
 }  // namespace
+
+TEST_CASE("simulate neuron: the memory a run takes is within the estimate it was admitted by") {
+  // 10^7 trials: 76 MiB of counts by the estimate. They were allocated twice
+  // (a temporary copied into place), so 5e8 trials "within 4 GiB" took 6.3 GB.
+  const std::string base = "simulate neuron " + q(fixture("three_state.json")) + " --H 0 --T 0.001 --seed 1 --threads 1";
+  const auto small = peak_rss_kib(base + " --trials 1000");
+  const auto big = peak_rss_kib(base + " --trials 10000000");
+  REQUIRE(small.second == 0);
+  REQUIRE(big.second == 0);
+  const double counts_kib = 1e7 * 8 / 1024;  // the estimate's 8 bytes a trial
+  MESSAGE("peak RSS: " << small.first << " KiB for 1000 trials, " << big.first << " KiB for 10^7");
+  // The blocks' occupancy tallies add about 5% to the counts.
+  CHECK(double(big.first - small.first) < 1.2 * counts_kib);
+}
+
+TEST_CASE("train: a network too large for --max-memory is refused with its estimate before anything is allocated") {
+  // --width 16 (the documented maximum) grew to 12 GB in a minute on 2 digits.
+  const auto data = mnist_like("resource_train", 2, 2);
+  const fs::path out = temp_dir() / "resource_train_out.json";
+  const std::string base = "train --data " + q(data.string()) + " --epochs 1 --output " + q(out.string());
+  auto r = run_cli(base + " --arch vgg11 --width 16 --max-memory 8", "ulimit -v 4000000; ");
+  check_exit2(r, "train: needs about 98.2 GiB of memory (3.77e+09 parameters");
+  CHECK(r.output.find("more than --max-memory 8 GiB; lower --width or --batch") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  // The default limit is the machine's memory: no machine has 70 TB.
+  r = run_cli(base + " --hidden 65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,"
+                     "65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,"
+                     "65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,"
+                     "65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,"
+                     "65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,"
+                     "65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,"
+                     "65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,"
+                     "65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536,65536",
+              "ulimit -v 4000000; ");
+  check_exit2(r, "more than --max-memory (the machine's ");
+  CHECK(r.output.find("lower --hidden or --batch") != std::string::npos);
+  check_exit2(run_cli(base + " --max-memory -1"), "--max-memory: -1 is not a number of GiB in (0, 1e6]");
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("evaluate: a convolution padded by 8000 is refused with its memory estimate, before the data are read") {
+  // A 1x1 convolution padded by 8000 on 28x28 images gives 16028x16028 pixels:
+  // about 1 GB a test image, 256 images a pass.
+  ctmc::sim::SafetensorsFile w;
+  w.tensors["c.weight"] = filled({1, 1, 1, 1}, 1);
+  w.tensors["c.bias"] = filled({1}, 0);
+  w.tensors["fc.weight"] = filled({10, 1}, 1);
+  w.tensors["fc.bias"] = filled({10}, 0);
+  const nlohmann::json layers = nlohmann::json::parse(R"([
+    {"type": "conv2d", "weight": "c.weight", "bias": "c.bias", "in_channels": 1, "out_channels": 1,
+     "kernel_size": [1, 1], "stride": [1, 1], "padding": [8000, 8000]},
+    {"type": "avgpool2d", "kernel_size": [16028, 16028], "stride": [16028, 16028], "padding": [0, 0]},
+    {"type": "flatten"},
+    {"type": "dense", "weight": "fc.weight", "bias": "fc.bias", "in": 1, "out": 10, "activation": "linear"}])");
+  const std::string net = write_net("padded", {1, 28, 28}, layers, w);
+  const auto r = run_cli("evaluate --net " + q(net) + " --data /nonexistent --max-memory 1", "ulimit -v 4000000; ");
+  check_exit2(r, "--net: " + net + ": layer 1 (layers[0], conv2d)");
+  CHECK(r.output.find("needs about 1.91 GiB of memory for one test image (its input [1, 28, 28] and output [1, 16028, "
+                      "16028] and its im2col patches), more than --max-memory 1 GiB; refusing") != std::string::npos);
+}
 
 TEST_CASE("evaluate: logits that are not finite are refused, naming the image and the first layer where they appear") {
   // Weights of 3e38 (as inputs x 3e38) overflow float: evaluate printed an accuracy from inf and NaN logits.

@@ -3,6 +3,7 @@
 // safetensors weights; evaluate --net NET.json --data ...: the test accuracy
 // of a manifest at clip levels K (clip-on-forward [0, K] hidden activations).
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,6 +15,10 @@
 
 namespace ctmc::commands {
 
+// --max-memory GIB as bytes: 0 (the default) is the machine's physical
+// memory; a value outside (0, 1e6] is an InputError naming the option.
+std::uint64_t memory_limit_bytes(double gib);
+
 struct TrainCommandOptions {
   std::string data, output;
   std::string arch = "mlp";        // mlp or vgg11
@@ -24,6 +29,7 @@ struct TrainCommandOptions {
   bool hidden_given = false, width_given = false;
   sim::TrainConfig cfg;      // activation, epochs, batch, learning rate, seed, threads, progress bar
   std::string command_line;  // recorded in the manifest's meta
+  double max_memory_gib = 0;  // refuse a training estimated to need more (GiB); 0: the machine's memory
 };
 
 // The VGG-11 variant chosen for the images, before its training starts.
@@ -51,6 +57,7 @@ struct EvaluateCommandOptions {
   sim::DataSource data;
   std::string clips = "inf";  // comma-separated K > 0, or inf / none (no clipping)
   std::string predictions;    // file of the predicted classes (one clip level); empty: none
+  double max_memory_gib = 0;  // refuse a forward pass estimated to need more (GiB); 0: the machine's memory
 };
 struct EvaluateRow {
   float clip = 0;  // 0: no clipping (inf)

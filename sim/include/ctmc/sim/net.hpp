@@ -125,6 +125,11 @@ struct Net {
   // output to [0, K] after phi (clip-on-forward, as Mlp::forward).
   Eigen::MatrixXf forward(const Eigen::MatrixXf& x, float clip_k = 0) const;
   std::vector<int> predict(const Eigen::MatrixXf& x, float clip_k = 0) const;  // argmax, ties: lowest index
+  // The most bytes forward() holds at once for a batch of `batch` samples on
+  // `threads` threads: a layer's input and output (4 bytes a value) and, for
+  // a convolution, each thread's im2col patches (its output pixels x C kh kw
+  // values). `layer`, when given, is set to the index of that layer.
+  double forward_bytes(std::int64_t batch, int threads, std::size_t* layer = nullptr) const;
   // The layer whose output first holds a value that is not finite (inf or
   // NaN) for the one sample x, as "layer N (<kind> <name>)"; empty when
   // every layer's values are finite.

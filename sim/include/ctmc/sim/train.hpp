@@ -11,6 +11,7 @@
 // (see sim/src/dense_kernels.hpp), so a given seed gives bit-identical weights
 // for any thread count.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -61,6 +62,30 @@ LossGradients loss_gradients(const Mlp& net, const Eigen::MatrixXf& x, const std
 
 // An untrained network with PyTorch's default initialisation; the output layer is "linear".
 Mlp init_mlp(int inputs, const std::vector<int>& hidden, int classes, const std::string& activation, std::uint64_t seed);
+
+// What a training run (train, then the trained network scored and written)
+// holds in memory at its peak, estimated before anything is allocated, at 4
+// bytes a value: while training, the weights, their gradients, Adam's two
+// moments, a product's temporary of the largest layer and one batch's
+// activations and caches; then the weights, the network as read back and
+// the forward pass that scores it; then the weights, the network, the
+// tensors as doubles, the file's bytes and their copies on the way (measured:
+// about 24 bytes a parameter; 28 are counted).
+struct TrainMemory {
+  double parameters = 0;        // the parameter count
+  double largest_layer = 0;     // the most parameters of one layer
+  double batch_bytes = 0;       // one training batch's activations, caches and gradients
+  double evaluation_bytes = 0;  // the forward pass that scores the trained network
+  double bytes() const {
+    const double training = 4 * (4 * parameters + largest_layer) + batch_bytes;
+    const double scoring = 4 * 2 * parameters + evaluation_bytes;
+    const double writing = 4 * 7 * parameters;
+    return std::max({training, scoring, writing});
+  }
+};
+// An MLP of these widths (init_mlp) on batches of `batch` samples, scored on
+// `scored` samples at once (Mlp::accuracy forwards a whole split).
+TrainMemory mlp_train_memory(int inputs, const std::vector<int>& hidden, int classes, int batch, int scored);
 
 // Trains on d (labels in [0, classes)). Throws ctmc::InputError for an empty
 // data set, a label out of range, or a bad configuration (naming the option).

@@ -173,6 +173,14 @@ NetTrainResult train_net(const Dataset& d, TrainNet net, const TrainConfig& cfg)
 // "batch_size" or "data" and that BatchNorm.
 void check_some_batch_trains(const TrainNet& net, const Dataset& d, const TrainConfig& cfg);
 
+// train_net's memory (TrainMemory) for this net (its shapes inferred) on
+// batches of `batch` images: per layer its output, the caches its backward
+// pass keeps (a convolution's im2col patches, BatchNorm's normalised input,
+// max pooling's argmax, phi'), plus the largest patch gradient and the two
+// gradient buffers of the backward pass; scored by Net::forward_bytes's
+// count for 256 images on `threads` threads.
+TrainMemory train_net_memory(const TrainNet& net, int batch, int threads);
+
 // The manifest (manifest.hpp) and the state_dict tensors of a trained net.
 nlohmann::json train_net_manifest(const TrainNet& net, SafetensorsFile& tensors, const nlohmann::json& meta);
 // The net as load_net reads it back from those files (BatchNorm folded).
