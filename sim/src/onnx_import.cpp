@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -42,7 +43,8 @@ struct AttrSpec {
 // Every attribute of every operator read, for opsets kMinOpset..kMaxOpset
 // (the ONNX operator changelog: Conv-11, BatchNormalization-9/14/15,
 // AveragePool-11, MaxPool-12, Flatten-13, Reshape-13/14, Gemm-13,
-// Dropout-13, Pad-13, Constant-13; the others have none). Each is handled
+// Dropout-13, Pad-13, Constant-13, Transpose-13, Concat-13, Unsqueeze-13
+// (its axes an input); the others have none). Each is handled
 // where its operator is read: computed exactly, or refused by name for the
 // values that are not. Any other attribute is refused: an attribute
 // silently ignored changes what the network computes.
@@ -75,6 +77,9 @@ const std::map<std::string, std::vector<AttrSpec>, std::less<>> kAttributes = {
       {"value_float", onnx::AttributeProto::FLOAT}, {"value_floats", onnx::AttributeProto::FLOATS},
       {"value_int", onnx::AttributeProto::INT}, {"value_ints", onnx::AttributeProto::INTS},
       {"value_string", onnx::AttributeProto::STRING}, {"value_strings", onnx::AttributeProto::STRINGS}}},
+    {"Transpose", {{"perm", onnx::AttributeProto::INTS}}},
+    {"Concat", {{"axis", onnx::AttributeProto::INT}}},
+    {"Unsqueeze", {}},
     {"Relu", {}},
     {"Sigmoid", {}},
     {"Softplus", {}},
@@ -107,7 +112,8 @@ std::string op_text(const std::string& op) {
 
 const char* kSupported =
     "Conv, BatchNormalization, Relu, Clip, Sigmoid, Softplus, AveragePool, MaxPool, Flatten, Reshape, Gemm, MatMul, Add, "
-    "Identity, Dropout, Pad (constant zeros before a Conv or AveragePool)";
+    "Identity, Dropout, Pad (constant zeros before a Conv or AveragePool), and Transpose, Unsqueeze and Concat of "
+    "constants";
 
 class Importer {
  public:
@@ -511,14 +517,7 @@ class Importer {
     add_layer(std::move(layer), n);
   }
 
-  static Tensor transposed(const Tensor& w) {
-    Tensor t = w;
-    const std::int64_t r = w.shape[0], c = w.shape[1];
-    t.shape = {c, r};
-    for (std::int64_t a = 0; a < r; ++a)
-      for (std::int64_t b = 0; b < c; ++b) t.values[std::size_t(b * r + a)] = w.values[std::size_t(a * c + b)];
-    return t;
-  }
+  static Tensor transposed(const Tensor& w) { return permuted(w, {1, 0}); }
 
   void matmul(const onnx::NodeProto& n, int i) {
     const Tensor w = values(n, i, 1);  // [in, out]: x W
@@ -604,6 +603,7 @@ class Importer {
       consts_[n.output(0)] = consts_.at(n.input(0));
       return;
     }
+    if (op == "Transpose" || op == "Unsqueeze" || op == "Concat") return fold_constant(n, i);
     if (op == "Add") return add(n, i);
     chain(n, i);
     if (op == "Conv") conv(n, i);
@@ -623,6 +623,135 @@ class Importer {
     else if (op == "MatMul") matmul(n, i);
     else if (op == "Dropout") dropout(n, i);
     // Identity of the data tensor: nothing to compute.
+  }
+
+  // Transpose, Unsqueeze and Concat of constants, which torch.onnx.export
+  // writes with constant folding off (a Linear without bias transposes its
+  // weight; x.view(x.size(0), -1) concatenates its shape): computed here into
+  // a constant of the node's output name. Of the data tensor they are not
+  // supported.
+  void fold_constant(const onnx::NodeProto& n, int i) {
+    const std::string& op = n.op_type();
+    if (n.output_size() != 1 || n.input_size() < 1) fail(node_label(n, i) + ": expected one output and an input");
+    for (const auto& in : n.input())
+      if (!in.empty() && !consts_.count(in))
+        fail(node_label(n, i) + ": " + op + " of the data tensor " + quote_excerpt(in) +
+             " is not supported (only of initializers and Constants)");
+    Tensor out;
+    if (op == "Transpose") out = transpose_node(n, i);
+    else if (op == "Unsqueeze") out = unsqueezed(n, i);
+    else out = concatenated(n, i);
+    owned_.push_back(tensor_proto(n.output(0), out));
+    consts_[n.output(0)] = &owned_.back();
+  }
+
+  // perm (default: the dimensions reversed), as ONNX's Transpose.
+  Tensor transpose_node(const onnx::NodeProto& n, int i) const {
+    const Tensor x = values(n, i, 0);
+    const std::size_t rank = x.shape.size();
+    std::vector<std::int64_t> perm(rank);
+    for (std::size_t d = 0; d < rank; ++d) perm[d] = static_cast<std::int64_t>(rank - 1 - d);
+    if (const auto p = ints_attr(n, i, "perm")) perm = *p;
+    std::vector<bool> seen(rank, false);
+    if (perm.size() != rank) fail(node_label(n, i) + fmt::format(": perm has {} entries for {} dimensions", perm.size(), rank));
+    for (const auto d : perm) {
+      if (d < 0 || d >= static_cast<std::int64_t>(rank) || seen[static_cast<std::size_t>(d)])
+        fail(node_label(n, i) + ": perm is not a permutation of the dimensions");
+      seen[static_cast<std::size_t>(d)] = true;
+    }
+    return permuted(x, perm);
+  }
+
+  // x with its dimensions in the order perm (y.shape[d] = x.shape[perm[d]]).
+  static Tensor permuted(const Tensor& x, const std::vector<std::int64_t>& perm) {
+    const std::size_t rank = x.shape.size();
+    Tensor y;
+    y.dtype = x.dtype;
+    for (const auto d : perm) y.shape.push_back(x.shape[static_cast<std::size_t>(d)]);
+    y.values.resize(x.values.size());
+    // Row-major strides of x; output element k's index, digit by digit.
+    std::vector<std::size_t> stride(rank, 1);
+    for (std::size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * static_cast<std::size_t>(x.shape[d]);
+    for (std::size_t k = 0; k < y.values.size(); ++k) {
+      std::size_t rest = k, from = 0;
+      for (std::size_t d = rank; d-- > 0;) {
+        const auto size = static_cast<std::size_t>(y.shape[d]);
+        from += (rest % size) * stride[static_cast<std::size_t>(perm[d])];
+        rest /= size;
+      }
+      y.values[k] = x.values[from];
+    }
+    return y;
+  }
+
+  // Unsqueeze-13: size-1 dimensions inserted at the axes (an input; negative
+  // ones count from the end of the output).
+  Tensor unsqueezed(const onnx::NodeProto& n, int i) const {
+    Tensor x = values(n, i, 0);
+    const Tensor axes = values(n, i, 1);
+    const auto rank = static_cast<std::int64_t>(x.shape.size() + axes.values.size());
+    std::vector<bool> inserted(static_cast<std::size_t>(rank), false);
+    for (const double a : axes.values) {
+      const auto axis = static_cast<std::int64_t>(a) < 0 ? static_cast<std::int64_t>(a) + rank : static_cast<std::int64_t>(a);
+      if (axis < 0 || axis >= rank || inserted[static_cast<std::size_t>(axis)])
+        fail(node_label(n, i) + ": its axes are out of range or repeated");
+      inserted[static_cast<std::size_t>(axis)] = true;
+    }
+    std::vector<std::int64_t> shape;
+    for (std::size_t d = 0, k = 0; d < inserted.size(); ++d) shape.push_back(inserted[d] ? 1 : x.shape[k++]);
+    x.shape = std::move(shape);
+    return x;
+  }
+
+  // Concat along `axis` (negative: from the end) of tensors that agree on
+  // every other dimension.
+  Tensor concatenated(const onnx::NodeProto& n, int i) const {
+    std::vector<Tensor> parts;
+    for (int k = 0; k < n.input_size(); ++k) parts.push_back(values(n, i, k));
+    const auto rank = static_cast<std::int64_t>(parts[0].shape.size());
+    std::int64_t axis = int_attr(n, i, "axis", std::numeric_limits<std::int64_t>::min());
+    if (axis == std::numeric_limits<std::int64_t>::min()) fail(node_label(n, i) + ": the axis attribute is required");
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) fail(node_label(n, i) + ": axis out of range");
+    const auto a = static_cast<std::size_t>(axis);
+    Tensor y = parts[0];
+    y.shape[a] = 0;
+    for (const auto& p : parts) {
+      for (std::size_t d = 0; d < p.shape.size(); ++d)
+        if (p.shape.size() != y.shape.size() || (d != a && p.shape[d] != y.shape[d]))
+          fail(node_label(n, i) + ": its inputs' shapes differ outside the axis");
+      y.shape[a] += p.shape[a];
+    }
+    // Row-major: blocks of (dims from the axis on) per index of the dims before it.
+    std::size_t outer = 1;
+    for (std::size_t d = 0; d < a; ++d) outer *= static_cast<std::size_t>(y.shape[d]);
+    y.values.clear();
+    for (std::size_t o = 0; o < outer; ++o)
+      for (const auto& p : parts) {
+        const std::size_t block = p.values.size() / outer;
+        y.values.insert(y.values.end(), p.values.begin() + static_cast<std::ptrdiff_t>(o * block),
+                        p.values.begin() + static_cast<std::ptrdiff_t>((o + 1) * block));
+      }
+    return y;
+  }
+
+  // A computed constant as the tensor proto the other nodes read (doubles
+  // for floats, exact: every value read is exact in double).
+  static onnx::TensorProto tensor_proto(const std::string& name, const Tensor& t) {
+    onnx::TensorProto p;
+    p.set_name(name);
+    for (const auto d : t.shape) p.add_dims(d);
+    if (t.dtype == "I64" || t.dtype == "BOOL") {
+      p.set_data_type(onnx::TensorProto::INT64);
+      for (const double v : t.values) p.add_int64_data(static_cast<std::int64_t>(v));
+    } else if (t.dtype == "F64") {
+      p.set_data_type(onnx::TensorProto::DOUBLE);
+      for (const double v : t.values) p.add_double_data(v);
+    } else {
+      p.set_data_type(onnx::TensorProto::FLOAT);
+      for (const double v : t.values) p.add_float_data(static_cast<float>(v));
+    }
+    return p;
   }
 
   // Dropout at inference is the identity: its seed and ratio change nothing

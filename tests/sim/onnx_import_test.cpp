@@ -192,10 +192,10 @@ TEST_CASE("ONNX refusals name the node and its op type") {
   const std::string path = (t.path / "bad.onnx").string();
   {
     ModelBuilder mb = fx.build();
-    auto* n = mb.node("Transpose", {"logits"}, "tr");
-    n->set_name("/classifier/Transpose");
-    mb.write(path, "tr");
-    check_input_error([&] { (void)import_onnx(path); }, path, "node '/classifier/Transpose' (Transpose): operator 'Transpose' is not supported");
+    auto* n = mb.node("LogSoftmax", {"logits"}, "ls");
+    n->set_name("/classifier/LogSoftmax");
+    mb.write(path, "ls");
+    check_input_error([&] { (void)import_onnx(path); }, path, "node '/classifier/LogSoftmax' (LogSoftmax): operator 'LogSoftmax' is not supported");
   }
   {
     ModelBuilder mb = fx.build(12);
@@ -447,5 +447,40 @@ TEST_CASE("ONNX inputs that made internal errors or raw bytes: huge dims, names 
   {
     std::ofstream(path, std::ios::trunc).flush();
     check_input_error([&] { (void)import_onnx(path); }, path, "empty file (0 bytes), not an ONNX model");
+  }
+}
+
+// With constant folding off, torch.onnx.export transposes a bias-free
+// Linear's weight with a Transpose node and builds x.view(x.size(0), -1)'s
+// shape with Unsqueeze and Concat: constants computed at import.
+TEST_CASE("ONNX: Transpose, Unsqueeze and Concat of constants are folded; of the data tensor refused") {
+  TempDir t;
+  const std::string path = (t.path / "f.onnx").string();
+  TestRng rng(12);
+  const auto wt = as_floats(rng.vec(3 * 8, -1, 1));  // [out = 3, in = 8], as nn.Linear keeps it
+  ModelBuilder mb({2, 2, 2});
+  auto* one = mb.g->add_initializer();  // a scalar INT64 1, the traced batch size
+  one->set_name("batch");
+  one->set_data_type(onnx::TensorProto::INT64);
+  one->add_int64_data(1);
+  mb.init_i64("axes", {0});
+  mb.init_i64("rest", {-1});
+  mb.node("Unsqueeze", {"batch", "axes"}, "batch1");
+  auto* cat = mb.node("Concat", {"batch1", "rest"}, "shape");
+  ModelBuilder::integer(cat, "axis", 0);
+  mb.node("Reshape", {"input", "shape"}, "flat");
+  mb.init("fc.weight", {3, 8}, wt, true);
+  auto* tr = mb.node("Transpose", {"fc.weight"}, "fc.weight.T");
+  ModelBuilder::ints(tr, "perm", {1, 0});
+  mb.node("MatMul", {"flat", "fc.weight.T"}, "logits");
+  mb.write(path, "logits");
+  const auto imp = import_onnx(path);
+  REQUIRE(imp.manifest["layers"].size() == 2);
+  check_against(imp.net, [&](const Image& x) { return ref_linear(x.v, wt, {0, 0, 0}, 3); }, 2, 2, 2);
+  {
+    ModelBuilder bad({4});
+    bad.node("Transpose", {"input"}, "x");
+    bad.write(path, "x");
+    check_input_error([&] { (void)import_onnx(path); }, path, "Transpose of the data tensor 'input' is not supported");
   }
 }
