@@ -88,6 +88,7 @@ void check_weights_hash(const std::string& manifest_path, const json& m, const s
     fail(manifest_path, "\"weights_sha256\" must be 64 lower-case hex digits (the SHA-256 of the weights file)");
   // Hashed a piece at a time, bounded as the safetensors reader bounds it.
   solvers::InputFile in(weights_path, kSafetensorsKind.what);
+  if (in.size() > kSafetensorsKind.max_bytes) solvers::refuse_too_large(weights_path, kSafetensorsKind);
   io::Sha256 sha;
   std::vector<char> piece(std::size_t(1) << 20);
   std::uint64_t total = 0;

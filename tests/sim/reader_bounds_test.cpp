@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -193,6 +194,16 @@ TEST_CASE("a safetensors file is bounded: its size, and its header length by the
   // A (sparse) 5 GiB file: refused by its size before anything is read.
   fs::resize_file(f, std::uint64_t(5) << 30);
   check_input_error([&] { read_safetensors(f); }, f, "larger than 4 GiB (an MLP's weights are a few MB); refusing");
+  // The same file as the weights of a manifest with weights_sha256: refused
+  // by its size before it is hashed (not after 4 GiB of hashing).
+  auto m = nlohmann::json::parse(std::ifstream(kManifest));
+  m["weights"] = f;
+  m["weights_sha256"] = std::string(64, '0');
+  const std::string mpath = t.file("hashed.json");
+  write_text(mpath, m.dump());
+  const auto start = std::chrono::steady_clock::now();
+  check_input_error([&] { load_network(mpath); }, f, "larger than 4 GiB (an MLP's weights are a few MB); refusing");
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
 }
 
 TEST_CASE("JSON readers refuse duplicate keys, deep nesting and report type errors naming the key") {
