@@ -562,6 +562,17 @@ class NetworkCommands(unittest.TestCase):
             self.assertFalse(os.path.exists(out))
             self.assertFalse(os.path.exists(self.path("one.safetensors")))
 
+    def test_train_refuses_a_network_beyond_max_memory(self):
+        # --width 16 (the documented maximum) grew to 12 GB in a minute on two digits.
+        out = self.path("wide.json")
+        with self.assertRaises(ValueError) as cm:
+            ctmc_snn.train(self.data, out, arch="vgg11", width=16, train_limit=2, epochs=1, max_memory=8)
+        self.assertIn("train: needs about 98.2 GiB of memory", str(cm.exception))
+        self.assertIn("more than --max-memory 8 GiB; lower --width or --batch", str(cm.exception))
+        self.assertFalse(os.path.exists(out))
+        with self.assertRaisesRegex(ValueError, r"--max-memory: -1 is not a number of GiB in \(0, 1e6\]"):
+            ctmc_snn.train(self.data, out, epochs=1, max_memory=-1)
+
     def test_convert(self):
         ctmc_snn.train(self.data, self.path("net.json"), hidden=[16], epochs=1, train_limit=300, seed=2)
         r = ctmc_snn.convert(self.path("net.json"), self.data, self.path("conv"), fit_images=40, samples=16, starts=2)
