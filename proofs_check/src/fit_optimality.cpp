@@ -31,6 +31,10 @@ constexpr std::size_t kSpreadStride = 4;
 // threshold: on larger boxes its remainders swamp it, and solving it there
 // cost 1.6x the time per box for no change of the bound (bench_certificates).
 constexpr double kTaylorFloor = 0.05;
+// The split follows the Taylor bound's remainders only where that bound is
+// this close to the threshold (a box near an optimum); elsewhere the
+// range-spread rule, which ranks the coordinates of a large box better.
+constexpr double kTaylorSplit = 0.5;
 
 // One data point: H_m, the target y_m = alpha phi(H_m) and the weight
 // w_m / W, all enclosed.
@@ -311,7 +315,8 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
       // whose gradient enclosure says little), the coordinate whose range
       // alone, the others at the centre, spreads the curve most.
       std::array<double, kMaxParams> score{};
-      const bool taylor_active = !b.taylor_point.empty() && b.taylor >= b.mean_value && b.taylor > b.natural;
+      const bool taylor_active = !b.taylor_point.empty() && b.taylor >= b.mean_value && b.taylor > b.natural &&
+                                 b.taylor >= kTaylorSplit * res.incumbent * shrink;
       const bool mv_active = !taylor_active && opt.mean_value && b.mean_value > b.natural;
       for (std::size_t k = 0; k < n; ++k) {
         if (X[k].lo == X[k].hi) continue;
