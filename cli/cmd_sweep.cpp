@@ -125,7 +125,7 @@ Register reg([](CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--max-neuron-steps", o->spec.limits.neuron_steps,
                   "Refuse a sweep (or shard) of more work than this: runs x test images x T/dt x spiking neurons")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--max-memory", o->max_memory_gib, "Refuse a sweep whose document needs more memory than this (GiB)")
       ->capture_default_str();

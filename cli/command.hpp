@@ -7,6 +7,7 @@
 // (throw ctmc::InputError with a one-line message naming the input).
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -53,6 +54,18 @@ inline const CLI::Validator kNoMinus(
       return std::string();
     },
     "", "NO_MINUS");
+
+// A number > 0 and finite, with a message of one short line (CLI11's
+// PositiveNumber prints its range up to DBL_MAX in 309 digits); text that is
+// not a number is left to CLI11's conversion, which names it.
+inline const CLI::Validator kPositive(
+    [](std::string& text) {
+      double v = 0;
+      if (!CLI::detail::lexical_cast(text, v)) return std::string();
+      if (!(v > 0) || !std::isfinite(v)) return std::string("need a positive finite number, got '" + text + "'");
+      return std::string();
+    },
+    "POSITIVE");
 
 // The most threads any command runs (main.cpp cuts OMP_NUM_THREADS down to it).
 using commands::kMaxThreads;

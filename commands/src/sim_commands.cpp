@@ -62,10 +62,16 @@ NeuronSimResult run_simulate_neuron(const ModelInput& in, const NeuronSimOptions
   const std::string& source = in.source;
   const auto H = solvers::parse_input_value(o.h, "--H");
   if (const std::uint64_t need = neuron_sim_memory_bytes(o.trials, model.size(), with_counts); need > o.max_memory_bytes) {
-    const std::uint64_t per_trial = std::max<std::uint64_t>(1, neuron_sim_memory_bytes(1 << 20, model.size(), with_counts) >> 20);
+    // The most trials that fit: the estimate grows with the trials, so a
+    // bisection between 0 (fits) and o.trials (does not) finds it.
+    std::size_t fit = 0, over = o.trials;
+    while (over - fit > 1) {
+      const std::size_t mid = fit + (over - fit) / 2;
+      (neuron_sim_memory_bytes(mid, model.size(), with_counts) <= o.max_memory_bytes ? fit : over) = mid;
+    }
     throw InputError(fmt::format("--trials: {} trials need about {} MiB of memory for their counts, more than the limit "
-                                 "of {} MiB; lower --trials (about {} fit) or raise --max-memory (GiB)",
-                                 o.trials, need >> 20, o.max_memory_bytes >> 20, o.max_memory_bytes / per_trial));
+                                 "of {} MiB; lower --trials (at most {} fit) or raise --max-memory (GiB)",
+                                 o.trials, need >> 20, o.max_memory_bytes >> 20, fit));
   }
   {
     // Refuse before simulating when the expected number of transitions (the

@@ -119,6 +119,16 @@ void check_latex_lines(const std::string& out) {
 
 }  // namespace
 
+TEST_CASE("a positive option out of range is named in one short line (not CLI11's range up to DBL_MAX)") {
+  for (const std::string bad : {"0", "-1", "inf", "nan"}) {
+    const auto r = run_cli("train --data /nonexistent --activation relu --epochs 1 --seed 1 --output /tmp/never.json --lr " + bad);
+    INFO(r.output);
+    CHECK(r.status == 2);
+    CHECK(r.output.find("--lr: need a positive finite number, got '" + bad + "'") != std::string::npos);
+    CHECK(r.output.size() < 120);
+  }
+}
+
 TEST_CASE("formula --latex escapes state names: no \\input, braces balance, one line per entry") {
   const std::string path = model_with_states(
       "latex_states.json", {R"("B}\\input{/etc/passwd}")", R"("G $x$ & #1 ^ _ ~ %")", R"("R\\")"});

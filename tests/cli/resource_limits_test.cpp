@@ -45,6 +45,14 @@ TEST_CASE("simulate neuron --trials 1000000000 is refused with its memory estima
   INFO(ok.output);
   CHECK(ok.status == 0);
   check_exit2(run_cli(base + " --trials 1000 --max-memory 0"), "--max-memory: 0 is not a number of GiB");
+  // The count the message says fits does fit, and one more does not.
+  const auto over = run_cli(base + " --trials 100000 --max-memory 0.0005");
+  const auto at = over.output.find("at most ");
+  REQUIRE_MESSAGE(at != std::string::npos, over.output);
+  const std::string fit = over.output.substr(at + 8, over.output.find(' ', at + 8) - at - 8);
+  CHECK(run_cli(base + " --trials " + fit + " --max-memory 0.0005").status == 0);
+  check_exit2(run_cli(base + " --trials " + std::to_string(std::stoull(fit) + 1) + " --max-memory 0.0005"),
+              "at most " + fit + " fit");
 }
 
 TEST_CASE("--test-images /dev/zero or a named pipe exits 2 at once, nothing read") {
