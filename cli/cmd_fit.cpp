@@ -46,11 +46,20 @@ void print_certificates(const commands::CertifyRun& c, const analysis::FitProble
     return;
   }
   const auto& r = *c.optimum;
-  fmt::print("optimum     {} family within the bounds: {} (lower bound {:.6e}, {} boxes{})\n",
-             analysis::family_name(*c.family),
-             r.certified ? fmt::format("global optimum within {:g}% certified", 100 * commands::kOptimalityGap)
-                         : fmt::format("gap {:.3g}% not closed", 100 * r.gap),
-             r.lower_bound, r.boxes, r.exhausted ? ", budget exhausted" : "");
+  std::string verdict;
+  if (r.certified) verdict = fmt::format("global optimum within {:g}% certified", 100 * r.rel_gap);
+  else if (r.lower_bound > 0) verdict = fmt::format("gap {:.3g}% not closed (target {:g}%)", 100 * r.gap, 100 * r.rel_gap);
+  else verdict = fmt::format("no bound above 0 yet (target {:g}%)", 100 * r.rel_gap);
+  fmt::print("optimum     {} family within the bounds: {} (lower bound {:.6e}, {} boxes{}, {:.1f} s)\n",
+             analysis::family_name(*c.family), verdict, r.lower_bound, r.boxes,
+             r.exhausted ? ", budget exhausted" : "", r.seconds);
+  // Every box of the branch and bound accounted for (fit_optimality.hpp).
+  fmt::print("  boxes     {} roots + 2 x {} split = {} pruned + {} split + {} unsplittable + {} open; {} shrunk to a "
+             "face\n",
+             r.roots, r.split, r.pruned, r.split, r.unsplittable, r.open, r.shrunk);
+  if (!r.best_centre.empty())
+    fmt::print("  improved  the search found MSE {:.6e} below the fit's (parameters {:.17g})\n", r.incumbent,
+               fmt::join(r.best_centre, ", "));
 }
 
 void score_model(const FitCliOptions& c) {

@@ -155,9 +155,22 @@ void put_certificates(DocumentWriter& w, const std::string& key, const CertifyRu
   put(w, "lower_bound", c.optimum->lower_bound);
   put(w, "gap", c.optimum->gap);
   put(w, "certified", c.optimum->certified);
-  put(w, "rel_gap", kOptimalityGap);
+  put(w, "rel_gap", c.optimum->rel_gap);
   put(w, "boxes", c.optimum->boxes);
   put(w, "budget_exhausted", c.optimum->exhausted);
+  put(w, "seconds", c.optimum->seconds);
+  {
+    // Every box accounted for: roots + 2 split = pruned + split + unsplittable + open.
+    const Object acc(w, "boxes_accounted");
+    put(w, "roots", c.optimum->roots);
+    put(w, "pruned", c.optimum->pruned);
+    put(w, "split", c.optimum->split);
+    put(w, "unsplittable", c.optimum->unsplittable);
+    put(w, "open", c.optimum->open);
+    put(w, "shrunk_to_faces", c.optimum->shrunk);
+  }
+  put(w, "best_known_improved", !c.optimum->best_centre.empty());
+  if (!c.optimum->best_centre.empty()) put(w, "improved_mse", c.optimum->incumbent);
 }
 
 void put_fit_figures(DocumentWriter& w, const FitCommandOptions& o, const FitCommandResult& out) {

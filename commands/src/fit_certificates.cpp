@@ -90,7 +90,7 @@ SupCell try_certified_sup(const solvers::Model& model, const analysis::FitProble
 
 proofs_check::OptimalityResult certify_fit_optimum(const analysis::FitProblem& p, double mse, unsigned precision) {
   proofs_check::OptimalityOptions o;
-  o.rel_gap = kOptimalityGap;
+  o.rel_gap = optimality_gap(p.family);
   o.max_boxes = p.family.family == analysis::FitFamily::TwoState ? kTwoStateBoxes : kThreeStateBoxes;
   o.precision = precision;
   return proofs_check::certify_optimality(optimality_problem(p), mse, o);

@@ -163,9 +163,15 @@ std::string methods_text(const analysis::FitOptions& opt, const analysis::FitBou
       "- **Certified optimum** (two- and three-state): interval branch and bound over the whole parameter box "
       "(double intervals with outward rounding, MPFI enclosures of the targets). Each box gets the larger of the "
       "exact per-point range bound (both closed forms are monotone in every rate) and the mean-value bound f(c) + "
-      "g(X) (theta - c); a coordinate whose derivative has one sign is fixed at its face. A box is discarded "
-      "within {1} of the row's MSE, so 'certified' means no parameter vector in the bounds beats the row by more "
-      "than {1}. Budget: {2} boxes (two-state), {3} (three-state).\n"
+      "g(X) (theta - c) and, where the box is small enough for it to matter, a first-order Taylor-model bound "
+      "(each point's flux as F(c) + g . delta within a remainder R_m from the gradient enclosure over the box; "
+      "the convex least-squares problem of these models with dead zones +-R_m is minimized by projected Newton "
+      "and bounded rigorously at its minimizer by convexity), which keeps the Gauss-Newton part of the "
+      "objective exactly and so stays tight on boxes long in the fit's sloppy directions; a coordinate whose "
+      "derivative has one sign is fixed at its face. A box is discarded within {1} of the row's MSE (three-"
+      "state: {4}), so 'certified' means no parameter vector in the bounds beats the row by more than that. "
+      "Every box is accounted for (pruned, split, unsplittable or open; the JSON's boxes_accounted). Budget: "
+      "{2} boxes (two-state), {3} (three-state).\n"
       "- **Three-state quotient:** the family is not identifiable (scaling a, c and b together along a curve "
       "keeps F(H) at every H), so the search runs on the faces of the box instead of the box: every such curve "
       "leaves the box, so every three-state curve the box holds is also held where a.p, a.s or b is at an end of "
@@ -182,7 +188,8 @@ std::string methods_text(const analysis::FitOptions& opt, const analysis::FitBou
       "three-state rows whose seeds disagree or that the second optimizer beats, a two-state row not certified "
       "optimal. Rows of the families with many local optima (full-three-state, general) state the best MSE "
       "known, an upper bound.\n",
-      opt.mpfr_bits, fmt_pct(kOptimalityGap, 1), fmt_int(kTwoStateBoxes), fmt_int(kThreeStateBoxes));
+      opt.mpfr_bits, fmt_pct(kOptimalityGap, 1), fmt_int(kTwoStateBoxes), fmt_int(kThreeStateBoxes),
+      fmt_pct(kThreeStateGap, 0));
   return s;
 }
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -422,7 +429,7 @@ void check_findings(const FitsStudy& st, ReportWriter& w, RowFindings& f) {
     const auto& c = st.certificates[i];
     if (c.optimum && row.family.family == FitFamily::TwoState && !c.optimum->certified)
       f.not_certified.push_back(
-          fmt::format("{} / two-state ({})", row.target.label, optimality_text(*c.optimum, kOptimalityGap)));
+          fmt::format("{} / two-state ({})", row.target.label, optimality_text(*c.optimum, c.optimum->rel_gap)));
   }
 }
 
@@ -437,7 +444,7 @@ void summary_findings(const FitsStudy& st, RowFindings& f) {
       f.two_certified += c.optimum->certified;
     }
     if (c.optimum && row.family.family == FitFamily::ThreeState)
-      f.three_bounds.push_back(fmt::format("{}: {}", row.target.label, optimality_text(*c.optimum, kOptimalityGap)));
+      f.three_bounds.push_back(fmt::format("{}: {}", row.target.label, optimality_text(*c.optimum, c.optimum->rel_gap)));
     const auto& s = c.sup;
     if (!s.sup) f.sup_undefined.push_back(fmt::format("{} ({})", name, s.error));
     else if (s.sup->lower > 1.5 * b.max_abs_error + 1e-12)
@@ -465,8 +472,9 @@ void present_summary(const FitsStudy& st, const RowFindings& f, ReportWriter& w)
       "row the lowest MSE that any of three searches found (the main multistart, a second optimizer, {} more "
       "seeds).\n"
       "- **Certified global optimum:** {} of {} two-state rows are proven optimal within {} over the whole "
-      "parameter box (interval branch and bound). Three-state rows, certified lower bounds on the optimum "
-      "within {} boxes each (searched on the faces of the box, which hold every three-state curve): {}.\n"
+      "parameter box (interval branch and bound). Three-state rows (target: within {}), certified lower bounds "
+      "on the optimum within {} boxes each (searched on the faces of the box, which hold every three-state "
+      "curve): {}.\n"
       "- **Certified sup error** over the whole domain, not only the grid: rows whose error between grid points "
       "exceeds the grid maximum by more than 1.5x: {}. Rows whose chain is not defined everywhere on the domain: "
       "{}.\n"
@@ -474,7 +482,8 @@ void present_summary(const FitsStudy& st, const RowFindings& f, ReportWriter& w)
       "- {} rows are beaten by the second optimizer ({} two- or three-state); the full-three-state and general "
       "rows state the best MSE known, an upper bound on the family's optimum.",
       st.rows.size(), st.targets.size(), st.families.size(), kSweepSeeds, f.two_certified, f.two_rows,
-      fmt_pct(kOptimalityGap, 1), fmt_int(kThreeStateBoxes), joined_or(f.three_bounds, "none"),
+      fmt_pct(kOptimalityGap, 1), fmt_pct(kThreeStateGap, 0), fmt_int(kThreeStateBoxes),
+      joined_or(f.three_bounds, "none"),
       joined_or(f.sup_above_grid, "none"), joined_or(f.sup_undefined, "none"),
       joined_or(f.paper_vs_optimum, "none comparable"), f.beaten, f.small_beaten));
 }
@@ -505,8 +514,13 @@ nlohmann::ordered_json row_json(const FitsStudy& st, std::size_t i) {
   nlohmann::ordered_json opt_json = nullptr;
   if (c.optimum)
     opt_json = {{"lower_bound", c.optimum->lower_bound}, {"gap", c.optimum->gap},
-                {"certified", c.optimum->certified}, {"boxes", c.optimum->boxes},
-                {"budget_exhausted", c.optimum->exhausted}, {"incumbent", c.optimum->incumbent}};
+                {"rel_gap", c.optimum->rel_gap}, {"certified", c.optimum->certified},
+                {"boxes", c.optimum->boxes}, {"budget_exhausted", c.optimum->exhausted},
+                {"incumbent", c.optimum->incumbent}, {"best_known_improved", !c.optimum->best_centre.empty()},
+                {"boxes_accounted",
+                 {{"roots", c.optimum->roots}, {"pruned", c.optimum->pruned}, {"split", c.optimum->split},
+                  {"unsplittable", c.optimum->unsplittable}, {"open", c.optimum->open},
+                  {"shrunk_to_faces", c.optimum->shrunk}}}};
   auto widened = nlohmann::ordered_json::array();
   for (const auto& x : r.widened) widened.push_back({{"widen", x.widen}, {"mse", x.mse}});
   return {{"target", row.target.label},
@@ -556,7 +570,7 @@ void present_main_table(const FitsStudy& st, ReportWriter& w) {
     };
     main.rows.push_back({row.target.label, analysis::family_name(row.family),
                          fmt::format("[{}, {}]", row.target.lo, row.target.hi), fmt_sci(b.mse),
-                         c.optimum ? optimality_text(*c.optimum, kOptimalityGap) : std::string("—"),
+                         c.optimum ? optimality_text(*c.optimum, c.optimum->rel_gap) : std::string("—"),
                          fmt_sci(b.max_abs_error), sup_text(c.sup),
                          b.on_bound.empty() ? "no" : fmt::format("{}", fmt::join(b.on_bound, "; ")),
                          st.best[i].search_text, st.best[i].file});

@@ -9,6 +9,7 @@ namespace ctmc::reports {
 
 using commands::kOptimalityGap;
 using commands::kThreeStateBoxes;
+using commands::kThreeStateGap;
 using commands::kTwoStateBoxes;
 using commands::certify_fit_optimum;
 using commands::closed_family;
