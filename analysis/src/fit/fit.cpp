@@ -43,6 +43,115 @@ namespace {
 // Range of max |alpha phi| on the data that the fit accepts (see fit()).
 constexpr double kMinTargetScale = 1e-100, kMaxTargetScale = 1e100;
 
+// The options and the problem, before anything is set up.
+void check_problem(const FitProblem& problem, const FitOptions& options) {
+  const std::size_t n_params = family_parameters(problem.family).size();
+  if (!options.warm_start.empty() && options.warm_start.size() != n_params)
+    throw InputError("fit: warm start has the wrong number of parameters");
+  for (const auto& seeded : options.seeded_starts)
+    if (seeded.size() != n_params) throw InputError("fit: a seeded start has the wrong number of parameters");
+  if (options.starts < 1) throw InputError("starts", fmt::format("need at least 1 start, got {}", options.starts));
+  // The re-evaluation is the reported MSE: below double precision it would be
+  // less accurate than the fit it checks.
+  if (options.mpfr_bits < 53)
+    throw InputError("mpfr_bits",
+                     fmt::format("the MSE re-evaluation needs at least 53 MPFR bits, got {}", options.mpfr_bits));
+  if (!(problem.alpha > 0)) throw InputError("alpha", "alpha_fit must be > 0");
+  if (problem.data.h.size() < n_params)
+    throw InputError(fmt::format("fit: too few points ({}) for the {} parameters of the {} family",
+                                 problem.data.h.size(), n_params, family_name(problem.family)));
+  if (auto why = activations::table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
+                                                       solvers::to_double(problem.data.hi)))
+    throw InputError("activation", *why);
+}
+
+// The targets alpha phi(H) on the data: finite, and of a scale whose square
+// (the MSE's) stays a normal double.
+void check_targets(const FitProblem& problem, const Targets& targets) {
+  for (std::size_t m = 0; m < targets.y.size(); ++m)
+    if (!std::isfinite(targets.y[m]))
+      throw InputError("activation", fmt::format("{} is not finite at H = {}", problem.activation.name, problem.data.h[m]));
+  // The MSE is the square of the target's scale: outside [1e-100, 1e100] it
+  // (or the rounding floor, 1e-26 of it) leaves the normal doubles, and the
+  // fit fails ('every start failed') or reports an MSE of 0 that is not.
+  double target_max = 0;
+  for (double y : targets.y) target_max = std::max(target_max, std::abs(y));
+  if (target_max > 0 && !(target_max >= kMinTargetScale && target_max <= kMaxTargetScale))
+    throw InputError("alpha", fmt::format("max |alpha * {}| on the data is {:g}; the fit needs it in [{:g}, {:g}] "
+                                          "(its square, the MSE's scale, must stay a normal double)",
+                                          problem.activation.name, target_max, kMinTargetScale, kMaxTargetScale));
+}
+
+// Where the fit sits on a bound: refits with the bounds widened 10x and
+// 100x, each warm-started from the bounded optimum (so the widened MSE can
+// only be lower) plus an eighth of the random starts; no hopping or moves,
+// and only the best start and the warm start go on to the full problem (see
+// pool_to_full, general_repolish). At the rounding floor wider bounds cannot
+// lower the MSE by a meaningful amount: not run, and the meta says so.
+void refit_widened(const FitProblem& problem, const FitOptions& options, FitResult& r) {
+  if (r.on_bound.empty() || !options.widen_on_bound || r.mse_at_rounding_floor) return;
+  for (double factor : {10.0, 100.0}) {
+    FitProblem wider = problem;
+    wider.bounds.widen = problem.bounds.widen * factor;
+    FitOptions o = options;
+    o.widen_on_bound = false;
+    o.kink_hops = false;  // warm-started from the hopped optimum already
+    o.basin_rounds = 0;   // likewise
+    o.time_scale_moves = false;
+    o.warm_start = r.theta;
+    o.seeded_starts.clear();
+    o.pool_to_full = false;
+    o.general_repolish = 1;
+    o.starts = std::max(8, options.starts / 8);
+    const auto w = fit(wider, o);
+    r.widened.push_back({factor, w.mse, w.max_abs_error, w.on_bound});
+  }
+}
+
+// The model's meta (DESIGN.md sections 7-8): what was fitted, how, and how
+// well.
+void write_meta(FitResult& r, const FitProblem& problem, const FitOptions& options, int best) {
+  auto& meta = r.model.meta;
+  meta["family"] = problem.family.family == FitFamily::General ? std::string("general") : family_name(problem.family);
+  meta["states"] = state_count(problem.family);
+  meta["target"] = problem.activation.name;
+  meta["alpha_fit"] = solvers::exact_text(problem.alpha);
+  meta["domain"] = {solvers::exact_text(problem.data.lo), solvers::exact_text(problem.data.hi)};
+  meta["data"] = problem.data.description;
+  meta["points"] = problem.data.h.size();
+  meta["mse"] = r.mse;
+  meta["max_abs_error"] = r.max_abs_error;
+  meta["max_abs_error_at"] = r.max_abs_error_at;
+  meta["error_precision_bits"] = options.mpfr_bits;
+  meta["starts"] = r.starts_run;
+  if (r.exact_warm_start) meta["random_starts_skipped"] = "the warm start is exact up to double rounding";
+  meta["starts_within_1pct"] = r.within_1pct;
+  meta["exploration_points"] = r.explore_points;
+  meta["kink_hops"] = r.kink_hops;
+  meta["basin_hops"] = r.basin_hops;
+  meta["local_hops"] = r.local_hops;
+  meta["relay_slowdowns"] = r.relay_slowdowns;
+  meta["relay_speedups"] = r.relay_speedups;
+  meta["time_scale_moves"] = r.time_scale_moves;
+  meta["best_start"] = best;
+  meta["seed"] = options.seed;
+  meta["bounds"] = {{"offset", {problem.bounds.lower(ParamKind::Offset), problem.bounds.upper(ParamKind::Offset)}},
+                    {"slope", {problem.bounds.lower(ParamKind::Slope), problem.bounds.upper(ParamKind::Slope)}},
+                    {"constant_rate",
+                     {problem.bounds.lower(ParamKind::ConstRate), problem.bounds.upper(ParamKind::ConstRate)}}};
+  meta["on_bound"] = r.on_bound;
+  if (!r.widened.empty()) {
+    auto arr = nlohmann::ordered_json::array();
+    for (const auto& w : r.widened)
+      arr.push_back({{"widen", w.widen}, {"mse", w.mse}, {"max_abs_error", w.max_abs_error}, {"on_bound", w.on_bound}});
+    meta["widened_bounds"] = arr;
+  } else if (!r.on_bound.empty() && r.mse_at_rounding_floor) {
+    meta["widened_bounds"] = fmt::format("not refitted: MSE {:.3e} is below {:g} x mean((alpha phi)^2), the rounding floor, "
+                                         "so wider bounds cannot lower it",
+                                         r.mse, kRoundingFloor);
+  }
+}
+
 }  // namespace
 
 std::vector<SearchMoveInfo> search_moves(const FamilySpec& family) {
@@ -66,40 +175,11 @@ const SearchTuning& search_tuning() {
 }
 
 FitResult fit(const FitProblem& problem, const FitOptions& options) {
-  if (!options.warm_start.empty() && options.warm_start.size() != family_parameters(problem.family).size())
-    throw InputError("fit: warm start has the wrong number of parameters");
-  for (const auto& seeded : options.seeded_starts)
-    if (seeded.size() != family_parameters(problem.family).size())
-      throw InputError("fit: a seeded start has the wrong number of parameters");
-  if (options.starts < 1) throw InputError("starts", fmt::format("need at least 1 start, got {}", options.starts));
-  // The re-evaluation is the reported MSE: below double precision it would be
-  // less accurate than the fit it checks.
-  if (options.mpfr_bits < 53)
-    throw InputError("mpfr_bits",
-                     fmt::format("the MSE re-evaluation needs at least 53 MPFR bits, got {}", options.mpfr_bits));
-  if (!(problem.alpha > 0)) throw InputError("alpha", "alpha_fit must be > 0");
+  check_problem(problem, options);
   const auto params = family_parameters(problem.family);
-  if (problem.data.h.size() < params.size())
-    throw InputError(fmt::format("fit: too few points ({}) for the {} parameters of the {} family",
-                                 problem.data.h.size(), params.size(), family_name(problem.family)));
-  if (auto why = activations::table_coverage_violation(problem.activation, solvers::to_double(problem.data.lo),
-                                          solvers::to_double(problem.data.hi)))
-    throw InputError("activation", *why);
   const Stage full(problem);
   const Targets& targets = *full.targets;
-  for (std::size_t m = 0; m < targets.y.size(); ++m)
-    if (!std::isfinite(targets.y[m]))
-      throw InputError("activation", fmt::format("{} is not finite at H = {}", problem.activation.name, problem.data.h[m]));
-  // The MSE is the square of the target's scale: outside [1e-100, 1e100] it
-  // (or the rounding floor, 1e-26 of it) leaves the normal doubles, and the
-  // fit fails ('every start failed') or reports an MSE of 0 that is not.
-  double target_max = 0;
-  for (double y : targets.y) target_max = std::max(target_max, std::abs(y));
-  if (target_max > 0 && !(target_max >= kMinTargetScale && target_max <= kMaxTargetScale))
-    throw InputError("alpha", fmt::format("max |alpha * {}| on the data is {:g}; the fit needs it in [{:g}, {:g}] "
-                                          "(its square, the MSE's scale, must stay a normal double)",
-                                          problem.activation.name, target_max, kMinTargetScale, kMaxTargetScale));
-
+  check_targets(problem, targets);
   // Two stages. Exploration (starts, polishing, basin-hopping chains) runs on
   // a subsample of at most options.explore_points points (see
   // exploration_data): its solves cost a quarter of the full problem's on the
@@ -165,75 +245,12 @@ FitResult fit(const FitProblem& problem, const FitOptions& options) {
   r.max_abs_error_at = exact.max_abs_error_at;
   r.on_bound = fit_search::parameters_on_bound(params, r.theta, problem.bounds);
 
-  // At the rounding floor wider bounds cannot lower the MSE by a meaningful
-  // amount, so the widened refits are not run and the result says so instead.
   r.mse_at_rounding_floor = r.mse < floor_mse;
   r.starts_run = n;
   r.exact_warm_start = exact_warm_start;
   r.warm_start_clamped = std::move(warm_clamped);
-  if (!r.on_bound.empty() && options.widen_on_bound && !r.mse_at_rounding_floor) {
-    for (double factor : {10.0, 100.0}) {
-      FitProblem wider = problem;
-      wider.bounds.widen = problem.bounds.widen * factor;
-      // Warm start from the bounded optimum (so the widened MSE can only be
-      // lower), plus an eighth of the random starts; no hopping or moves, and
-      // only the best start and the warm start go on to the full problem (see
-      // pool_to_full, general_repolish).
-      FitOptions o = options;
-      o.widen_on_bound = false;
-      o.kink_hops = false;  // warm-started from the hopped optimum already
-      o.basin_rounds = 0;   // likewise
-      o.time_scale_moves = false;
-      o.warm_start = r.theta;
-      o.seeded_starts.clear();
-      o.pool_to_full = false;
-      o.general_repolish = 1;
-      o.starts = std::max(8, options.starts / 8);
-      const auto w = fit(wider, o);
-      r.widened.push_back({factor, w.mse, w.max_abs_error, w.on_bound});
-    }
-  }
-
-  // Meta (DESIGN.md sections 7-8): what was fitted, how, and how well.
-  auto& meta = r.model.meta;
-  meta["family"] = problem.family.family == FitFamily::General ? std::string("general") : family_name(problem.family);
-  meta["states"] = state_count(problem.family);
-  meta["target"] = problem.activation.name;
-  meta["alpha_fit"] = solvers::exact_text(problem.alpha);
-  meta["domain"] = {solvers::exact_text(problem.data.lo), solvers::exact_text(problem.data.hi)};
-  meta["data"] = problem.data.description;
-  meta["points"] = problem.data.h.size();
-  meta["mse"] = r.mse;
-  meta["max_abs_error"] = r.max_abs_error;
-  meta["max_abs_error_at"] = r.max_abs_error_at;
-  meta["error_precision_bits"] = options.mpfr_bits;
-  meta["starts"] = n;
-  if (exact_warm_start) meta["random_starts_skipped"] = "the warm start is exact up to double rounding";
-  meta["starts_within_1pct"] = r.within_1pct;
-  meta["exploration_points"] = r.explore_points;
-  meta["kink_hops"] = r.kink_hops;
-  meta["basin_hops"] = r.basin_hops;
-  meta["local_hops"] = r.local_hops;
-  meta["relay_slowdowns"] = r.relay_slowdowns;
-  meta["relay_speedups"] = r.relay_speedups;
-  meta["time_scale_moves"] = r.time_scale_moves;
-  meta["best_start"] = best;
-  meta["seed"] = options.seed;
-  meta["bounds"] = {{"offset", {problem.bounds.lower(ParamKind::Offset), problem.bounds.upper(ParamKind::Offset)}},
-                    {"slope", {problem.bounds.lower(ParamKind::Slope), problem.bounds.upper(ParamKind::Slope)}},
-                    {"constant_rate",
-                     {problem.bounds.lower(ParamKind::ConstRate), problem.bounds.upper(ParamKind::ConstRate)}}};
-  meta["on_bound"] = r.on_bound;
-  if (!r.widened.empty()) {
-    auto arr = nlohmann::ordered_json::array();
-    for (const auto& w : r.widened)
-      arr.push_back({{"widen", w.widen}, {"mse", w.mse}, {"max_abs_error", w.max_abs_error}, {"on_bound", w.on_bound}});
-    meta["widened_bounds"] = arr;
-  } else if (!r.on_bound.empty() && r.mse_at_rounding_floor) {
-    meta["widened_bounds"] = fmt::format("not refitted: MSE {:.3e} is below {:g} x mean((alpha phi)^2), the rounding floor, "
-                                         "so wider bounds cannot lower it",
-                                         r.mse, kRoundingFloor);
-  }
+  refit_widened(problem, options, r);
+  write_meta(r, problem, options, best);
   return r;
 }
 

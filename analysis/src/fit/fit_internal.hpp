@@ -26,39 +26,29 @@
 namespace ctmc::analysis {
 
 // ---- Tuning constants, by the move that uses them -------------------------
+// Chosen on the fit table's rows over several seeds (bench_fit prints the
+// table's MSEs and time); the measurements are in the commit history.
 
-// basin_hop: rounds per options.basin_rounds for the closed-form families.
-// Their solves cost about a fifth of a general family's on the same grid,
-// and their local minima are as many, so their chains can be longer: over
-// seeds 1-10, factor 8 reaches the rows' best minima (softplus
-// full-three-state 1.1205e-5, sigmoid_shift_2 within 0.4% of 1.8956e-6,
-// softplus x 1/14 at or below 3.157e-8) about as often as 5 or more, at the
-// same cost of the table (bench_fit prints it).
+// basin_hop: rounds per options.basin_rounds for the closed-form families,
+// whose solves are cheap enough for longer chains than a general family's.
 inline constexpr int kClosedFormBasinFactor = 8;
 // basin_hop: rounds per options.basin_rounds for the general family when it
-// explores on a subsample, where its solves cost about a quarter of the full
-// grid's and its chains need the length to settle: on the report's inexact
-// general rows, 101 points with 24 rounds reach lower MSEs than the full grid
-// with 6 rounds (sigmoid general-5 1.1e-10 against 9.1e-10, geometric mean
-// of seeds 1-4) at about the same time per fit; bench_fit prints the table's
-// MSEs and time.
+// explores on a subsample (about a quarter of the full grid's cost a solve),
+// where its chains need the length to settle.
 inline constexpr int kGeneralBasinFactor = 8;
 
 // transfer: how many of the best distinct minima of the exploration problem
 // are solved on the full problem (two minima are distinct if their MSEs
-// differ by more than 1e-7 relative). On the exploration's subsample the
-// order of near-equal minima can differ from the full problem's (softplus x
-// 1/14 full-three-state: the minimum that is best on 101 points is 3.241e-8
-// on 401, where another is 3.157e-8).
+// differ by more than 1e-7 relative): on a subsample the order of near-equal
+// minima can differ from the full problem's.
 inline constexpr std::size_t kExplorationPool = 8;
 
 // relay_rescale: a fit with a rate above kFastRate x max |alpha phi| on the
 // domain is offered the bridges slow_fast_rates(..., target = c x max |alpha
 // phi|) for c in kSlowedRateTargets, and its fast rates sped up by
-// fast_rate_headroom. Measured on seeds 1-9 with c from 2 to 7.9 in steps of
-// 10^0.05: the bridge works from both softplus x 1/14 relay minima for c =
-// 2.0-2.5 and 4.5, and from one for 6.3; between them lie candidates that
-// polish to 1e4x-1e5x worse.
+// fast_rate_headroom. The bridge out of a relay minimum works only for some
+// c, with candidates between them that polish to far worse fits: hence a
+// list of targets rather than one.
 inline constexpr double kFastRate = 100;
 inline constexpr double kSlowedRateTargets[] = {2.0, 2.5, 3.2, 4.0, 5.0, 6.3};
 
@@ -67,7 +57,7 @@ inline constexpr double kSlowedRateTargets[] = {2.0, 2.5, 3.2, 4.0, 5.0, 6.3};
 // kTimeScaleMinGain relative: smaller gains are kink-cell steps, which kink
 // hops and the local phase make), and for the general family how many of the
 // candidates (ranked on the exploration problem) are polished on the full
-// problem (polishing all of them costs 2-3x the row).
+// problem (polishing all of them costs several times the row).
 inline constexpr double kTimeScaleFactors[] = {0.1, 0.3, 3.0, 10.0};
 inline constexpr int kTimeScaleRounds = 4;
 inline constexpr double kTimeScaleMinGain = 1e-4;
@@ -81,10 +71,7 @@ inline constexpr int kTimeScalePolished = 2;
 // and k exchanged: transition i -> j becomes sigma(i) -> sigma(j). Not a
 // symmetry (the spikes stay on the transitions into state 0), but it maps a
 // local minimum in which state k paces the spikes onto one in which state 0
-// does: on the 101-point exploration grid, full-three-state sigmoid's
-// 2.692e-6 minimum (G slow, B and R fast) with B and R exchanged and
-// re-solved is the 1.853e-6 minimum, which perturbations and redraws did not
-// reach from it in 400 rounds. The relabellings that fix state 0 are
+// does, which perturbations rarely reach. The relabellings that fix state 0 are
 // symmetries, so these n - 1 are all the others up to symmetry. The
 // state_exchange move tries them (full-three-state). InputError for k = 0,
 // k >= n or a parameter count other than 2 n (n - 1).
@@ -97,9 +84,7 @@ std::vector<double> exchange_states(const std::vector<double>& theta, std::size_
 // and pi'_k = pi_k / (f Z) with Z = 1 + pi_k (1/f - 1) solve pi' Q' = 0, so
 // only the time spent in k changes (its jump chain is the same), and the
 // spike flux becomes F / Z. A move between minima that differ in one state's
-// speed (moves/time_scale.cpp): softplus full-three-state's 1.1205e-5
-// minimum reaches 1.0007e-5 (G left faster: GR's peak 69 -> 4170) in three
-// such moves. InputError for k >= n, a factor not > 0 and finite, or a
+// speed (moves/time_scale.cpp). InputError for k >= n, a factor not > 0 and finite, or a
 // parameter count other than 2 n (n - 1).
 std::vector<double> scale_state_exits(const std::vector<double>& theta, std::size_t n, std::size_t k, double factor);
 
