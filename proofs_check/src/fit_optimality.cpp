@@ -35,6 +35,11 @@ constexpr double kTaylorFloor = 0.05;
 // this close to the threshold (a box near an optimum); elsewhere the
 // range-spread rule, which ranks the coordinates of a large box better.
 constexpr double kTaylorSplit = 0.5;
+// Three-state cuts towards 0 (certify_optimality): ranges [0, x] wider than
+// kZeroCutWidth are cut at x / kZeroCutRatio (8 gave a higher sigmoid bound
+// than 32 at the same budget).
+constexpr double kZeroCutWidth = 1;
+constexpr double kZeroCutRatio = 8;
 
 // One data point: H_m, the target y_m = alpha phi(H_m) and the weight
 // w_m / W, all enclosed.
@@ -272,6 +277,7 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   // Bounds a box: its lower bound (after the monotonicity test fixed what it
   // could), or discards it when it cannot hold a point below the threshold.
   std::priority_queue<Node> open;
+  const bool toward_zero = opt.zero_cuts && p.family == ClosedFamily::ThreeState;
   auto bound = [&](Box X) {
     // The monotonicity test fixes coordinates at a face; the smaller box is
     // then bounded again (at most once per coordinate).
@@ -358,7 +364,18 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
       const double lo = top.box[k].lo, hi = top.box[k].hi;
       // A positive range over more than a factor 4 (a constant rate, whose
       // range spans decades) is cut at its geometric mean.
-      const double m = lo > 0 && hi > 4 * lo ? std::sqrt(lo) * std::sqrt(hi) : lo + 0.5 * (hi - lo);
+      double m = lo > 0 && hi > 4 * lo ? std::sqrt(lo) * std::sqrt(hi) : lo + 0.5 * (hi - lo);
+      // Three-state: a range that reaches 0 is cut towards it (at 0 if it
+      // straddles 0, else at 1/8 of its far end, while wider than 1), so
+      // offsets and slopes reach the scale of the fits (0.1 to 10 where the
+      // bounds are +-1000) in as many cuts as the geometric cut takes for a
+      // positive range; halving leaves the bound near 0 for longer
+      // (bench_certificates: sigmoid 1.4e-4 instead of 2.0e-5 at 150000 boxes).
+      if (toward_zero) {
+        if (lo < 0 && hi > 0) m = 0;
+        else if (lo == 0 && hi > kZeroCutWidth) m = hi / kZeroCutRatio;
+        else if (hi == 0 && -lo > kZeroCutWidth) m = lo / kZeroCutRatio;
+      }
       if (!(m > lo && m < hi)) continue;
       if (top.score[k] > best) {
         best = top.score[k];

@@ -92,6 +92,9 @@ struct OptimalityOptions {
   // The first-order Taylor-model least-squares bound (off: the search as
   // it was before it, the benchmark's baseline for the three-state family).
   bool taylor = true;
+  // Three-state: cut a range that reaches 0 towards it (off: at its middle,
+  // the search as it was before; fit_optimality.cpp says why).
+  bool zero_cuts = true;
   // Three-state: bound f on the faces of the box that hold a representative
   // of every curve (off: the whole box).
   bool faces = true;
