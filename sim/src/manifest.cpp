@@ -164,16 +164,14 @@ Net load_net(const std::string& manifest_path, json* meta_out) {
   return net;
 }
 
-Mlp load_network(const std::string& manifest_path, json* meta_out) {
-  const ManifestFiles f = read_manifest(manifest_path);
+namespace {
+
+// A manifest read and its tensors as a dense network (load_network).
+Mlp mlp_from_manifest(const ManifestFiles& f, const SafetensorsFile& st, const std::string& manifest_path) {
   const json& m = f.m;
   const std::string& weights_path = f.weights_path;
-  const SafetensorsFile st = read_safetensors(weights_path, named_tensors(m["layers"]));
-  if (!all_dense(m["layers"]) || m.contains("input")) {
-    const Mlp mlp = net_from_manifest(m, st, manifest_path, weights_path).to_mlp(manifest_path);
-    if (meta_out) *meta_out = m.contains("meta") ? m["meta"] : json::object();
-    return mlp;
-  }
+  if (!all_dense(m["layers"]) || m.contains("input"))
+    return net_from_manifest(m, st, manifest_path, weights_path).to_mlp(manifest_path);
 
   Mlp net;
   const auto& layers = m["layers"];
@@ -206,12 +204,26 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
     net.layers.push_back(std::move(d));
   }
   net.validate(manifest_path);
-  if (meta_out) *meta_out = m.contains("meta") ? m["meta"] : json::object();
   return net;
 }
 
+}  // namespace
+
+Mlp load_network(const std::string& manifest_path, json* meta_out) {
+  const ManifestFiles f = read_manifest(manifest_path);
+  const SafetensorsFile st = read_safetensors(f.weights_path, named_tensors(f.m["layers"]));
+  Mlp net = mlp_from_manifest(f, st, manifest_path);
+  if (meta_out) *meta_out = f.m.contains("meta") ? f.m["meta"] : json::object();
+  return net;
+}
+
+// The manifest and its weights are read (and the weights hashed) once; both
+// readers work on what was read.
 AnyNetwork load_any_network(const std::string& manifest_path) {
-  return load_any_network([&] { return load_network(manifest_path); }, [&] { return load_net(manifest_path); });
+  const ManifestFiles f = read_manifest(manifest_path);
+  const SafetensorsFile st = read_safetensors(f.weights_path, named_tensors(f.m["layers"]));
+  return load_any_network([&] { return mlp_from_manifest(f, st, manifest_path); },
+                          [&] { return net_from_manifest(f.m, st, manifest_path, f.weights_path); });
 }
 
 AnyNetwork load_any_network(const std::function<Mlp()>& dense, const std::function<Net()>& graph) {
