@@ -280,35 +280,24 @@ struct SmallChain {
     for (std::size_t k = 0; k < kmax; ++k) q += rectify(off[i][k] + slope[i][k] * H);
     return q;
   }
-  // StepSampler::jumps_exact on these tables: the same draws in the same
-  // order, the same slot choice (StepSampler::choose_slot), the same bits.
+  // jump_loop's view of the chain (StepSampler::slot on these tables).
+  std::size_t max_out_degree() const { return kmax; }
+  JumpSlot slot(std::uint32_t i, double H, double x) const {
+    std::size_t chosen = 0;
+    double acc = 0;
+    for (std::size_t k = 0; k < kmax; ++k) {
+      const double r = off[i][k] + slope[i][k] * H;
+      if (r > 0) {
+        acc += r;
+        chosen = k;
+        if (x < acc) break;
+      }
+    }
+    return {to[i][chosen], spike[i][chosen]};
+  }
   template <class Draws>
   std::uint32_t jumps(double H, std::uint32_t& state, double& clock, Draws& rng, StepCounts& c, double q) const {
-    double left = 1.0;
-    std::uint32_t spikes = 0;
-    for (;;) {
-      if (!(q > 0) || clock > q * left) {
-        clock -= q * left;
-        return spikes;
-      }
-      left -= clock / q;
-      const double x = kmax == 1 ? 0.0 : rng.uniform() * q;
-      std::size_t chosen = 0;
-      double acc = 0;
-      for (std::size_t k = 0; k < kmax; ++k) {
-        const double r = off[state][k] + slope[state][k] * H;
-        if (r > 0) {
-          acc += r;
-          chosen = k;
-          if (x < acc) break;
-        }
-      }
-      if (spike[state][chosen]) ++spikes;
-      state = to[state][chosen];
-      ++c.transitions;
-      clock = rng.exponential();
-      q = exit_dt(state, H);
-    }
+    return jump_loop(*this, H, state, clock, rng, c, q);
   }
 };
 

@@ -84,6 +84,45 @@ struct StepCounts {
 
 // Advances neurons of one kernel over steps of length dt. The rates are
 // premultiplied by dt once, so the inner loop works in units of one step.
+// Where a jump goes: the destination state and whether it is a spike.
+struct JumpSlot {
+  std::uint32_t to;
+  bool spike;
+};
+
+// The rest of a step that has at least one jump (clock <= q, q the current
+// state's exit rate * dt at H), on any chain with exit_dt(state, H),
+// max_out_degree() and slot(state, H, x) (the exit slot whose cumulative
+// rate * dt first exceeds x): StepSampler's, and the vectorised kernel's
+// small chains with their tables at hand (spiking.cpp), so both draw the
+// same numbers in the same order and give the same bits. Per jump at most
+// one uniform (the destination, only where a state has several exit slots),
+// then exactly one exponential (the next clock).
+template <class Chain, class Draws>
+std::uint32_t jump_loop(const Chain& chain, double H, std::uint32_t& state, double& clock, Draws& rng, StepCounts& c,
+                        double q) {
+  // Invariant: `left` is the unused fraction of the step, clock the hazard
+  // still to accumulate before the next jump, q the current exit rate * dt.
+  double left = 1.0;
+  std::uint32_t spikes = 0;
+  for (;;) {
+    if (!(q > 0) || clock > q * left) {
+      clock -= q * left;
+      return spikes;
+    }
+    left -= clock / q;
+    // Destination in proportion to the rates at H (no draw when the state
+    // has a single exit slot, e.g. every state of the two-state neuron).
+    const double x = chain.max_out_degree() == 1 ? 0.0 : rng.uniform() * q;
+    const JumpSlot slot = chain.slot(state, H, x);
+    if (slot.spike) ++spikes;
+    state = slot.to;
+    ++c.transitions;
+    clock = rng.exponential();
+    q = chain.exit_dt(state, H);
+  }
+}
+
 class StepSampler {
  public:
   StepSampler(const NeuronKernel& kernel, SamplerKind kind, double dt);
@@ -144,32 +183,17 @@ class StepSampler {
     return jumps_exact(H, s.state, s.clock, rng, c, q);
   }
   // The same on a neuron's state and clock held apart, drawing from any
-  // source with uniform() on [0, 1) and exponential() (Exp(1)); per jump it
-  // asks for at most one uniform (the destination, only when a state has
-  // several exit slots), then exactly one exponential (the next clock).
+  // source with uniform() on [0, 1) and exponential() (Exp(1)): jump_loop.
   template <class Draws>
   std::uint32_t jumps_exact(double H, std::uint32_t& state, double& clock, Draws& rng, StepCounts& c,
                             double q) const {
-    // Invariant: `left` is the unused fraction of the step, clock the hazard
-    // still to accumulate before the next jump, q the current exit rate * dt.
-    double left = 1.0;
-    std::uint32_t spikes = 0;
-    for (;;) {
-      if (!(q > 0) || clock > q * left) {
-        clock -= q * left;
-        return spikes;
-      }
-      left -= clock / q;
-      // Destination in proportion to the rates at H (no draw when the state
-      // has a single exit slot, e.g. every state of the two-state neuron).
-      const double x = kmax_ == 1 ? 0.0 : rng.uniform() * q;
-      const std::size_t chosen = choose_slot(state, H, x);
-      if (kernel_->slot_spike(chosen)) ++spikes;
-      state = kernel_->slot_to(chosen);
-      ++c.transitions;
-      clock = rng.exponential();
-      q = exit_dt(state, H);
-    }
+    return jump_loop(*this, H, state, clock, rng, c, q);
+  }
+  // jump_loop's view of the chain: where the slot of state `state` whose
+  // cumulative rate * dt at H first exceeds x leads.
+  JumpSlot slot(std::uint32_t state, double H, double x) const {
+    const std::size_t k = choose_slot(state, H, x);
+    return {kernel_->slot_to(k), kernel_->slot_spike(k)};
   }
 
   // Raw per-slot tables (state i, slot k at i * max_out_degree + k), rates * dt.
