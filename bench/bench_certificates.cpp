@@ -97,9 +97,12 @@ int main(int argc, char** argv) {
   fo.threads = 1;
   fo.widen_on_bound = false;
   constexpr std::int64_t kBaselineBoxes = 50000;
-  fmt::print("two-state optimum to {:g}% (boxes, seconds) | baseline: natural bound only (budget {} boxes)\n",
-             100 * commands::kOptimalityGap, kBaselineBoxes);
-  fmt::print("{:<16} {:>10} {:>9} {:>8} | {:>10} {:>9} {:>8}\n", "target", "MSE", "boxes", "s", "gap", "boxes", "s");
+  if (!only_three) {
+    fmt::print("two-state optimum to {:g}% (boxes, seconds) | baseline: natural bound only (budget {} boxes)\n",
+               100 * commands::kOptimalityGap, kBaselineBoxes);
+    fmt::print("{:<16} {:>10} {:>9} {:>8} | {:>10} {:>9} {:>8}\n", "target", "MSE", "boxes", "s", "gap", "boxes",
+               "s");
+  }
   double total = 0, total_base = 0;
   Models models;
   for (const auto& t : analysis::fit_table_targets()) {

@@ -24,8 +24,8 @@ inline constexpr double kThreeStateGap = 1e-2;
 // which `report fits` states beside its tables. The two-state search ends
 // well inside its budget (about 3e4 boxes per row of the fit table); the
 // three-state one is stopped by it on every row of the fit table: 150000
-// boxes, about 45 s a row on one core, keep `report all` within its time,
-// and its bound still grows with more (bench_certificates).
+// boxes, 40-50 s of CPU a row (bench_certificates three-state), keep
+// `report all` within its time, and its bound still grows with more.
 inline constexpr std::int64_t kTwoStateBoxes = 2000000;
 inline constexpr std::int64_t kThreeStateBoxes = 150000;
 
