@@ -70,9 +70,10 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--train-limit", o->train_limit, "Train on the first N training images (0: all)")
       ->capture_default_str()
       ->check(kNoMinus);
-  cmd->add_option("--epochs", o->cfg.epochs, "Training epochs")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--batch", o->cfg.batch_size, "Mini-batch size")->capture_default_str()->check(CLI::Range(1, 1000000));
-  cmd->add_option("--lr", o->cfg.learning_rate, "Adam learning rate")->capture_default_str()->check(kPositive);
+  // Their ranges are run_train's to check (commands::kMaxEpochs, kMaxBatch, --lr > 0).
+  cmd->add_option("--epochs", o->cfg.epochs, "Training epochs")->capture_default_str();
+  cmd->add_option("--batch", o->cfg.batch_size, "Mini-batch size")->capture_default_str();
+  cmd->add_option("--lr", o->cfg.learning_rate, "Adam learning rate")->capture_default_str();
   cmd->add_option("--seed", o->cfg.seed, "Random seed (weights and batch order)")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->cfg.threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")->capture_default_str()->check(
       kThreadCount);

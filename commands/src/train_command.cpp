@@ -102,6 +102,18 @@ void check_arch_options(const TrainCommandOptions& o) {
   if (!(o.width > 0 && o.width <= 16)) throw InputError("--width", fmt::format("must be in (0, 16], got {:g}", o.width));
 }
 
+// The numeric options' ranges: the one check of them, which the CLI's and
+// the Python module's parsers leave to this command.
+void check_ranges(const TrainCommandOptions& o) {
+  if (o.cfg.epochs < 1 || o.cfg.epochs > kMaxEpochs)
+    throw InputError("--epochs", fmt::format("{} is not in [1, {}]", o.cfg.epochs, kMaxEpochs));
+  if (o.cfg.batch_size < 1 || o.cfg.batch_size > kMaxBatch)
+    throw InputError("--batch", fmt::format("{} is not in [1, {}]", o.cfg.batch_size, kMaxBatch));
+  if (!(o.cfg.learning_rate > 0) || !std::isfinite(o.cfg.learning_rate))
+    throw InputError("--lr", fmt::format("{:g} is not a positive finite number", o.cfg.learning_rate));
+  if (o.train_limit < 0) throw InputError("--train-limit", fmt::format("{} is negative (0: all images)", o.train_limit));
+}
+
 // The fraction of d a network classifies correctly, a few hundred images at
 // a time (one sample's result does not depend on the others; the layers of
 // a whole train split would not fit in memory at once).
@@ -231,6 +243,7 @@ std::uint64_t memory_limit_bytes(double gib) {
 
 TrainCommandResult run_train(TrainCommandOptions o, const std::function<void(const TrainArchitecture&)>& on_architecture) {
   check_arch_options(o);
+  check_ranges(o);
   (void)memory_limit_bytes(o.max_memory_gib);  // fail fast, naming --max-memory
   if (o.arch == "mlp") o.cfg.hidden = parse_widths(o.hidden);
   (void)activations::parse_activation(o.cfg.activation);  // fail fast, naming --activation

@@ -567,10 +567,11 @@ def _widths(hidden):
     return ",".join(str(_uint(h, "--hidden")) for h in hidden)
 
 
-def _range(x, what, lo, hi):
+def _c_int(x, what):
+    """A whole number that a C int holds (the command checks its range)."""
     x = _int(x, what)
-    if not lo <= x <= hi:
-        raise ValueError(f"{what}: {x} is not in [{lo}, {hi}]")
+    if not -2 ** 31 <= x < 2 ** 31:
+        raise ValueError(f"{what}: {x} is not in [{-2 ** 31}, {2 ** 31 - 1}]")
     return x
 
 
@@ -592,11 +593,9 @@ def train(data: _Path, output: _Path, activation: str = _D["train"]["activation"
     "epochs": [{"epoch", "loss" (mean cross-entropy, nats), "train_accuracy"}]}.
     """
     args = {"data": _os.fspath(data), "output": _os.fspath(output), "activation": str(activation),
-            "arch": str(arch), "train_limit": _range(train_limit, "--train-limit", 0, 2 ** 31 - 1),
-            "epochs": _range(epochs, "--epochs", 1, 100000), "batch": _range(batch, "--batch", 1, 1000000),
+            "arch": str(arch), "train_limit": _c_int(train_limit, "--train-limit"),
+            "epochs": _c_int(epochs, "--epochs"), "batch": _c_int(batch, "--batch"),
             "lr": _float(lr, "--lr"), "seed": _uint(seed, "--seed", 64), "threads": _int(threads, "--threads")}
-    if not args["lr"] > 0:
-        raise ValueError(f"--lr: {lr!r} is not a positive number")
     if hidden is not None:
         args["hidden"] = _widths(hidden)
     if width is not None:

@@ -119,14 +119,31 @@ void check_latex_lines(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("a positive option out of range is named in one short line (not CLI11's range up to DBL_MAX)") {
+TEST_CASE("an option out of range is named in one short line (not CLI11's range up to DBL_MAX)") {
+  const std::string train = "train --data /nonexistent --activation relu --seed 1 --output /tmp/never.json ";
   for (const std::string bad : {"0", "-1", "inf", "nan"}) {
-    const auto r = run_cli("train --data /nonexistent --activation relu --epochs 1 --seed 1 --output /tmp/never.json --lr " + bad);
+    const auto r = run_cli(train + "--lr " + bad);
     INFO(r.output);
     CHECK(r.status == 2);
-    CHECK(r.output.find("--lr: need a positive finite number, got '" + bad + "'") != std::string::npos);
+    CHECK(r.output.find("--lr: " + bad + " is not a positive finite number") != std::string::npos);
     CHECK(r.output.size() < 120);
   }
+  // train's ranges are the command's, the same for the CLI and Python (test_ctmc_snn.py).
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"--epochs 0", "--epochs: 0 is not in [1, 100000]"},
+           {"--epochs 100001", "--epochs: 100001 is not in [1, 100000]"},
+           {"--batch 0", "--batch: 0 is not in [1, 1000000]"}}) {
+    const auto r = run_cli(train + args);
+    INFO(r.output);
+    CHECK(r.status == 2);
+    CHECK(r.output.find(needle) != std::string::npos);
+  }
+  const auto sweep = run_cli("sweep --net n.json --data d --neurons m.json --tau 1 --rate 1 --T 1 --out o.json "
+                             "--max-neuron-steps 0");
+  INFO(sweep.output);
+  CHECK(sweep.status == 2);
+  CHECK(sweep.output.find("--max-neuron-steps: need a positive finite number, got '0'") != std::string::npos);
+  CHECK(sweep.output.size() < 120);
 }
 
 TEST_CASE("formula --latex escapes state names: no \\input, braces balance, one line per entry") {

@@ -550,6 +550,18 @@ class NetworkCommands(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, fragment):
                 ctmc_snn.train(self.data, self.path("x.json"), **kw)
 
+    def test_train_ranges_are_the_commands(self):
+        # The same check and the same message as the CLI's (tests/cli/options_text_test.cpp).
+        for kw, message in ((dict(epochs=0), "--epochs: 0 is not in [1, 100000]"),
+                            (dict(batch=2000000), "--batch: 2000000 is not in [1, 1000000]"),
+                            (dict(lr=0), "--lr: 0 is not a positive finite number"),
+                            (dict(lr=float("nan")), "--lr: nan is not a positive finite number"),
+                            (dict(epochs=2 ** 40), "--epochs: 1099511627776 is not in")):
+            with self.assertRaises(ValueError, msg=str(kw)) as cm:
+                ctmc_snn.train(self.data, self.path("x.json"), **kw)
+            self.assertIn(message, str(cm.exception))
+            self.assertFalse(os.path.exists(self.path("x.json")))
+
     def test_train_vgg11_refuses_batches_of_one_image(self):
         # Each took no optimisation step and wrote the initial weights.
         for kw, fragment in ((dict(batch=1, train_limit=8), "--batch: 1 cannot train vgg11-strided: BatchNorm layer"),

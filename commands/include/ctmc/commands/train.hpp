@@ -19,6 +19,10 @@ namespace ctmc::commands {
 // memory; a value outside (0, 1e6] is an InputError naming the option.
 std::uint64_t memory_limit_bytes(double gib);
 
+// The ranges of train's epochs and batch size (run_train checks them, and
+// the learning rate's sign, for the CLI and the Python module alike).
+inline constexpr int kMaxEpochs = 100000, kMaxBatch = 1000000;
+
 struct TrainCommandOptions {
   std::string data, output;
   std::string arch = "mlp";        // mlp or vgg11
