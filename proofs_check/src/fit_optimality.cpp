@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <utility>
 
 #include "closed_flux.hpp"
 #include "ctmc/activations/activation_interval.hpp"
@@ -240,7 +241,10 @@ struct Node {
 
 std::size_t parameter_count(ClosedFamily f) { return f == ClosedFamily::TwoState ? 3 : 6; }
 
-OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse, const OptimalityOptions& opt) {
+namespace {
+
+// The problem's box, data and known MSE: InputError for what cannot be certified.
+void check_problem(const OptimalityProblem& p, double known_mse) {
   const std::size_t n = parameter_count(p.family);
   if (p.lower.size() != n || p.upper.size() != n)
     throw InputError(fmt::format("optimality certificate: the box has {} and {} ends for {} parameters",
@@ -259,6 +263,43 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   if (!p.y.empty() && p.y.size() != p.h.size())
     throw InputError(fmt::format("optimality certificate: {} targets for {} points", p.y.size(), p.h.size()));
   if (!(known_mse >= 0)) throw InputError("optimality certificate: the known MSE must be >= 0");
+}
+
+// The coordinate of the node's highest score among those whose cut point is
+// a double strictly inside its range, and the cut point; n if none is.
+std::pair<std::size_t, double> choose_split(const Node& top, std::size_t n, bool toward_zero) {
+  std::size_t split = n;
+  double best = -1, mid = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double lo = top.box[k].lo, hi = top.box[k].hi;
+    // A positive range over more than a factor 4 (a constant rate, whose
+    // range spans decades) is cut at its geometric mean.
+    double m = lo > 0 && hi > 4 * lo ? std::sqrt(lo) * std::sqrt(hi) : lo + 0.5 * (hi - lo);
+    // Three-state: a range that reaches 0 is cut towards it (at 0 if it
+    // straddles 0, else at 1/8 of its far end, while wider than 1), so
+    // offsets and slopes reach the scale of the fits (0.1 to 10 where the
+    // bounds are +-1000) in as many cuts as the geometric cut takes for a
+    // positive range; halving leaves the bound near 0 for longer.
+    if (toward_zero) {
+      if (lo < 0 && hi > 0) m = 0;
+      else if (lo == 0 && hi > kZeroCutWidth) m = hi / kZeroCutRatio;
+      else if (hi == 0 && -lo > kZeroCutWidth) m = lo / kZeroCutRatio;
+    }
+    if (!(m > lo && m < hi)) continue;
+    if (top.score[k] > best) {
+      best = top.score[k];
+      split = k;
+      mid = m;
+    }
+  }
+  return {split, mid};
+}
+
+}  // namespace
+
+OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse, const OptimalityOptions& opt) {
+  check_problem(p, known_mse);
+  const std::size_t n = parameter_count(p.family);
 
   const auto t0 = std::chrono::steady_clock::now();
   const Objective obj(p, opt.precision);
@@ -356,33 +397,7 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
       break;
     }
     open.pop();
-    // Split the coordinate of the highest score among those whose midpoint
-    // is a double strictly inside.
-    std::size_t split = n;
-    double best = -1, mid = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      const double lo = top.box[k].lo, hi = top.box[k].hi;
-      // A positive range over more than a factor 4 (a constant rate, whose
-      // range spans decades) is cut at its geometric mean.
-      double m = lo > 0 && hi > 4 * lo ? std::sqrt(lo) * std::sqrt(hi) : lo + 0.5 * (hi - lo);
-      // Three-state: a range that reaches 0 is cut towards it (at 0 if it
-      // straddles 0, else at 1/8 of its far end, while wider than 1), so
-      // offsets and slopes reach the scale of the fits (0.1 to 10 where the
-      // bounds are +-1000) in as many cuts as the geometric cut takes for a
-      // positive range; halving leaves the bound near 0 for longer
-      // (bench_certificates: sigmoid 1.4e-4 instead of 2.0e-5 at 150000 boxes).
-      if (toward_zero) {
-        if (lo < 0 && hi > 0) m = 0;
-        else if (lo == 0 && hi > kZeroCutWidth) m = hi / kZeroCutRatio;
-        else if (hi == 0 && -lo > kZeroCutWidth) m = lo / kZeroCutRatio;
-      }
-      if (!(m > lo && m < hi)) continue;
-      if (top.score[k] > best) {
-        best = top.score[k];
-        split = k;
-        mid = m;
-      }
-    }
+    const auto [split, mid] = choose_split(top, n, toward_zero);
     if (split == n) {  // a point, up to double resolution: its bound stays
       pruned_min = std::min(pruned_min, top.lb);
       ++res.unsplittable;
