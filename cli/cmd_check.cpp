@@ -61,7 +61,7 @@ Register reg([](CLI::App& root) {
     reports::CheckResult r;
     const int status = reports::check_claims_report(o->claims, *ctx, r, o->check);
     if (o->json) {
-      fmt::print("{}\n", reports::to_json(r).dump(2));
+      fmt::print("{}\n", commands::to_json(r).dump(2));
     } else {
       for (const auto& row : r.results) fmt::print("{}\n", row_text(row));
       fmt::print("{} passed, {} failed, {} not checkable{}; report in {}/check/\n", r.passed, r.failed, r.not_checkable,

@@ -64,7 +64,7 @@ commands::NetworkCommandResult simulate_network(const NetworkArgs& a);
 
 // check CLAIMS.json: the results; with out_root, also the report folder
 // <out_root>/check/; *status the exit status (0 or 1,
-// reports::check_exit_status). base_dir, allow_outside_paths,
+// commands::check_exit_status). base_dir, allow_outside_paths,
 // allow_unchecked and max_seconds as reports::CheckOptions.
 reports::CheckResult check(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
                            int threads, unsigned precision, const std::string& base_dir, bool allow_outside_paths,

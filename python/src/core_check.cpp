@@ -1,4 +1,5 @@
-// check CLAIMS.json: the claims checker of reports/check.hpp, as `ctmc-snn check` runs it.
+// check CLAIMS.json: the claims checker of commands/check.hpp, with the report
+// folder of reports/check.hpp, as `ctmc-snn check` runs it.
 #include <fmt/format.h>
 
 #include "core.hpp"
@@ -22,11 +23,17 @@ reports::CheckResult check(const std::string& claims_path, const std::string& ou
   ctx.command_line = "ctmc_snn.check";
   if (!(max_seconds >= 1e-3 && max_seconds <= 1e9))  // the CLI's range for --max-seconds
     throw InputError(fmt::format("--max-seconds: {:g} is not in [0.001, 1e9]", max_seconds));
-  // replaced_folder: check_claims_report sets it
-  const reports::CheckOptions options{base_dir, allow_outside_paths, allow_unchecked, {}, max_seconds};
+  reports::CheckOptions options;  // replaced_folder: check_claims_report sets it
+  options.seed = seed;
+  options.threads = threads;
+  options.precision = precision;
+  options.base_dir = base_dir;
+  options.allow_outside_paths = allow_outside_paths;
+  options.allow_unchecked = allow_unchecked;
+  options.max_seconds = max_seconds;
   if (out_root.empty()) {
-    auto r = reports::run_check(claims_path, ctx, options);
-    *status = reports::check_exit_status(r, options);
+    auto r = commands::run_check(claims_path, options);
+    *status = commands::check_exit_status(r, options);
     return r;
   }
   ctx.out_root = out_root;

@@ -101,9 +101,9 @@ py::object to_python(const commands::NetworkCommandResult& r) {
   return d;
 }
 
-py::object to_python(const reports::CheckResult& r) {
+py::object to_python(const commands::CheckResult& r) {
   PyWriter w;
-  reports::write(w, r);
+  commands::write(w, r);
   return w.take();
 }
 

@@ -32,6 +32,6 @@ pybind11::object to_python(const commands::NeuronSimResult& r);
 pybind11::object to_python(const commands::NetworkCommandResult& r);
 pybind11::object to_python(const reports::ConvertResult& r);
 // check: the results document.
-pybind11::object to_python(const reports::CheckResult& r);
+pybind11::object to_python(const commands::CheckResult& r);
 
 }  // namespace ctmc::python

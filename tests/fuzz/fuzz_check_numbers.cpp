@@ -1,4 +1,4 @@
-// check's numeric fields (reports/check.hpp): the input's bytes, as a JSON
+// check's numeric fields (commands/check.hpp): the input's bytes, as a JSON
 // string, are the claimed value of a flux claim (compared as an exact
 // rational) and of a fit claim (compared as a double), under the tolerance
 // that the first byte picks. run_check may only reject with InputError, and:
@@ -13,8 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ctmc/reports/check.hpp"
-#include "ctmc/reports/registry.hpp"
+#include "ctmc/commands/check.hpp"
 #include "ctmc/solvers/exact.hpp"
 #include "fuzz_common.hpp"
 
@@ -52,12 +51,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;  // not UTF-8: no JSON file holds it
   }
   const std::string path = fuzz::write_file("claims.json", text);
-  reports::ReportContext ctx;
-  ctx.threads = 1;
-  ctx.precision = 64;
-  ctx.out_root = fuzz::work_dir().string();
-  reports::CheckResult r;
-  const bool ran = fuzz::reject_only("run_check", [&] { r = reports::run_check(path, ctx, {}); });
+  commands::CheckOptions options;
+  options.threads = 1;
+  options.precision = 64;
+  commands::CheckResult r;
+  const bool ran = fuzz::reject_only("run_check", [&] { r = commands::run_check(path, options); });
   if (!ran) return 0;
   const auto q = solvers::parse_exact(value);  // how check reads the value
   for (const auto& [id, verdict] : r.verdicts) {

@@ -1,4 +1,4 @@
-// Claims files (reports/check.hpp): validate_claims on the input, the reading
+// Claims files (commands/check.hpp): validate_claims on the input, the reading
 // and validation `ctmc-snn check` does before it computes anything; it may
 // only reject with InputError. The input's folder holds what its paths can
 // name: a model (m.json), an activation table (t.csv), the test fixtures'
@@ -69,6 +69,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)prepared;
   check_escapes(std::string(reinterpret_cast<const char*>(data), size));
   const std::string path = fuzz::write_file("claims.json", data, size);
-  fuzz::reject_only("validate_claims", [&] { (void)reports::validate_claims(path); });
+  fuzz::reject_only("validate_claims", [&] { (void)commands::validate_claims(path); });
   return 0;
 }

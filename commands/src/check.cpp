@@ -1,6 +1,6 @@
-// The claims checker: see ctmc/reports/check.hpp for the file format and the
+// The claims checker: see ctmc/commands/check.hpp for the file format and the
 // meaning of every verdict.
-#include "ctmc/reports/check.hpp"
+#include "ctmc/commands/check.hpp"
 
 #include <fmt/format.h>
 
@@ -17,7 +17,7 @@
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/commands/command_text.hpp"
-#include "ctmc/reports/writer.hpp"
+#include "ctmc/commands/document.hpp"
 #include "ctmc/sim/manifest.hpp"
 #include "ctmc/sim/network_sim.hpp"
 #include "ctmc/sim/sampler.hpp"
@@ -37,7 +37,7 @@
 #include "ctmc/io/same_file.hpp"
 #include "ctmc/solvers/stationary.hpp"
 
-namespace ctmc::reports {
+namespace ctmc::commands {
 namespace {
 
 namespace fs = std::filesystem;
@@ -45,9 +45,6 @@ using ojson = nlohmann::ordered_json;
 using solvers::Mpfr;
 using solvers::Rational;
 
-constexpr const char* kPass = "Pass";
-constexpr const char* kFail = "Fail";
-constexpr const char* kNotCheckable = "Not checkable";
 constexpr std::size_t kMinReferenceTrials = 20000;
 constexpr double kMaxExpectedTransitions = 1e10;  // of our reference simulation
 constexpr std::size_t kMaxTrials = 1000000000;
@@ -749,13 +746,13 @@ std::pair<double, double> mean_sd(const std::vector<double>& v) {
 // t-tested against our own run with the same configuration: se^2 =
 // sd^2 (1/n_claim + 1/n_ours), sd the spread of our per-trial values,
 // two-sided at false_alarm / (number of tested values) each.
-std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
+std::vector<Row> evaluate_network(const Claim& c, const CheckOptions& opts) {
   std::vector<Row> rows;
   const sim::DatasetSplit& data = c.split;
   sim::NetworkSimOptions o = c.net_options;
   o.trials = std::max<int>(kMinNetworkTrials, static_cast<int>(c.trials));
-  o.seed = ctx.seed;
-  o.threads = ctx.threads;
+  o.seed = opts.seed;
+  o.threads = opts.threads;
   const auto r = c.net_loaded.visit(
       [&](const auto& net) { return sim::simulate_network(net, data.train, data.test, c.neurons, o); });
   const double n_claim = static_cast<double>(c.trials), n_ours = static_cast<double>(o.trials);
@@ -806,7 +803,7 @@ std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
       const double z = (claimed - m) / se;
       row.verdict = std::abs(z) < zcrit ? kPass : kFail;
       row.evidence = fmt::format("ours: mean {:.6g}, sd {:.3g} over {} trials (seed {}; {}); se {:.3g}; t = {:.3f}", m,
-                                 sd, o.trials, ctx.seed, c.conventions, se, z);
+                                 sd, o.trials, opts.seed, c.conventions, se, z);
     }
     rows.push_back(row);
   }
@@ -816,14 +813,14 @@ std::vector<Row> evaluate_network(const Claim& c, const ReportContext& ctx) {
 // A simulation claim: the claimed mean and variance of N(T) z-tested
 // against the exact values (Van Loan), with standard errors from the exact
 // variance and from our own runs' fourth moment.
-std::vector<Row> evaluate_simulation(const Claim& c, const ReportContext& ctx) {
+std::vector<Row> evaluate_simulation(const Claim& c, const CheckOptions& opts) {
   std::vector<Row> rows;
   const double T = solvers::to_double(c.T);
   sim::SsaOptions so;
   so.T = T;
   so.trials = std::max(c.trials, kMinReferenceTrials);
-  so.seed = ctx.seed;
-  so.threads = ctx.threads;
+  so.seed = opts.seed;
+  so.threads = opts.threads;
   so.rate_scale = c.rate_alpha;
   if (!c.start.empty()) {
     so.start = sim::StartMode::State;
@@ -869,7 +866,7 @@ std::vector<Row> evaluate_simulation(const Claim& c, const ReportContext& ctx) {
       r.evidence = fmt::format("exact {} {:.10g} (Van Loan); se {:.4g} ({}); z = {:.3f}", is_mean ? "E N(T)" : "Var N(T)",
                                exact_value, se,
                                is_mean ? "from the exact Var N(T)"
-                                       : fmt::format("from the fourth moment of our {} runs, seed {}", st.n, ctx.seed),
+                                       : fmt::format("from the fourth moment of our {} runs, seed {}", st.n, opts.seed),
                                z);
     }
     rows.push_back(r);
@@ -877,10 +874,10 @@ std::vector<Row> evaluate_simulation(const Claim& c, const ReportContext& ctx) {
   return rows;
 }
 
-std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
+std::vector<Row> evaluate(const Claim& c, const CheckOptions& opts) {
   std::vector<Row> rows;
   const Tolerance exact{};
-  if (c.kind == "network") return evaluate_network(c, ctx);
+  if (c.kind == "network") return evaluate_network(c, opts);
   if (c.kind == "flux" || c.kind == "stationary") {
     const auto st = solvers::solve_stationary<Rational>(c.model, c.H, solvers::Method::Auto, c.model_source);
     for (const auto& v : c.values) {
@@ -896,7 +893,7 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
     return rows;
   }
   if (c.kind == "counting") {
-    const ctmc::PrecisionScope precision(ctx.precision);
+    const ctmc::PrecisionScope precision(opts.precision);
     const auto as = solvers::asymptotic_counting<Rational>(c.model, c.H, c.model_source);
     std::optional<solvers::CountingMoments<Mpfr>> mom;
     for (const auto& v : c.values) {
@@ -940,9 +937,9 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
       // MSE shows it is attainable; our fit staying above it refutes
       // nothing (a better optimum may exist), so that is Not checkable.
       analysis::FitOptions fo;
-      fo.seed = ctx.seed;
-      fo.threads = ctx.threads;
-      fo.mpfr_bits = ctx.precision;
+      fo.seed = opts.seed;
+      fo.threads = opts.threads;
+      fo.mpfr_bits = opts.precision;
       const auto r = analysis::fit(p, fo);
       for (const auto& v : c.values) {
         const double ours = v.quantity == "mse" ? r.mse : r.max_abs_error;
@@ -955,24 +952,24 @@ std::vector<Row> evaluate(const Claim& c, const ReportContext& ctx) {
         row.verdict = ours <= bound ? kPass : kNotCheckable;
         row.evidence = ours <= bound
                            ? fmt::format("our fit (64 starts, seed {}) reaches {:.4e} <= the claimed value: attainable",
-                                         ctx.seed, ours)
+                                         opts.seed, ours)
                            : fmt::format("our fit reaches only {:.4e} > the claimed value; without the claim's chain "
                                          "this neither confirms nor refutes it", ours);
         rows.push_back(row);
       }
       return rows;
     }
-    const auto e = analysis::evaluate_exactly(c.model, p, ctx.precision, c.model_source);
+    const auto e = analysis::evaluate_exactly(c.model, p, opts.precision, c.model_source);
     for (const auto& v : c.values) {
       const double ours = v.quantity == "mse" ? e.mse : e.max_abs_error;
       auto r = compare_double(v, ours, c.tolerance.value_or(Tolerance{TolKind::Digits, 0}),
-                              fmt::format("MPFR {} bits on {}", ctx.precision, p.data.description));
+                              fmt::format("MPFR {} bits on {}", opts.precision, p.data.description));
       r.quantity += fmt::format(" vs {} * {}", c.alpha, p.activation.name);
       rows.push_back(r);
     }
     return rows;
   }
-  return evaluate_simulation(c, ctx);
+  return evaluate_simulation(c, opts);
 }
 
 }  // namespace
@@ -982,14 +979,13 @@ std::size_t validate_claims(const std::string& claims_path, const CheckOptions& 
 }
 
 // A network claim whose reference run would outlast options.max_seconds is
-// refused before any claim is computed (ctx sets the threads it would have).
-void refuse_long_runs(const std::string& claims_path, const std::vector<Claim>& claims, const ReportContext& ctx,
-                      const CheckOptions& options) {
+// refused before any claim is computed (on the threads it would have).
+void refuse_long_runs(const std::string& claims_path, const std::vector<Claim>& claims, const CheckOptions& options) {
   if (!(options.max_seconds > 0) || std::isnan(options.max_seconds))
     throw InputError("max_seconds", fmt::format("{:g} is not a positive number of seconds", options.max_seconds));
   for (const auto& c : claims) {
     if (c.kind != "network") continue;
-    const double seconds = sim::estimated_network_seconds(c.neuron_steps, ctx.threads);
+    const double seconds = sim::estimated_network_seconds(c.neuron_steps, options.threads);
     if (seconds > options.max_seconds)
       throw InputError(fmt::format(
           "{}: {}: T: our reference run of {:.3g} neuron-steps would take about {:.3g} s (at {:.2g} neuron-steps/s "
@@ -999,15 +995,15 @@ void refuse_long_runs(const std::string& claims_path, const std::vector<Claim>& 
   }
 }
 
-CheckResult run_check(const std::string& claims_path, const ReportContext& ctx, const CheckOptions& options) {
+CheckResult run_check(const std::string& claims_path, const CheckOptions& options) {
   const auto claims = parse_claims(claims_path, options);  // every claim validated before any is computed
-  refuse_long_runs(claims_path, claims, ctx, options);
+  refuse_long_runs(claims_path, claims, options);
   CheckResult out;
   out.claims_file = claims_path;
   for (const auto& c : claims) {
     std::vector<Row> rows;
     try {
-      rows = evaluate(c, ctx);
+      rows = evaluate(c, options);
     } catch (const InputError& e) {
       // The claim is well formed but this toolkit cannot answer it (e.g. the
       // chain has two closed classes at H): say why, go on with the others.
@@ -1065,68 +1061,9 @@ void write(commands::DocumentWriter& w, const CheckResult& r) {
 
 ojson to_json(const CheckResult& r) { return commands::json_of(r); }
 
-namespace {
-
-// A plain number cannot be a formula; any other text that a spreadsheet
-// would evaluate (=, +, -, @ start a formula; some skip a leading tab or CR
-// before one) is shown as text by a leading quote.
-std::string formula_guarded(const std::string& text) {
-  const bool risky = !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos;
-  const bool number = ctmc::parse_double(text).has_value() && text.find_first_of(" \t\r\n") == std::string::npos;
-  return risky && !number ? "'" + text : text;
-}
-
-}  // namespace
-
-std::string claims_csv_field(const std::string& text) { return csv_field(formula_guarded(text)); }
-
-std::string claims_terminal_text(const std::string& text) { return commands::one_line(text); }
-
 int check_exit_status(const CheckResult& r, const CheckOptions& options) {
   if (r.failed > 0) return 1;
   return r.not_checkable > 0 && !options.allow_unchecked ? 1 : 0;
 }
 
-int check_claims_report(const std::string& claims_path, const ReportContext& ctx, CheckResult& out,
-                        const CheckOptions& options) {
-  check_output_root(ctx.out_root);
-  // The report replaces <out>/check whole: no input may be in it.
-  CheckOptions opts = options;
-  opts.replaced_folder = (fs::path(ctx.out_root.empty() ? "." : ctx.out_root) / "check").string();
-  if (io::in_folder(claims_path, opts.replaced_folder))
-    throw InputError(fmt::format("{}: the claims file is in the folder {} that check replaces (--out); writing the "
-                                 "report would remove it",
-                                 quote_excerpt(claims_path), quote_excerpt(opts.replaced_folder)));
-  const CheckResult r = run_check(claims_path, ctx, opts);
-  ReportWriter w(ctx, "check", "Claims check: " + md_text(claims_path));
-  w.paragraph(fmt::format("Claims from {}: {} passed, {} failed, {} not checkable. Pass/Fail per claim (a claim "
-                          "with several values fails when one fails); the evidence says what ours is and how it "
-                          "was computed. Tolerances: see `ctmc/reports/check.hpp`. A claim Not checkable was not "
-                          "checked: it counts as a failed check{}.",
-                          md_code(claims_path), r.passed, r.failed, r.not_checkable,
-                          options.allow_unchecked ? " unless allowed, as here (--allow-unchecked)" : ""));
-  // The same rows twice: Markdown-escaped for report.md, as written (only
-  // CSV-quoted and formula-guarded) for claims.csv.
-  const std::vector<std::string> columns = {"id", "kind", "quantity", "claimed", "ours", "claimed - ours",
-                                            "tolerance", "verdict", "evidence"};
-  Table md{columns, {}}, csv{columns, {}};
-  for (const auto& c : r.results) {
-    std::vector<std::string> row = {c.id, c.kind, c.quantity, c.claimed, c.ours, c.difference, c.tolerance, c.verdict,
-                                    c.evidence};
-    md.rows.push_back(row);
-    for (auto& cell : md.rows.back()) cell = md_text(cell);
-    for (auto& cell : row) cell = formula_guarded(cell);
-    csv.rows.push_back(std::move(row));
-  }
-  w.table(md);
-  w.write_csv("claims.csv", csv);  // RFC 4180 quoting (csv_field)
-  w.paragraph("(data: [claims.csv](claims.csv))");
-  w.write_json("results.json", to_json(r));
-  for (const auto& [id, v] : r.verdicts)
-    if (v != kNotCheckable || !options.allow_unchecked) w.check("claim " + md_text(id), v == kPass, v);
-  w.finish();
-  out = r;
-  return check_exit_status(r, options);
-}
-
-}  // namespace ctmc::reports
+}  // namespace ctmc::commands
