@@ -32,6 +32,13 @@ std::string formula_guarded(const std::string& text) {
 
 }  // namespace
 
+CheckOptions with_context(CheckOptions options, const ReportContext& ctx) {
+  options.seed = ctx.seed;
+  options.threads = ctx.threads;
+  options.precision = ctx.precision;
+  return options;
+}
+
 std::string claims_csv_field(const std::string& text) { return csv_field(formula_guarded(text)); }
 
 std::string claims_terminal_text(const std::string& text) { return commands::one_line(text); }
@@ -46,10 +53,7 @@ int check_claims_report(const std::string& claims_path, const ReportContext& ctx
     throw InputError(fmt::format("{}: the claims file is in the folder {} that check replaces (--out); writing the "
                                  "report would remove it",
                                  quote_excerpt(claims_path), quote_excerpt(opts.replaced_folder)));
-  opts.seed = ctx.seed;
-  opts.threads = ctx.threads;
-  opts.precision = ctx.precision;
-  const CheckResult r = commands::run_check(claims_path, opts);
+  const CheckResult r = commands::run_check(claims_path, with_context(opts, ctx));
   ReportWriter w(ctx, "check", "Claims check: " + md_text(claims_path));
   w.paragraph(fmt::format("Claims from {}: {} passed, {} failed, {} not checkable. Pass/Fail per claim (a claim "
                           "with several values fails when one fails); the evidence says what ours is and how it "

@@ -129,11 +129,7 @@ TorchCrossCheck run_torch_crosscheck(const ReportContext& ctx, const std::string
                     shown(d / "torch_vgg11_x.npy"), shown(d / "torch_vgg11_y.npy"),
                     fs::path(net).stem().string() + "_pred"));
   }
-  commands::CheckOptions check;
-  check.seed = ctx.seed;
-  check.threads = ctx.threads;
-  check.precision = ctx.precision;
-  t.peer = commands::run_check((d / kClaims).string(), check);
+  t.peer = commands::run_check((d / kClaims).string(), with_context({}, ctx));
   t.commands.emplace_back("check the PyTorch peer",
                           fmt::format("ctmc-snn check {} --seed {}", shown(d / kClaims), ctx.seed));
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -14,6 +14,9 @@ using commands::CheckOptions;
 using commands::CheckResult;
 using commands::CheckRow;
 
+// `options` with the report context's seed, threads and precision.
+CheckOptions with_context(CheckOptions options, const ReportContext& ctx);
+
 // commands::run_check (with ctx's seed, threads and precision), then the
 // report folder <ctx.out_root>/check/ (report.md,
 // results.json, claims.csv, meta.json); `out` gets the result. Returns the
