@@ -18,10 +18,9 @@ using commands::CheckRow;
 CheckOptions with_context(CheckOptions options, const ReportContext& ctx);
 
 // commands::run_check (with ctx's seed, threads and precision), then the
-// report folder <ctx.out_root>/check/ (report.md,
-// results.json, claims.csv, meta.json); `out` gets the result. Returns the
-// exit status: 0 when every claim passed (or was Not checkable, with
-// allow_unchecked), 1 otherwise.
+// report folder <ctx.out_root>/check/ (report.md, results.json, claims.csv,
+// meta.json); `out` gets the result. Returns the exit status
+// (commands::check_exit_status).
 int check_claims_report(const std::string& claims_path, const ReportContext& ctx, CheckResult& out,
                         const CheckOptions& options = {});
 
