@@ -21,16 +21,12 @@ reports::CheckResult check(const std::string& claims_path, const std::string& ou
   ctx.threads = threads;
   ctx.precision = precision;
   ctx.command_line = "ctmc_snn.check";
-  if (!(max_seconds >= 1e-3 && max_seconds <= 1e9))  // the CLI's range for --max-seconds
-    throw InputError(fmt::format("--max-seconds: {:g} is not in [0.001, 1e9]", max_seconds));
   reports::CheckOptions options;  // replaced_folder: check_claims_report sets it
-  options.seed = seed;
-  options.threads = threads;
-  options.precision = precision;
   options.base_dir = base_dir;
   options.allow_outside_paths = allow_outside_paths;
   options.allow_unchecked = allow_unchecked;
   options.max_seconds = max_seconds;
+  options = reports::with_context(options, ctx);
   if (out_root.empty()) {
     auto r = commands::run_check(claims_path, options);
     *status = commands::check_exit_status(r, options);

@@ -45,6 +45,7 @@ std::string claims_terminal_text(const std::string& text) { return commands::one
 
 int check_claims_report(const std::string& claims_path, const ReportContext& ctx, CheckResult& out,
                         const CheckOptions& options) {
+  commands::check_max_seconds(options.max_seconds);  // before the output folder is made
   check_output_root(ctx.out_root);
   // The report replaces <out>/check whole: no input may be in it.
   CheckOptions opts = options;

@@ -495,6 +495,21 @@ class NonFiniteValues(unittest.TestCase):
                 self.assertNotIn("inf", row[field], row)
                 self.assertNotIn("nan", row[field], row)
 
+    def test_max_seconds_out_of_range_is_refused_by_the_command(self):
+        # One check for the CLI and the Python module, before the report folder is made.
+        with tempfile.TemporaryDirectory(prefix="ctmc_check_") as t:
+            claim = {"id": "f", "kind": "flux", "model": THREE, "H": 1, "value": "1"}
+            for bad in ("0", "-1", "1e10", "nan"):
+                rc, out, err, files = check_in(t, {"claims": [claim]}, "--max-seconds", bad)
+                self.assertEqual(rc, 2, (bad, out, err))
+                self.assertIn("--max-seconds: ", err)
+                self.assertIn("is not in [0.001, 1e+09]", err)
+                self.assertFalse(os.path.exists(os.path.dirname(files)), bad)
+            if ctmc_snn is not None:
+                with self.assertRaises(ValueError) as cm:
+                    ctmc_snn.check({"claims": [claim]}, max_seconds=0)
+                self.assertIn("--max-seconds: 0 is not in [0.001, 1e+09]", str(cm.exception))
+
     def test_zero_on_both_sides(self):
         # The three-state flux at H = 0 is 0 (a = H): a claim of 0 under a relative tolerance passes, a claim of
         # 1e-30 fails; neither evidence prints an infinite or undefined relative difference.

@@ -109,9 +109,13 @@ struct CheckOptions {
   // A network claim whose reference run would take longer than this
   // (estimated from its neuron-steps at the engine's measured speed,
   // sim::estimated_network_seconds) is refused before anything runs
-  // (`check --max-seconds`).
+  // (`check --max-seconds`), in [kMinMaxSeconds, kMaxMaxSeconds].
   double max_seconds = 600;
 };
+inline constexpr double kMinMaxSeconds = 1e-3, kMaxMaxSeconds = 1e9;
+// The one check of --max-seconds, for the CLI and the Python module alike
+// (run_check makes it): InputError naming --max-seconds outside the range.
+void check_max_seconds(double max_seconds);
 
 // Reads and validates a claims file as run_check does before it computes
 // anything (model, network and data files named by the claims are read too);
