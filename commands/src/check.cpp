@@ -644,6 +644,10 @@ std::string sci(const Number& x, int digits) {
   else return solvers::to_string(x, digits + 1);
 }
 
+// A relative or absolute tolerance as the decimal it was written as (1e-3
+// is 1/1000, not the double nearest it), for the exact comparisons.
+Rational tol_exact(const Tolerance& tol) { return solvers::parse_exact(fmt::format("{:.17g}", tol.value)).value(); }
+
 // Exact comparison (rationals).
 Row compare_exact(const Value& v, const Rational& ours, const Tolerance& tol) {
   Row r{v.quantity, v.text, solvers::exact_text(ours), solvers::exact_text(v.exact - ours), tol.text(), "", ""};
@@ -651,8 +655,8 @@ Row compare_exact(const Value& v, const Rational& ours, const Tolerance& tol) {
   bool ok = false;
   switch (tol.kind) {
     case TolKind::Exact: ok = diff == 0; break;
-    case TolKind::Relative: ok = diff <= abs(ours) * solvers::parse_exact(fmt::format("{:.17g}", tol.value)).value(); break;
-    case TolKind::Absolute: ok = diff <= solvers::parse_exact(fmt::format("{:.17g}", tol.value)).value(); break;
+    case TolKind::Relative: ok = diff <= abs(ours) * tol_exact(tol); break;
+    case TolKind::Absolute: ok = diff <= tol_exact(tol); break;
     case TolKind::Digits: {
       const auto h = half_unit(v.text);
       ok = h ? diff <= *h : diff == 0;
@@ -716,8 +720,8 @@ Row compare_double(const Value& v, double ours, const Tolerance& tol, const std:
     // "exact" for a double: the claim rounds to our double (the parser
     // refused claims outside the normal range of doubles).
     case TolKind::Exact: ok = solvers::to_double(v.exact) == ours; break;
-    case TolKind::Relative: ok = diff <= abs(ours_exact) * Rational(tol.value); break;
-    case TolKind::Absolute: ok = diff <= Rational(tol.value); break;
+    case TolKind::Relative: ok = diff <= abs(ours_exact) * tol_exact(tol); break;
+    case TolKind::Absolute: ok = diff <= tol_exact(tol); break;
     case TolKind::Digits: {
       const auto h = half_unit(v.text);
       ok = h ? diff <= *h : solvers::to_double(v.exact) == ours;
