@@ -49,11 +49,11 @@
 #include <vector>
 
 #include "thread_clock.hpp"
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/net.hpp"
-#include "ctmc/sim/net_synapse.hpp"
-#include "ctmc/sim/network_sim.hpp"
-#include "ctmc/sim/spiking.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/nets/net.hpp"
+#include "ctmc/sim/engines/net_synapse.hpp"
+#include "ctmc/sim/engines/network_sim.hpp"
+#include "ctmc/sim/engines/spiking.hpp"
 #include "ctmc/solvers/families.hpp"
 
 using namespace ctmc;

@@ -48,10 +48,10 @@
 #include <string>
 
 #include "thread_clock.hpp"
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/network_sim.hpp"
-#include "ctmc/sim/spiking.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/engines/network_sim.hpp"
+#include "ctmc/sim/engines/spiking.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"

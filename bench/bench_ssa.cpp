@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "thread_clock.hpp"
-#include "ctmc/sim/rng.hpp"
-#include "ctmc/sim/ssa.hpp"
+#include "ctmc/sim/neurons/rng.hpp"
+#include "ctmc/sim/neurons/ssa.hpp"
 #include "ctmc/solvers/model.hpp"
 
 namespace {

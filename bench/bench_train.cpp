@@ -31,9 +31,9 @@
 #include <filesystem>
 #include <string>
 
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/train.hpp"
-#include "ctmc/sim/train_net.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/nets/train.hpp"
+#include "ctmc/sim/nets/train_net.hpp"
 
 using namespace ctmc::sim;
 

@@ -8,7 +8,7 @@
 
 #include "command.hpp"
 #include "ctmc/commands/import_onnx.hpp"
-#include "ctmc/sim/net.hpp"
+#include "ctmc/sim/nets/net.hpp"
 
 namespace ctmc::cli {
 namespace {

@@ -19,9 +19,9 @@
 #include "command.hpp"
 #include "data_options.hpp"
 #include "ctmc/commands/simulate_network.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/sampler.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/neurons/sampler.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "ctmc/solvers/number_text.hpp"
 

@@ -2,7 +2,7 @@
 //     [--threads k] [--start stationary|STATE] [--alpha a] [--max-memory GIB] [--json]
 //
 // Exact Gillespie simulation of one neuron at a fixed input H over [0, T]
-// (sim/ssa.hpp), set beside the exact values from solvers/: the stationary
+// (sim/neurons/ssa.hpp), set beside the exact values from solvers/: the stationary
 // flux F(H) (GTH), the exact E[N(T)] and Var N(T) from the same initial
 // distribution (Van Loan block exponential), and the asymptotic rate and
 // variance rate (Markovian arrival process). The agreement is printed in

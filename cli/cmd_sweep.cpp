@@ -5,7 +5,7 @@
 //     [--max-neuron-steps X] [--max-memory GIB] [--dry-run] --out FILE [--json]
 // ctmc-snn sweep merge PART.json... --out FILE [--json]
 //
-// A grid of spiking-conversion runs (sim/sweep.hpp): accuracies, the gap
+// A grid of spiking-conversion runs (sim/studies/sweep.hpp): accuracies, the gap
 // decomposition, SynOps, spikes per neuron and CTMC transitions per cell,
 // Pareto frontiers and the cheapest cell under a gap criterion. With --shard
 // the command runs a deterministic part of the runs and writes a part; merge

@@ -13,7 +13,7 @@
 #include "data_options.hpp"
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/commands/train.hpp"
-#include "ctmc/sim/net.hpp"
+#include "ctmc/sim/nets/net.hpp"
 
 namespace ctmc::cli {
 namespace {

@@ -3,7 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 
 namespace ctmc::cli {
 

@@ -11,7 +11,10 @@ import os
 import re
 import sys
 
+SIM_PARTS = {"sim/formats", "sim/nets", "sim/neurons", "sim/engines", "sim/studies"}
 # Each module and the modules of ours it may use (its own is always allowed).
+# A module's name is its folder; its headers are included as ctmc/<folder>/.
+# Its CMake library is the folder with "/" as "_" (sim/nets: sim_nets).
 ALLOWED = {
     "core": set(),
     "io": {"core"},
@@ -19,13 +22,20 @@ ALLOWED = {
     "activations": {"core", "io", "solvers"},
     "analysis": {"core", "io", "solvers", "activations"},
     "proofs_check": {"core", "io", "solvers", "activations"},
-    "sim": {"core", "io", "solvers", "activations"},
-    "commands": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim"},
-    "reports": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim", "commands"},
+    # The simulator's parts: formats <- nets <- engines <- studies, and
+    # neurons (one neuron in time) beside formats and nets, below engines.
+    "sim/formats": {"core", "io", "solvers"},
+    "sim/nets": {"core", "io", "solvers", "activations", "sim/formats"},
+    "sim/neurons": {"core", "io", "solvers"},
+    "sim/engines": {"core", "io", "solvers", "activations", "sim/formats", "sim/nets", "sim/neurons"},
+    "sim/studies": {"core", "io", "solvers", "activations", "sim/formats", "sim/nets", "sim/neurons", "sim/engines"},
+    "commands": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim"} | SIM_PARTS,
+    "reports": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim", "commands"} | SIM_PARTS,
 }
 MODULES = set(ALLOWED)
-INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]ctmc/([a-z_]+)/')
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]ctmc/((?:sim/(?:formats|nets|neurons|engines|studies))|[a-z_]+)/')
 ADD_MODULE = re.compile(r"ctmc_add_module\(\s*([a-z_]+)((?:\s+[^)]*)?)\)", re.S)
+LIBRARY = {m.replace("/", "_"): m for m in MODULES}
 
 
 def main():
@@ -58,6 +68,7 @@ def main():
             for d in deps:
                 if d in ("SOURCES",):
                     break
+                d = LIBRARY.get(d, d)
                 if d in MODULES and d != module and d not in allowed:
                     problems.append(f"{module}/CMakeLists.txt: {module} links {d} (above it)")
     for p in problems:

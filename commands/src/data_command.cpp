@@ -3,8 +3,8 @@
 
 #include "ctmc/commands/data.hpp"
 #include "ctmc/io/same_file.hpp"
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/mnist_import.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/formats/mnist_import.hpp"
 
 namespace ctmc::commands {
 namespace {

@@ -6,8 +6,8 @@
 #include "ctmc/commands/output_path.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/io/same_file.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/onnx_import.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/nets/onnx_import.hpp"
 
 namespace ctmc::commands {
 

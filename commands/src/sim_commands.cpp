@@ -12,9 +12,9 @@
 #include "ctmc/commands/limits.hpp"
 #include "ctmc/commands/simulate_network.hpp"
 #include "ctmc/commands/simulate_neuron.hpp"
-#include "ctmc/sim/if_baseline.hpp"
-#include "ctmc/sim/sampler.hpp"
-#include "ctmc/sim/ssa.hpp"
+#include "ctmc/sim/engines/if_baseline.hpp"
+#include "ctmc/sim/neurons/sampler.hpp"
+#include "ctmc/sim/neurons/ssa.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/exact.hpp"
@@ -43,7 +43,7 @@ std::size_t parse_start(const std::string& text, const solvers::Model& m) {
 }  // namespace
 
 std::uint64_t neuron_sim_memory_bytes(std::size_t trials, std::size_t states, bool with_counts) {
-  constexpr double kBlock = 256;             // sim/ssa.cpp's trials per block
+  constexpr double kBlock = 256;             // sim/neurons/ssa.cpp's trials per block
   constexpr double kVectorAndHeap = 64;      // a block's occupancy vector: its header and the allocator's
   constexpr double kJsonNumber = 16;         // a count in the "counts" array
   const double t = static_cast<double>(trials), blocks = std::ceil(t / kBlock);

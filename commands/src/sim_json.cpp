@@ -3,7 +3,7 @@
 
 #include "ctmc/commands/simulate_network.hpp"
 #include "ctmc/commands/simulate_neuron.hpp"
-#include "ctmc/sim/sampler.hpp"
+#include "ctmc/sim/neurons/sampler.hpp"
 
 namespace ctmc::commands {
 namespace {

@@ -7,7 +7,7 @@
 #include "ctmc/commands/sweep.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/io/same_file.hpp"
-#include "ctmc/sim/atomic_write.hpp"
+#include "ctmc/sim/formats/atomic_write.hpp"
 #include "ctmc/solvers/number_text.hpp"
 
 namespace ctmc::commands {

@@ -14,11 +14,11 @@
 #include "ctmc/commands/train.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/io/same_file.hpp"
-#include "ctmc/sim/atomic_write.hpp"
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/net.hpp"
-#include "ctmc/sim/train_net.hpp"
+#include "ctmc/sim/formats/atomic_write.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/nets/net.hpp"
+#include "ctmc/sim/nets/train_net.hpp"
 #include "ctmc/solvers/number_text.hpp"
 
 namespace ctmc::commands {

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include "core.hpp"
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/network_sim.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/engines/network_sim.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 #include "ctmc/core/errors.hpp"
 
 namespace ctmc::python {

@@ -1,6 +1,6 @@
 // Report "convergence": the paper's Appendix C figure (single-neuron
 // finite-time convergence, fig:single-neuron-convergence). The empirical rate
-// N(T)/T of exact Gillespie paths (sim/ssa.hpp) is plotted against T for a
+// N(T)/T of exact Gillespie paths (sim/neurons/ssa.hpp) is plotted against T for a
 // three-state sigmoid neuron and a two-state ReLU neuron at several inputs H,
 // with the band mean +- sd over trials, beside the exact envelope
 // E[N(T)]/T +- sqrt(Var N(T))/T (Van Loan block exponential,
@@ -21,8 +21,8 @@
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
-#include "ctmc/sim/rng.hpp"
-#include "ctmc/sim/ssa.hpp"
+#include "ctmc/sim/neurons/rng.hpp"
+#include "ctmc/sim/neurons/ssa.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/det_math.hpp"
 #include "ctmc/solvers/exact.hpp"
@@ -209,7 +209,7 @@ int run(const ReportContext& ctx) {
   w.paragraph(
       "Reproduces the paper's Appendix C figure (fig:single-neuron-convergence): the empirical firing rate "
       "N(T)/T of a single CTMC neuron at a fixed input H approaches the stationary rate F(H) (paper eq. 2) as the "
-      "window T grows. Paths are simulated exactly by Gillespie's direct method (`sim/ssa.hpp`, no time step); "
+      "window T grows. Paths are simulated exactly by Gillespie's direct method (`sim/neurons/ssa.hpp`, no time step); "
       "every trial starts at rest in state B, so the trial mean carries a transient bias that decays like 1/T and "
       "the spread across trials shrinks like sqrt(v/T), v the asymptotic variance rate. Beside the trials: the exact "
       "E[N(T)]/T +- sqrt(Var N(T))/T from the Van Loan block exponential (`solvers/counting.hpp`) and F(H) from GTH.");

@@ -13,10 +13,10 @@
 #include "ctmc/core/errors.hpp"
 #include "ctmc/reports/layer_fit.hpp"
 #include "ctmc/reports/writer.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/net.hpp"
-#include "ctmc/sim/net_synapse.hpp"
-#include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/nets/net.hpp"
+#include "ctmc/sim/engines/net_synapse.hpp"
+#include "ctmc/sim/engines/network_sim.hpp"
 #include "ctmc/solvers/model.hpp"
 
 namespace fs = std::filesystem;

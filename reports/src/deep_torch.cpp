@@ -13,9 +13,9 @@
 #include "ctmc/core/errors.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/onnx_import.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/nets/onnx_import.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 
 #ifndef CTMC_SOURCE_DIR
 #define CTMC_SOURCE_DIR "."

@@ -5,9 +5,9 @@
 #pragma once
 #include <vector>
 
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/if_baseline.hpp"
-#include "ctmc/sim/stats.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/engines/if_baseline.hpp"
+#include "ctmc/sim/engines/stats.hpp"
 
 namespace ctmc::reports {
 

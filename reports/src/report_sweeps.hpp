@@ -15,7 +15,7 @@
 
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
-#include "ctmc/sim/sweep.hpp"
+#include "ctmc/sim/studies/sweep.hpp"
 
 namespace ctmc::reports {
 
@@ -53,7 +53,7 @@ nlohmann::ordered_json run_report_sweep(ReportSweeps& rs, const std::string& nam
                                         const std::vector<std::string>& neuron_files, double& seconds,
                                         std::size_t& runs);
 
-// --- reading a sweep document (sim/sweep.hpp) ---------------------------------
+// --- reading a sweep document (sim/studies/sweep.hpp) ---------------------------------
 // A number of the document; NaN for null (a gap or rate no run defined).
 double sweep_number(const nlohmann::ordered_json& j);
 // The point that min_cost names for `sampler` and `cost` ("synops" or

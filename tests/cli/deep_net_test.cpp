@@ -10,7 +10,7 @@
 
 #include "../sim/onnx_builder.hpp"
 #include "cli_helpers.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 
 using namespace ctmc_cli_test;
 using namespace ctmc::sim;

@@ -47,8 +47,8 @@
 #include "cli_helpers.hpp"
 #include "ctmc/commands/import_onnx.hpp"
 #include "ctmc/core/errors.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/safetensors.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/formats/safetensors.hpp"
 
 using namespace ctmc_cli_test;
 using namespace ctmc::sim;

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "cli_helpers.hpp"
-#include "ctmc/sim/safetensors.hpp"
+#include "ctmc/sim/formats/safetensors.hpp"
 #include "synthetic_images.hpp"
 
 using namespace ctmc_cli_test;

@@ -17,9 +17,9 @@
 #include <sstream>
 
 #include "cli_helpers.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/safetensors.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/formats/safetensors.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 
 using namespace ctmc_cli_test;
 using namespace ctmc::sim;

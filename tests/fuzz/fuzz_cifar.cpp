@@ -1,6 +1,6 @@
-// CIFAR-10 binary batches (sim/cifar.hpp): read_cifar_batch on the input
+// CIFAR-10 binary batches (sim/formats/cifar.hpp): read_cifar_batch on the input
 // (raw records, or gzip when it starts with 1f 8b).
-#include "ctmc/sim/cifar.hpp"
+#include "ctmc/sim/formats/cifar.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

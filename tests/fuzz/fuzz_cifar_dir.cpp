@@ -1,4 +1,4 @@
-// CIFAR-10 folders (sim/cifar.hpp): load_cifar_dir on a folder the input
+// CIFAR-10 folders (sim/formats/cifar.hpp): load_cifar_dir on a folder the input
 // describes, with batch files of kRecords records (CTMC_SNN_CIFAR_BATCH_RECORDS,
 // so that a whole folder is a few KB). The six files data_batch_1.bin ...
 // data_batch_5.bin, test_batch.bin are described in turn, each by a kind byte
@@ -18,7 +18,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "ctmc/sim/cifar.hpp"
+#include "ctmc/sim/formats/cifar.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

@@ -18,7 +18,7 @@
 #include <filesystem>
 
 #include "ctmc/reports/check.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 #include "ctmc/solvers/number_text.hpp"
 #include "fuzz_common.hpp"
 

@@ -1,7 +1,7 @@
-// IDX files as stored (sim/idx.hpp): the input is the file's bytes, raw or,
+// IDX files as stored (sim/formats/idx.hpp): the input is the file's bytes, raw or,
 // when it starts with 1f 8b, gzip (the corpus has both). Read as any IDX
 // array, as images and as labels.
-#include "ctmc/sim/idx.hpp"
+#include "ctmc/sim/formats/idx.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

@@ -1,11 +1,11 @@
-// IDX files through gzip (sim/idx.hpp): the input is the uncompressed IDX
+// IDX files through gzip (sim/formats/idx.hpp): the input is the uncompressed IDX
 // content, which the target gzips (one member) before the reader inflates it,
 // so mutations reach the IDX header and data behind the decompressor.
 #include <zlib.h>
 
 #include <vector>
 
-#include "ctmc/sim/idx.hpp"
+#include "ctmc/sim/formats/idx.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

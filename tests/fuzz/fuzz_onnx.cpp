@@ -1,9 +1,9 @@
-// ONNX models (sim/onnx_import.hpp, `ctmc-snn import onnx`): import_onnx on
+// ONNX models (sim/nets/onnx_import.hpp, `ctmc-snn import onnx`): import_onnx on
 // the input. An accepted model must give a manifest whose weights encode as
 // a safetensors file and load again (net_from_manifest) to a network of the
 // same input size, output size and layer count as the import's.
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/onnx_import.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/nets/onnx_import.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

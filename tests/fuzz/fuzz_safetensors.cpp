@@ -1,6 +1,6 @@
-// safetensors (sim/safetensors.hpp): read_safetensors on the input; a file it
+// safetensors (sim/formats/safetensors.hpp): read_safetensors on the input; a file it
 // accepts holding only F32/F64 tensors (the written dtypes) must encode again.
-#include "ctmc/sim/safetensors.hpp"
+#include "ctmc/sim/formats/safetensors.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

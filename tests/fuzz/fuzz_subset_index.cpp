@@ -1,8 +1,8 @@
-// --subset index:FILE (sim/dataset.hpp): parse_test_subset on the input as an
+// --subset index:FILE (sim/formats/dataset.hpp): parse_test_subset on the input as an
 // index file; accepted indices are whole numbers, each listed once.
 #include <set>
 
-#include "ctmc/sim/dataset.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

@@ -1,9 +1,9 @@
-// Sweep parts (sim/sweep.hpp): read_sweep_part on the input, once read whole
+// Sweep parts (sim/studies/sweep.hpp): read_sweep_part on the input, once read whole
 // and once through the streamed scan of its spec and shard (the path of a
 // part over the scan threshold, whose size its own grid bounds), then
 // merge_sweep_parts of it alone (every field checked against the grid);
 // each may only reject with InputError.
-#include "ctmc/sim/sweep.hpp"
+#include "ctmc/sim/studies/sweep.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

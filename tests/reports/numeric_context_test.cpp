@@ -18,9 +18,9 @@
 #include "ctmc/commands/bernstein.hpp"
 #include "ctmc/commands/counting.hpp"
 #include "ctmc/commands/flux.hpp"
-#include "ctmc/sim/if_baseline.hpp"
-#include "ctmc/sim/network_sim.hpp"
-#include "ctmc/sim/train.hpp"
+#include "ctmc/sim/engines/if_baseline.hpp"
+#include "ctmc/sim/engines/network_sim.hpp"
+#include "ctmc/sim/nets/train.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/core/numeric_context.hpp"
@@ -177,7 +177,7 @@ TEST_CASE("the solvers' and commands' entry points leave precision and threads a
 
 TEST_CASE("the simulator's entry points leave the thread counts as they found them") {
   // train_mlp, simulate_network and simulate_if run the dense kernels
-  // (sim/src/dense_kernels.hpp), which keep Eigen single-threaded inside;
+  // (sim/nets/src/dense_kernels.hpp), which keep Eigen single-threaded inside;
   // with OpenMP at 2 threads or more, Eigen's count before differs from 1.
   const ctmc::ThreadScope at_least_two(omp_get_max_threads() + 1);
   const sim::Dataset train = threshold_data(64, 1), test = threshold_data(16, 2);

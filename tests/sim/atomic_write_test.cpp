@@ -14,11 +14,11 @@
 #include <csignal>
 
 #include "input_error_check.hpp"
-#include "ctmc/sim/atomic_write.hpp"
+#include "ctmc/sim/formats/atomic_write.hpp"
 #include "failure_hook.hpp"  // io/src (internal): the writer's test seam
-#include "ctmc/sim/idx.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/safetensors.hpp"
+#include "ctmc/sim/formats/idx.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/formats/safetensors.hpp"
 #include "ctmc/core/errors.hpp"
 
 namespace fs = std::filesystem;

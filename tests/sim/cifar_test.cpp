@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ctmc/sim/cifar.hpp"
+#include "ctmc/sim/formats/cifar.hpp"
 #include "ctmc/core/errors.hpp"
 
 namespace fs = std::filesystem;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "../test_temp_files.hpp"
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/idx.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/formats/idx.hpp"
 #include "input_error_check.hpp"
 
 using ctmc::sim::testing::check_input_error;

@@ -9,12 +9,12 @@
 #include <zlib.h>
 
 #include "input_error_check.hpp"
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/atomic_write.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/formats/atomic_write.hpp"
 #include "failure_hook.hpp"  // io/src (internal): the writer's test seam
-#include "read_file.hpp"     // sim/src (internal): read_maybe_gz
-#include "ctmc/sim/idx.hpp"
-#include "ctmc/sim/mnist_import.hpp"
+#include "ctmc/sim/formats/read_file.hpp"     // sim/src (internal): read_maybe_gz
+#include "ctmc/sim/formats/idx.hpp"
+#include "ctmc/sim/formats/mnist_import.hpp"
 #include "ctmc/core/errors.hpp"
 
 namespace fs = std::filesystem;

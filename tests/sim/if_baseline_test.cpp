@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "ctmc/sim/if_baseline.hpp"
+#include "ctmc/sim/engines/if_baseline.hpp"
 #include "ctmc/core/errors.hpp"
 
 using namespace ctmc;

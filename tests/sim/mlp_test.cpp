@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/mlp.hpp"
-#include "ctmc/sim/train.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/nets/mlp.hpp"
+#include "ctmc/sim/nets/train.hpp"
 #include "ctmc/core/errors.hpp"
 
 using namespace ctmc::sim;

@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "ctmc/sim/mlp.hpp"
-#include "ctmc/sim/net.hpp"
+#include "ctmc/sim/nets/mlp.hpp"
+#include "ctmc/sim/nets/net.hpp"
 
 namespace ctmc::sim::testing {
 

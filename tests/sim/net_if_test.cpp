@@ -12,8 +12,8 @@
 
 #include "conv_reference.hpp"
 #include "ctmc/core/errors.hpp"
-#include "ctmc/sim/if_baseline.hpp"
-#include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/engines/if_baseline.hpp"
+#include "ctmc/sim/engines/network_sim.hpp"
 #include "net_fixtures.hpp"
 #include "spiking_fixtures.hpp"
 

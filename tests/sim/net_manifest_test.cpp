@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conv_reference.hpp"
-#include "ctmc/sim/manifest.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
 #include "ctmc/core/errors.hpp"
 #include "input_error_check.hpp"
 

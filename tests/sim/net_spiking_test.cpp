@@ -15,10 +15,10 @@
 #include <random>
 
 #include "ctmc/core/errors.hpp"
-#include "ctmc/sim/net_synapse.hpp"
-#include "ctmc/sim/network_sim.hpp"
-#include "ctmc/sim/simd.hpp"
-#include "ctmc/sim/spiking.hpp"
+#include "ctmc/sim/engines/net_synapse.hpp"
+#include "ctmc/sim/engines/network_sim.hpp"
+#include "ctmc/sim/engines/simd.hpp"
+#include "ctmc/sim/engines/spiking.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "meanfield.hpp"  // sim/src (internal)

@@ -1,4 +1,4 @@
-// Layer graphs (sim/net.hpp): convolution, pooling, flatten and the BatchNorm
+// Layer graphs (sim/nets/net.hpp): convolution, pooling, flatten and the BatchNorm
 // fold against the direct double-precision reference of conv_reference.hpp
 // and against hand-computed cases; shape errors naming the layer.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "conv_reference.hpp"
-#include "ctmc/sim/net.hpp"
+#include "ctmc/sim/nets/net.hpp"
 #include "meanfield.hpp"  // sim/src (internal): the mean-field network
 #include "ctmc/core/errors.hpp"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "ctmc/sim/neuron_kernel.hpp"
-#include "ctmc/sim/sampler.hpp"
+#include "ctmc/sim/neurons/neuron_kernel.hpp"
+#include "ctmc/sim/neurons/sampler.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/stationary.hpp"

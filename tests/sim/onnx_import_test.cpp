@@ -1,4 +1,4 @@
-// ONNX import (sim/onnx_import.hpp): small models written here with the ONNX
+// ONNX import (sim/nets/onnx_import.hpp): small models written here with the ONNX
 // protobuf API as torch.onnx.export lays them out (initializers in raw_data
 // and in the typed fields, Constant nodes, Gemm with transB), imported,
 // written, loaded back and evaluated against the direct reference of
@@ -17,8 +17,8 @@
 
 #include "conv_reference.hpp"
 #include "onnx_builder.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/onnx_import.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/nets/onnx_import.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/core/quote.hpp"
 #include "input_error_check.hpp"

@@ -7,7 +7,7 @@
 #include <optional>
 #include <random>
 
-#include "ctmc/sim/pareto.hpp"
+#include "ctmc/sim/studies/pareto.hpp"
 #include "ctmc/core/errors.hpp"
 
 using ctmc::sim::cheapest_below;

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "ctmc/sim/philox.hpp"
+#include "ctmc/sim/neurons/philox.hpp"
 
 using namespace ctmc::sim;
 

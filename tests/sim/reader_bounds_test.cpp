@@ -14,13 +14,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "ctmc/sim/cifar.hpp"
-#include "ctmc/sim/idx.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/mnist_import.hpp"
-#include "ctmc/sim/safetensors.hpp"
-#include "ctmc/sim/sweep.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/formats/cifar.hpp"
+#include "ctmc/sim/formats/idx.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/formats/mnist_import.hpp"
+#include "ctmc/sim/formats/safetensors.hpp"
+#include "ctmc/sim/studies/sweep.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 #include "ctmc/core/errors.hpp"
 #include "input_error_check.hpp"
 

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/safetensors.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/formats/safetensors.hpp"
 #include "ctmc/core/errors.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 
 namespace fs = std::filesystem;
 using namespace ctmc::sim;

@@ -9,9 +9,9 @@
 #include <cmath>
 #include <vector>
 
-#include "ctmc/sim/neuron_kernel.hpp"
-#include "ctmc/sim/rng.hpp"
-#include "ctmc/sim/sampler.hpp"
+#include "ctmc/sim/neurons/neuron_kernel.hpp"
+#include "ctmc/sim/neurons/rng.hpp"
+#include "ctmc/sim/neurons/sampler.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "expm.hpp"  // solvers/src (internal): the matrix exponential
 #include "ctmc/solvers/families.hpp"

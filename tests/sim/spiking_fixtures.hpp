@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ctmc/sim/mlp.hpp"
-#include "ctmc/sim/spiking.hpp"
+#include "ctmc/sim/nets/mlp.hpp"
+#include "ctmc/sim/engines/spiking.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/model.hpp"
 

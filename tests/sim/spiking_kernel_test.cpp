@@ -22,10 +22,10 @@
 #include <cmath>
 #include <random>
 
-#include "ctmc/sim/network_sim.hpp"
-#include "ctmc/sim/simd.hpp"
-#include "ctmc/sim/sampler.hpp"
-#include "ctmc/sim/spiking.hpp"
+#include "ctmc/sim/engines/network_sim.hpp"
+#include "ctmc/sim/engines/simd.hpp"
+#include "ctmc/sim/neurons/sampler.hpp"
+#include "ctmc/sim/engines/spiking.hpp"
 #include "ctmc/solvers/families.hpp"
 #include "ctmc/solvers/model.hpp"
 #include "spiking_fixtures.hpp"

@@ -10,10 +10,10 @@
 #include <cmath>
 #include <random>
 
-#include "ctmc/sim/if_baseline.hpp"
+#include "ctmc/sim/engines/if_baseline.hpp"
 #include "meanfield.hpp"  // sim/src (internal): the mean-field network
-#include "ctmc/sim/network_sim.hpp"
-#include "ctmc/sim/spiking.hpp"
+#include "ctmc/sim/engines/network_sim.hpp"
+#include "ctmc/sim/engines/spiking.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/families.hpp"

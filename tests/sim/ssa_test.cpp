@@ -1,5 +1,5 @@
-// Single-neuron Gillespie simulation (sim/ssa.hpp) and the stream RNG
-// (sim/rng.hpp).
+// Single-neuron Gillespie simulation (sim/neurons/ssa.hpp) and the stream RNG
+// (sim/neurons/rng.hpp).
 //
 // Statistical checks: each compares a sample statistic with an exact value by
 // a z-score and passes when |z| < kZ = 4.4. Under the normal approximation a
@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <set>
 
-#include "ctmc/sim/rng.hpp"
-#include "ctmc/sim/ssa.hpp"
+#include "ctmc/sim/neurons/rng.hpp"
+#include "ctmc/sim/neurons/ssa.hpp"
 #include "ctmc/solvers/counting.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/model.hpp"
@@ -58,7 +58,7 @@ TwoStateMoments two_state_exact(double a, double d, double t) {
 
 // The xoshiro256** reference (Blackman and Vigna, xoshiro256starstar.c),
 // seeded by splitmix64 (splitmix64.c) as the authors recommend, written out
-// here independently of sim/rng.hpp.
+// here independently of sim/neurons/rng.hpp.
 struct ReferenceXoshiro {
   std::uint64_t s[4];
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

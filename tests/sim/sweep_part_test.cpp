@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../test_temp_files.hpp"
-#include "ctmc/sim/sweep.hpp"
+#include "ctmc/sim/studies/sweep.hpp"
 #include "input_error_check.hpp"
 
 using ctmc::sim::testing::check_input_error;

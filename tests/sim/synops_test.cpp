@@ -9,7 +9,7 @@
 // H = 100 + w x(t) >= 100 from their bias.
 #include <doctest/doctest.h>
 
-#include "ctmc/sim/spiking.hpp"
+#include "ctmc/sim/engines/spiking.hpp"
 #include "ctmc/solvers/families.hpp"
 
 using namespace ctmc;

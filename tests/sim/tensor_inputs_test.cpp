@@ -8,7 +8,7 @@
 #include <random>
 
 #include "../test_temp_files.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 #include "ctmc/core/errors.hpp"
 
 using namespace ctmc::sim;

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "ctmc/sim/trace.hpp"
+#include "ctmc/sim/neurons/trace.hpp"
 #include "ctmc/core/errors.hpp"
 
 using namespace ctmc::sim;

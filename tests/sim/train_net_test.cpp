@@ -13,8 +13,8 @@
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/io/sha256.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/train_net.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/nets/train_net.hpp"
 #include "../test_temp_files.hpp"
 
 using namespace ctmc::sim;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "ctmc/sim/train.hpp"
+#include "ctmc/sim/nets/train.hpp"
 #include "ctmc/core/errors.hpp"
 
 using namespace ctmc;

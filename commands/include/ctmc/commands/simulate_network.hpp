@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "ctmc/commands/document.hpp"
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/if_baseline.hpp"
-#include "ctmc/sim/manifest.hpp"
-#include "ctmc/sim/network_sim.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/engines/if_baseline.hpp"
+#include "ctmc/sim/nets/manifest.hpp"
+#include "ctmc/sim/engines/network_sim.hpp"
 
 namespace ctmc::commands {
 

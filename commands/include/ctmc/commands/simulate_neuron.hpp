@@ -1,6 +1,6 @@
 // simulate neuron MODEL --H h --T t --trials n [--seed s] [--threads k]
 //                 [--start stationary|STATE] [--alpha a] [--json]:
-// exact Gillespie simulation of one neuron at a fixed H (sim/ssa.hpp) beside
+// exact Gillespie simulation of one neuron at a fixed H (sim/neurons/ssa.hpp) beside
 // the exact moments of N(T) (solvers/counting.hpp), and their agreement in
 // standard errors.
 #pragma once

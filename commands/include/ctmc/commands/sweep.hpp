@@ -2,7 +2,7 @@
 //       --rate LIST --T LIST ... --out FILE [--shard i/n] [--dry-run]
 // sweep merge PART.json... --out FILE
 //
-// A grid of spiking-conversion runs (sim/sweep.hpp, which describes the
+// A grid of spiking-conversion runs (sim/studies/sweep.hpp, which describes the
 // document and the parts: their format is the file format that merge and the
 // reports read back). The command writes the document (or a part) to --out;
 // its Result carries what it wrote and the summary the CLI prints.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ctmc/commands/document.hpp"
-#include "ctmc/sim/sweep.hpp"
+#include "ctmc/sim/studies/sweep.hpp"
 
 namespace ctmc::commands {
 
@@ -59,7 +59,7 @@ struct SweepCommandResult {
   std::size_t runs = 0;       // the runs checked (dry run) or run and written (part, document)
   double T_max = 0;           // the largest window (each run reads every T from one path up to it)
   sim::Shard shard;           // Kind::Part
-  nlohmann::ordered_json document;  // the part or the document as written (sim/sweep.hpp)
+  nlohmann::ordered_json document;  // the part or the document as written (sim/studies/sweep.hpp)
   SweepSummary summary;       // Kind::Document
 };
 

@@ -1,5 +1,5 @@
 // train --data DIR --output NET.json [--arch mlp|vgg11] ...: a source MLP or
-// VGG-11 (sim/train.hpp, sim/train_net.hpp), written as a manifest and its
+// VGG-11 (sim/nets/train.hpp, sim/nets/train_net.hpp), written as a manifest and its
 // safetensors weights; evaluate --net NET.json --data ...: the test accuracy
 // of a manifest at clip levels K (clip-on-forward [0, K] hidden activations).
 #pragma once
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "ctmc/commands/document.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
-#include "ctmc/sim/train.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
+#include "ctmc/sim/nets/train.hpp"
 
 namespace ctmc::commands {
 

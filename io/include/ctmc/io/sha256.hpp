@@ -1,7 +1,7 @@
 // SHA-256 (FIPS 180-4), for content hashes that tie files together: a network
 // manifest records the hash of the weights it was written with, so a
 // manifest beside other weights (a write killed between its two renames) is
-// detected (sim/manifest.hpp).
+// detected (sim/nets/manifest.hpp).
 #pragma once
 #include <array>
 #include <cstddef>

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "ctmc/commands/document.hpp"
-#include "ctmc/sim/dataset.hpp"
-#include "ctmc/sim/net_synapse.hpp"
-#include "ctmc/sim/tensor_inputs.hpp"
+#include "ctmc/sim/formats/dataset.hpp"
+#include "ctmc/sim/engines/net_synapse.hpp"
+#include "ctmc/sim/formats/tensor_inputs.hpp"
 
 namespace ctmc::reports {
 
