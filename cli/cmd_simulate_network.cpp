@@ -1,7 +1,7 @@
 // ctmc-snn simulate network --net NET.json --data DIR --neurons M.json[,M2.json,...]
 //     [--T 50] [--tau 0.02] [--rate 3] [--dt 0.005] [--trials 1] [--seed 0]
 //     [--threads 0] [--sampler exact|uniformization|end-state|euler]
-//     [--kernel auto|reference|vectorised] [--conv-path auto|event|dense]
+//     [--kernel auto|reference|vectorised|fast] [--conv-path auto|event|dense]
 //     [--readout spike|integrate] [--scale q99|const] [--limit N]
 //     [--if p99.9|p100 [--v0 0|0.5] [--if-steps N]] [--json]
 //
@@ -146,8 +146,8 @@ Register reg([](CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--kernel", o->cmd.kernel,
                   "auto (vectorised for the exact and end-state samplers, reference for the others), vectorised (one "
-                  "Philox stream per neuron, SIMD passes) or reference (one stream per sample): the same law, other "
-                  "random numbers")
+                  "Philox stream per neuron, SIMD passes), fast (float32 lanes, opt-in) or reference (one stream per "
+                  "sample): the same law, other random numbers")
       ->capture_default_str();
   cmd->add_option("--conv-path", o->cmd.conv_path,
                   "How spikes reach a convolution: auto (dense from 60% of its inputs spiking in a step), event or "

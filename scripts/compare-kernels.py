@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The vectorised spiking kernel against the reference kernel, figure by figure.
+"""The vectorised (or fast) spiking kernel against the reference kernel, figure by figure.
 
 Both kernels sample the same law with different random numbers
 (`simulate network --kernel`), so their A_SNN, SynOps and CTMC transitions
@@ -15,7 +15,7 @@ of freedom.
 Usage (from the repository's root, after a build):
   PYTHONPATH=build/python /usr/bin/python3 scripts/compare-kernels.py \
       [--runs R] [--trials T] [--images N] [--tau 0.1] [--rate 5] [--T 50] \
-      [--only relu|sigmoid] [--samplers exact,end-state] [--out DIR]
+      [--only relu|sigmoid] [--samplers exact,end-state] [--kernel vectorised|fast] [--out DIR]
 Run it with the interpreter the module was built for (Debian's, with
 python3-numpy). It takes about R x 2 x (35 s ReLU, 95 s sigmoid) per sampler
 with 1000 images and 10 trials on 2 cores.
@@ -62,6 +62,8 @@ def main():
     p.add_argument("--T", type=float, default=50)
     p.add_argument("--only", choices=["relu", "sigmoid"])
     p.add_argument("--samplers", default="exact,end-state")
+    p.add_argument("--kernel", choices=["vectorised", "fast"], default="vectorised",
+                   help="the kernel compared with the reference kernel")
     p.add_argument("--data", default="data/mnist")
     p.add_argument("--cli", default="build/cli/ctmc-snn")
     p.add_argument("--out", default="compare-kernels", help="folder for the nets and neuron files")
@@ -88,7 +90,7 @@ def compare(a):
     os.makedirs(a.out, exist_ok=True)
     print(f"MNIST MLP 784-256-128-10, T {a.T:g}, tau {a.tau:g}, r {a.rate:g}, dt 0.005; {a.runs} runs per kernel "
           f"(seeds 1..{a.runs} and 1001..{1000 + a.runs}), {a.trials} trials x {a.images} test images each")
-    print(f"{'config':<22} {'quantity':<8} {'reference':>14} {'vectorised':>14} {'difference':>12} "
+    print(f"{'config':<22} {'quantity':<8} {'reference':>14} {a.kernel:>14} {'difference':>12} "
           f"{'rel':>9} {'t':>6}   run-mean sd (ref, vec) / trial sd")
     for act in ["relu", "sigmoid"]:
         if a.only and act != a.only:
@@ -103,7 +105,7 @@ def compare(a):
         for sampler in a.samplers.split(","):
             runs = {}
             t0 = time.time()
-            for kernel in ["reference", "vectorised"]:
+            for kernel in ["reference", a.kernel]:
                 acc, syn, trial_sd, trans = [], [], [], []
                 for k in range(a.runs):
                     # Different seeds for the two kernels: their runs are independent.
@@ -117,7 +119,7 @@ def compare(a):
                     trial_sd.append(float(per_trial.std(ddof=1)) if a.trials > 1 else float("nan"))
                     trans.append(r["transitions_per_sample"])
                 runs[kernel] = (acc, syn, trial_sd, trans)
-            ref, vec = runs["reference"], runs["vectorised"]
+            ref, vec = runs["reference"], runs[a.kernel]
             config = f"{act} {sampler}"
             for name, i in [("A_SNN", 0), ("SynOps", 1), ("trans.", 3)]:
                 mr, mv = statistics.mean(ref[i]), statistics.mean(vec[i])

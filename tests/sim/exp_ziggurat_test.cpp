@@ -4,7 +4,8 @@
 // alpha = 1e-5 (critical distance 2.47 / sqrt(n) = 0.0025; a true CDF gap of
 // (2.47 + 2.33 / 2) / sqrt(n) = 0.0036 is detected with probability >= 0.99)
 // and z-tests (4.4 standard errors) of the mean, the variance and the tail
-// beyond R (the base layer's tail branch) and beyond the last layer edges.
+// beyond R (the base layer's tail branch) and beyond the last layer edges;
+// the same for the method on 32-bit words (sample32, the fast kernel's).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -26,12 +27,12 @@ TEST_CASE("ziggurat tables close: every layer has area V, the last one ends at x
   CHECK(z.x(255) * (1 - std::exp(-z.x(255))) == doctest::Approx(ExpZiggurat::kV).epsilon(1e-6));
 }
 
-TEST_CASE("ziggurat variates have the Exp(1) law") {
+namespace {
+
+// The checks of one method's variates x (n of them) against Exp(1).
+void check_exp1_law(std::vector<double> x) {
   const ExpZiggurat& z = ExpZiggurat::get();
-  std::mt19937_64 g(2024);
-  const std::size_t n = 1000000;
-  std::vector<double> x(n);
-  for (double& v : x) v = z.sample([&] { return g(); });
+  const std::size_t n = x.size();
   std::sort(x.begin(), x.end());
   double d = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -56,4 +57,22 @@ TEST_CASE("ziggurat variates have the Exp(1) law") {
     const double beyond = static_cast<double>(x.end() - std::upper_bound(x.begin(), x.end(), edge));
     CHECK(std::abs(beyond - n * p) < 4.4 * std::sqrt(n * p * (1 - p)));
   }
+}
+
+}  // namespace
+
+TEST_CASE("ziggurat variates have the Exp(1) law") {
+  const ExpZiggurat& z = ExpZiggurat::get();
+  std::mt19937_64 g(2024);
+  std::vector<double> x(1000000);
+  for (double& v : x) v = z.sample([&] { return g(); });
+  check_exp1_law(std::move(x));
+}
+
+TEST_CASE("ziggurat variates from 32-bit words have the Exp(1) law") {
+  const ExpZiggurat& z = ExpZiggurat::get();
+  std::mt19937 g(2025);  // 32-bit words
+  std::vector<double> x(1000000);
+  for (double& v : x) v = z.sample32([&] { return static_cast<std::uint32_t>(g()); });
+  check_exp1_law(std::move(x));
 }

@@ -3,7 +3,8 @@
 // sampler.hpp (a different random stream and a different algorithm), its
 // whole-network spike counts against the reference kernel's
 // (SpikingConfig::reference_kernel) on an Mlp and on a conv net, and its
-// determinism for 1, 2 and 3 threads.
+// determinism for 1, 2 and 3 threads and SSE2 or AVX; the same for the fast
+// kernel (SpikingConfig::fast_kernel: float32 lanes, 32-bit draws).
 //
 // Two-sample tests. Spike counts are integers, compared by the two-sample
 // Kolmogorov-Smirnov distance D = max_x |F_a(x) - F_b(x)| of the empirical
@@ -138,9 +139,10 @@ TEST_CASE("event-driven layer 1 against the per-step sampler: spike-count laws a
 
 // Each spiking neuron's count over n runs of each kernel on one image of a
 // fixed net (an Mlp or a layer graph), two-state and three-state neurons
-// (alpha 3 in every layer), both samplers the new kernel has.
+// (alpha 3 in every layer), both samplers the vectorised kernel (or, with
+// `fast`, the fast kernel) has, against the reference kernel.
 template <class Network>
-void check_kernels_agree(const Network& net, const std::vector<float>& image, int n) {
+void check_kernels_agree(const Network& net, const std::vector<float>& image, int n, bool fast = false) {
   const std::size_t layers_n = spiking_layer_count(net, Readout::Spike);
   for (const auto& [model, name] : {std::pair{three_state(), "three-state"}, std::pair{two_state(), "two-state"}})
     for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState}) {
@@ -155,6 +157,7 @@ void check_kernels_agree(const Network& net, const std::vector<float>& image, in
         cfg.tau = 0.05;
         cfg.sampler = kind;
         cfg.reference_kernel = ref == 1;
+        cfg.fast_kernel = fast;
         std::vector<SpikingLayer> layers;
         for (std::size_t l = 0; l < layers_n; ++l) layers.push_back({NeuronKernel(model, 3.0, name), 3.0});
         const SpikingNetwork snn(net, std::move(layers), cfg);
@@ -195,7 +198,19 @@ TEST_CASE("new kernel against the reference kernel on a conv net: spike-count la
   check_kernels_agree(net, image, 2000);
 }
 
-TEST_CASE("new kernel: identical results for 1, 2 and 3 threads and for SSE2 and AVX; the stream differs from the reference kernel's") {
+TEST_CASE("fast kernel against the reference kernel: spike-count laws on a fixed net and a conv net") {
+  std::mt19937 g(41);
+  const Mlp net = dyadic_mlp({6, 5, 4, 3}, "sigmoid", g);
+  std::vector<float> image(6);
+  for (float& v : image) v = static_cast<float>(g() % 9) / 8.0f;
+  check_kernels_agree(net, image, 2000, true);
+  const Net conv = testing::small_conv_net(19);
+  std::vector<float> conv_image(16);
+  for (int i = 0; i < 16; ++i) conv_image[static_cast<std::size_t>(i)] = static_cast<float>((i * 5) % 8) / 8.0f;
+  check_kernels_agree(conv, conv_image, 2000, true);
+}
+
+TEST_CASE("vectorised and fast kernels: identical results for 1, 2 and 3 threads and for SSE2 and AVX; the stream differs from the reference kernel's") {
   std::mt19937 g(43);
   const Mlp net = dyadic_mlp({8, 7, 3}, "relu", g);
   Dataset train, test;
@@ -207,7 +222,9 @@ TEST_CASE("new kernel: identical results for 1, 2 and 3 threads and for SSE2 and
     for (int i = 0; i < m; ++i) ds->labels[static_cast<std::size_t>(i)] = static_cast<int>(g() % 3);
   }
   const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  for (bool fast : {false, true})
   for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState}) {
+    CAPTURE(fast);
     CAPTURE(sampler_name(kind));
     NetworkSimOptions opt;
     opt.snn.T = 1;
@@ -215,7 +232,8 @@ TEST_CASE("new kernel: identical results for 1, 2 and 3 threads and for SSE2 and
     opt.snn.tau = 0.05;
     opt.snn.sampler = kind;
     opt.snn.checkpoints = {0.5};
-    opt.snn.reference_kernel = false;  // the vectorised kernel
+    opt.snn.reference_kernel = false;  // the vectorised kernel, or the fast one
+    opt.snn.fast_kernel = fast;
     opt.rate = 20;
     opt.trials = 2;
     opt.seed = 77;

@@ -41,6 +41,24 @@ class ExpZiggurat {
     }
   }
 
+  // The same method on 32-bit words (word32() returns independent uniform
+  // 32-bit words), for the fast kernel's float32 hazard budgets: the low 8
+  // bits pick the layer, the top 24 bits the point in it, so the variates
+  // have the Exp(1) law up to a 24-bit grid (the float32 budget's own
+  // resolution) and four of them come from one Philox4x32 block.
+  template <class Words>
+  double sample32(Words&& word32) const {
+    for (;;) {
+      const std::uint32_t bits = word32();
+      const std::size_t i = bits & 0xff;
+      const double x = static_cast<double>(bits >> 8) * 0x1.0p-24 * x_[i];
+      if (x < x_[i + 1]) return x;
+      if (i == 0) return kR - kmath::log(static_cast<double>((word32() >> 8) + 1) * 0x1.0p-24);
+      const double y = static_cast<double>(word32() >> 8) * 0x1.0p-24;
+      if (f_[i + 1] + (f_[i] - f_[i + 1]) * y < kmath::exp(-x)) return x;
+    }
+  }
+
   double x(std::size_t i) const { return x_[i]; }
 
   static constexpr double kR = 7.69711747013104972;       // start of the tail

@@ -17,6 +17,7 @@
 #include "ctmc/sim/neurons/rng.hpp"
 #include "ctmc/core/errors.hpp"
 #include "axpy.hpp"
+#include "spiking_parts.hpp"
 #include "exp_ziggurat.hpp"
 #include "kernel_math.hpp"
 
@@ -49,8 +50,15 @@ bool parse_kernel(const std::string& text, SamplerKind sampler, const std::strin
   return false;
 }
 
+void set_kernel(SpikingConfig& cfg, const std::string& text, const std::string& option) {
+  const bool fast = text == "fast";
+  cfg.reference_kernel = parse_kernel(fast ? "vectorised" : text, cfg.sampler, option);
+  cfg.fast_kernel = fast;
+}
+
 const char* kernel_name(const SpikingConfig& cfg) {
-  return vectorised_runs(cfg.sampler) && !cfg.reference_kernel ? "vectorised" : "reference";
+  if (!vectorised_runs(cfg.sampler) || cfg.reference_kernel) return "reference";
+  return cfg.fast_kernel ? "fast" : "vectorised";
 }
 
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option) {
@@ -103,6 +111,9 @@ std::int64_t window_steps(double T, double dt, const std::string& what) {
 
 namespace {
 
+using detail::JumpCalendar;
+using detail::SmallChain;
+
 // The exact and end-state samplers' inner loop over one layer for one step,
 // specialised on the out-degree (KMAX > 0; 0 = read it at run time) and on
 // whether H is constant over the window (layer 1: the exit rates come from a
@@ -141,47 +152,6 @@ void advance_fast(const StepSampler& smp, const double* h, const double* qtab, N
     }
   }
 }
-
-// Layer 1 of the exact/end-state samplers, event-driven. With H constant the
-// exit rate q (per step) of the current state is constant, so the per-step
-// rule "if clock > q: clock -= q, else jump" first jumps after
-// m = max(0, ceil(clock / q) - 1) jump-free steps, with clock - m q left: the
-// same law as stepping, at a cost per jump instead of per neuron-step.
-// A timing wheel holds each neuron's next jump step: slot k mod kWheel lists
-// the neurons due at step k when k is less than kWheel - 1 steps ahead; later
-// jumps wait in a far list that is moved into the wheel every kWheel steps.
-// O(1) per event; neurons due in the same step are processed in the order
-// they were scheduled (deterministic).
-class JumpCalendar {
- public:
-  static constexpr std::int64_t kWheel = 1024;
-  JumpCalendar() : wheel_(kWheel) {}
-  // A jump at `step`, scheduled while processing step now - 1 (step >= now).
-  void add(std::int64_t step, std::uint32_t j, std::int64_t now) {
-    if (step - now < kWheel - 1)
-      wheel_[static_cast<std::size_t>(step & (kWheel - 1))].push_back(j);
-    else
-      far_.push_back({step, j});
-  }
-  // The neurons due at step k; called for k = 0, 1, 2, ... in order.
-  std::vector<std::uint32_t>& due(std::int64_t k) {
-    if ((k & (kWheel - 1)) == 0) {
-      std::size_t keep = 0;
-      for (const auto& e : far_) {
-        if (e.first < k + kWheel)
-          wheel_[static_cast<std::size_t>(e.first & (kWheel - 1))].push_back(e.second);
-        else
-          far_[keep++] = e;
-      }
-      far_.resize(keep);
-    }
-    return wheel_[static_cast<std::size_t>(k & (kWheel - 1))];
-  }
-
- private:
-  std::vector<std::vector<std::uint32_t>> wheel_;
-  std::vector<std::pair<std::int64_t, std::uint32_t>> far_;
-};
 
 void schedule_layer1(const StepSampler& smp, const double* qtab, NeuronState* st, std::uint32_t j, std::int64_t from,
                      std::int64_t steps, JumpCalendar& cal) {
@@ -251,55 +221,6 @@ void advance_fast_any(const StepSampler& smp, const double* h, const double* qta
 // the scalar one (other chains) give the same bits. A neuron in a state
 // whose exit rate does not depend on H costs the same lane work as any
 // other, so no separate skip-ahead is kept for those states.
-
-// A chain of at most four states with at most two exit slots each, its
-// tables (rates * dt) in one cache line or two: the jump loop below reads
-// them without going through the kernel's vectors.
-struct SmallChain {
-  bool usable = false;
-  std::size_t n = 0, kmax = 0;
-  double off[4][2] = {}, slope[4][2] = {};
-  std::uint32_t to[4][2] = {};
-  bool spike[4][2] = {};
-
-  explicit SmallChain(const StepSampler& smp) : n(smp.kernel().size()), kmax(smp.max_out_degree()) {
-    usable = n <= 4 && kmax <= 2;
-    if (!usable) return;
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t k = 0; k < kmax; ++k) {
-        const std::size_t at = i * kmax + k;
-        off[i][k] = smp.offset_dt()[at];
-        slope[i][k] = smp.slope_dt()[at];
-        to[i][k] = smp.kernel().slot_to(at);
-        spike[i][k] = smp.kernel().slot_spike(at);
-      }
-  }
-  // StepSampler::exit_dt, the same operations in the same order.
-  double exit_dt(std::uint32_t i, double H) const {
-    double q = 0;
-    for (std::size_t k = 0; k < kmax; ++k) q += rectify(off[i][k] + slope[i][k] * H);
-    return q;
-  }
-  // jump_loop's view of the chain (StepSampler::slot on these tables).
-  std::size_t max_out_degree() const { return kmax; }
-  JumpSlot slot(std::uint32_t i, double H, double x) const {
-    std::size_t chosen = 0;
-    double acc = 0;
-    for (std::size_t k = 0; k < kmax; ++k) {
-      const double r = off[i][k] + slope[i][k] * H;
-      if (r > 0) {
-        acc += r;
-        chosen = k;
-        if (x < acc) break;
-      }
-    }
-    return {to[i][chosen], spike[i][chosen]};
-  }
-  template <class Draws>
-  std::uint32_t jumps(double H, std::uint32_t& state, double& clock, Draws& rng, StepCounts& c, double q) const {
-    return jump_loop(*this, H, state, clock, rng, c, q);
-  }
-};
 
 // One spiking layer's neurons, padded to whole vectors (padding: clock +inf,
 // never jumps). The state index is held as a double so that it is compared
@@ -600,6 +521,8 @@ void SpikingNetwork::configure() {
       throw InputError(fmt::format("layer scale alpha = {} must be positive and finite", l.alpha));
   samplers_.reserve(layers_.size());
   for (const auto& l : layers_) samplers_.emplace_back(l.kernel, cfg_.sampler, cfg_.dt);
+  fast_fits_ = std::all_of(samplers_.begin(), samplers_.end(),
+                           [](const StepSampler& s) { return s.kernel().size() <= 4 && s.max_out_degree() <= 2; });
 }
 
 std::size_t SpikingNetwork::spiking_neurons() const {
@@ -615,13 +538,14 @@ Eigen::VectorXd SpikingNetwork::decode(const SampleRun& r, std::size_t l) const 
 }
 
 SampleRun SpikingNetwork::run(const float* x, std::uint64_t stream_seed) const {
+  const bool fast = cfg_.fast_kernel && fast_fits_;
   switch (cfg_.sampler) {
     case SamplerKind::Exact:
-      return cfg_.reference_kernel ? run_impl<SamplerKind::Exact>(x, stream_seed)
-                                   : run_vec<SamplerKind::Exact>(x, stream_seed);
+      if (cfg_.reference_kernel) return run_impl<SamplerKind::Exact>(x, stream_seed);
+      return fast ? run_fast<SamplerKind::Exact>(x, stream_seed) : run_vec<SamplerKind::Exact>(x, stream_seed);
     case SamplerKind::EndState:
-      return cfg_.reference_kernel ? run_impl<SamplerKind::EndState>(x, stream_seed)
-                                   : run_vec<SamplerKind::EndState>(x, stream_seed);
+      if (cfg_.reference_kernel) return run_impl<SamplerKind::EndState>(x, stream_seed);
+      return fast ? run_fast<SamplerKind::EndState>(x, stream_seed) : run_vec<SamplerKind::EndState>(x, stream_seed);
     case SamplerKind::Uniformization:
       return run_impl<SamplerKind::Uniformization>(x, stream_seed);
     case SamplerKind::Euler:
@@ -667,7 +591,7 @@ Eigen::VectorXd SpikingNetwork::layer1_input(const float* x) const {
 // sums and pays for scanning the zeros.
 const double kDenseConvDensity = 0.6;
 
-namespace {
+namespace detail {
 
 // hb = b + cur and cur *= decay for a current kept channel-last (pixel p,
 // channel c at p C + c) and neurons in C-H-W order (c P + p): each element's
@@ -713,7 +637,9 @@ void read_channel_last(const double* b, double* cur, double* hb, int P, int C, d
   }
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::read_channel_last;
 
 bool SpikingNetwork::transmit(std::size_t l, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& fired,
                               double weight, double* cur, ChainScratch& scratch) const {

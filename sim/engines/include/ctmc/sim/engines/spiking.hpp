@@ -95,6 +95,15 @@ struct SpikingConfig {
   // between them within statistical error (scripts/compare-kernels.py).
   // Uniformization and euler always run on the reference kernel.
   bool reference_kernel = false;
+  // The fast kernel (spiking_fast.cpp), opt-in: the exact and end-state
+  // samplers with float32 structure-of-arrays lanes (current, H, state,
+  // hazard budget; eight lanes where the CPU has AVX, four with SSE2, the
+  // same bits either way), one Philox4x32-10 block serving four 32-bit
+  // draws of a neuron, and float32 synapses for an Mlp. Same law as the
+  // other two kernels, other random numbers. Ignored when reference_kernel
+  // is set, for the other samplers, and for chains beyond four states or
+  // two exits per state (those run on the vectorised kernel).
+  bool fast_kernel = false;
   // How a layer graph carries a step's spikes into a stage of one
   // convolution (net_synapse.hpp): Auto chooses per layer and step by the
   // step's spike density (dense from kDenseConvDensity of the stage's inputs
@@ -114,7 +123,11 @@ struct SpikingConfig {
 // another name, and for "vectorised" with a sampler that kernel does not run
 // (uniformization and euler always run on the reference kernel).
 bool parse_kernel(const std::string& text, SamplerKind sampler, const std::string& option = "kernel");
-// The kernel a run with `cfg` uses: "reference" or "vectorised".
+// Sets cfg.reference_kernel and cfg.fast_kernel from an option's text:
+// parse_kernel's names, and "fast" (the fast kernel; InputError, as for
+// "vectorised", with a sampler it does not run). cfg.sampler must be set.
+void set_kernel(SpikingConfig& cfg, const std::string& text, const std::string& option = "kernel");
+// The kernel a run with `cfg` uses: "reference", "vectorised" or "fast".
 const char* kernel_name(const SpikingConfig& cfg);
 // "auto", "event" or "dense" (SpikingConfig::ConvPath).
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option = "conv_path");
@@ -182,6 +195,11 @@ class SpikingNetwork {
   // The exact and end-state samplers on the vectorised kernel (spiking.cpp).
   template <SamplerKind K>
   SampleRun run_vec(const float* x, std::uint64_t stream_seed) const;
+  // The same samplers on the fast kernel (spiking_fast.cpp).
+  template <SamplerKind K>
+  SampleRun run_fast(const float* x, std::uint64_t stream_seed) const;
+  // Every layer's chain fits the fast kernel's lanes (set by configure).
+  bool fast_fits_ = false;
   // The checks and samplers both constructors share, once layers_ is set.
   void configure();
   // H^1 for input x (double, zero pixels skipped).

@@ -1,0 +1,458 @@
+// The fast spiking kernel (SpikingConfig::fast_kernel): the exact and
+// end-state samplers of sampler.hpp, the same law as the reference kernel
+// and the vectorised one (spiking.cpp), with
+//   - float32 structure-of-arrays lanes for the per-step pass over layers
+//     2..L: current, H, state index and hazard budget (the residual unit
+//     exponential of the next-reaction clock), eight neurons per AVX
+//     instruction, four per SSE2 one. Every lane rounds each sum and product
+//     as the scalar code does (the build forbids contraction, and no path
+//     uses FMA), and nothing is summed across lanes, so both widths give the
+//     same bits;
+//   - float32 synapses for an Mlp: a spike adds c * w (c = the trace's
+//     weight times the spike count, rounded to float) to the float current;
+//     a layer graph keeps the double current and scatter of net_synapse.hpp
+//     and hands its H to the lanes rounded to float;
+//   - per-neuron Philox4x32-10 streams (philox.hpp) whose blocks serve four
+//     32-bit draws each: block b of neuron j in spiking layer l is the
+//     counter (b, 0, j, l | 2^31) (the top bit keeps it apart from the
+//     vectorised kernel's counters), its words used in order. The hazard
+//     budgets are unit exponentials from the ziggurat on 32-bit words
+//     (ExpZiggurat::sample32), the destination uniforms 24-bit. A neuron's
+//     draws do not depend on the order in which neurons are visited, so the
+//     results do not depend on the vector width or the thread count;
+//   - layer 1 event-driven on its constant input (its exit rates tabulated
+//     once per image, the next jump step computed from them), as in the
+//     other kernels.
+// A jump (rare: about the jump rate times dt per neuron-step) leaves the
+// lanes for jump_loop (sampler.hpp) in double, from the lane's float H and
+// budget; the budget left is rounded back to float. The lanes' rates use the
+// rate tables rounded to float and the jump loop the double ones: the exit
+// rate seen by the two differs by a relative 6e-8 at most, below what any
+// test of the law can see (a float32 budget of about 1 resolves 6e-8 of
+// hazard; the law's departure is of that order per jump).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "ctmc/sim/engines/spiking.hpp"
+#include "ctmc/sim/neurons/philox.hpp"
+#include "axpy.hpp"
+#include "exp_ziggurat.hpp"
+#include "spiking_parts.hpp"
+
+namespace ctmc::sim {
+
+namespace {
+
+using detail::JumpCalendar;
+using detail::SmallChain;
+using Fired = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+
+// Lanes per AVX vector of floats: layers are padded to a multiple of it
+// (padding: H 0, budget +inf, never jumps), so both widths visit the same
+// neurons.
+constexpr int kPad = 8;
+
+// One spiking layer's neurons in structure-of-arrays form.
+struct FastLayer {
+  std::uint32_t index = 0;
+  int n = 0, padded = 0;
+  std::vector<float> state, budget;             // state index (as float, compared in the lanes), hazard budget
+  std::vector<std::uint32_t> draws;             // 32-bit words of the neuron's stream used so far
+  std::vector<std::array<std::uint32_t, 4>> block;  // the block those words come from
+};
+
+// Neuron j's stream: words in order, one Philox call per four.
+class FastDraws {
+ public:
+  FastDraws(const PhiloxKey& key, FastLayer& L, std::uint32_t j) : key_(key), L_(L), j_(j) {}
+  double uniform() { return static_cast<double>(next() >> 8) * 0x1.0p-24; }
+  double exponential() {
+    return ExpZiggurat::get().sample32([this] { return next(); });
+  }
+
+ private:
+  std::uint32_t next() {
+    const std::uint32_t w = L_.draws[j_]++;
+    std::array<std::uint32_t, 4>& blk = L_.block[j_];
+    if ((w & 3) == 0) blk = philox4x32({w >> 2, 0u, j_, L_.index | 0x80000000u}, key_);
+    return blk[w & 3];
+  }
+  PhiloxKey key_;
+  FastLayer& L_;
+  std::uint32_t j_;
+};
+
+// The rest of a step with a jump for neuron j (budget <= q), in double.
+template <SamplerKind K>
+[[gnu::noinline]] void fast_jump(const SmallChain& chain, const StepSampler& smp, const PhiloxKey& key, FastLayer& L,
+                                 std::uint32_t j, double h, double q, double& budget, StepCounts& counts,
+                                 std::uint32_t* cnt, Fired& fired) {
+  std::uint32_t s = static_cast<std::uint32_t>(L.state[j]);
+  const std::uint32_t start = s;
+  FastDraws draws(key, L, j);
+  std::uint32_t sp = jump_loop(chain, h, s, budget, draws, counts, q);
+  if constexpr (K == SamplerKind::EndState) sp = smp.end_state_implies_spike(start, s) ? 1u : 0u;
+  L.state[j] = static_cast<float>(s);
+  if (sp) {
+    cnt[j] += sp;
+    fired.emplace_back(j, sp);
+  }
+}
+
+typedef float F4 __attribute__((vector_size(16)));
+typedef float F8 __attribute__((vector_size(32)));
+
+// Always inlined down to fast_pass_sse2 and fast_pass_avx, so no vector
+// crosses a call (GCC's -Wpsabi note on 32-byte vectors does not apply).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+template <class V>
+[[gnu::always_inline]] inline V load_v(const float* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V>
+[[gnu::always_inline]] inline void store_v(float* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+// The least lane, by halving in registers with float shuffles and
+// compares (AVX without AVX2 has no 256-bit integer operations, so a mask's
+// lanes are not reduced as integers). Order-free: the least is the least.
+template <class V>
+[[gnu::always_inline]] inline V lesser(const V& a, const V& b) {
+  return a < b ? a : b;
+}
+[[gnu::always_inline]] inline float least_lane(F4 v) {
+  v = lesser(v, __builtin_shufflevector(v, v, 2, 3, 0, 1));
+  v = lesser(v, __builtin_shufflevector(v, v, 1, 0, 3, 2));
+  return v[0];
+}
+[[gnu::always_inline]] inline float least_lane(const F8& v) {
+  const F8 a = lesser(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3));
+  const F8 b = lesser(a, __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5));
+  return lesser(b, __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6))[0];
+}
+
+// One step of a layer of chains with NST <= 4 states and KMAX <= 2 exit
+// slots each: H = b + I and I <- d I (trace.hpp, steps 1 and 3; with a null
+// cur, bias already holds H), the current state's exit rate * dt at H
+// (every state's evaluated, the neuron's own selected by a mask), and the
+// no-jump update budget <- budget - q. h_out (when not null) receives H.
+template <SamplerKind K, int NST, int KMAX, class V>
+[[gnu::always_inline]] inline void fast_lanes(const SmallChain& chain, const StepSampler& smp, const PhiloxKey& key,
+                                              const float* bias, float* cur, float decay, float* h_out, FastLayer& L,
+                                              StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+  constexpr int W = sizeof(V) / sizeof(float);
+  const V zero = {};
+  V o[NST][KMAX], sl[NST][KMAX], id[NST];
+  for (int i = 0; i < NST; ++i) {
+    id[i] = zero + static_cast<float>(i);
+    for (int k = 0; k < KMAX; ++k) {
+      const bool real = static_cast<std::size_t>(i) < chain.n && static_cast<std::size_t>(k) < chain.kmax;
+      o[i][k] = zero + (real ? static_cast<float>(chain.off[i][k]) : 0.0f);
+      sl[i][k] = zero + (real ? static_cast<float>(chain.slope[i][k]) : 0.0f);
+    }
+  }
+  const V d = zero + decay;
+  float* state = L.state.data();
+  float* budget = L.budget.data();
+  for (int j = 0; j < L.padded; j += W) {
+    V h = load_v<V>(bias + j);
+    if (cur) {
+      const V c = load_v<V>(cur + j);
+      h = h + c;
+      store_v(cur + j, c * d);
+    }
+    if (h_out) store_v(h_out + j, h);
+    const V s = load_v<V>(state + j);
+    V q = zero;
+#pragma GCC unroll 4
+    for (int i = 0; i < NST; ++i) {
+      V r = o[i][0] + sl[i][0] * h;
+      V qi = r > 0 ? r : zero;
+#pragma GCC unroll 2
+      for (int k = 1; k < KMAX; ++k) {
+        r = o[i][k] + sl[i][k] * h;
+        qi = qi + (r > 0 ? r : zero);
+      }
+      q = i == 0 ? qi : (s == id[i] ? qi : q);
+    }
+    // No jump in the step iff budget > q, i.e. t = budget - q > 0 (a
+    // difference of two floats rounds to 0 only when they are equal).
+    const V b = load_v<V>(budget + j);
+    const V t = b - q;
+    store_v(budget + j, t > 0 ? t : b);
+    if (!(least_lane(t) > 0)) [[unlikely]] {
+      for (int lane = 0; lane < W; ++lane)
+        if (!(t[lane] > 0)) {
+          const auto jj = static_cast<std::uint32_t>(j + lane);
+          double left = budget[jj];
+          fast_jump<K>(chain, smp, key, L, jj, h[lane], q[lane], left, counts, cnt, fired);
+          budget[jj] = static_cast<float>(left);
+        }
+    }
+  }
+}
+
+// cur[r] += c * w[r] in float, elementwise (the same bits at any width).
+template <class V>
+[[gnu::always_inline]] inline void add_scaled_f(float* cur, const float* w, int n, float c) {
+  constexpr int W = sizeof(V) / sizeof(float);
+  const V cc = V{} + c;
+  int r = 0;
+  for (; r + W <= n; r += W) store_v(cur + r, load_v<V>(cur + r) + cc * load_v<V>(w + r));
+  for (; r < n; ++r) cur[r] += c * w[r];
+}
+#pragma GCC diagnostic pop
+
+template <SamplerKind K, int NST, int KMAX>
+void fast_pass_sse2(const SmallChain& chain, const StepSampler& smp, const PhiloxKey& key, const float* bias,
+                    float* cur, float decay, float* h_out, FastLayer& L, StepCounts& counts, std::uint32_t* cnt,
+                    Fired& fired) {
+  fast_lanes<K, NST, KMAX, F4>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+}
+
+void add_scaled_sse2(float* cur, const float* w, int n, float c) { add_scaled_f<F4>(cur, w, n, c); }
+
+#if defined(CTMC_SIM_AVX_DISPATCH)
+template <SamplerKind K, int NST, int KMAX>
+__attribute__((target("avx"))) void fast_pass_avx(const SmallChain& chain, const StepSampler& smp,
+                                                  const PhiloxKey& key, const float* bias, float* cur, float decay,
+                                                  float* h_out, FastLayer& L, StepCounts& counts,
+                                                  std::uint32_t* cnt, Fired& fired) {
+  fast_lanes<K, NST, KMAX, F8>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+}
+
+__attribute__((target("avx"))) void add_scaled_avx8(float* cur, const float* w, int n, float c) {
+  add_scaled_f<F8>(cur, w, n, c);
+}
+#endif
+
+template <SamplerKind K, int NST, int KMAX>
+void fast_pass_any(const SmallChain& chain, const StepSampler& smp, const PhiloxKey& key, const float* bias,
+                   float* cur, float decay, float* h_out, FastLayer& L, StepCounts& counts, std::uint32_t* cnt,
+                   Fired& fired) {
+#if defined(CTMC_SIM_AVX_DISPATCH)
+  if (detail::has_avx())
+    return fast_pass_avx<K, NST, KMAX>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+#endif
+  fast_pass_sse2<K, NST, KMAX>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+}
+
+template <SamplerKind K>
+void fast_pass(const SmallChain& chain, const StepSampler& smp, const PhiloxKey& key, const float* bias, float* cur,
+               float decay, float* h_out, FastLayer& L, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+  if (chain.n == 2 && chain.kmax == 1)
+    return fast_pass_any<K, 2, 1>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+  if (chain.n == 3 && chain.kmax == 2)
+    return fast_pass_any<K, 3, 2>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+  fast_pass_any<K, 4, 2>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+}
+
+void add_spike_f(float* cur, const float* w, int n, float c) {
+#if defined(CTMC_SIM_AVX_DISPATCH)
+  if (detail::has_avx()) return add_scaled_avx8(cur, w, n, c);
+#endif
+  add_scaled_sse2(cur, w, n, c);
+}
+
+// Layer 1: neuron j's next jump step from its constant exit rate q (per
+// step) and its budget, as schedule_vec1 of spiking.cpp: after
+// m = max(0, ceil(budget / q) - 1) jump-free steps, with budget - m q left.
+void schedule_fast1(const double* qtab, std::size_t nst, FastLayer& L, std::vector<double>& budget1,
+                    std::uint32_t j, std::int64_t from, std::int64_t steps, JumpCalendar& cal) {
+  const double q = qtab[static_cast<std::size_t>(j) * nst + static_cast<std::size_t>(L.state[j])];
+  if (!(q > 0)) return;
+  const double t = budget1[j] / q;
+  if (!(static_cast<double>(from) + t - 1 < static_cast<double>(steps))) return;
+  const auto whole = static_cast<std::int64_t>(t);
+  const double m = static_cast<double>(std::max<std::int64_t>(0, static_cast<double>(whole) == t ? whole - 1 : whole));
+  if (static_cast<double>(from) + m >= static_cast<double>(steps)) return;
+  budget1[j] -= m * q;
+  cal.add(from + static_cast<std::int64_t>(m), j, from);
+}
+
+// Layer 1's budgets stay in double: they are touched once per jump only.
+template <SamplerKind K>
+void advance_fast1(const SmallChain& chain, const StepSampler& smp, const PhiloxKey& key, const double* h,
+                   const double* qtab, FastLayer& L, std::vector<double>& budget1, std::int64_t k,
+                   std::int64_t steps, JumpCalendar& cal, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+  const std::size_t nst = chain.n;
+  std::vector<std::uint32_t>& now = cal.due(k);
+  for (std::size_t e = 0; e < now.size(); ++e) {
+    const std::uint32_t j = now[e];
+    const double q = qtab[static_cast<std::size_t>(j) * nst + static_cast<std::size_t>(L.state[j])];
+    fast_jump<K>(chain, smp, key, L, j, h[j], q, budget1[j], counts, cnt, fired);
+    schedule_fast1(qtab, nst, L, budget1, j, k + 1, steps, cal);
+  }
+  now.clear();
+}
+
+FastLayer make_fast_layer(const PhiloxKey& key, std::uint32_t index, int n) {
+  FastLayer V;
+  V.index = index;
+  V.n = n;
+  V.padded = (n + kPad - 1) / kPad * kPad;
+  const auto p = static_cast<std::size_t>(V.padded);
+  V.state.assign(p, 0.0f);
+  V.budget.assign(p, std::numeric_limits<float>::infinity());
+  V.draws.assign(p, 0);
+  V.block.assign(p, {});
+  for (int j = 0; j < n; ++j)
+    V.budget[static_cast<std::size_t>(j)] =
+        static_cast<float>(FastDraws(key, V, static_cast<std::uint32_t>(j)).exponential());
+  return V;
+}
+
+}  // namespace
+
+template <SamplerKind K>
+SampleRun SpikingNetwork::run_fast(const float* x, std::uint64_t stream_seed) const {
+  const std::size_t L = sizes_.size();
+  const std::size_t S = layers_.size();
+  const PhiloxKey key = philox_key(stream_seed);
+  StepCounts counts;
+  SampleRun out;
+  out.counts.resize(S);
+  ChainScratch scratch;
+  out.dense_steps.assign(L > 0 ? L - 1 : 0, 0);
+  const Eigen::VectorXd h1 = layer1_input(x);
+  const int n1 = sizes_[0];
+  const bool graph = !chains_.empty();
+  const auto padded = [](int n) { return static_cast<std::size_t>((n + kPad - 1) / kPad * kPad); };
+
+  // Per layer l >= 1: the bias in float (padded), the current (float for an
+  // Mlp; a layer graph's double current in its chain's layout), H in float
+  // for the lanes and, for the output layer, in double for the readout sum.
+  std::vector<std::vector<float>> bias(L), cur(L), hf(L);
+  std::vector<std::vector<double>> cur_d(L), h_buf(L);
+  for (std::size_t l = 1; l < L; ++l) {
+    const std::size_t p = padded(sizes_[l]);
+    bias[l].assign(p, 0.0f);
+    std::transform(bias_[l].begin(), bias_[l].end(), bias[l].begin(), [](double b) { return static_cast<float>(b); });
+    hf[l].assign(p, 0.0f);
+    if (graph) {
+      cur_d[l].assign(bias_[l].size(), 0.0);
+      h_buf[l].assign(bias_[l].size(), 0.0);
+    } else {
+      cur[l].assign(p, 0.0f);
+    }
+  }
+  std::vector<double> h_sum(static_cast<std::size_t>(sizes_[L - 1]), 0.0);
+  std::vector<SmallChain> chains;
+  chains.reserve(S);
+  std::vector<FastLayer> layer;
+  layer.reserve(S);
+  std::vector<Fired> fired(S);
+  for (std::size_t l = 0; l < S; ++l) {
+    chains.emplace_back(samplers_[l]);
+    layer.push_back(make_fast_layer(key, static_cast<std::uint32_t>(l), sizes_[l]));
+    out.counts[l].assign(static_cast<std::size_t>(sizes_[l]), 0);
+    fired[l].reserve(static_cast<std::size_t>(sizes_[l]));
+  }
+  // Layer 1: exit rates * dt tabulated once per image (its H is constant),
+  // and each neuron's first jump step scheduled.
+  std::vector<double> qtab1, budget1;
+  JumpCalendar layer1_events;
+  if (S > 0) {
+    const std::size_t nst = layers_[0].kernel.size();
+    qtab1.resize(static_cast<std::size_t>(n1) * nst);
+    for (int j = 0; j < n1; ++j)
+      for (std::size_t st = 0; st < nst; ++st)
+        qtab1[static_cast<std::size_t>(j) * nst + st] = samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
+    budget1.assign(layer[0].budget.begin(), layer[0].budget.begin() + n1);
+    for (int j = 0; j < n1; ++j)
+      schedule_fast1(qtab1.data(), nst, layer[0], budget1, static_cast<std::uint32_t>(j), 0, steps_, layer1_events);
+  }
+  std::size_t next_checkpoint = 0;
+  out.at.reserve(checkpoint_steps_.size());
+  const auto h_sum_vector = [&] { return Eigen::Map<const Eigen::VectorXd>(h_sum.data(), sizes_[L - 1]).eval(); };
+
+  const double decay = trace_.decay, weight = trace_.spike_weight;
+  const float decay_f = static_cast<float>(decay);
+  for (std::int64_t k = 0; k < steps_; ++k) {
+    // The update order of run_impl: layer l reads H for step k, its current
+    // decays, the step-k spikes of layer l-1 are added, and it advances.
+    for (std::size_t l = 0; l < L; ++l) {
+      const int n = sizes_[l];
+      if (l == 0) {
+        if (L == 1)
+          for (int j = 0; j < n1; ++j) h_sum[static_cast<std::size_t>(j)] += h1[j];
+        if (S > 0)
+          advance_fast1<K>(chains[0], samplers_[0], key, h1.data(), qtab1.data(), layer[0], budget1, k, steps_,
+                           layer1_events, counts, out.counts[0].data(), fired[0]);
+        continue;
+      }
+      // H for the lanes: b + I in the lane pass (Mlp), or here from the
+      // layer graph's double current (then handed over in float).
+      const float* b = bias[l].data();
+      float* lane_cur = graph ? nullptr : cur[l].data();
+      if (graph) {
+        double* c = cur_d[l].data();
+        double* hb = h_buf[l].data();
+        if (chains_[l].channel_last()) {
+          const Shape3& o = chains_[l].out_shape();
+          detail::read_channel_last(bias_[l].data(), c, hb, o.h * o.w, o.c, decay);
+        } else {
+          for (int j = 0; j < n; ++j) {
+            hb[j] = bias_[l][static_cast<std::size_t>(j)] + c[j];
+            c[j] *= decay;
+          }
+        }
+        float* h = hf[l].data();
+        for (int j = 0; j < n; ++j) h[j] = static_cast<float>(hb[j]);
+        b = h;
+      }
+      const bool out_layer = l == L - 1;
+      if (l < S) {
+        fast_pass<K>(chains[l], samplers_[l], key, b, lane_cur, decay_f, out_layer && !graph ? hf[l].data() : nullptr,
+                     layer[l], counts, out.counts[l].data(), fired[l]);
+      } else if (!graph) {  // integrating readout: H only
+        float* h = hf[l].data();
+        for (int j = 0; j < n; ++j) {
+          h[j] = b[j] + lane_cur[j];
+          lane_cur[j] *= decay_f;
+        }
+      }
+      if (out_layer) {
+        // The readout sums H in double; a layer graph's H before rounding.
+        if (graph)
+          for (int j = 0; j < n; ++j) h_sum[static_cast<std::size_t>(j)] += h_buf[l][static_cast<std::size_t>(j)];
+        else
+          for (int j = 0; j < n; ++j) h_sum[static_cast<std::size_t>(j)] += hf[l][static_cast<std::size_t>(j)];
+      }
+      // Close step k of layer l's current with layer l-1's step-k spikes.
+      if (l - 1 < S) {
+        if (graph) {
+          if (transmit(l, fired[l - 1], weight, cur_d[l].data(), scratch)) ++out.dense_steps[l - 1];
+        } else {
+          const Eigen::MatrixXf& Wm = w_scaled_[l - 1];
+          const auto rows = static_cast<int>(Wm.rows());
+          for (const auto& [i, sp] : fired[l - 1])
+            add_spike_f(cur[l].data(), Wm.data() + static_cast<Eigen::Index>(i) * rows, rows,
+                        static_cast<float>(weight * sp));
+        }
+        fired[l - 1].clear();
+      }
+    }
+    if (S == L) fired[L - 1].clear();  // output spikes are counted, not transmitted
+    if (next_checkpoint < checkpoint_steps_.size() && k + 1 == checkpoint_steps_[next_checkpoint]) {
+      SampleRun& at = out.at.emplace_back();
+      at.counts = out.counts;
+      read_out(at, h_sum_vector(), k + 1, cfg_.checkpoints[next_checkpoint], counts);
+      ++next_checkpoint;
+    }
+  }
+  read_out(out, h_sum_vector(), steps_, cfg_.T, counts);
+  return out;
+}
+
+template SampleRun SpikingNetwork::run_fast<SamplerKind::Exact>(const float*, std::uint64_t) const;
+template SampleRun SpikingNetwork::run_fast<SamplerKind::EndState>(const float*, std::uint64_t) const;
+
+}  // namespace ctmc::sim
