@@ -14,6 +14,7 @@
 #include "ctmc/activations/activation_interval.hpp"
 #include "ctmc/core/errors.hpp"
 #include "lsq_relaxation.hpp"
+#include "reciprocal_relaxation.hpp"
 #include "outward.hpp"
 
 namespace ctmc::proofs_check {
@@ -42,16 +43,12 @@ constexpr double kTaylorSplit = 0.5;
 constexpr double kZeroCutWidth = 1;
 constexpr double kZeroCutRatio = 8;
 
-// One data point: H_m, the target y_m = alpha phi(H_m) and the weight
-// w_m / W, all enclosed.
-struct Point {
-  I h, y, w;
-};
+using Point = FitPoint;
 
 // The bounds of f over one box, and what the split heuristic needs.
 struct BoxBounds {
   double lower = 0;                    // the best of the bounds below
-  double natural = 0, mean_value = 0, taylor = 0;
+  double natural = 0, mean_value = 0, taylor = 0, reciprocal = 0;
   I centre_value;                      // f at the box centre
   std::array<I, kMaxParams> gradient;  // enclosure of grad f over the box
   // Per coordinate, how much of the Taylor bound's loss its width causes
@@ -97,9 +94,10 @@ class Objective {
 
   // The bounds of f over X with centre C (a point of X); `taylor`: also the
   // first-order Taylor-model bound (lsq_relaxation.hpp) where it can matter
-  // (see kTaylorFloor), `threshold` being the bound that discards a box.
-  // first-order Taylor-model bound (lsq_relaxation.hpp).
-  BoxBounds bound(const Box& X, const Box& C, bool mean_value, bool taylor, double threshold) const {
+  // (see kTaylorFloor); `reciprocal`: also the three-state relaxation in
+  // 1/F (reciprocal_relaxation.hpp) where the others leave the box open,
+  // `threshold` being the bound that discards a box.
+  BoxBounds bound(const Box& X, const Box& C, bool mean_value, bool taylor, bool reciprocal, double threshold) const {
     BoxBounds out;
     out.gradient.fill(I{0, 0});
     I nat{0, 0}, fc{0, 0};
@@ -184,6 +182,10 @@ class Objective {
       for (std::size_t k = 0; k < n_; ++k) out.taylor_point[k] = C[k].lo;
       for (std::size_t i = 0; i < nf; ++i)
         out.taylor_point[free[i]] = std::clamp(C[free[i]].lo + dstar[i], X[free[i]].lo, X[free[i]].hi);
+    }
+    if (reciprocal && family_ == ClosedFamily::ThreeState && out.lower < threshold) {
+      out.reciprocal = reciprocal_bound(X, points_);
+      out.lower = std::max(out.lower, out.reciprocal);
     }
     return out;
   }
@@ -331,7 +333,7 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
         centre[k] = std::min(std::max(c, X[k].lo), X[k].hi);
         C[k] = I::point(centre[k]);
       }
-      const BoxBounds b = obj.bound(X, C, opt.mean_value, opt.taylor, res.incumbent * shrink);
+      const BoxBounds b = obj.bound(X, C, opt.mean_value, opt.taylor, opt.reciprocal, res.incumbent * shrink);
       improve(b.centre_value, centre);
       const double lb = b.lower;
       if (lb >= res.incumbent * shrink) {

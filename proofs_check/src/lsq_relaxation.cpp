@@ -6,10 +6,11 @@
 
 namespace ctmc::proofs_check {
 
+using outward::I;
+
 namespace {
 
-using outward::I;
-constexpr std::size_t kMax = 6;
+constexpr std::size_t kMax = kMaxRelaxationVars;
 // Newton iterations; a piecewise-quadratic Phi is usually minimized in a few.
 constexpr int kNewtonIterations = 20;
 // Step halvings of the projected line search.
@@ -18,11 +19,9 @@ constexpr int kHalvings = 12;
 // z - clamp(z, lo, hi): the signed distance of z to [lo, hi].
 double excess(double z, double lo, double hi) { return z < lo ? z - lo : (z > hi ? z - hi : 0.0); }
 
-// Solves (A + mu I) x = b for the symmetric positive semidefinite m x m
-// block A by Cholesky, raising the jitter mu until the factorization goes
-// through (the direction only needs to be a descent direction).
-bool solve_spd(std::array<std::array<double, kMax>, kMax> A, std::array<double, kMax> b, std::size_t m,
-               std::array<double, kMax>& x) {
+}  // namespace
+
+bool solve_spd(SmallMatrix A, SmallVector b, std::size_t m, SmallVector& x) {
   double scale = 0;
   for (std::size_t i = 0; i < m; ++i) scale = std::max(scale, A[i][i]);
   if (!(scale > 0) || !std::isfinite(scale)) return false;
@@ -59,8 +58,6 @@ bool solve_spd(std::array<std::array<double, kMax>, kMax> A, std::array<double, 
   }
   return false;
 }
-
-}  // namespace
 
 double LsqRelaxation::phi(const double* delta) const {
   double s = 0;

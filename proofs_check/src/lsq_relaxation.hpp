@@ -30,12 +30,23 @@
 // interval arithmetic with outward rounding. An inexact delta* only makes
 // the bound smaller, never wrong.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <vector>
 
 #include "outward.hpp"
 
 namespace ctmc::proofs_check {
+
+inline constexpr std::size_t kMaxRelaxationVars = 6;
+using SmallMatrix = std::array<std::array<double, kMaxRelaxationVars>, kMaxRelaxationVars>;
+using SmallVector = std::array<double, kMaxRelaxationVars>;
+
+// Solves (A + mu I) x = b for the symmetric positive semidefinite m x m
+// block A by Cholesky, raising the jitter mu until the factorization goes
+// through (a Newton direction only needs to be a descent direction); false
+// when A is zero or not finite.
+bool solve_spd(SmallMatrix A, SmallVector b, std::size_t m, SmallVector& x);
 
 // Phi over the box delta_k in [lo_k, hi_k] (lo_k <= 0 <= hi_k), n <= 6
 // variables, M terms. Fill the members, then call bound().

@@ -179,7 +179,7 @@ void check_accounting(const proofs_check::OptimalityResult& r) {
 
 }  // namespace
 
-TEST_CASE("three-state branch and bound with the Taylor-model bound certifies a known optimum") {
+TEST_CASE("three-state branch and bound with the Taylor-model and reciprocal bounds certifies a known optimum") {
   // As for the two-state family: targets of the family at theta* on 41
   // points, one point doubled with targets F +- delta, so the minimum is
   // exactly 2 delta^2 / 42, reached on the curve of theta*. b is fixed (the
@@ -217,14 +217,22 @@ TEST_CASE("three-state branch and bound with the Taylor-model bound certifies a 
   CHECK(r.certified);
   CHECK(r.lower_bound <= fstar);
   check_accounting(r);
-  // Without it (the mean-value bound), 4x the boxes do not close the gap.
+  // Without the reciprocal relaxation, the same budget does not close it.
+  o.reciprocal = false;
+  o.max_boxes = r.boxes;
+  const auto no_rec = proofs_check::certify_optimality(p, fstar, o);
+  CHECK(no_rec.lower_bound <= fstar);
+  CHECK_FALSE(no_rec.certified);
+  check_accounting(no_rec);
+  // Without either (the mean-value bound), 4x the boxes do not close the gap.
   o.taylor = false;
   o.max_boxes = 4 * r.boxes;
   const auto base = proofs_check::certify_optimality(p, fstar, o);
   CHECK(base.lower_bound <= fstar);
   CHECK_FALSE(base.certified);
   check_accounting(base);
-  MESSAGE("Taylor-model bound: ", r.boxes, " boxes; mean-value bound: ", base.boxes, " boxes, gap ", base.gap);
+  MESSAGE("Taylor-model and reciprocal bounds: ", r.boxes, " boxes; Taylor-model bound alone: gap ", no_rec.gap,
+          " at that budget; mean-value bound: ", base.boxes, " boxes, gap ", base.gap);
 }
 
 TEST_CASE("branch and bound never bounds above a feasible objective (random targets)") {

@@ -13,14 +13,22 @@
 // rectified-affine rate over a box of (p, s) at fixed H takes exactly the
 // range of p + s H, so the range of each F_theta(H_m) over a box is exact.
 //
-// Lower bound of f over a box X (the larger of two):
+// Lower bound of f over a box X (the largest of these):
 //   - natural: sum_m w_m dist(y_m, F(H_m; X))^2 / W, each term's exact minimum;
 //   - mean-value form: f(c) + sum_k min over X_k of g_k(X) (theta_k - c_k), c
 //     the box centre and g(X) an enclosure of the gradient over X (for the
 //     rectifier the interval [0, 1] of one-sided slopes where a box straddles
 //     its kink, which contains every directional derivative of the Lipschitz
 //     objective along a segment). Its error shrinks quadratically with the
-//     box, which is what makes 0.1% reachable.
+//     box, which is what makes 0.1% reachable;
+//   - first-order Taylor models of each point's flux (Berz and Makino),
+//     their least-squares problem bounded by convexity (lsq_relaxation.hpp),
+//     on boxes near an optimum;
+//   - three-state: a convex relaxation in the reciprocal of the flux, where
+//     1/F = 1/a + 1/c + 1/d + b/(a c) is convex in the parameters with d
+//     replaced by 1/d (reciprocal_relaxation.hpp), which keeps how every
+//     point depends on all parameters on the larger boxes where the natural
+//     bound and the Taylor models lose it.
 // A coordinate whose partial derivative has one sign over the whole box is
 // fixed at the box's face where the minimum must lie (monotonicity test).
 // Boxes are processed best-first (smallest lower bound); a box is discarded
@@ -98,6 +106,9 @@ struct OptimalityOptions {
   // Three-state: bound f on the faces of the box that hold a representative
   // of every curve (off: the whole box).
   bool faces = true;
+  // Three-state: the convex relaxation in the reciprocal of the flux
+  // (reciprocal_relaxation.hpp) where the other bounds leave a box open.
+  bool reciprocal = true;
 };
 
 struct OptimalityResult {
