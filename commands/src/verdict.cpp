@@ -24,11 +24,11 @@ std::string end_text(double x) {
   return fmt::format("{:.4g}", x);
 }
 
-Decision make(Verdict v, const solvers::Interval& x, double threshold, std::string statistic, std::string relation) {
+Decision make(Verdict v, const solvers::ConfidenceInterval& x, double threshold, std::string statistic, std::string relation) {
   return {v, std::move(statistic), x, threshold, std::move(relation)};
 }
 
-bool has_nan(const solvers::Interval& x) { return std::isnan(x.lo) || std::isnan(x.hi); }
+bool has_nan(const solvers::ConfidenceInterval& x) { return std::isnan(x.lo) || std::isnan(x.hi); }
 
 }  // namespace
 
@@ -39,7 +39,7 @@ std::string Decision::evidence() const {
   return fmt::format("{}: {} {}", statistic, text, relation);
 }
 
-Decision decide_below(const solvers::Interval& x, double criterion, std::string statistic) {
+Decision decide_below(const solvers::ConfidenceInterval& x, double criterion, std::string statistic) {
   if (has_nan(x) || std::isnan(criterion))
     return make(Verdict::NotComparable, x, criterion, std::move(statistic), "not a number");
   const std::string c = end_text(criterion);
@@ -48,11 +48,11 @@ Decision decide_below(const solvers::Interval& x, double criterion, std::string 
   return make(Verdict::Inconclusive, x, criterion, std::move(statistic), "reaches " + c);
 }
 
-Decision decide_less(const solvers::Interval& a_minus_b, std::string statistic) {
+Decision decide_less(const solvers::ConfidenceInterval& a_minus_b, std::string statistic) {
   return decide_below(a_minus_b, 0, std::move(statistic));
 }
 
-Decision decide_within_factor(const solvers::Interval& ours, double paper, double factor, std::string statistic) {
+Decision decide_within_factor(const solvers::ConfidenceInterval& ours, double paper, double factor, std::string statistic) {
   if (!(paper > 0) || !std::isfinite(paper) || !(factor > 1) || has_nan(ours))
     return make(Verdict::NotComparable, ours, paper, std::move(statistic), "no published value to hold it against");
   const double lo = paper / factor, hi = paper * factor;

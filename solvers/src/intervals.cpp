@@ -116,8 +116,8 @@ double critical_t(double dof, double tail) {
 
 // centre -/+ t_lower se, t_upper se, rounded outwards; a tail of 0 leaves
 // that side unbounded.
-Interval t_interval(const Mp& centre, const Mp& se, double dof, const Tails& a) {
-  Interval r{-kInf, kInf};
+ConfidenceInterval t_interval(const Mp& centre, const Mp& se, double dof, const Tails& a) {
+  ConfidenceInterval r{-kInf, kInf};
   if (a.lower > 0) r.lo = round_down(centre - Mp(critical_t(dof, a.lower)) * se);
   if (a.upper > 0) r.hi = round_up(centre + Mp(critical_t(dof, a.upper)) * se);
   return r;
@@ -125,7 +125,7 @@ Interval t_interval(const Mp& centre, const Mp& se, double dof, const Tails& a) 
 
 }  // namespace
 
-Interval binomial_interval(std::uint64_t k, std::uint64_t n, double confidence, Sides sides) {
+ConfidenceInterval binomial_interval(std::uint64_t k, std::uint64_t n, double confidence, Sides sides) {
   check_confidence(confidence, "binomial_interval");
   if (n == 0 || k > n)
     throw std::domain_error("binomial_interval: " + std::to_string(k) + " successes in " + std::to_string(n) +
@@ -134,7 +134,7 @@ Interval binomial_interval(std::uint64_t k, std::uint64_t n, double confidence, 
   return {round_down(lo), round_up(hi)};
 }
 
-Interval paired_difference_interval(const PairedCounts& c, double confidence, Sides sides) {
+ConfidenceInterval paired_difference_interval(const PairedCounts& c, double confidence, Sides sides) {
   check_confidence(confidence, "paired_difference_interval");
   const std::uint64_t m = c.n10 + c.n01;
   if (c.n == 0 || m > c.n || m < c.n10)
@@ -147,7 +147,7 @@ Interval paired_difference_interval(const PairedCounts& c, double confidence, Si
   return {round_down(scale * (2 * lo - 1)), round_up(scale * (2 * hi - 1))};
 }
 
-Interval mean_interval(std::span<const double> values, double confidence, Sides sides) {
+ConfidenceInterval mean_interval(std::span<const double> values, double confidence, Sides sides) {
   check_confidence(confidence, "mean_interval");
   check_finite(values, "mean_interval");
   if (values.empty()) throw std::domain_error("mean_interval: no values");
@@ -157,7 +157,7 @@ Interval mean_interval(std::span<const double> values, double confidence, Sides 
   return t_interval(m.mean, se, double(values.size() - 1), tails(confidence, sides));
 }
 
-Interval welch_interval(std::span<const double> a, std::span<const double> b, double confidence, Sides sides) {
+ConfidenceInterval welch_interval(std::span<const double> a, std::span<const double> b, double confidence, Sides sides) {
   check_confidence(confidence, "welch_interval");
   check_finite(a, "welch_interval");
   check_finite(b, "welch_interval");

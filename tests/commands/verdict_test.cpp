@@ -11,7 +11,7 @@
 #include "ctmc/commands/verdict.hpp"
 
 using ctmc::commands::Verdict;
-using ctmc::solvers::Interval;
+using ctmc::solvers::ConfidenceInterval;
 using ctmc::solvers::Sides;
 
 TEST_CASE("decide_below: a gap claim is decided by the interval's ends, Inconclusive where it straddles") {
@@ -20,7 +20,7 @@ TEST_CASE("decide_below: a gap claim is decided by the interval's ends, Inconclu
   const char* stat = "A_ANN - A_SNN (pp), 95% upper bound, exact paired";
   // 3 discordant images of 10000, 2 against 1: the gap's upper bound is far
   // below 1 pp.
-  auto pp = [](Interval x) { return Interval{100 * x.lo, 100 * x.hi}; };
+  auto pp = [](ConfidenceInterval x) { return ConfidenceInterval{100 * x.lo, 100 * x.hi}; };
   const auto small = decide_below(pp(paired_difference_interval({2, 1, 10000}, 0.95, Sides::Upper)), 1, stat);
   CHECK(small.verdict == Verdict::Reproduced);
   CHECK(small.evidence().find("< 1") != std::string::npos);

@@ -21,14 +21,14 @@ namespace {
 
 namespace bmp = boost::multiprecision;
 using M = bmp::number<bmp::mpfr_float_backend<60>, bmp::et_off>;
-using ctmc::solvers::Interval;
+using ctmc::solvers::ConfidenceInterval;
 using ctmc::solvers::Sides;
 
 // lo is at most the reference and within `ulps` of it; hi likewise above.
 // An interval centre -/+ t se carries the one-ulp widening of t at the
 // scale of its terms, not of a smaller end (cancellation): `scale` then
 // names that size.
-void check_encloses(const Interval& got, const M& ref_lo, const M& ref_hi, int ulps = 4, double scale = 0) {
+void check_encloses(const ConfidenceInterval& got, const M& ref_lo, const M& ref_hi, int ulps = 4, double scale = 0) {
   CHECK(M(got.lo) <= ref_lo);
   CHECK(M(got.hi) >= ref_hi);
   const double lo = ref_lo.convert_to<double>(), hi = ref_hi.convert_to<double>();
@@ -54,7 +54,7 @@ TEST_CASE("binomial_interval: Clopper-Pearson against Beta quantiles, closed for
   using ctmc::solvers::binomial_interval;
   // Published: 5 of 10 at 95% gives [0.1871, 0.8129] (e.g. Agresti & Coull
   // 1998, Table 1's exact interval).
-  const Interval half = binomial_interval(5, 10, 0.95);
+  const ConfidenceInterval half = binomial_interval(5, 10, 0.95);
   CHECK(half.lo == doctest::Approx(0.187086).epsilon(1e-5));
   CHECK(half.hi == doctest::Approx(0.812914).epsilon(1e-5));
   // k = 0: hi = 1 - (a/2)^(1/n); k = n: lo = (a/2)^(1/n).
@@ -73,10 +73,10 @@ TEST_CASE("binomial_interval: Clopper-Pearson against Beta quantiles, closed for
         const M a = (1 - M(c)) / 2;
         check_encloses(binomial_interval(k, n, c), cp_lower(k, n, a), cp_upper(k, n, a));
         // One-sided: all of 1 - c in the one tail.
-        const Interval up = binomial_interval(k, n, c, Sides::Upper);
+        const ConfidenceInterval up = binomial_interval(k, n, c, Sides::Upper);
         CHECK(up.lo == 0);
         check_encloses({0, up.hi}, M(0), cp_upper(k, n, 1 - M(c)));
-        const Interval low = binomial_interval(k, n, c, Sides::Lower);
+        const ConfidenceInterval low = binomial_interval(k, n, c, Sides::Lower);
         CHECK(low.hi == 1);
         check_encloses({low.lo, 1}, cp_lower(k, n, 1 - M(c)), M(1));
       }
@@ -94,18 +94,18 @@ TEST_CASE("paired_difference_interval: conditional on the discordant items, m (2
   const PairedCounts c{30, 10, 1000};
   CHECK(c.difference() == doctest::Approx(0.02));
   const M a = (1 - M(0.95)) / 2, scale = M(40) / M(1000);
-  const Interval d = paired_difference_interval(c, 0.95);
+  const ConfidenceInterval d = paired_difference_interval(c, 0.95);
   check_encloses(d, scale * (2 * cp_lower(30, 40, a) - 1), scale * (2 * cp_upper(30, 40, a) - 1));
   CHECK(d.contains(0.02));
   CHECK(d.lo > 0);  // 30 against 10 decides that A is better at 95%
   // 6 against 4 of 100 does not.
   CHECK(paired_difference_interval({6, 4, 100}, 0.95).contains(0));
   // No discordant item: the two agree everywhere.
-  const Interval same = paired_difference_interval({0, 0, 50}, 0.95);
+  const ConfidenceInterval same = paired_difference_interval({0, 0, 50}, 0.95);
   CHECK(same.lo == 0);
   CHECK(same.hi == 0);
   // One-sided upper bound: 1 - c in the upper tail.
-  const Interval up = paired_difference_interval(c, 0.95, Sides::Upper);
+  const ConfidenceInterval up = paired_difference_interval(c, 0.95, Sides::Upper);
   CHECK(up.lo == doctest::Approx(-0.04));
   check_encloses({-0.04, up.hi}, M(-0.04), scale * (2 * cp_upper(30, 40, 1 - M(0.95)) - 1));
   CHECK_THROWS_AS(paired_difference_interval({60, 50, 100}, 0.95), std::domain_error);
@@ -119,7 +119,7 @@ TEST_CASE("mean_interval: Student's t against Boost.Math's quantile; one value b
   const M se = bmp::sqrt(M(0.5)), t = t_quantile(4, (1 - M(0.95)) / 2);
   CHECK(t_quantile(4, M(0.025)).convert_to<double>() == doctest::Approx(2.7764451051977943).epsilon(1e-15));
   check_encloses(mean_interval(v, 0.95), 3 - t * se, 3 + t * se);
-  const Interval up = mean_interval(v, 0.95, Sides::Upper);
+  const ConfidenceInterval up = mean_interval(v, 0.95, Sides::Upper);
   CHECK(std::isinf(up.lo));
   check_encloses({-1e300, up.hi}, M(-1e300), 3 + t_quantile(4, 1 - M(0.95)) * se);
   const std::vector<double> one{0.5};
@@ -147,7 +147,7 @@ TEST_CASE("welch_interval: unequal variances, Welch-Satterthwaite degrees of fre
   const M nu = (va + vb) * (va + vb) / (va * va / 14 + vb * vb / 14);
   CHECK(nu.convert_to<double>() == doctest::Approx(24.9885).epsilon(1e-4));  // Welch's example: 24.99
   const M t = t_quantile(std::floor(nu.convert_to<double>()), (1 - M(0.95)) / 2);
-  const Interval d = welch_interval(a, b, 0.95);
+  const ConfidenceInterval d = welch_interval(a, b, 0.95);
   check_encloses(d, ma - mb - t * bmp::sqrt(va + vb), ma - mb + t * bmp::sqrt(va + vb), 4,
                  (bmp::abs(ma - mb) + t * bmp::sqrt(va + vb)).convert_to<double>());
   CHECK(d.hi < 0);  // the example's difference is significant at 5%

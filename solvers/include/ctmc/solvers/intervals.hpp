@@ -35,7 +35,7 @@ namespace ctmc::solvers {
 
 enum class Sides { Two, Upper, Lower };
 
-struct Interval {
+struct ConfidenceInterval {
   double lo = 0, hi = 0;
   double width() const { return hi - lo; }
   bool contains(double x) const { return lo <= x && x <= hi; }
@@ -44,7 +44,7 @@ struct Interval {
 // The exact interval of a proportion from k successes in n trials
 // (0 <= k <= n, n >= 1): [0, ...] for k = 0 and [..., 1] for k = n.
 // std::domain_error for other arguments or a confidence outside (0, 1).
-Interval binomial_interval(std::uint64_t k, std::uint64_t n, double confidence, Sides sides = Sides::Two);
+ConfidenceInterval binomial_interval(std::uint64_t k, std::uint64_t n, double confidence, Sides sides = Sides::Two);
 
 // A paired comparison on the same n items: n10 items only A got right, n01
 // only B, the rest both or neither. The interval of A's accuracy minus B's
@@ -54,15 +54,15 @@ struct PairedCounts {
   std::uint64_t n10 = 0, n01 = 0, n = 0;
   double difference() const { return n ? (double(n10) - double(n01)) / double(n) : 0.0; }
 };
-Interval paired_difference_interval(const PairedCounts& c, double confidence, Sides sides = Sides::Two);
+ConfidenceInterval paired_difference_interval(const PairedCounts& c, double confidence, Sides sides = Sides::Two);
 
 // Student's t interval of the mean of `values` (n >= 2; one value gives the
 // whole line, (-inf, inf): a single trial cannot bound a mean).
-Interval mean_interval(std::span<const double> values, double confidence, Sides sides = Sides::Two);
+ConfidenceInterval mean_interval(std::span<const double> values, double confidence, Sides sides = Sides::Two);
 
 // The interval of mean(a) - mean(b) (Welch); each needs n >= 2, else the
 // whole line. Two samples without spread give the point difference.
-Interval welch_interval(std::span<const double> a, std::span<const double> b, double confidence,
+ConfidenceInterval welch_interval(std::span<const double> a, std::span<const double> b, double confidence,
                         Sides sides = Sides::Two);
 
 }  // namespace ctmc::solvers
