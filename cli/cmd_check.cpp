@@ -29,7 +29,7 @@ std::string row_text(const reports::CheckRow& r) {
   std::string values;
   if (!r.claimed.empty()) values += "claimed " + text(r.claimed);
   if (!r.ours.empty()) values += (values.empty() ? "" : ", ") + std::string("ours ") + text(r.ours);
-  return fmt::format("{:<14} {:<13} {}: {}{}{}", text(r.id), text(r.verdict), text(r.quantity), values,
+  return fmt::format("{:<14} {:<13} {}: {}{}{}", text(r.id), text(commands::check_verdict_name(r.verdict)), text(r.quantity), values,
                      values.empty() ? "" : " -> ", text(r.evidence));
 }
 

@@ -629,7 +629,9 @@ std::optional<Rational> half_unit(const std::string& text) {
 }
 
 struct Row {
-  std::string quantity, claimed, ours, difference, tolerance, verdict, evidence;
+  std::string quantity, claimed, ours, difference, tolerance;
+  Verdict verdict = Verdict::NotComparable;
+  std::string evidence;
 };
 
 // A difference or ratio for the table and the evidence: `digits` digits
@@ -650,7 +652,7 @@ Rational tol_exact(const Tolerance& tol) { return solvers::parse_exact(fmt::form
 
 // Exact comparison (rationals).
 Row compare_exact(const Value& v, const Rational& ours, const Tolerance& tol) {
-  Row r{v.quantity, v.text, solvers::exact_text(ours), solvers::exact_text(v.exact - ours), tol.text(), "", ""};
+  Row r{v.quantity, v.text, solvers::exact_text(ours), solvers::exact_text(v.exact - ours), tol.text(), Verdict::NotComparable, ""};
   const Rational diff = abs(v.exact - ours);
   bool ok = false;
   switch (tol.kind) {
@@ -663,7 +665,7 @@ Row compare_exact(const Value& v, const Rational& ours, const Tolerance& tol) {
       break;
     }
   }
-  r.verdict = ok ? kPass : kFail;
+  r.verdict = ok ? Verdict::Reproduced : Verdict::NotReproduced;
   r.evidence = ours == 0 ? fmt::format("ours (exact rational) = 0; |claimed - ours| = {}", sci(diff, 3))
                          : fmt::format("ours (exact rational) = {:.17g}; |claimed - ours| / |ours| = {}",
                                        solvers::to_double(ours), sci(Rational(diff / abs(ours)), 3));
@@ -676,11 +678,11 @@ Row compare_exact(const Value& v, const Rational& ours, const Tolerance& tol) {
 // MPFR comparison at the current precision; "exact" within 2^-(bits - 16) relative.
 Row compare_mpfr(const Value& v, const Mpfr& ours, const Tolerance& tol, unsigned bits) {
   if (!isfinite(ours))
-    return {v.quantity, v.text, solvers::to_string(ours, 20), "", "", kNotCheckable,
+    return {v.quantity, v.text, solvers::to_string(ours, 20), "", "", Verdict::NotComparable,
             fmt::format("ours (MPFR {} bits) is not a finite number: nothing to compare the claim with", bits)};
   const Mpfr claimed = solvers::from_rational<Mpfr>(v.exact);
   const Mpfr diff = abs(Mpfr(claimed - ours));
-  Row r{v.quantity, v.text, solvers::to_string(ours, 20), solvers::to_string(Mpfr(claimed - ours), 6), tol.text(), "", ""};
+  Row r{v.quantity, v.text, solvers::to_string(ours, 20), solvers::to_string(Mpfr(claimed - ours), 6), tol.text(), Verdict::NotComparable, ""};
   bool ok = false;
   switch (tol.kind) {
     case TolKind::Exact: ok = diff <= abs(ours) * pow(Mpfr(2), -static_cast<int>(bits) + 16); break;
@@ -692,7 +694,7 @@ Row compare_mpfr(const Value& v, const Mpfr& ours, const Tolerance& tol, unsigne
       break;
     }
   }
-  r.verdict = ok ? kPass : kFail;
+  r.verdict = ok ? Verdict::Reproduced : Verdict::NotReproduced;
   r.evidence = ours == 0 ? fmt::format("ours (MPFR {} bits) = 0; |claimed - ours| = {}", bits, sci(diff, 3))
                          : fmt::format("ours (MPFR {} bits) = {}; |claimed - ours| / |ours| = {}", bits,
                                        solvers::to_string(ours, 20), sci(Mpfr(diff / abs(ours)), 3));
@@ -702,7 +704,7 @@ Row compare_mpfr(const Value& v, const Mpfr& ours, const Tolerance& tol, unsigne
 // A row for a value of ours that is not a finite number: nothing to compare
 // the claim with (an infinity minus a huge claim would compare as equal).
 Row not_finite_row(const Value& v, double ours, const std::string& how) {
-  return {v.quantity, v.text, fmt::format("{}", ours), "", "", kNotCheckable,
+  return {v.quantity, v.text, fmt::format("{}", ours), "", "", Verdict::NotComparable,
           fmt::format("ours ({}) is {}, not a finite number: nothing to compare the claim with", how, ours)};
 }
 
@@ -714,7 +716,7 @@ Row compare_double(const Value& v, double ours, const Tolerance& tol, const std:
   if (!std::isfinite(ours)) return not_finite_row(v, ours, how);
   const Rational ours_exact(ours), diff = abs(v.exact - ours_exact);
   Row r{v.quantity, v.text, fmt::format("{:.17g}", ours), sci(Rational(v.exact - ours_exact), 6),
-        tol.text(), "", ""};
+        tol.text(), Verdict::NotComparable, ""};
   bool ok = false;
   switch (tol.kind) {
     // "exact" for a double: the claim rounds to our double (the parser
@@ -728,7 +730,7 @@ Row compare_double(const Value& v, double ours, const Tolerance& tol, const std:
       break;
     }
   }
-  r.verdict = ok ? kPass : kFail;
+  r.verdict = ok ? Verdict::Reproduced : Verdict::NotReproduced;
   r.evidence = ours == 0 ? fmt::format("ours ({}) = 0; absolute difference {}", how, sci(diff, 3))
                          : fmt::format("ours ({}) = {:.6e}; relative difference {}", how, ours,
                                        sci(Rational(diff / abs(ours_exact)), 3));
@@ -798,14 +800,14 @@ std::vector<Row> evaluate_network(const Claim& c, const CheckOptions& opts) {
     Row row{fmt::format("{} ({}, mean over {} trial(s))", v.quantity, v.quantity == "A_SNN" ? "%" : "per sample",
                         c.trials),
             v.text, fmt::format("{:.10g}", m), fmt::format("{:.6e}", claimed - m),
-            fmt::format("|t| < {:.3f} (false alarm {:g}, {} df)", zcrit, c.false_alarm, o.trials - 1), "", ""};
+            fmt::format("|t| < {:.3f} (false alarm {:g}, {} df)", zcrit, c.false_alarm, o.trials - 1), Verdict::NotComparable, ""};
     if (!(se > 0)) {
-      row.verdict = claimed == m ? kPass : kFail;
+      row.verdict = claimed == m ? Verdict::Reproduced : Verdict::NotReproduced;
       row.evidence = fmt::format("our {} trials all gave {:.10g} (no spread); the claim {} it", o.trials, m,
                                  claimed == m ? "equals" : "differs from");
     } else {
       const double z = (claimed - m) / se;
-      row.verdict = std::abs(z) < zcrit ? kPass : kFail;
+      row.verdict = std::abs(z) < zcrit ? Verdict::Reproduced : Verdict::NotReproduced;
       row.evidence = fmt::format("ours: mean {:.6g}, sd {:.3g} over {} trials (seed {}; {}); se {:.3g}; t = {:.3f}", m,
                                  sd, o.trials, opts.seed, c.conventions, se, z);
     }
@@ -835,7 +837,7 @@ std::vector<Row> evaluate_simulation(const Claim& c, const CheckOptions& opts) {
     double max_rate = 0;
     for (std::size_t i = 0; i < chain.size(); ++i) max_rate = std::max(max_rate, chain.exit_rate(i));
     if (!(max_rate * T * static_cast<double>(so.trials) <= kMaxExpectedTransitions)) {
-      rows.push_back({"mean", c.values[0].text, "", "", "", kNotCheckable,
+      rows.push_back({"mean", c.values[0].text, "", "", "", Verdict::NotComparable,
                       fmt::format("our reference simulation would need up to {:.3g} transitions (budget {:.0e})",
                                   max_rate * T * static_cast<double>(so.trials), kMaxExpectedTransitions)});
       return rows;
@@ -859,14 +861,14 @@ std::vector<Row> evaluate_simulation(const Claim& c, const CheckOptions& opts) {
                                : st.se_variance * std::sqrt(static_cast<double>(st.n) / n);
     Row r{v.quantity + fmt::format(" of N(T) at H = {}, T = {}, {} trials", c.h_text, c.t_text, c.trials), v.text,
           fmt::format("{:.17g}", exact_value), fmt::format("{:.6e}", claimed - exact_value),
-          fmt::format("|z| < {:.3f} (false alarm {:g})", zcrit, c.false_alarm), "", ""};
+          fmt::format("|z| < {:.3f} (false alarm {:g})", zcrit, c.false_alarm), Verdict::NotComparable, ""};
     if (!(se > 0)) {
       const bool same = claimed == exact_value;
-      r.verdict = same ? kPass : kFail;
+      r.verdict = same ? Verdict::Reproduced : Verdict::NotReproduced;
       r.evidence = fmt::format("exact value {:.6g} has no spread; the claim {} it", exact_value, same ? "equals" : "differs from");
     } else {
       const double z = (claimed - exact_value) / se;
-      r.verdict = std::abs(z) < zcrit ? kPass : kFail;
+      r.verdict = std::abs(z) < zcrit ? Verdict::Reproduced : Verdict::NotReproduced;
       r.evidence = fmt::format("exact {} {:.10g} (Van Loan); se {:.4g} ({}); z = {:.3f}", is_mean ? "E N(T)" : "Var N(T)",
                                exact_value, se,
                                is_mean ? "from the exact Var N(T)"
@@ -904,7 +906,7 @@ std::vector<Row> evaluate(const Claim& c, const CheckOptions& opts) {
       const bool finite = v.quantity == "mean" || v.quantity == "variance" || v.quantity == "fano_T";
       if (!finite) {
         if (v.quantity == "fano" && as.rate == 0) {
-          rows.push_back({v.quantity, v.text, "undefined", "", "", kNotCheckable, "no spikes at this H: the Fano factor is undefined"});
+          rows.push_back({v.quantity, v.text, "undefined", "", "", Verdict::NotComparable, "no spikes at this H: the Fano factor is undefined"});
           continue;
         }
         const Rational ours = v.quantity == "rate" ? as.rate : v.quantity == "variance_rate" ? as.variance_rate : as.fano();
@@ -918,7 +920,7 @@ std::vector<Row> evaluate(const Claim& c, const CheckOptions& opts) {
           mom = solvers::counting_moments<Mpfr>(c.model, c.H, pi0, solvers::from_rational<Mpfr>(c.T), c.model_source);
         }
         if (v.quantity == "fano_T" && mom->mean == 0) {
-          rows.push_back({v.quantity, v.text, "undefined", "", "", kNotCheckable, "no spikes by T: Var/E is undefined"});
+          rows.push_back({v.quantity, v.text, "undefined", "", "", Verdict::NotComparable, "no spikes by T: Var/E is undefined"});
           continue;
         }
         const Mpfr ours = v.quantity == "mean" ? mom->mean : v.quantity == "variance" ? mom->variance : Mpfr(mom->variance / mom->mean);
@@ -952,8 +954,8 @@ std::vector<Row> evaluate(const Claim& c, const CheckOptions& opts) {
         Row row{fmt::format("{} of the best {} fit to {} * {} on {}", v.quantity, c.family, c.alpha,
                             p.activation.name, p.data.description),
                 v.text, fmt::format("{:.6e}", ours), fmt::format("{:.6e}", solvers::to_double(v.exact) - ours),
-                "attainable (ours <= claimed, to its last digit)", "", ""};
-        row.verdict = ours <= bound ? kPass : kNotCheckable;
+                "attainable (ours <= claimed, to its last digit)", Verdict::NotComparable, ""};
+        row.verdict = ours <= bound ? Verdict::Reproduced : Verdict::NotComparable;
         row.evidence = ours <= bound
                            ? fmt::format("our fit (64 starts, seed {}) reaches {:.4e} <= the claimed value: attainable",
                                          opts.seed, ours)
@@ -1018,14 +1020,14 @@ CheckResult run_check(const std::string& claims_path, const CheckOptions& option
       // chain has two closed classes at H): say why, go on with the others.
       rows.clear();
       for (const auto& v : c.values)
-        rows.push_back({v.quantity, v.text, "", "", "", kNotCheckable, fmt::format("not computed: {}", e.what())});
+        rows.push_back({v.quantity, v.text, "", "", "", Verdict::NotComparable, fmt::format("not computed: {}", e.what())});
     }
-    std::string verdict = kNotCheckable;
+    Verdict verdict = Verdict::NotComparable;
     for (const auto& r : rows) {
-      if (r.verdict == kFail) verdict = kFail;
-      else if (r.verdict == kPass && verdict != kFail) verdict = kPass;
+      if (r.verdict == Verdict::NotReproduced) verdict = Verdict::NotReproduced;
+      else if (r.verdict == Verdict::Reproduced && verdict != Verdict::NotReproduced) verdict = Verdict::Reproduced;
     }
-    (verdict == kPass ? out.passed : verdict == kFail ? out.failed : out.not_checkable)++;
+    (verdict == Verdict::Reproduced ? out.passed : verdict == Verdict::NotReproduced ? out.failed : out.not_checkable)++;
     // An id given twice keeps its first place and its last verdict, as a
     // JSON object written twice does.
     const auto same_id = std::find_if(out.verdicts.begin(), out.verdicts.end(),
@@ -1038,6 +1040,16 @@ CheckResult run_check(const std::string& claims_path, const CheckOptions& option
       out.results.push_back({c.id, c.kind, r.quantity, r.claimed, r.ours, r.difference, r.tolerance, r.verdict, r.evidence});
   }
   return out;
+}
+
+const char* check_verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Reproduced: return "Pass";
+    case Verdict::NotReproduced: return "Fail";
+    case Verdict::Inconclusive: return "Inconclusive";
+    case Verdict::NotComparable: return "Not checkable";
+  }
+  return "?";
 }
 
 void write(commands::DocumentWriter& w, const CheckResult& r) {
@@ -1055,13 +1067,13 @@ void write(commands::DocumentWriter& w, const CheckResult& r) {
       put(w, "ours", row.ours);
       put(w, "difference", row.difference);
       put(w, "tolerance", row.tolerance);
-      put(w, "verdict", row.verdict);
+      put(w, "verdict", check_verdict_name(row.verdict));
       put(w, "evidence", row.evidence);
     }
   }
   {
     const commands::Object verdicts(w, "verdicts");
-    for (const auto& [id, verdict] : r.verdicts) put(w, id, verdict);
+    for (const auto& [id, verdict] : r.verdicts) put(w, id, check_verdict_name(verdict));
   }
   put(w, "passed", r.passed);
   put(w, "failed", r.failed);

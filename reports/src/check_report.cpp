@@ -16,8 +16,8 @@
 namespace ctmc::reports {
 
 namespace fs = std::filesystem;
-using commands::kNotCheckable;
-using commands::kPass;
+using commands::check_verdict_name;
+using commands::Verdict;
 
 namespace {
 
@@ -68,7 +68,7 @@ int check_claims_report(const std::string& claims_path, const ReportContext& ctx
                                             "tolerance", "verdict", "evidence"};
   Table md{columns, {}}, csv{columns, {}};
   for (const auto& c : r.results) {
-    std::vector<std::string> row = {c.id, c.kind, c.quantity, c.claimed, c.ours, c.difference, c.tolerance, c.verdict,
+    std::vector<std::string> row = {c.id, c.kind, c.quantity, c.claimed, c.ours, c.difference, c.tolerance, check_verdict_name(c.verdict),
                                     c.evidence};
     md.rows.push_back(row);
     for (auto& cell : md.rows.back()) cell = md_text(cell);
@@ -80,7 +80,8 @@ int check_claims_report(const std::string& claims_path, const ReportContext& ctx
   w.paragraph("(data: [claims.csv](claims.csv))");
   w.write_json("results.json", commands::to_json(r));
   for (const auto& [id, v] : r.verdicts)
-    if (v != kNotCheckable || !options.allow_unchecked) w.check("claim " + md_text(id), v == kPass, v);
+    if (v != Verdict::NotComparable || !options.allow_unchecked)
+      w.check("claim " + md_text(id), v == Verdict::Reproduced, check_verdict_name(v));
   w.finish();
   out = r;
   return commands::check_exit_status(r, options);

@@ -145,7 +145,9 @@ std::string torch_crosscheck_summary(const TorchCrossCheck& t) {
   }
   std::string mistake = "not in the claims";
   for (const auto& [id, verdict] : t.peer.verdicts)
-    if (id.ends_with(kMistakeSuffix)) mistake = verdict == "Fail" ? "failed, as it must" : "answered " + verdict;
+    if (id.ends_with(kMistakeSuffix))
+      mistake = verdict == commands::Verdict::NotReproduced ? "failed, as it must"
+                                                            : std::string("answered ") + commands::check_verdict_name(verdict);
   return fmt::format(
       " Checked against PyTorch itself: a VGG-11 trained in PyTorch gives PyTorch's predictions on {} of {} "
       "(image, file) pairs over its {} files, and `ctmc-snn check` answers an independent PyTorch implementation "
@@ -184,9 +186,9 @@ void present_torch_crosscheck(ReportWriter& w, const TorchCrossCheck& t, const s
               "integral weight: a checker that passes it would not see a convention mistake.");
   Table peer{{"claim", "quantity", "PyTorch peer", "ours", "t", "verdict"}, {}};
   for (const CheckRow& r : t.peer.results) {
-    if (!r.quantity.starts_with("A_SNN") && !r.quantity.starts_with("SynOps") && r.verdict == "Pass")
+    if (!r.quantity.starts_with("A_SNN") && !r.quantity.starts_with("SynOps") && r.verdict == commands::Verdict::Reproduced)
       continue;  // A_ANN and A_MF: equal to the last digit (checked below)
-    peer.rows.push_back({r.id, r.quantity, r.claimed, r.ours, t_of(r.evidence), r.verdict});
+    peer.rows.push_back({r.id, r.quantity, r.claimed, r.ours, t_of(r.evidence), commands::check_verdict_name(r.verdict)});
   }
   w.table(peer, "torch_peer.csv");
   // The peer's own figures at the paper's Case I (its claim "-case1").
@@ -194,7 +196,7 @@ void present_torch_crosscheck(ReportWriter& w, const TorchCrossCheck& t, const s
   std::string a_snn, a_mf;
   bool case_one_passed = false;
   for (const auto& [id, verdict] : t.peer.verdicts)
-    if (id.ends_with(kCaseOneSuffix)) case_one_passed = verdict == "Pass";
+    if (id.ends_with(kCaseOneSuffix)) case_one_passed = verdict == commands::Verdict::Reproduced;
   for (const CheckRow& r : t.peer.results)
     if (r.id.ends_with(kCaseOneSuffix)) {
       if (r.quantity.starts_with("A_SNN")) a_snn = r.claimed;
@@ -214,9 +216,10 @@ void present_torch_crosscheck(ReportWriter& w, const TorchCrossCheck& t, const s
             fmt::format("{} of {} equal, largest logit difference {}", r.same_predictions, r.images,
                         fmt_sci(r.logit_difference, 2)));
   for (const auto& [id, verdict] : t.peer.verdicts) {
-    const char* expected = id.ends_with(kMistakeSuffix) ? "Fail" : "Pass";
-    w.check(fmt::format("check answers the PyTorch peer's claim {}: {}", id, expected), verdict == expected,
-            "verdict " + verdict);
+    const commands::Verdict expected =
+        id.ends_with(kMistakeSuffix) ? commands::Verdict::NotReproduced : commands::Verdict::Reproduced;
+    w.check(fmt::format("check answers the PyTorch peer's claim {}: {}", id, commands::check_verdict_name(expected)),
+            verdict == expected, std::string("verdict ") + commands::check_verdict_name(verdict));
   }
 }
 

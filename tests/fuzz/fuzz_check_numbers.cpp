@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!ran) return 0;
   const auto q = solvers::parse_exact(value);  // how check reads the value
   for (const auto& [id, verdict] : r.verdicts) {
-    if (verdict != "Pass") continue;
+    if (verdict != commands::Verdict::Reproduced) continue;
     if (!q) fuzz::finding("a claim that is not a number passed");
     const double d = std::abs(solvers::to_double(*q));
     if (id == "fit" && (!std::isfinite(d) || (d != 0 && d < std::numeric_limits<double>::min())))

@@ -79,13 +79,14 @@
 #include <vector>
 
 #include "ctmc/commands/document.hpp"
+#include "ctmc/commands/verdict.hpp"
 
 namespace ctmc::commands {
 
-// The verdicts of a claim and of its rows.
-inline constexpr const char* kPass = "Pass";
-inline constexpr const char* kFail = "Fail";
-inline constexpr const char* kNotCheckable = "Not checkable";
+// The verdicts of a claim and of its rows are the tool's one verdict type
+// (verdict.hpp); the checker names them as a test does: Pass (Reproduced),
+// Fail (Not reproduced), Not checkable (Not comparable), Inconclusive.
+const char* check_verdict_name(Verdict v);
 
 struct CheckOptions {
   // Our side's computations: the seed of the reference simulations (and of
@@ -125,14 +126,16 @@ std::size_t validate_claims(const std::string& claims_path, const CheckOptions& 
 // One result row per claim and quantity, its texts as the claims file and
 // our computation give them (escaped only where they are printed).
 struct CheckRow {
-  std::string id, kind, quantity, claimed, ours, difference, tolerance, verdict, evidence;
+  std::string id, kind, quantity, claimed, ours, difference, tolerance;
+  Verdict verdict = Verdict::NotComparable;
+  std::string evidence;
 };
 struct CheckResult {
   std::string claims_file;
   std::vector<CheckRow> results;
   // The verdict of each claim (Pass, Fail or Not checkable), by id in the
   // file's order.
-  std::vector<std::pair<std::string, std::string>> verdicts;
+  std::vector<std::pair<std::string, Verdict>> verdicts;
   int passed = 0, failed = 0, not_checkable = 0;
 };
 
