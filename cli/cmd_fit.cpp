@@ -54,9 +54,9 @@ void print_certificates(const commands::CertifyRun& c, const analysis::FitProble
              analysis::family_name(*c.family), verdict, r.lower_bound, r.boxes,
              r.exhausted ? ", budget exhausted" : "", r.seconds);
   // Every box of the branch and bound accounted for (fit_optimality.hpp).
-  fmt::print("  boxes     {} roots + 2 x {} split = {} pruned + {} split + {} unsplittable + {} open; {} shrunk to a "
-             "face\n",
-             r.roots, r.split, r.pruned, r.split, r.unsplittable, r.open, r.shrunk);
+  fmt::print("  boxes     {} roots + 2 x {} split = {} pruned ({} as mirror images) + {} split + {} unsplittable + {} "
+             "open; {} shrunk to a face\n",
+             r.roots, r.split, r.pruned, r.mirrored, r.split, r.unsplittable, r.open, r.shrunk);
   if (!r.best_centre.empty())
     fmt::print("  improved  the search found MSE {:.6e} below the fit's (parameters {:.17g})\n", r.incumbent,
                fmt::join(r.best_centre, ", "));

@@ -168,6 +168,7 @@ void put_certificates(DocumentWriter& w, const std::string& key, const CertifyRu
     put(w, "unsplittable", c.optimum->unsplittable);
     put(w, "open", c.optimum->open);
     put(w, "shrunk_to_faces", c.optimum->shrunk);
+    put(w, "pruned_as_mirror_images", c.optimum->mirrored);
   }
   put(w, "best_known_improved", !c.optimum->best_centre.empty());
   if (!c.optimum->best_centre.empty()) put(w, "improved_mse", c.optimum->incumbent);

@@ -214,18 +214,20 @@ class Objective {
 // (see the header), so the faces replace the box: the continuum of equal
 // curves is cut down to the points where it meets the boundary. Where the
 // box treats a and c alike, the swap a <-> c (F is symmetric in them) maps
-// the c faces onto the a faces, which then suffice.
-std::vector<Box> root_boxes(ClosedFamily family, const Box& root, bool faces) {
-  if (family != ClosedFamily::ThreeState || !faces) return {root};
+// the c faces onto the a faces, which then suffice, and maps each b face
+// onto itself: there the half a.s <= c.s holds a mirror image of every
+// point (second: whether the root is such a face).
+std::vector<std::pair<Box, bool>> root_boxes(ClosedFamily family, const Box& root, bool faces) {
+  if (family != ClosedFamily::ThreeState || !faces) return {{root, false}};
   const bool symmetric = root[0].lo == root[3].lo && root[0].hi == root[3].hi && root[1].lo == root[4].lo &&
                          root[1].hi == root[4].hi;
-  std::vector<Box> out;
+  std::vector<std::pair<Box, bool>> out;
   for (std::size_t k : {0, 1, 2, 3, 4}) {
     if (symmetric && (k == 3 || k == 4)) continue;
     for (double end : {root[k].lo, root[k].hi}) {
       Box face = root;
       face[k] = I::point(end);
-      out.push_back(face);
+      out.push_back({face, symmetric && k == 2});
       if (root[k].lo == root[k].hi) break;
     }
   }
@@ -236,6 +238,7 @@ struct Node {
   Box box;
   double lb;
   std::array<double, kMaxParams> score;  // where a split gains most: the larger, the better
+  bool mirror;                           // in a face symmetric in a <-> c (root_boxes)
   bool operator<(const Node& o) const { return lb > o.lb; }  // min-heap on the bound
 };
 
@@ -321,7 +324,17 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   // could), or discards it when it cannot hold a point below the threshold.
   std::priority_queue<Node> open;
   const bool toward_zero = opt.zero_cuts && p.family == ClosedFamily::ThreeState;
-  auto bound = [&](Box X) {
+  auto bound = [&](Box X, bool mirror) {
+    // In a face symmetric in a <-> c, a box inside a.s > c.s is the mirror
+    // image of boxes of the search (each of which meets a.s <= c.s): the
+    // minimum over the face is attained in one of those. Checked before
+    // the monotonicity test, which keeps a box's minimum but may move the
+    // box across the diagonal.
+    if (mirror && X[1].lo > X[4].hi) {
+      ++res.pruned;
+      ++res.mirrored;
+      return;
+    }
     // The monotonicity test fixes coordinates at a face; the smaller box is
     // then bounded again (at most once per coordinate).
     for (std::size_t pass = 0; pass <= n; ++pass) {
@@ -380,16 +393,16 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
           score[k] = obj.spread(Y, kSpreadStride) + 1e-300;
         }
       }
-      open.push({X, lb, score});
+      open.push({X, lb, score, mirror});
       return;
     }
   };
 
   Box root;
   for (std::size_t k = 0; k < n; ++k) root[k] = {p.lower[k], p.upper[k]};
-  for (const Box& X : root_boxes(p.family, root, opt.faces)) {
+  for (const auto& [X, mirror] : root_boxes(p.family, root, opt.faces)) {
     ++res.roots;
-    bound(X);
+    bound(X, mirror && opt.mirror);
   }
   while (!open.empty()) {
     const Node top = open.top();
@@ -409,8 +422,8 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
     Box left = top.box, right = top.box;
     left[split].hi = mid;
     right[split].lo = mid;
-    bound(left);
-    bound(right);
+    bound(left, top.mirror);
+    bound(right, top.mirror);
   }
   res.open = static_cast<std::int64_t>(open.size());
   // Pruned boxes whose bound passed the threshold only after the incumbent

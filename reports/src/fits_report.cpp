@@ -520,7 +520,8 @@ nlohmann::ordered_json row_json(const FitsStudy& st, std::size_t i) {
                 {"boxes_accounted",
                  {{"roots", c.optimum->roots}, {"pruned", c.optimum->pruned}, {"split", c.optimum->split},
                   {"unsplittable", c.optimum->unsplittable}, {"open", c.optimum->open},
-                  {"shrunk_to_faces", c.optimum->shrunk}}}};
+                  {"shrunk_to_faces", c.optimum->shrunk},
+                  {"pruned_as_mirror_images", c.optimum->mirrored}}}};
   auto widened = nlohmann::ordered_json::array();
   for (const auto& x : r.widened) widened.push_back({{"widen", x.widen}, {"mse", x.mse}});
   return {{"target", row.target.label},

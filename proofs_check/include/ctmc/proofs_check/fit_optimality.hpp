@@ -109,6 +109,10 @@ struct OptimalityOptions {
   // Three-state: the convex relaxation in the reciprocal of the flux
   // (reciprocal_relaxation.hpp) where the other bounds leave a box open.
   bool reciprocal = true;
+  // Three-state: on a face that the swap a <-> c maps onto itself (b at an
+  // end, when a and c have the same ranges), search only the half a.s <=
+  // c.s, which holds a mirror image of every point.
+  bool mirror = true;
 };
 
 struct OptimalityResult {
@@ -123,12 +127,15 @@ struct OptimalityResult {
   bool exhausted = false;   // stopped by the budget
   // Every box accounted for: the root boxes (the box, or its faces) and the
   // two halves of every split box are each either pruned (bound above the
-  // threshold), or split, or left unsplittable (a point up to double
+  // threshold, or a mirror image), or split, or left unsplittable (a point up to double
   // resolution; its bound counts), or still open at the end (its bound
   // counts): roots + 2 split = pruned + split + unsplittable + open.
   // A box the monotonicity test shrinks to a face is bounded again as the
   // same box (shrunk counts those steps; boxes counts every bounding).
   std::int64_t roots = 0, pruned = 0, split = 0, unsplittable = 0, open = 0, shrunk = 0;
+  // Of the pruned boxes, those discarded as mirror images (a.s > c.s on a
+  // face symmetric in a <-> c), whose minimum is attained in boxes kept.
+  std::int64_t mirrored = 0;
 };
 
 // known_mse: the fit's MSE (an upper bound of the minimum, the incumbent).
