@@ -222,8 +222,14 @@ Mlp load_network(const std::string& manifest_path, json* meta_out) {
 AnyNetwork load_any_network(const std::string& manifest_path) {
   const ManifestFiles f = read_manifest(manifest_path);
   const SafetensorsFile st = read_safetensors(f.weights_path, named_tensors(f.m["layers"]));
-  return load_any_network([&] { return mlp_from_manifest(f, st, manifest_path); },
-                          [&] { return net_from_manifest(f.m, st, manifest_path, f.weights_path); });
+  // The layers declare the kind: dense layers only, without an input shape,
+  // are an Mlp (its reader's messages); anything else is read as a layer
+  // graph, which is an Mlp after all when only flattens and activations
+  // join its dense layers.
+  if (all_dense(f.m["layers"]) && !f.m.contains("input")) return AnyNetwork{mlp_from_manifest(f, st, manifest_path), std::nullopt};
+  Net net = net_from_manifest(f.m, st, manifest_path, f.weights_path);
+  if (net.is_dense()) return AnyNetwork{net.to_mlp(manifest_path), std::nullopt};
+  return AnyNetwork{std::nullopt, std::move(net)};
 }
 
 AnyNetwork load_any_network(const std::function<Mlp()>& dense, const std::function<Net()>& graph) {

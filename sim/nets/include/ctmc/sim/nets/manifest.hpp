@@ -62,10 +62,12 @@ Mlp load_network(const std::string& manifest_path, nlohmann::json* meta_out = nu
 // layer: a tensor whose shape disagrees with the manifest, shapes that do not
 // chain (Net::infer_shapes), a batchnorm2d not directly after a conv2d.
 Net load_net(const std::string& manifest_path, nlohmann::json* meta_out = nullptr);
-// A manifest as the engines take it: a dense one as an Mlp (the dense
-// engine, bit for bit as before layer graphs), any other (convolutions,
-// pooling) as a layer graph. The dense reader goes first, so a manifest that
-// neither reader takes, or that is dense after all, keeps its message.
+// A manifest as the engines take it, read once: a dense one as an Mlp (the
+// dense engine, bit for bit as before layer graphs), any other
+// (convolutions, pooling) as a layer graph. Its layers declare which: dense
+// layers only, without an "input" shape, go to the dense reader (and keep
+// its messages); any other manifest is read as a layer graph, and is an Mlp
+// when only flattens and activations join its dense layers.
 struct AnyNetwork {
   std::optional<Mlp> mlp;
   std::optional<Net> graph;
@@ -75,8 +77,10 @@ struct AnyNetwork {
   }
 };
 AnyNetwork load_any_network(const std::string& manifest_path);
-// The same choice between two readers of one network (e.g. a net built in
-// memory by the Python module, with no graph reader: `graph` empty).
+// The choice between two readers of one network whose kind is not declared
+// (a net built in memory by the Python module, with no graph reader: `graph`
+// empty): the dense reader first; the graph where the dense reader refuses
+// and the graph is not dense, else the dense reader's message.
 AnyNetwork load_any_network(const std::function<Mlp()>& dense, const std::function<Net()>& graph);
 // The same from a parsed manifest and its tensors (e.g. before writing them).
 Net net_from_manifest(const nlohmann::json& manifest, const SafetensorsFile& weights, const std::string& manifest_path,
