@@ -15,7 +15,7 @@ of freedom.
 Usage (from the repository's root, after a build):
   PYTHONPATH=build/python /usr/bin/python3 scripts/compare-kernels.py \
       [--runs R] [--trials T] [--images N] [--tau 0.1] [--rate 5] [--T 50] \
-      [--only relu|sigmoid] [--samplers exact,end-state] [--kernel vectorised|fast] [--out DIR]
+      [--only relu|sigmoid] [--samplers exact,end-state] [--kernel vectorised|fast] [--seed-base S] [--out DIR]
 Run it with the interpreter the module was built for (Debian's, with
 python3-numpy). It takes about R x 2 x (35 s ReLU, 95 s sigmoid) per sampler
 with 1000 images and 10 trials on 2 cores.
@@ -62,6 +62,8 @@ def main():
     p.add_argument("--T", type=float, default=50)
     p.add_argument("--only", choices=["relu", "sigmoid"])
     p.add_argument("--samplers", default="exact,end-state")
+    p.add_argument("--seed-base", type=int, default=0,
+                   help="added to every seed: a replication with runs independent of the default's")
     p.add_argument("--kernel", choices=["vectorised", "fast"], default="vectorised",
                    help="the kernel compared with the reference kernel")
     p.add_argument("--data", default="data/mnist")
@@ -89,7 +91,8 @@ def main():
 def compare(a):
     os.makedirs(a.out, exist_ok=True)
     print(f"MNIST MLP 784-256-128-10, T {a.T:g}, tau {a.tau:g}, r {a.rate:g}, dt 0.005; {a.runs} runs per kernel "
-          f"(seeds 1..{a.runs} and 1001..{1000 + a.runs}), {a.trials} trials x {a.images} test images each")
+          f"(seeds {a.seed_base} + 1..{a.runs} and {a.seed_base} + 1001..{1000 + a.runs}), {a.trials} trials x "
+          f"{a.images} test images each")
     print(f"{'config':<22} {'quantity':<8} {'reference':>14} {a.kernel:>14} {'difference':>12} "
           f"{'rel':>9} {'t':>6}   run-mean sd (ref, vec) / trial sd")
     for act in ["relu", "sigmoid"]:
@@ -109,7 +112,7 @@ def compare(a):
                 acc, syn, trial_sd, trans = [], [], [], []
                 for k in range(a.runs):
                     # Different seeds for the two kernels: their runs are independent.
-                    seed = (1 if kernel == "reference" else 1001) + k
+                    seed = a.seed_base + (1 if kernel == "reference" else 1001) + k
                     r = ctmc_snn.simulate_network(net, a.data, neuron, T=a.T, tau=a.tau, rate=a.rate,
                                                   limit=a.images, trials=a.trials, seed=seed, sampler=sampler,
                                                   kernel=kernel)

@@ -2,11 +2,12 @@
 // end-state samplers of sampler.hpp, the same law as the reference kernel
 // and the vectorised one (spiking.cpp), with
 //   - float32 structure-of-arrays lanes for the per-step pass over layers
-//     2..L: current, H, state index and hazard budget (the residual unit
-//     exponential of the next-reaction clock), eight neurons per AVX
-//     instruction, four per SSE2 one. Every lane rounds each sum and product
-//     as the scalar code does (the build forbids contraction, and no path
-//     uses FMA), and nothing is summed across lanes, so both widths give the
+//     2..L: current, H, state index and exit rate, eight neurons per AVX
+//     instruction, four per SSE2 one; the hazard budget (the residual unit
+//     exponential of the next-reaction clock) in double beside them, as
+//     fast_lanes says why. Every lane rounds each sum and product as the
+//     scalar code does (the build forbids contraction, and no path uses
+//     FMA), and nothing is summed across lanes, so both widths give the
 //     same bits;
 //   - float32 synapses for an Mlp: a spike adds c * w (c = the trace's
 //     weight times the spike count, rounded to float) to the float current;
@@ -25,11 +26,11 @@
 //     other kernels.
 // A jump (rare: about the jump rate times dt per neuron-step) leaves the
 // lanes for jump_loop (sampler.hpp) in double, from the lane's float H and
-// budget; the budget left is rounded back to float. The lanes' rates use the
-// rate tables rounded to float and the jump loop the double ones: the exit
-// rate seen by the two differs by a relative 6e-8 at most, below what any
-// test of the law can see (a float32 budget of about 1 resolves 6e-8 of
-// hazard; the law's departure is of that order per jump).
+// rate. The lanes' rates are float32 sums and products of H and the rate
+// tables rounded to float, the jump loop's the double ones: the two differ
+// by a few float roundings of the rate (a relative 1e-7), which the budget
+// then integrates without bias (the roundings of H and of the rates vary
+// from step to step, unlike a float budget's, fast_lanes).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -39,6 +40,9 @@
 
 #include "ctmc/sim/engines/spiking.hpp"
 #include "ctmc/sim/neurons/philox.hpp"
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 #include "axpy.hpp"
 #include "exp_ziggurat.hpp"
 #include "spiking_parts.hpp"
@@ -60,7 +64,8 @@ constexpr int kPad = 8;
 struct FastLayer {
   std::uint32_t index = 0;
   int n = 0, padded = 0;
-  std::vector<float> state, budget;             // state index (as float, compared in the lanes), hazard budget
+  std::vector<float> state;    // state index (as float, compared in the lanes)
+  std::vector<double> budget;  // hazard budget (see fast_lanes: double, not float)
   std::vector<std::uint32_t> draws;             // 32-bit words of the neuron's stream used so far
   std::vector<std::array<std::uint32_t, 4>> block;  // the block those words come from
 };
@@ -86,15 +91,43 @@ class FastDraws {
   std::uint32_t j_;
 };
 
+// jump_loop's view of a SmallChain whose exit slots per state (KMAX, 1 or
+// 2) are known at compile time: the same operations in the same order as
+// SmallChain's, with the slot loops unrolled and the destination draw's
+// test (max_out_degree() == 1) decided by the compiler.
+template <int KMAX>
+struct FixedChain {
+  const SmallChain& c;
+  static constexpr std::size_t max_out_degree() { return KMAX; }
+  double exit_dt(std::uint32_t i, double H) const {
+    double q = 0;
+    for (int k = 0; k < KMAX; ++k) q += rectify(c.off[i][k] + c.slope[i][k] * H);
+    return q;
+  }
+  JumpSlot slot(std::uint32_t i, double H, double x) const {
+    int chosen = 0;
+    double acc = 0;
+    for (int k = 0; k < KMAX; ++k) {
+      const double r = c.off[i][k] + c.slope[i][k] * H;
+      if (r > 0) {
+        acc += r;
+        chosen = k;
+        if (x < acc) break;
+      }
+    }
+    return {c.to[i][chosen], c.spike[i][chosen]};
+  }
+};
+
 // The rest of a step with a jump for neuron j (budget <= q), in double.
-template <SamplerKind K>
+template <SamplerKind K, int KMAX>
 [[gnu::noinline]] void fast_jump(const SmallChain& chain, const StepSampler& smp, const PhiloxKey& key, FastLayer& L,
                                  std::uint32_t j, double h, double q, double& budget, StepCounts& counts,
                                  std::uint32_t* cnt, Fired& fired) {
   std::uint32_t s = static_cast<std::uint32_t>(L.state[j]);
   const std::uint32_t start = s;
   FastDraws draws(key, L, j);
-  std::uint32_t sp = jump_loop(chain, h, s, budget, draws, counts, q);
+  std::uint32_t sp = jump_loop(FixedChain<KMAX>{chain}, h, s, budget, draws, counts, q);
   if constexpr (K == SamplerKind::EndState) sp = smp.end_state_implies_spike(start, s) ? 1u : 0u;
   L.state[j] = static_cast<float>(s);
   if (sp) {
@@ -105,6 +138,8 @@ template <SamplerKind K>
 
 typedef float F4 __attribute__((vector_size(16)));
 typedef float F8 __attribute__((vector_size(32)));
+typedef double D2 __attribute__((vector_size(16)));
+typedef double D4 __attribute__((vector_size(32)));
 
 // Always inlined down to fast_pass_sse2 and fast_pass_avx, so no vector
 // crosses a call (GCC's -Wpsabi note on 32-byte vectors does not apply).
@@ -120,30 +155,57 @@ template <class V>
 [[gnu::always_inline]] inline void store_v(float* p, const V& v) {
   std::memcpy(p, &v, sizeof v);
 }
-// The least lane, by halving in registers with float shuffles and
-// compares (AVX without AVX2 has no 256-bit integer operations, so a mask's
-// lanes are not reduced as integers). Order-free: the least is the least.
-template <class V>
-[[gnu::always_inline]] inline V lesser(const V& a, const V& b) {
-  return a < b ? a : b;
+template <class D>
+[[gnu::always_inline]] inline D load_d(const double* p) {
+  D v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
 }
-[[gnu::always_inline]] inline float least_lane(F4 v) {
-  v = lesser(v, __builtin_shufflevector(v, v, 2, 3, 0, 1));
-  v = lesser(v, __builtin_shufflevector(v, v, 1, 0, 3, 2));
-  return v[0];
+template <class D>
+[[gnu::always_inline]] inline void store_d(double* p, const D& v) {
+  std::memcpy(p, &v, sizeof v);
 }
-[[gnu::always_inline]] inline float least_lane(const F8& v) {
-  const F8 a = lesser(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3));
-  const F8 b = lesser(a, __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5));
-  return lesser(b, __builtin_shufflevector(b, b, 1, 0, 3, 2, 5, 4, 7, 6))[0];
+// The low and high halves of a float vector, widened to double (exactly).
+[[gnu::always_inline]] inline D2 low_d(const F4& v) {
+  return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1), D2);
 }
+[[gnu::always_inline]] inline D2 high_d(const F4& v) {
+  return __builtin_convertvector(__builtin_shufflevector(v, v, 2, 3), D2);
+}
+[[gnu::always_inline]] inline D4 low_d(const F8& v) {
+  return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), D4);
+}
+[[gnu::always_inline]] inline D4 high_d(const F8& v) {
+  return __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), D4);
+}
+// Whether every lane of t is > 0 (a NaN lane is not): one compare and a
+// movemask. The AVX one takes its vector by reference, so a call that is not
+// inlined into the AVX pass passes it in memory, the same for either ABI.
+#if defined(__SSE2__)
+[[gnu::always_inline]] inline bool all_positive(const D2& t) {
+  return _mm_movemask_pd(_mm_cmpngt_pd(t, _mm_setzero_pd())) == 0;
+}
+#else
+[[gnu::always_inline]] inline bool all_positive(const D2& t) { return t[0] > 0 && t[1] > 0; }
+#endif
+#if defined(CTMC_SIM_AVX_DISPATCH)
+__attribute__((target("avx"))) inline bool all_positive(const D4& t) {
+  return _mm256_movemask_pd(_mm256_cmp_pd(t, _mm256_setzero_pd(), _CMP_NGT_UQ)) == 0;
+}
+#endif
 
 // One step of a layer of chains with NST <= 4 states and KMAX <= 2 exit
 // slots each: H = b + I and I <- d I (trace.hpp, steps 1 and 3; with a null
-// cur, bias already holds H), the current state's exit rate * dt at H
-// (every state's evaluated, the neuron's own selected by a mask), and the
-// no-jump update budget <- budget - q. h_out (when not null) receives H.
-template <SamplerKind K, int NST, int KMAX, class V>
+// cur, bias already holds H), the current state's exit rate * dt at H in
+// float, and the no-jump update budget <- budget - q in double. h_out (when
+// not null) receives H.
+// The budget stays in double: in float, b - q rounds to the float grid of
+// b, whose spacing near b = 1 is 1.2e-7, and because b moves by the same q
+// step after step the rounding does not average out: the hazard would be
+// consumed at round(q / ulp) ulp per step instead of q, a relative error up
+// to ulp / (2 q) (0.6% at q = 1e-5, a rate of 2e-3 per second at
+// dt = 0.005), a change of law. In double that error is 1e-16 / q.
+template <SamplerKind K, int NST, int KMAX, class V, class D>
 [[gnu::always_inline]] inline void fast_lanes(const SmallChain& chain, const StepSampler& smp, const PhiloxKey& key,
                                               const float* bias, float* cur, float decay, float* h_out, FastLayer& L,
                                               StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
@@ -159,8 +221,9 @@ template <SamplerKind K, int NST, int KMAX, class V>
     }
   }
   const V d = zero + decay;
+  constexpr int W2 = W / 2;
   float* state = L.state.data();
-  float* budget = L.budget.data();
+  double* budget = L.budget.data();
   for (int j = 0; j < L.padded; j += W) {
     V h = load_v<V>(bias + j);
     if (cur) {
@@ -169,31 +232,43 @@ template <SamplerKind K, int NST, int KMAX, class V>
       store_v(cur + j, c * d);
     }
     if (h_out) store_v(h_out + j, h);
+    // The current state's slot coefficients, selected lane by lane, then
+    // its rectified slot rates summed in slot order (StepSampler::exit_dt's
+    // operations on the float tables).
     const V s = load_v<V>(state + j);
-    V q = zero;
-#pragma GCC unroll 4
-    for (int i = 0; i < NST; ++i) {
-      V r = o[i][0] + sl[i][0] * h;
-      V qi = r > 0 ? r : zero;
+    V os[KMAX], ss[KMAX];
 #pragma GCC unroll 2
-      for (int k = 1; k < KMAX; ++k) {
-        r = o[i][k] + sl[i][k] * h;
-        qi = qi + (r > 0 ? r : zero);
+    for (int k = 0; k < KMAX; ++k) {
+      os[k] = o[0][k];
+      ss[k] = sl[0][k];
+    }
+#pragma GCC unroll 4
+    for (int i = 1; i < NST; ++i) {
+      const auto here = s == id[i];
+#pragma GCC unroll 2
+      for (int k = 0; k < KMAX; ++k) {
+        os[k] = here ? o[i][k] : os[k];
+        ss[k] = here ? sl[i][k] : ss[k];
       }
-      q = i == 0 ? qi : (s == id[i] ? qi : q);
+    }
+    V r = os[0] + ss[0] * h;
+    V q = r > 0 ? r : zero;
+#pragma GCC unroll 2
+    for (int k = 1; k < KMAX; ++k) {
+      r = os[k] + ss[k] * h;
+      q = q + (r > 0 ? r : zero);
     }
     // No jump in the step iff budget > q, i.e. t = budget - q > 0 (a
-    // difference of two floats rounds to 0 only when they are equal).
-    const V b = load_v<V>(budget + j);
-    const V t = b - q;
-    store_v(budget + j, t > 0 ? t : b);
-    if (!(least_lane(t) > 0)) [[unlikely]] {
+    // difference of two doubles rounds to 0 only when they are equal).
+    const D b0 = load_d<D>(budget + j), b1 = load_d<D>(budget + j + W2);
+    const D t0 = b0 - low_d(q), t1 = b1 - high_d(q);
+    store_d(budget + j, t0 > 0 ? t0 : b0);
+    store_d(budget + j + W2, t1 > 0 ? t1 : b1);
+    if (!all_positive(t0) || !all_positive(t1)) [[unlikely]] {
       for (int lane = 0; lane < W; ++lane)
-        if (!(t[lane] > 0)) {
+        if (!((lane < W2 ? t0[lane] : t1[lane - W2]) > 0)) {
           const auto jj = static_cast<std::uint32_t>(j + lane);
-          double left = budget[jj];
-          fast_jump<K>(chain, smp, key, L, jj, h[lane], q[lane], left, counts, cnt, fired);
-          budget[jj] = static_cast<float>(left);
+          fast_jump<K, KMAX>(chain, smp, key, L, jj, h[lane], q[lane], budget[jj], counts, cnt, fired);
         }
     }
   }
@@ -214,7 +289,7 @@ template <SamplerKind K, int NST, int KMAX>
 void fast_pass_sse2(const SmallChain& chain, const StepSampler& smp, const PhiloxKey& key, const float* bias,
                     float* cur, float decay, float* h_out, FastLayer& L, StepCounts& counts, std::uint32_t* cnt,
                     Fired& fired) {
-  fast_lanes<K, NST, KMAX, F4>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+  fast_lanes<K, NST, KMAX, F4, D2>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
 }
 
 void add_scaled_sse2(float* cur, const float* w, int n, float c) { add_scaled_f<F4>(cur, w, n, c); }
@@ -225,7 +300,7 @@ __attribute__((target("avx"))) void fast_pass_avx(const SmallChain& chain, const
                                                   const PhiloxKey& key, const float* bias, float* cur, float decay,
                                                   float* h_out, FastLayer& L, StepCounts& counts,
                                                   std::uint32_t* cnt, Fired& fired) {
-  fast_lanes<K, NST, KMAX, F8>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+  fast_lanes<K, NST, KMAX, F8, D4>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
 }
 
 __attribute__((target("avx"))) void add_scaled_avx8(float* cur, const float* w, int n, float c) {
@@ -251,6 +326,8 @@ void fast_pass(const SmallChain& chain, const StepSampler& smp, const PhiloxKey&
     return fast_pass_any<K, 2, 1>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
   if (chain.n == 3 && chain.kmax == 2)
     return fast_pass_any<K, 3, 2>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+  if (chain.kmax == 1)
+    return fast_pass_any<K, 4, 1>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
   fast_pass_any<K, 4, 2>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
 }
 
@@ -261,14 +338,25 @@ void add_spike_f(float* cur, const float* w, int n, float c) {
   add_scaled_sse2(cur, w, n, c);
 }
 
+// Layer 1's table: per neuron j and state i, at 2 (j nst + i), the exit
+// rate q * dt at the neuron's constant H and, beside it, 1 / q (0 for q = 0).
+const double* layer1_rate(const double* qtab, std::size_t nst, const FastLayer& L, std::uint32_t j) {
+  return qtab + 2 * (static_cast<std::size_t>(j) * nst + static_cast<std::size_t>(L.state[j]));
+}
+
 // Layer 1: neuron j's next jump step from its constant exit rate q (per
 // step) and its budget, as schedule_vec1 of spiking.cpp: after
-// m = max(0, ceil(budget / q) - 1) jump-free steps, with budget - m q left.
-void schedule_fast1(const double* qtab, std::size_t nst, FastLayer& L, std::vector<double>& budget1,
-                    std::uint32_t j, std::int64_t from, std::int64_t steps, JumpCalendar& cal) {
-  const double q = qtab[static_cast<std::size_t>(j) * nst + static_cast<std::size_t>(L.state[j])];
+// m = max(0, ceil(budget / q) - 1) jump-free steps, with budget - m q left
+// (budget / q as budget times the tabulated 1 / q: a rounding apart, and
+// the jump loop starts from whatever budget is left, so an m one off at an
+// exact integer moves the jump by a relative 1e-16 of a step).
+void schedule_fast1(const double* qtab, std::size_t nst, FastLayer& L, std::uint32_t j, std::int64_t from,
+                    std::int64_t steps, JumpCalendar& cal) {
+  std::vector<double>& budget1 = L.budget;
+  const double* rate = layer1_rate(qtab, nst, L, j);
+  const double q = rate[0];
   if (!(q > 0)) return;
-  const double t = budget1[j] / q;
+  const double t = budget1[j] * rate[1];
   if (!(static_cast<double>(from) + t - 1 < static_cast<double>(steps))) return;
   const auto whole = static_cast<std::int64_t>(t);
   const double m = static_cast<double>(std::max<std::int64_t>(0, static_cast<double>(whole) == t ? whole - 1 : whole));
@@ -277,18 +365,20 @@ void schedule_fast1(const double* qtab, std::size_t nst, FastLayer& L, std::vect
   cal.add(from + static_cast<std::int64_t>(m), j, from);
 }
 
-// Layer 1's budgets stay in double: they are touched once per jump only.
 template <SamplerKind K>
 void advance_fast1(const SmallChain& chain, const StepSampler& smp, const PhiloxKey& key, const double* h,
-                   const double* qtab, FastLayer& L, std::vector<double>& budget1, std::int64_t k,
-                   std::int64_t steps, JumpCalendar& cal, StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
+                   const double* qtab, FastLayer& L, std::int64_t k, std::int64_t steps, JumpCalendar& cal,
+                   StepCounts& counts, std::uint32_t* cnt, Fired& fired) {
   const std::size_t nst = chain.n;
   std::vector<std::uint32_t>& now = cal.due(k);
   for (std::size_t e = 0; e < now.size(); ++e) {
     const std::uint32_t j = now[e];
-    const double q = qtab[static_cast<std::size_t>(j) * nst + static_cast<std::size_t>(L.state[j])];
-    fast_jump<K>(chain, smp, key, L, j, h[j], q, budget1[j], counts, cnt, fired);
-    schedule_fast1(qtab, nst, L, budget1, j, k + 1, steps, cal);
+    const double q = layer1_rate(qtab, nst, L, j)[0];
+    if (chain.kmax == 1)
+      fast_jump<K, 1>(chain, smp, key, L, j, h[j], q, L.budget[j], counts, cnt, fired);
+    else
+      fast_jump<K, 2>(chain, smp, key, L, j, h[j], q, L.budget[j], counts, cnt, fired);
+    schedule_fast1(qtab, nst, L, j, k + 1, steps, cal);
   }
   now.clear();
 }
@@ -300,12 +390,11 @@ FastLayer make_fast_layer(const PhiloxKey& key, std::uint32_t index, int n) {
   V.padded = (n + kPad - 1) / kPad * kPad;
   const auto p = static_cast<std::size_t>(V.padded);
   V.state.assign(p, 0.0f);
-  V.budget.assign(p, std::numeric_limits<float>::infinity());
+  V.budget.assign(p, std::numeric_limits<double>::infinity());
   V.draws.assign(p, 0);
   V.block.assign(p, {});
   for (int j = 0; j < n; ++j)
-    V.budget[static_cast<std::size_t>(j)] =
-        static_cast<float>(FastDraws(key, V, static_cast<std::uint32_t>(j)).exponential());
+    V.budget[static_cast<std::size_t>(j)] = FastDraws(key, V, static_cast<std::uint32_t>(j)).exponential();
   return V;
 }
 
@@ -357,17 +446,19 @@ SampleRun SpikingNetwork::run_fast(const float* x, std::uint64_t stream_seed) co
   }
   // Layer 1: exit rates * dt tabulated once per image (its H is constant),
   // and each neuron's first jump step scheduled.
-  std::vector<double> qtab1, budget1;
+  std::vector<double> qtab1;
   JumpCalendar layer1_events;
   if (S > 0) {
     const std::size_t nst = layers_[0].kernel.size();
-    qtab1.resize(static_cast<std::size_t>(n1) * nst);
+    qtab1.resize(2 * static_cast<std::size_t>(n1) * nst);
     for (int j = 0; j < n1; ++j)
-      for (std::size_t st = 0; st < nst; ++st)
-        qtab1[static_cast<std::size_t>(j) * nst + st] = samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
-    budget1.assign(layer[0].budget.begin(), layer[0].budget.begin() + n1);
+      for (std::size_t st = 0; st < nst; ++st) {
+        const double q = samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
+        qtab1[2 * (static_cast<std::size_t>(j) * nst + st)] = q;
+        qtab1[2 * (static_cast<std::size_t>(j) * nst + st) + 1] = q > 0 ? 1 / q : 0.0;
+      }
     for (int j = 0; j < n1; ++j)
-      schedule_fast1(qtab1.data(), nst, layer[0], budget1, static_cast<std::uint32_t>(j), 0, steps_, layer1_events);
+      schedule_fast1(qtab1.data(), nst, layer[0], static_cast<std::uint32_t>(j), 0, steps_, layer1_events);
   }
   std::size_t next_checkpoint = 0;
   out.at.reserve(checkpoint_steps_.size());
@@ -384,7 +475,7 @@ SampleRun SpikingNetwork::run_fast(const float* x, std::uint64_t stream_seed) co
         if (L == 1)
           for (int j = 0; j < n1; ++j) h_sum[static_cast<std::size_t>(j)] += h1[j];
         if (S > 0)
-          advance_fast1<K>(chains[0], samplers_[0], key, h1.data(), qtab1.data(), layer[0], budget1, k, steps_,
+          advance_fast1<K>(chains[0], samplers_[0], key, h1.data(), qtab1.data(), layer[0], k, steps_,
                            layer1_events, counts, out.counts[0].data(), fired[0]);
         continue;
       }

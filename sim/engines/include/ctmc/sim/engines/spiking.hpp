@@ -97,9 +97,10 @@ struct SpikingConfig {
   bool reference_kernel = false;
   // The fast kernel (spiking_fast.cpp), opt-in: the exact and end-state
   // samplers with float32 structure-of-arrays lanes (current, H, state,
-  // hazard budget; eight lanes where the CPU has AVX, four with SSE2, the
-  // same bits either way), one Philox4x32-10 block serving four 32-bit
-  // draws of a neuron, and float32 synapses for an Mlp. Same law as the
+  // exit rate; the hazard budget in double; eight lanes where the CPU has
+  // AVX, four with SSE2, the same bits either way), one Philox4x32-10
+  // block serving four 32-bit draws of a neuron, and float32 synapses for
+  // an Mlp. Same law as the
   // other two kernels, other random numbers. Ignored when reference_kernel
   // is set, for the other samplers, and for chains beyond four states or
   // two exits per state (those run on the vectorised kernel).
