@@ -76,6 +76,7 @@ class Objective {
                          outward::enclose(solvers::Rational((p.w.empty() ? solvers::Rational(1) : p.w[m]) / total))});
     }
     n_ = parameter_count(family_);
+    natural_.assign(points_.size(), 0.0);
   }
 
   std::size_t size() const { return n_; }
@@ -125,7 +126,9 @@ class Objective {
       const Point& pt = points_[m];
       const FluxJacobian jx = flux(X, m, true), jc = flux(C, m, false);
       const I r = jx.F - pt.y;
-      nat = nat + pt.w * sqr(r);
+      const I term = pt.w * sqr(r);
+      nat = nat + term;
+      natural_[m] = term.lo;
       const I g = I::point(2) * pt.w * r;
       for (std::size_t k = 0; k < n_; ++k) out.gradient[k] = out.gradient[k] + g * jx.dF[k];
       fc = fc + pt.w * sqr(jc.F - pt.y);
@@ -184,7 +187,7 @@ class Objective {
         out.taylor_point[free[i]] = std::clamp(C[free[i]].lo + dstar[i], X[free[i]].lo, X[free[i]].hi);
     }
     if (reciprocal && family_ == ClosedFamily::ThreeState && out.lower < threshold) {
-      out.reciprocal = reciprocal_bound(X, points_);
+      out.reciprocal = reciprocal_bound(X, points_, natural_);
       out.lower = std::max(out.lower, out.reciprocal);
     }
     return out;
@@ -206,6 +209,7 @@ class Objective {
   std::size_t n_ = 0;
   std::vector<Point> points_;
   mutable std::vector<double> remainder_;  // scratch: R_mk of the last bound()
+  mutable std::vector<double> natural_;    // scratch: each point's natural term in the last bound()
 };
 
 // The boxes whose union holds a minimizer of f over the box `root`. For the

@@ -112,13 +112,17 @@ double tangent_point(const Term& t, double Gmax) {
     const I2 at = phi_up_i(t, I::point(T));
     return at.v + at.d1 * (I::point(Gmax) - I::point(T)) - phi_up_i(t, I::point(Gmax)).v;
   };
+  // Bisection in double to 2^-24 of the bracket: any T below the exact
+  // tangent point is valid (the check below decides), and the line's loss
+  // from a T that much lower is far below the bound's tolerance.
   double lo = g0, hi = std::min(infl, Gmax);
-  for (int i = 0; i < 50; ++i) {
+  Term probe = t;
+  probe.T = kInf;
+  const double at_max = psi_up(probe, Gmax).v;
+  for (int i = 0; i < 24; ++i) {
     const double mid = 0.5 * (lo + hi);
-    Term probe = t;
-    probe.T = kInf;
-    const D2 a = psi_up(probe, mid), b = psi_up(probe, Gmax);
-    if (a.v + a.d1 * (Gmax - mid) <= b.v) lo = mid;
+    const D2 a = psi_up(probe, mid);
+    if (a.v + a.d1 * (Gmax - mid) <= at_max) lo = mid;
     else hi = mid;
   }
   for (int k = 0; k < 8; ++k, lo = g0 + 0.5 * (lo - g0))
@@ -147,8 +151,9 @@ void chain(double ga, double gc, double gd, double gb, double h, double* g) {
 class Relaxation {
  public:
   // X: the parameter box; E: the same with e = 1/d in place of d.
-  Relaxation(const Box& X, const Box& E, const std::vector<FitPoint>& points) : X_(X), E_(E) {
-    for (const FitPoint& p : points) add(p);
+  Relaxation(const Box& X, const Box& E, const std::vector<FitPoint>& points, const std::vector<double>& natural)
+      : X_(X), E_(E) {
+    for (std::size_t m = 0; m < points.size(); ++m) add(points[m], natural[m]);
   }
 
   // Psi in double, and (if g, H are given) its gradient and Hessian in theta.
@@ -304,12 +309,11 @@ class Relaxation {
     }
   }
 
-  void add(const FitPoint& p) {
+  void add(const FitPoint& p, double nat) {
     const I la = X_[kAp] + X_[kAs] * p.h, lc = X_[kCp] + X_[kCs] * p.h;  // p + s H over the box
     if (!(la.hi > 0) || !(lc.hi > 0)) {
       // F = 0 on the whole box: the natural term is exact.
-      const I F = closed_flux::three_state(X_, p.h, false).F;
-      constant_lo_ = (I::point(constant_lo_) + p.w * sqr(F - p.y)).lo;
+      constant_lo_ = (I::point(constant_lo_) + I::point(nat)).lo;
       return;
     }
     Term t;
@@ -354,7 +358,7 @@ class Relaxation {
     const Rates mid{0.5 * (t.alo + t.ahi), 0.5 * (t.clo + t.chi), 0.5 * (E_[kE].lo + E_[kE].hi),
                     0.5 * (X_[kB].lo + X_[kB].hi)};
     if (t.lower) t.j = secants(t, mid, 0) <= secants(t, mid, 1) ? 0 : 1;
-    t.nat = (p.w * sqr(closed_flux::three_state(X_, p.h, false).F - p.y)).lo;
+    t.nat = nat;
     terms_.push_back(t);
   }
 
@@ -365,10 +369,10 @@ class Relaxation {
 
 }  // namespace
 
-double reciprocal_bound(const Box& X, const std::vector<FitPoint>& points) {
+double reciprocal_bound(const Box& X, const std::vector<FitPoint>& points, const std::vector<double>& natural) {
   Box E = X;
   E[kE] = I::point(1) / X[kE];  // e = 1/d over the box
-  const Relaxation rel(X, E, points);
+  const Relaxation rel(X, E, points, natural);
   if (rel.empty()) return rel.constant();
   // Projected Newton over the free coordinates, scaled by their half-widths.
   std::array<std::size_t, 6> free{};

@@ -68,7 +68,10 @@ struct FitPoint {
 };
 
 // A rigorous lower bound (>= 0) of sum_m w_m (F_m(theta) - y_m)^2 over the
-// box X of three-state parameters [a.p, a.s, b, c.p, c.s, d] (b, d > 0).
-double reciprocal_bound(const std::array<outward::I, 6>& X, const std::vector<FitPoint>& points);
+// box X of three-state parameters [a.p, a.s, b, c.p, c.s, d] (b, d > 0);
+// natural[m]: a lower bound of point m's term over X (its natural term,
+// w_m dist(F_m(X), y_m)^2 rounded down, which the caller has at hand).
+double reciprocal_bound(const std::array<outward::I, 6>& X, const std::vector<FitPoint>& points,
+                        const std::vector<double>& natural);
 
 }  // namespace ctmc::proofs_check

@@ -162,7 +162,11 @@ TEST_CASE("reciprocal relaxation: below the least-squares objective in MPFR at e
       hs.emplace_back(h);
       ys.emplace_back(y);
     }
-    const double b = proofs_check::reciprocal_bound(X, pts);
+    // The natural terms as the branch and bound passes them (from the
+    // closed_flux enclosures).
+    std::vector<double> nat;
+    for (const auto& p : pts) nat.push_back((p.w * sqr(proofs_check::closed_flux::three_state(X, p.h, false).F - p.y)).lo);
+    const double b = proofs_check::reciprocal_bound(X, pts, nat);
     REQUIRE(b >= 0);
     auto f = [&](const Theta& th) {
       Mpfr s = 0;

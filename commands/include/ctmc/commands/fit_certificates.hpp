@@ -23,11 +23,12 @@ inline constexpr double kThreeStateGap = 1e-2;
 // The box budgets of the certified-optimum search (certify_fit_optimum),
 // which `report fits` states beside its tables. The two-state search ends
 // well inside its budget (about 3e4 boxes per row of the fit table); the
-// three-state one is stopped by it on every row of the fit table: 150000
-// boxes, 40-50 s of CPU a row (bench_certificates three-state), keep
-// `report all` within its time, and its bound still grows with more.
+// three-state one is stopped by it on every row of the fit table: 60000
+// boxes, about a minute of CPU a row with the reciprocal relaxation
+// (bench_certificates three-state), keep `report all` within its time, and
+// its bound still grows with more (sigmoid: gap 0.56 at 150000 boxes).
 inline constexpr std::int64_t kTwoStateBoxes = 2000000;
-inline constexpr std::int64_t kThreeStateBoxes = 150000;
+inline constexpr std::int64_t kThreeStateBoxes = 60000;
 
 // The gap the certificate of a closed family works to.
 inline double optimality_gap(const analysis::FamilySpec& f) {
