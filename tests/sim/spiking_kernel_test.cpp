@@ -212,7 +212,9 @@ TEST_CASE("fast kernel against the reference kernel: spike-count laws on a fixed
 
 TEST_CASE("vectorised and fast kernels: identical results for 1, 2 and 3 threads and for SSE2 and AVX; the stream differs from the reference kernel's") {
   std::mt19937 g(43);
-  const Mlp net = dyadic_mlp({8, 7, 3}, "relu", g);
+  // A hidden layer of 21 neurons: two whole AVX blocks of 8 and a part one,
+  // five SSE2 blocks and a part one.
+  const Mlp net = dyadic_mlp({8, 21, 3}, "relu", g);
   Dataset train, test;
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   for (auto [ds, m] : {std::pair{&train, 40}, std::pair{&test, 30}}) {

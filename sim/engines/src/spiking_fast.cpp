@@ -94,11 +94,20 @@ class FastDraws {
 // jump_loop's view of a SmallChain whose exit slots per state (KMAX, 1 or
 // 2) are known at compile time: the same operations in the same order as
 // SmallChain's, with the slot loops unrolled and the destination draw's
-// test (max_out_degree() == 1) decided by the compiler.
+// test (max_out_degree() == 1) decided by the compiler. single_exit(i):
+// state i has one slot whose rate can be positive (the others have offset
+// and slope 0, padding of a state with fewer exits, such as the
+// three-state neuron's B and R), so a jump from it goes there for any x and
+// jump_loop draws no destination uniform.
 template <int KMAX>
 struct FixedChain {
   const SmallChain& c;
   static constexpr std::size_t max_out_degree() { return KMAX; }
+  bool single_exit(std::uint32_t i) const {
+    int live = 0;
+    for (int k = 0; k < KMAX; ++k) live += c.off[i][k] != 0 || c.slope[i][k] != 0;
+    return live <= 1;
+  }
   double exit_dt(std::uint32_t i, double H) const {
     double q = 0;
     for (int k = 0; k < KMAX; ++k) q += rectify(c.off[i][k] + c.slope[i][k] * H);

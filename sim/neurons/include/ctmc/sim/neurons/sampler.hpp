@@ -112,8 +112,12 @@ std::uint32_t jump_loop(const Chain& chain, double H, std::uint32_t& state, doub
     }
     left -= clock / q;
     // Destination in proportion to the rates at H (no draw when the state
-    // has a single exit slot, e.g. every state of the two-state neuron).
-    const double x = chain.max_out_degree() == 1 ? 0.0 : rng.uniform() * q;
+    // has a single exit slot, e.g. every state of the two-state neuron, or
+    // when the chain says that only one of the state's slots can have a
+    // positive rate: single_exit(state), where it has that method).
+    bool draw = chain.max_out_degree() != 1;
+    if constexpr (requires { chain.single_exit(state); }) draw = draw && !chain.single_exit(state);
+    const double x = draw ? rng.uniform() * q : 0.0;
     const JumpSlot slot = chain.slot(state, H, x);
     if (slot.spike) ++spikes;
     state = slot.to;
