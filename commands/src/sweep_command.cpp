@@ -40,40 +40,41 @@ sim::SweepSpec read_spec(const SweepCommandOptions& o) {
   return s;
 }
 
-SweepPointSummary point_summary(const Json& p) {
-  return {p.at("tau").get<double>(),
-          p.at("rate").get<double>(),
-          p.at("T").get<double>(),
-          p.at("gap_mean").get<double>(),
-          p.at("gap_sd").get<double>(),
-          p.at("synops_per_sample_mean").get<double>(),
-          p.at("transitions_per_sample_mean").get<double>(),
-          p.at("spikes_per_neuron_mean").get<double>()};
+SweepPointSummary point_summary(const sim::SweepPoint& p) {
+  return {p.tau,
+          p.rate,
+          p.T,
+          p.gap_mean,
+          p.gap_sd,
+          p.synops_per_sample_mean,
+          p.transitions_per_sample_mean,
+          p.spikes_per_neuron_mean};
 }
 
 }  // namespace
 
-SweepSummary sweep_summary(const Json& doc) {
-  const Json& points = doc.at("points");
+SweepSummary sweep_summary(const sim::SweepDocument& doc) {
   SweepSummary s;
-  s.cells = doc.at("cells").size();
-  s.runs = doc.at("runs").size();
-  s.nets = doc.at("spec").at("nets").size();
-  s.points = points.size();
-  s.criterion_pp = doc.at("spec").at("criterion_pp").get<double>();
-  for (const auto& [sampler, best] : doc.at("min_cost").items()) {
+  s.cells = doc.cells.size();
+  s.runs = doc.runs.size();
+  s.nets = doc.spec.nets.size();
+  s.points = doc.points.size();
+  s.criterion_pp = doc.spec.criterion;
+  for (std::size_t k = 0; k < doc.min_cost.size(); ++k) {
+    const sim::SamplerMinCost& best = doc.min_cost[k];
     SweepSamplerSummary ss;
-    ss.sampler = sampler;
-    ss.frontier_synops = doc.at("frontier").at(sampler).at("synops").size();
-    ss.frontier_transitions = doc.at("frontier").at(sampler).at("transitions").size();
-    // best by reference in the capture list: clang 14 (the fuzzing build)
-    // does not capture structured bindings implicitly.
-    const auto least = [&points, &best = best](const char* cost) -> std::optional<SweepPointSummary> {
-      if (best.at(cost).is_null()) return std::nullopt;
-      return point_summary(points.at(best.at(cost).get<std::size_t>()));
+    ss.sampler = sim::sampler_name(best.sampler);
+    for (const sim::SamplerFrontier& f : doc.frontier)
+      if (f.sampler == best.sampler) {
+        ss.frontier_synops = f.synops.size();
+        ss.frontier_transitions = f.transitions.size();
+      }
+    const auto least = [&](sim::SweepCost cost) -> std::optional<SweepPointSummary> {
+      const sim::SweepPoint* p = doc.min_cost_point(best.sampler, cost);
+      return p ? std::optional<SweepPointSummary>(point_summary(*p)) : std::nullopt;
     };
-    ss.least_synops = least("synops");
-    ss.least_transitions = least("transitions");
+    ss.least_synops = least(sim::SweepCost::SynOps);
+    ss.least_transitions = least(sim::SweepCost::Transitions);
     s.samplers.push_back(std::move(ss));
   }
   return s;
@@ -99,7 +100,7 @@ SweepCommandResult run_sweep_command(const SweepCommandOptions& o,
     return r;
   }
   r.out = o.out;
-  Json runs = sim::run_sweep(s, shard, o.threads, progress);
+  std::vector<sim::RunRecord> runs = sim::run_sweep(s, shard, o.threads, progress);
   r.runs = runs.size();
   if (!o.shard.empty()) {
     r.kind = SweepCommandResult::Kind::Part;
@@ -108,9 +109,10 @@ SweepCommandResult run_sweep_command(const SweepCommandOptions& o,
     return r;
   }
   r.kind = SweepCommandResult::Kind::Document;
-  r.document = sim::sweep_document(sim::sweep_spec_json(s), std::move(runs));
+  const sim::SweepDocument doc = sim::sweep_document(s, std::move(runs));
+  r.summary = sweep_summary(doc);
+  r.document = doc;
   write_document(o.out, r.document);
-  r.summary = sweep_summary(r.document);
   return r;
 }
 
@@ -122,9 +124,10 @@ SweepCommandResult run_sweep_merge(const std::vector<std::string>& part_files, c
   SweepCommandResult r;
   r.kind = SweepCommandResult::Kind::Document;
   r.out = out;
-  r.document = sim::merge_sweep_parts(std::move(parts));
+  const sim::SweepDocument doc = sim::merge_sweep_parts(std::move(parts));
+  r.summary = sweep_summary(doc);
+  r.document = doc;
   write_document(out, r.document);
-  r.summary = sweep_summary(r.document);
   r.runs = r.summary.runs;
   return r;
 }

@@ -187,7 +187,7 @@ struct VariantRun {
   std::vector<std::string> neuron_files;
   std::vector<double> fit_mse, fit_max_err;
   std::vector<std::pair<double, double>> fit_domain;
-  Json doc;
+  sim::SweepDocument doc;  // empty under --plan
   double sweep_seconds = 0;
   std::size_t runs = 0;
 };
@@ -356,7 +356,7 @@ struct SweepOptions {
 };
 
 // One of the study's sweeps over the design's grid and test images.
-Json run_sweep(Study& st, const DataCase& dc, const std::string& name, const std::vector<std::string>& net_files,
+sim::SweepDocument run_sweep(Study& st, const DataCase& dc, const std::string& name, const std::vector<std::string>& net_files,
                std::vector<std::string> neuron_files, const SweepOptions& so, double& seconds, std::size_t& runs) {
   if (so.readout == sim::Readout::Integrate) neuron_files.pop_back();  // the output layer does not spike
   sim::SweepSpec spec;
@@ -379,19 +379,9 @@ Json run_sweep(Study& st, const DataCase& dc, const std::string& name, const std
 
 // --- reading sweep documents ---------------------------------------------------
 
-// The cells of one point (sampler, tau, r, T), one per net.
-std::vector<const Json*> cells_of(const Json& doc, const Json& point) {
-  std::vector<const Json*> out;
-  for (const Json& c : doc.at("cells"))
-    if (c.at("sampler") == point.at("sampler") && c.at("tau") == point.at("tau") && c.at("rate") == point.at("rate") &&
-        c.at("T") == point.at("T"))
-      out.push_back(&c);
-  return out;
-}
-
-double cell_mean(const std::vector<const Json*>& cells, const std::function<double(const Json&)>& f) {
+double cell_mean(const std::vector<const sim::SweepCell*>& cells, const std::function<double(const sim::SweepCell&)>& f) {
   double s = 0;
-  for (const Json* c : cells) s += f(*c);
+  for (const sim::SweepCell* c : cells) s += f(*c);
   return cells.empty() ? std::numeric_limits<double>::quiet_NaN() : s / static_cast<double>(cells.size());
 }
 
@@ -413,26 +403,26 @@ std::vector<double> mean_fanouts(const sim::Mlp& net) {
 struct MeasuredPoint {
   double gap;
   std::vector<double> costs;
-  const Json* point;
+  const sim::SweepPoint* point;
 };
-std::vector<MeasuredPoint> measured_points(const Json& doc, const VariantRun& vr, double dt) {
+std::vector<MeasuredPoint> measured_points(const sim::SweepDocument& doc, const VariantRun& vr, double dt) {
   std::vector<MeasuredPoint> out;
-  for (const Json& p : doc.at("points")) {
-    if (p.at("sampler") != "exact") continue;
-    const auto cells = cells_of(doc, p);
+  for (const sim::SweepPoint& p : doc.points) {
+    if (p.sampler != sim::SamplerKind::Exact) continue;
+    const auto cells = doc.cells_of(p);
     std::vector<double> sum(cost_measures().size(), 0.0);
-    for (const Json* c : cells) {
-      const sim::Mlp& net = vr.nets.at(c->at("net").get<std::size_t>());
+    for (const sim::SweepCell* c : cells) {
+      const sim::Mlp& net = vr.nets.at(c->net);
       SpikeTally t;
       t.fanout = mean_fanouts(net);
-      for (std::size_t l = 0; l < c->at("layers").size(); ++l)
-        t.layer_spikes.push_back(sweep_number(c->at("layers").at(l).at("spikes_per_neuron")) * net.layers[l].out_size());
-      t.T = sweep_number(c->at("T"));
+      for (std::size_t l = 0; l < c->layers.size(); ++l)
+        t.layer_spikes.push_back(c->layers[l].spikes_per_neuron * net.layers[l].out_size());
+      t.T = c->T;
       t.dt = dt;
       const auto v = cost_values(t);
       for (std::size_t k = 0; k < v.size(); ++k) sum[k] += v[k] / static_cast<double>(cells.size());
     }
-    out.push_back({sweep_number(p.at("gap_mean")), sum, &p});
+    out.push_back({p.gap_mean, sum, &p});
   }
   return out;
 }
@@ -458,23 +448,25 @@ std::string fmt_pm(double m, double sd, int digits, bool show_sd) {
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
 
 // The frontier of `sampler` by SynOps as plot series (with bars over the nets when there are several).
-std::vector<Series> frontier_series(const Json& doc, const std::string& title, const char* color,
-                                    const char* sampler = "exact", const char* cost = "synops") {
+std::vector<Series> frontier_series(const sim::SweepDocument& doc, const std::string& title, const char* color,
+                                    sim::SamplerKind sampler = sim::SamplerKind::Exact,
+                                    sim::SweepCost cost = sim::SweepCost::SynOps) {
   Series line, bars;
   line.title = title;
   line.style = "linespoints";
   line.extra = fmt::format("lc rgb '{}' pt 7 ps 0.6", color);
-  const std::string cost_key = std::string(cost) == "synops" ? "synops_per_sample_mean" : "transitions_per_sample_mean";
+  const auto cost_of = cost == sim::SweepCost::SynOps ? &sim::SweepPoint::synops_per_sample_mean
+                                                      : &sim::SweepPoint::transitions_per_sample_mean;
   bool several = false;
-  for (const Json& id : doc.at("frontier").at(sampler).at(cost)) {
-    const Json& p = doc.at("points").at(id.get<std::size_t>());
-    line.x.push_back(sweep_number(p.at(cost_key)));
-    line.y.push_back(sweep_number(p.at("gap_mean")));
+  for (const sim::SweepPoint* pp : doc.frontier_points(sampler, cost)) {
+    const sim::SweepPoint& p = *pp;
+    line.x.push_back(p.*cost_of);
+    line.y.push_back(p.gap_mean);
     bars.x.push_back(line.x.back());
     bars.y.push_back(line.y.back());
-    bars.lo.push_back(line.y.back() - sweep_number(p.at("gap_sd")));
-    bars.hi.push_back(line.y.back() + sweep_number(p.at("gap_sd")));
-    several |= p.at("nets").get<int>() > 1;
+    bars.lo.push_back(line.y.back() - p.gap_sd);
+    bars.hi.push_back(line.y.back() + p.gap_sd);
+    several |= p.nets > 1;
   }
   std::vector<Series> out;
   if (line.x.empty()) return out;
@@ -522,7 +514,7 @@ Series paper_stars(const std::vector<std::pair<double, double>>& pts, const std:
 struct ConversionRuns {
   std::vector<DataCase> cases;
   std::map<std::string, std::map<std::string, VariantRun>> runs;  // data key -> variant key -> run
-  std::map<std::string, Json> convention_docs;                    // MNIST ReLU under other conventions
+  std::map<std::string, sim::SweepDocument> convention_docs;                   // MNIST ReLU under other conventions
   std::map<std::string, std::vector<IfPoint>> if_points;          // variant key -> points (MNIST)
   std::vector<std::tuple<std::string, std::string, double, std::size_t>> timings;  // data, sweep, seconds, runs
 };
@@ -550,8 +542,8 @@ struct Sections {
 };
 
 std::optional<double> min_synops(const VariantRun& vr) {
-  const Json* p = min_cost_point(vr.doc);
-  return p ? std::optional<double>(sweep_number(p->at("synops_per_sample_mean"))) : std::nullopt;
+  const sim::SweepPoint* p = vr.doc.min_cost_point();
+  return p ? std::optional<double>(p->synops_per_sample_mean) : std::nullopt;
 }
 
 // Everything per data set: nets, neurons, sweeps; IF and the other
@@ -666,25 +658,25 @@ void present_activation_study(const Sections& sec) {
       const double acc = sim::mean_of(vr.ann_test);
       std::vector<std::string> mse;
       for (double m : vr.fit_mse) mse.push_back(fmt_sci(m, 1));
-      const Json* p = min_cost_point(vr.doc);
+      const sim::SweepPoint* p = vr.doc.min_cost_point();
       const bool paper = dc.key == "mnist" && kPaperMinCost.count(v.key);
       std::vector<std::string> row = {v.label, fmt::format("{:.2f}", acc), join(mse, " / ")};
       if (p) {
-        const auto cells = cells_of(vr.doc, *p);
+        const auto cells = vr.doc.cells_of(*p);
         std::vector<std::string> q;
         for (std::size_t k = 0; k < std::size(sim::kCountQuantileLevels); ++k)
-          q.push_back(fmt::format("{:.4g}", cell_mean(cells, [&](const Json& c) { return sweep_number(c.at("count_quantiles").at(k)); })));
+          q.push_back(fmt::format("{:.4g}", cell_mean(cells, [&](const sim::SweepCell& c) { return c.count_quantiles.at(k); })));
         row.insert(row.end(),
-                   {fmt_k(sweep_number(p->at("synops_per_sample_mean"))) +
-                        (show_sd ? " ± " + fmt_k(sweep_number(p->at("synops_per_sample_sd"))) : ""),
+                   {fmt_k(p->synops_per_sample_mean) +
+                        (show_sd ? " ± " + fmt_k(p->synops_per_sample_sd) : ""),
                     paper ? fmt::format("{:.1f}k ± {:.2f}k", kPaperMinCost.at(v.key).synops / 1e3,
                                         kPaperMinCost.at(v.key).synops_sd / 1e3)
                           : kNoPaperValue,
-                    fmt_pm(sweep_number(p->at("gap_mean")), sweep_number(p->at("gap_sd")), 2, show_sd), cell_text(*p),
-                    fmt::format("{:.2f}", sweep_number(p->at("spikes_per_neuron_mean"))),
+                    fmt_pm(p->gap_mean, p->gap_sd, 2, show_sd), cell_text(*p),
+                    fmt::format("{:.2f}", p->spikes_per_neuron_mean),
                     paper ? fmt::format("{:.2f}", kPaperMinCost.at(v.key).spikes_per_neuron) : kNoPaperValue,
                     join(q, " / "),
-                    fmt_pct(cell_mean(cells, [](const Json& c) { return sweep_number(c.at("silent_fraction")); }), 0)});
+                    fmt_pct(cell_mean(cells, [](const sim::SweepCell& c) { return c.silent_fraction; }), 0)});
       } else {
         row.insert(row.end(), {"none in the grid", paper ? fmt_k(kPaperMinCost.at(v.key).synops) : kNoPaperValue, "—",
                                "—", "—", paper ? fmt::format("{:.2f}", kPaperMinCost.at(v.key).spikes_per_neuron)
@@ -722,12 +714,12 @@ void present_transitions(const Sections& sec) {
     for (const DataCase& dc : cases)
       for (const Variant& v : variants) {
         if (v.K) continue;
-        const Json& doc = runs.at(dc.key).at(v.key).doc;
-        const Json* p = min_cost_point(doc, "exact", "transitions");
-        t.rows.push_back({dc.label, v.label, p ? fmt_k(sweep_number(p->at("transitions_per_sample_mean"))) : "none",
-                          p ? fmt::format("{:.2f}", sweep_number(p->at("gap_mean"))) : "—", p ? cell_text(*p) : "—",
-                          p ? fmt::format("{:.3f}", sweep_number(p->at("transitions_per_sample_mean")) /
-                                                        sweep_number(p->at("synops_per_sample_mean")))
+        const sim::SweepDocument& doc = runs.at(dc.key).at(v.key).doc;
+        const sim::SweepPoint* p = doc.min_cost_point(sim::SamplerKind::Exact, sim::SweepCost::Transitions);
+        t.rows.push_back({dc.label, v.label, p ? fmt_k(p->transitions_per_sample_mean) : "none",
+                          p ? fmt::format("{:.2f}", p->gap_mean) : "—", p ? cell_text(*p) : "—",
+                          p ? fmt::format("{:.3f}", p->transitions_per_sample_mean /
+                                                        p->synops_per_sample_mean)
                             : "—"});
       }
     w.heading("Cost in CTMC state transitions", 3);
@@ -743,13 +735,13 @@ void present_shift_control(const Sections& sec) {
   ReportWriter& w = sec.w;
   const auto& mnist = sec.r.runs.at("mnist");
   {
-    const Json& sig = mnist.at("sigmoid").doc;
-    const Json& shift = mnist.at("sigmoid_shift_2").doc;
+    const sim::SweepDocument& sig = mnist.at("sigmoid").doc;
+    const sim::SweepDocument& shift = mnist.at("sigmoid_shift_2").doc;
     std::vector<std::pair<double, double>> matched;  // (sigmoid SynOps, shift gap - sigmoid gap)
-    for (const Json& p : sig.at("points")) {
-      if (p.at("sampler") != "exact") continue;
-      const Json* q = find_point(shift, "exact", sweep_number(p.at("tau")), sweep_number(p.at("rate")), sweep_number(p.at("T")));
-      if (q) matched.emplace_back(sweep_number(p.at("synops_per_sample_mean")), sweep_number(q->at("gap_mean")) - sweep_number(p.at("gap_mean")));
+    for (const sim::SweepPoint& p : sig.points) {
+      if (p.sampler != sim::SamplerKind::Exact) continue;
+      const sim::SweepPoint* q = shift.find_point(sim::SamplerKind::Exact, p.tau, p.rate, p.T);
+      if (q) matched.emplace_back(p.synops_per_sample_mean, q->gap_mean - p.gap_mean);
     }
     std::sort(matched.begin(), matched.end());
     const std::size_t third = matched.size() / 3;
@@ -820,18 +812,18 @@ void present_clip_ablation(const Sections& sec) {
                                                 sim::percentile(pos[l], 90), sim::percentile(pos[l], 99));
       const double s1 = active[0] > 0 ? above[0] / active[0] : 0, s2 = active[1] > 0 ? above[1] / active[1] : 0;
       if (dc.key == "mnist" && vr.v->K) above_K[*vr.v->K] = {s1, s2};
-      const Json* p = min_cost_point(vr.doc);
+      const sim::SweepPoint* p = vr.doc.min_cost_point();
       std::optional<std::optional<double>> paper;
       if (dc.key == "mnist") {
         if (vr.v->K && kPaperClip.count(*vr.v->K)) paper = kPaperClip.at(*vr.v->K);
         if (!vr.v->K) paper = kPaperMinCost.at("relu").synops;
       }
       std::vector<std::string> row = {vr.v->K ? fmt::format("{:g}", *vr.v->K) : "∞ (ReLU)", fmt::format("{:.2f}", acc),
-                                      p ? fmt_k(sweep_number(p->at("synops_per_sample_mean"))) : "never",
+                                      p ? fmt_k(p->synops_per_sample_mean) : "never",
                                       !paper ? kNoPaperValue : *paper ? fmt_k(**paper) : "never",
-                                      p ? fmt_pm(sweep_number(p->at("gap_mean")), sweep_number(p->at("gap_sd")), 2, show_sd) : "—",
+                                      p ? fmt_pm(p->gap_mean, p->gap_sd, 2, show_sd) : "—",
                                       p ? cell_text(*p) : "—",
-                                      p ? fmt::format("{:.2f}", sweep_number(p->at("spikes_per_neuron_mean"))) : "—",
+                                      p ? fmt::format("{:.2f}", p->spikes_per_neuron_mean) : "—",
                                       qtext[0], qtext[1],
                                       vr.v->K ? fmt::format("{} / {}", fmt_pct(s1, 0), fmt_pct(s2, 0)) : "—"};
       if (dc.key == "mnist") row.push_back(vr.v->K && *vr.v->K == 1 ? "80% / 39%" : kNoPaperValue);
@@ -870,11 +862,11 @@ void present_decomposition(const Sections& sec) {
     Table t;
     t.columns = {"activation", "case", "A_ANN (%)", "A_MF (%)", "A_SNN (%)", "mismatch (pp)", "sampling gap (pp)"};
     for (const Variant& v : variants) {
-      const Json& doc = mnist.at(v.key).doc;
+      const sim::SweepDocument& doc = mnist.at(v.key).doc;
       for (const NamedCase& c : kCases) {
-        const Json* p = find_point(doc, "exact", c.tau, c.r, c.T);
+        const sim::SweepPoint* p = doc.find_point(sim::SamplerKind::Exact, c.tau, c.r, c.T);
         if (!p) continue;
-        const double ann = sweep_number(p->at("A_ANN")), mf = sweep_number(p->at("A_MF")), snn = sweep_number(p->at("A_SNN"));
+        const double ann = p->a_ann, mf = p->a_mf, snn = p->a_snn;
         t.rows.push_back({v.label, c.name, fmt::format("{:.2f}", ann), fmt::format("{:.2f}", mf),
                           fmt::format("{:.2f}", snn), fmt::format("{:.2f}", ann - mf), fmt::format("{:.2f}", mf - snn)});
         sampling_dominates &= std::abs(ann - mf) <= std::abs(mf - snn);
@@ -883,9 +875,9 @@ void present_decomposition(const Sections& sec) {
     w.table(t, "decomposition.csv");
     for (const auto& [dkey, vmap] : runs)
       for (const auto& [vkey, vr] : vmap)
-        for (const Json& c : vr.doc.at("cells"))
-          decomposition_exact &= std::abs(sweep_number(c.at("gap")) - sweep_number(c.at("mean_field_mismatch")) -
-                                          sweep_number(c.at("sampling_gap"))) <= 1e-9;
+        for (const sim::SweepCell& c : vr.doc.cells)
+          decomposition_exact &= std::abs(c.gap - c.mean_field_mismatch -
+                                          c.sampling_gap) <= 1e-9;
   }
 }
 
@@ -894,19 +886,19 @@ void present_samplers(const Sections& sec) {
   const auto& mnist = sec.r.runs.at("mnist");
   w.heading("Samplers: exact beside end-state");
   {
-    const Json& doc = mnist.at("relu").doc;
-    const Json* pe = min_cost_point(doc, "exact");
-    const Json* ps = min_cost_point(doc, "end-state");
+    const sim::SweepDocument& doc = mnist.at("relu").doc;
+    const sim::SweepPoint* pe = doc.min_cost_point(sim::SamplerKind::Exact);
+    const sim::SweepPoint* ps = doc.min_cost_point(sim::SamplerKind::EndState);
     w.paragraph(fmt::format(
         "Every headline number uses the exact sampler (every transition on the path within a step). Other codes often "
         "call \"exact\" what is our end-state sampler (the state at the end of each step drawn from expm, spikes "
         "counted only when the end state differs), which misses spikes whose chain returns within the step. ReLU, "
         "MNIST digits, same grid and seed: minimum SynOps under 1 pp {} with exact, {} with end-state.",
-        pe ? fmt_k(sweep_number(pe->at("synops_per_sample_mean"))) + " (" + cell_text(*pe) + ")" : "none",
-        ps ? fmt_k(sweep_number(ps->at("synops_per_sample_mean"))) + " (" + cell_text(*ps) + ")" : "none"));
+        pe ? fmt_k(pe->synops_per_sample_mean) + " (" + cell_text(*pe) + ")" : "none",
+        ps ? fmt_k(ps->synops_per_sample_mean) + " (" + cell_text(*ps) + ")" : "none"));
     Plot pl = frontier_plot("frontier_samplers", "ReLU, MNIST digits: exact vs end-state sampler");
-    for (auto& s : frontier_series(doc, "exact", kColors[0], "exact")) pl.series.push_back(s);
-    for (auto& s : frontier_series(doc, "end-state", kColors[1], "end-state")) pl.series.push_back(s);
+    for (auto& s : frontier_series(doc, "exact", kColors[0], sim::SamplerKind::Exact)) pl.series.push_back(s);
+    for (auto& s : frontier_series(doc, "end-state", kColors[1], sim::SamplerKind::EndState)) pl.series.push_back(s);
     w.plot(pl);
   }
 }
@@ -982,14 +974,14 @@ void present_synops_question(const Sections& sec) {
     t.columns = {"activation", "min SynOps < 1 pp (ours)", kPaperColumn, "ours / paper", "spikes/neuron",
                  kPaperColumn, "SynOps / spikes per neuron", "least gap at ≤ paper SynOps (pp)"};
     for (const char* key : {"sigmoid", "softplus", "relu"}) {
-      const Json& doc = mnist.at(key).doc;
+      const sim::SweepDocument& doc = mnist.at(key).doc;
       const PaperCost& pc = kPaperMinCost.at(key);
-      const Json* p = min_cost_point(doc);
+      const sim::SweepPoint* p = doc.min_cost_point();
       double least = std::numeric_limits<double>::infinity();
-      for (const Json& q : doc.at("points"))
-        if (q.at("sampler") == "exact" && sweep_number(q.at("synops_per_sample_mean")) <= pc.synops)
-          least = std::min(least, sweep_number(q.at("gap_mean")));
-      const double syn = p ? sweep_number(p->at("synops_per_sample_mean")) : NAN, spn = p ? sweep_number(p->at("spikes_per_neuron_mean")) : NAN;
+      for (const sim::SweepPoint& q : doc.points)
+        if (q.sampler == sim::SamplerKind::Exact && q.synops_per_sample_mean <= pc.synops)
+          least = std::min(least, q.gap_mean);
+      const double syn = p ? p->synops_per_sample_mean : NAN, spn = p ? p->spikes_per_neuron_mean : NAN;
       t.rows.push_back({key, p ? fmt_k(syn) : "none", fmt_k(pc.synops), p ? fmt::format("{:.1f}x", syn / pc.synops) : "—",
                         p ? fmt::format("{:.2f}", spn) : "—", fmt::format("{:.2f}", pc.spikes_per_neuron),
                         p ? fmt_k(syn / spn) : "—",
@@ -1028,12 +1020,12 @@ void present_synops_question(const Sections& sec) {
     // Conversion conventions: ReLU under other codes' conventions.
     Table v;
     v.columns = {"ReLU under", "min SynOps < 1 pp", "gap (pp)", "cell", "spikes/neuron", kPaperColumn};
-    const auto conv_row = [&](const std::string& label, const Json& doc) {
-      const Json* p = min_cost_point(doc);
-      v.rows.push_back({label, p ? fmt_k(sweep_number(p->at("synops_per_sample_mean"))) : "none",
-                        p ? fmt::format("{:.2f}", sweep_number(p->at("gap_mean"))) : "—", p ? cell_text(*p) : "—",
-                        p ? fmt::format("{:.2f}", sweep_number(p->at("spikes_per_neuron_mean"))) : "—", "13.0k"});
-      if (p && cost_verdict(sweep_number(p->at("synops_per_sample_mean")), kPaperMinCost.at("relu").synops) ==
+    const auto conv_row = [&](const std::string& label, const sim::SweepDocument& doc) {
+      const sim::SweepPoint* p = doc.min_cost_point();
+      v.rows.push_back({label, p ? fmt_k(p->synops_per_sample_mean) : "none",
+                        p ? fmt::format("{:.2f}", p->gap_mean) : "—", p ? cell_text(*p) : "—",
+                        p ? fmt::format("{:.2f}", p->spikes_per_neuron_mean) : "—", "13.0k"});
+      if (p && cost_verdict(p->synops_per_sample_mean, kPaperMinCost.at("relu").synops) ==
                    Verdict::Reproduced)
         some_convention = true;
     };
@@ -1043,10 +1035,10 @@ void present_synops_question(const Sections& sec) {
     conv_row("trace increment 1/τ", convention_docs.at("trace-weight-1-tau"));
     conv_row("non-spiking (integrating) output layer", convention_docs.at("readout-integrate"));
     {
-      const Json* p = min_cost_point(mnist.at("relu").doc, "end-state");
-      v.rows.push_back({"end-state sampler", p ? fmt_k(sweep_number(p->at("synops_per_sample_mean"))) : "none",
-                        p ? fmt::format("{:.2f}", sweep_number(p->at("gap_mean"))) : "—", p ? cell_text(*p) : "—",
-                        p ? fmt::format("{:.2f}", sweep_number(p->at("spikes_per_neuron_mean"))) : "—", "13.0k"});
+      const sim::SweepPoint* p = mnist.at("relu").doc.min_cost_point(sim::SamplerKind::EndState);
+      v.rows.push_back({"end-state sampler", p ? fmt_k(p->synops_per_sample_mean) : "none",
+                        p ? fmt::format("{:.2f}", p->gap_mean) : "—", p ? cell_text(*p) : "—",
+                        p ? fmt::format("{:.2f}", p->spikes_per_neuron_mean) : "—", "13.0k"});
     }
     if (if_best)
       v.rows.push_back({"IF neurons instead of CTMC neurons (the Appendix B baseline)", fmt_k(if_best->synops),
@@ -1094,8 +1086,8 @@ void present_claims_ledger(const Sections& sec) {
                         fmt::format("{:.1f}k ± {:.2f}k", pc.synops / 1e3, pc.synops_sd / 1e3),
                         ours ? fmt_k(*ours) : "none", verdict_name(cost_verdict(ours, pc.synops)),
                         fmt::format("ours within x{} of the paper's or not; {}", kCostTolerance, across)});
-      const Json* p = min_cost_point(mnist.at(key).doc);
-      const std::optional<double> spn = p ? std::optional<double>(sweep_number(p->at("spikes_per_neuron_mean"))) : std::nullopt;
+      const sim::SweepPoint* p = mnist.at(key).doc.min_cost_point();
+      const std::optional<double> spn = p ? std::optional<double>(p->spikes_per_neuron_mean) : std::nullopt;
       t.rows.push_back({fmt::format("{} MLP: spikes per neuron at that point", key),
                         fmt::format("{:.2f}", pc.spikes_per_neuron), spn ? fmt::format("{:.2f}", *spn) : "none",
                         verdict_name(cost_verdict(spn, pc.spikes_per_neuron)),
@@ -1212,12 +1204,12 @@ void present_checks(const Sections& sec) {
     bool ok = true;
     for (const auto& [dkey, vmap] : runs)
       for (const auto& [vkey, vr] : vmap) {
-        const Json* p = min_cost_point(vr.doc);
-        for (const Json& q : vr.doc.at("points")) {
-          if (q.at("sampler") != "exact" || !sim::below_criterion(sweep_number(q.at("gap_mean")), kCriterion)) continue;
-          if (!p || sweep_number(q.at("synops_per_sample_mean")) < sweep_number(p->at("synops_per_sample_mean"))) ok = false;
+        const sim::SweepPoint* p = vr.doc.min_cost_point();
+        for (const sim::SweepPoint& q : vr.doc.points) {
+          if (q.sampler != sim::SamplerKind::Exact || !sim::below_criterion(q.gap_mean, kCriterion)) continue;
+          if (!p || q.synops_per_sample_mean < p->synops_per_sample_mean) ok = false;
         }
-        if (p && !sim::below_criterion(sweep_number(p->at("gap_mean")), kCriterion)) ok = false;
+        if (p && !sim::below_criterion(p->gap_mean, kCriterion)) ok = false;
       }
     w.check("each minimum-cost point is under the criterion and no cheaper point is", ok);
   }

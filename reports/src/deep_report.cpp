@@ -111,7 +111,7 @@ struct VariantRun {
   std::vector<double> ann_test, fold_error;
   std::vector<ConvertLayer> layers;
   std::vector<std::string> neuron_files;
-  Json doc;
+  sim::SweepDocument doc;  // empty under --plan
   double sweep_seconds = 0;
   std::size_t runs = 0;
   // Per case: the run with the layer quantiles (the first seed's net, the
@@ -394,40 +394,50 @@ std::string fmt_cost(double v) {
 
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
 
+// "synops" or "transitions", as the report's tables name the costs.
+sim::SweepCost cost_named(const char* cost) {
+  return std::string(cost) == "synops" ? sim::SweepCost::SynOps : sim::SweepCost::Transitions;
+}
+// A point's mean cost of that kind over the nets.
+auto cost_member(sim::SweepCost cost) {
+  return cost == sim::SweepCost::SynOps ? &sim::SweepPoint::synops_per_sample_mean
+                                        : &sim::SweepPoint::transitions_per_sample_mean;
+}
+
 // Every exact point of a sweep, one series per tau (marker = tau, the
 // paper's Figure 5A), the frontier as a line and the cheapest point under
 // the criterion as an open circle.
-void add_frontier(Plot& p, const Json& doc, const std::string& label, const char* color, const char* cost) {
-  const std::string key = std::string(cost) == "synops" ? "synops_per_sample_mean" : "transitions_per_sample_mean";
-  const auto taus = doc.at("spec").at("tau");
+void add_frontier(Plot& p, const sim::SweepDocument& doc, const std::string& label, const char* color,
+                  sim::SweepCost cost) {
+  const auto key = cost_member(cost);
+  const std::vector<double>& taus = doc.spec.taus;
   for (std::size_t t = 0; t < taus.size(); ++t) {
     Series s;
-    s.title = fmt::format("{}, τ {:g}", label, sweep_number(taus[t]));
+    s.title = fmt::format("{}, τ {:g}", label, taus[t]);
     s.style = "points";
     s.extra = fmt::format("lc rgb '{}' pt {} ps 0.7", color, 5 + 2 * static_cast<int>(t));
-    for (const Json& pt : doc.at("points"))
-      if (pt.at("sampler") == "exact" && sweep_number(pt.at("tau")) == sweep_number(taus[t])) {
-        s.x.push_back(sweep_number(pt.at(key)));
-        s.y.push_back(sweep_number(pt.at("gap_mean")));
+    for (const sim::SweepPoint& pt : doc.points)
+      if (pt.sampler == sim::SamplerKind::Exact && pt.tau == taus[t]) {
+        s.x.push_back(pt.*key);
+        s.y.push_back(pt.gap_mean);
       }
     if (!s.x.empty()) p.series.push_back(s);
   }
   Series line;
   line.title = label + ": frontier";
   line.extra = fmt::format("lc rgb '{}' lw 1.5", color);
-  for (const Json& id : doc.at("frontier").at("exact").at(cost)) {
-    const Json& pt = doc.at("points").at(id.get<std::size_t>());
-    line.x.push_back(sweep_number(pt.at(key)));
-    line.y.push_back(sweep_number(pt.at("gap_mean")));
+  for (const sim::SweepPoint* pt : doc.frontier_points(sim::SamplerKind::Exact, cost)) {
+    line.x.push_back(pt->*key);
+    line.y.push_back(pt->gap_mean);
   }
   if (!line.x.empty()) p.series.push_back(line);
-  if (const Json* m = min_cost_point(doc, "exact", cost)) {
+  if (const sim::SweepPoint* m = doc.min_cost_point(sim::SamplerKind::Exact, cost)) {
     Series star;
     star.title = label + ": cheapest under the criterion";
     star.style = "points";
     star.extra = fmt::format("lc rgb '{}' pt 6 ps 2.2", color);
-    star.x = {sweep_number(m->at(key))};
-    star.y = {sweep_number(m->at("gap_mean"))};
+    star.x = {m->*key};
+    star.y = {m->gap_mean};
     p.series.push_back(star);
   }
 }
@@ -471,7 +481,7 @@ void present_frontiers(ReportWriter& w, const CaseRuns& cr) {
                                        synops ? "SynOps" : "CTMC transitions"),
                            synops ? "SynOps per sample" : "CTMC transitions per sample", dc.criterion);
     for (std::size_t i = 0; i < cr.variants.size(); ++i)
-      add_frontier(p, cr.variants[i].doc, cr.variants[i].v.label, kColors[i % 4], cost);
+      add_frontier(p, cr.variants[i].doc, cr.variants[i].v.label, kColors[i % 4], cost_named(cost));
     w.plot(p);
   }
   Table t{{"activation", "A_ANN (%)", "cheapest cell by SynOps", "gap (pp)", "SynOps", "spikes/neuron", kPaperColumn,
@@ -479,16 +489,16 @@ void present_frontiers(ReportWriter& w, const CaseRuns& cr) {
           {}};
   for (const VariantRun& vr : cr.variants) {
     std::vector<std::string> row = {vr.v.label, fmt::format("{:.2f}", sim::mean_of(vr.ann_test))};
-    if (const Json* m = min_cost_point(vr.doc, "exact", "synops"))
-      row.insert(row.end(), {cell_text(*m), fmt::format("{:.2f}", sweep_number(m->at("gap_mean"))),
-                             fmt_cost(sweep_number(m->at("synops_per_sample_mean"))),
-                             fmt::format("{:.2f}", sweep_number(m->at("spikes_per_neuron_mean")))});
+    if (const sim::SweepPoint* m = vr.doc.min_cost_point(sim::SamplerKind::Exact, sim::SweepCost::SynOps))
+      row.insert(row.end(), {cell_text(*m), fmt::format("{:.2f}", m->gap_mean),
+                             fmt_cost(m->synops_per_sample_mean),
+                             fmt::format("{:.2f}", m->spikes_per_neuron_mean)});
     else
       row.insert(row.end(), {"none meets the criterion", "—", "—", "—"});
     row.push_back(vr.v.paper ? fmt::format("{} / {:.2f}", fmt_cost(vr.v.paper->synops), vr.v.paper->spikes_per_neuron)
                              : kNoPaperValue);
-    if (const Json* m = min_cost_point(vr.doc, "exact", "transitions"))
-      row.insert(row.end(), {cell_text(*m), fmt_cost(sweep_number(m->at("transitions_per_sample_mean")))});
+    if (const sim::SweepPoint* m = vr.doc.min_cost_point(sim::SamplerKind::Exact, sim::SweepCost::Transitions))
+      row.insert(row.end(), {cell_text(*m), fmt_cost(m->transitions_per_sample_mean)});
     else
       row.insert(row.end(), {"none", "—"});
     t.rows.push_back(row);
@@ -506,12 +516,12 @@ void present_decomposition(ReportWriter& w, const CaseRuns& cr) {
   for (const VariantRun& vr : cr.variants)
     for (const OperatingPoint& c : cr.c.cases) {
       std::vector<std::string> row = {vr.v.label, c.name, fmt::format("({:g}, {:g}, {:g})", c.T, c.tau, c.r)};
-      if (const Json* p = find_point(vr.doc, "exact", c.tau, c.r, c.T)) {
-        const double ann = sweep_number(p->at("A_ANN")), mf = sweep_number(p->at("A_MF")), snn = sweep_number(p->at("A_SNN"));
+      if (const sim::SweepPoint* p = vr.doc.find_point(sim::SamplerKind::Exact, c.tau, c.r, c.T)) {
+        const double ann = p->a_ann, mf = p->a_mf, snn = p->a_snn;
         row.insert(row.end(), {fmt::format("{:.2f}", ann), fmt::format("{:.2f}", mf), fmt::format("{:.2f}", snn),
                                fmt::format("{:.2f}", ann - mf), fmt::format("{:.2f}", mf - snn),
-                               fmt::format("{:.2f}", sweep_number(p->at("spikes_per_neuron_mean"))),
-                               fmt_cost(sweep_number(p->at("synops_per_sample_mean")))});
+                               fmt::format("{:.2f}", p->spikes_per_neuron_mean),
+                               fmt_cost(p->synops_per_sample_mean)});
       } else {
         row.insert(row.end(), {"not on the grid", "—", "—", "—", "—", "—", "—"});
       }
@@ -644,9 +654,8 @@ struct Claim {
 };
 
 std::optional<double> min_cost(const VariantRun& vr, const char* cost) {
-  const Json* m = min_cost_point(vr.doc, "exact", cost);
-  const std::string key = std::string(cost) == "synops" ? "synops_per_sample_mean" : "transitions_per_sample_mean";
-  return m ? std::optional<double>(sweep_number(m->at(key))) : std::nullopt;
+  const sim::SweepPoint* m = vr.doc.min_cost_point(sim::SamplerKind::Exact, cost_named(cost));
+  return m ? std::optional<double>(m->*cost_member(cost_named(cost))) : std::nullopt;
 }
 
 // "A is cheaper than B under the criterion": comparable only when both meet it.
@@ -697,14 +706,14 @@ std::vector<Claim> claims_of(const std::vector<CaseRuns>& runs, double width) {
       std::string ours;
       for (const VariantRun* vr : {&relu, &clip})
         for (const OperatingPoint& c : cr.c.cases) {
-          const Json* p = find_point(vr->doc, "exact", c.tau, c.r, c.T);
+          const sim::SweepPoint* p = vr->doc.find_point(sim::SamplerKind::Exact, c.tau, c.r, c.T);
           if (!p) {
             held = false;
             ours += fmt::format("{}{} {}: not on the grid", ours.empty() ? "" : "; ", vr->v.label, c.name);
             continue;
           }
-          const double fit = sweep_number(p->at("A_ANN")) - sweep_number(p->at("A_MF"));
-          const double sampling = sweep_number(p->at("A_MF")) - sweep_number(p->at("A_SNN"));
+          const double fit = p->a_ann - p->a_mf;
+          const double sampling = p->a_mf - p->a_snn;
           held = held && std::abs(fit) < std::abs(sampling);
           ours += fmt::format("{}{} {}: {:.2f} / {:.2f}", ours.empty() ? "" : "; ", vr->v.label, c.name, fit,
                               sampling);
@@ -738,8 +747,8 @@ std::vector<Claim> claims_of(const std::vector<CaseRuns>& runs, double width) {
     }
     for (const VariantRun* vr : {&relu, &clip}) {
       if (!vr->v.paper) continue;
-      const Json* m = min_cost_point(vr->doc, "exact", "synops");
-      const double spn = m ? sweep_number(m->at("spikes_per_neuron_mean")) : std::numeric_limits<double>::quiet_NaN();
+      const sim::SweepPoint* m = vr->doc.min_cost_point(sim::SamplerKind::Exact, sim::SweepCost::SynOps);
+      const double spn = m ? m->spikes_per_neuron_mean : std::numeric_limits<double>::quiet_NaN();
       const double paper = vr->v.paper->spikes_per_neuron;
       out.push_back({fmt::format("{}: {} spikes per neuron at its cheapest cell under {:g} pp", where, vr->v.label,
                                  cr.c.criterion),
@@ -774,7 +783,7 @@ void run_checks(ReportWriter& w, const std::vector<CaseRuns>& runs) {
       // Net::accuracy on the same test images: two code paths, one number.
       double ann = 0;
       for (const sim::Net& net : vr.nets) ann += 100 * net.accuracy(cr.c.test) / static_cast<double>(vr.nets.size());
-      const double swept = sweep_number(vr.doc.at("points").at(0).at("A_ANN"));
+      const double swept = vr.doc.points.at(0).a_ann;
       w.check(fmt::format("{} {}: the sweep's A_ANN equals the nets' accuracy on its {} test images", cr.c.label,
                           vr.v.label, cr.c.test.size()),
               std::abs(swept - ann) < 1e-9, fmt::format("sweep {:.4f}%, nets {:.4f}%", swept, ann));
@@ -788,11 +797,11 @@ void present_summary(ReportWriter& w, const DeepDesign& d, const std::vector<Cas
           {}};
   for (const CaseRuns& cr : runs)
     for (const VariantRun& vr : cr.variants) {
-      const Json* m = min_cost_point(vr.doc, "exact", "synops");
+      const sim::SweepPoint* m = vr.doc.min_cost_point(sim::SamplerKind::Exact, sim::SweepCost::SynOps);
       t.rows.push_back({"VGG-11/" + cr.c.label, vr.v.label, fmt::format("< {:g} pp", cr.c.criterion),
                         fmt::format("{:.2f}", sim::mean_of(vr.ann_test)),
-                        m ? fmt_cost(sweep_number(m->at("synops_per_sample_mean"))) : "not met",
-                        m ? fmt::format("{:.2f}", sweep_number(m->at("spikes_per_neuron_mean"))) : "—",
+                        m ? fmt_cost(m->synops_per_sample_mean) : "not met",
+                        m ? fmt::format("{:.2f}", m->spikes_per_neuron_mean) : "—",
                         vr.v.paper ? fmt_cost(vr.v.paper->synops) : kNoPaperValue,
                         vr.v.paper ? fmt::format("{:.2f}", vr.v.paper->spikes_per_neuron) : kNoPaperValue});
     }
@@ -807,12 +816,12 @@ void present_summary(ReportWriter& w, const DeepDesign& d, const std::vector<Cas
   for (const CaseRuns& cr : runs) {
     const OperatingPoint& c = cr.c.cases.front();
     for (const VariantRun& vr : cr.variants)
-      if (const Json* p = find_point(vr.doc, "exact", c.tau, c.r, c.T))
+      if (const sim::SweepPoint* p = vr.doc.find_point(sim::SamplerKind::Exact, c.tau, c.r, c.T))
         at_case += fmt::format("{}{} {} at ({:g}, {:g}, {:g}): gap {:.1f} pp, of which A_MF − A_SNN {:.1f} pp, "
                                "{:.1f} spikes per neuron",
                                at_case.empty() ? "" : "; ", cr.c.label, vr.v.label, c.T, c.tau, c.r,
-                               sweep_number(p->at("gap_mean")),
-                               sweep_number(p->at("A_MF")) - sweep_number(p->at("A_SNN")), sweep_number(p->at("spikes_per_neuron_mean")));
+                               p->gap_mean,
+                               p->a_mf - p->a_snn, p->spikes_per_neuron_mean);
   }
   if (!at_case.empty())
     w.paragraph("Case I, (T, τ, r): " + at_case +

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 
 #include "ctmc/core/errors.hpp"
 #include "ctmc/solvers/input_file.hpp"
@@ -35,29 +34,26 @@ std::string join(const std::vector<std::string>& v) {
 // A sweep document from --sweeps DIR, rebuilt from its runs, when it is the
 // sweep of `spec` (what a cluster run of the printed commands, merged,
 // writes); InputError naming the file for anything else.
-Json reuse_sweep(const fs::path& file, const Json& spec) {
+sim::SweepDocument reuse_sweep(const fs::path& file, const sim::SweepSpec& spec, const Json& spec_json) {
   // As every input is read: a regular file only, its size checked first.
   static constexpr solvers::InputKind kSweepDocumentKind{"sweep document", std::uint64_t(4) << 30,
                                                          "a report's sweep document is a few MB"};
-  std::string text;
   try {
-    text = solvers::read_input_file(file.string(), kSweepDocumentKind);
+    const std::string text = solvers::read_input_file(file.string(), kSweepDocumentKind);
+    Json parsed;
+    try {
+      parsed = Json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("{}: not a sweep document ({})", file.string(), e.what()));
+    }
+    sim::SweepDocument found = sim::sweep_document_from_json(parsed, file.string());
+    if (found.recorded_spec != spec_json)
+      throw InputError(fmt::format("{}: the sweep of another design (its spec differs from the one this report runs: "
+                                   "nets, neurons, grid, data, conventions, kernel or seed)",
+                                   file.string()));
+    return sim::sweep_document(spec, std::move(found.runs));
   } catch (const InputError& e) {
     throw InputError("sweeps_dir", e.what());
-  }
-  try {
-    const Json found = Json::parse(text);
-    if (!found.is_object() || !found.contains("format") || found.at("format") != "ctmc-snn sweep" ||
-        !found.contains("spec") || !found.contains("runs"))
-      throw InputError("sweeps_dir", fmt::format("{}: not a sweep document (ctmc-snn sweep)", file.string()));
-    if (found.at("spec") != spec)
-      throw InputError("sweeps_dir", fmt::format("{}: the sweep of another design (its spec differs from the one "
-                                                 "this report runs: nets, neurons, grid, data, conventions, kernel or "
-                                                 "seed)",
-                                                 file.string()));
-    return sim::sweep_document(spec, found.at("runs"));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("sweeps_dir", fmt::format("{}: not a sweep document ({})", file.string(), e.what()));
   }
 }
 
@@ -82,7 +78,7 @@ std::string sweep_command_options(const sim::SweepSpec& s) {
   return text;
 }
 
-Json run_report_sweep(ReportSweeps& rs, const std::string& name, sim::SweepSpec spec,
+sim::SweepDocument run_report_sweep(ReportSweeps& rs, const std::string& name, sim::SweepSpec spec,
                       const std::vector<std::string>& net_files, const std::vector<std::string>& neuron_files,
                       double& seconds, std::size_t& runs) {
   spec.nets.clear();
@@ -100,17 +96,17 @@ Json run_report_sweep(ReportSweeps& rs, const std::string& name, sim::SweepSpec 
   if (rs.ctx.plan) {
     rs.cluster.push_back(fmt::format("scripts/slurm/submit-sweep.sh --shards {} --out {}/{} -- {}", kPlanShards,
                                      rs.sweeps_dir(), file, options));
-    return nullptr;
+    return {};
   }
   const auto t0 = Clock::now();
-  Json doc;
+  sim::SweepDocument doc;
   const fs::path given = fs::path(rs.ctx.sweeps_dir) / file;
   if (!rs.ctx.sweeps_dir.empty() && fs::exists(given)) {
-    doc = reuse_sweep(given, spec_json);
+    doc = reuse_sweep(given, shown, spec_json);
     rs.log(fmt::format("{}: taken from {}", name, given.string()));
   } else {
     auto last = t0;
-    const Json records = sim::run_sweep(spec, {1, 1}, rs.ctx.threads, [&](std::size_t done, std::size_t total) {
+    std::vector<sim::RunRecord> records = sim::run_sweep(spec, {1, 1}, rs.ctx.threads, [&](std::size_t done, std::size_t total) {
       const sim::SweepRun r = sim::sweep_run_at(spec, done - 1);
       const double left = seconds_since(t0) / double(done) * double(total - done);
       rs.log(fmt::format("{}: run {}/{} (sampler {}, tau {:g}, r {:g}, trial {}) in {:.2f} s, about {:.0f} s left",
@@ -118,37 +114,17 @@ Json run_report_sweep(ReportSweeps& rs, const std::string& name, sim::SweepSpec 
                          spec.rates[r.rate], r.trial, seconds_since(last), left));
       last = Clock::now();
     });
-    doc = sim::sweep_document(spec_json, records);
+    doc = sim::sweep_document(shown, std::move(records));
   }
   seconds = seconds_since(t0);
-  runs = doc.at("runs").size();
-  rs.w.write_text(file, doc.dump(1) + "\n");
+  runs = doc.runs.size();
+  rs.w.write_text(file, Json(doc).dump(1) + "\n");
   rs.w.file_path(file, "sweep document (ctmc-snn sweep)");
   rs.commands.emplace_back("sweep " + name, "ctmc-snn sweep " + options + " --out " + rs.shown(file));
   return doc;
 }
 
-double sweep_number(const Json& j) {
-  return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
-}
-
-const Json* min_cost_point(const Json& doc, const char* sampler, const char* cost) {
-  const Json& id = doc.at("min_cost").at(sampler).at(cost);
-  return id.is_null() ? nullptr : &doc.at("points").at(id.get<std::size_t>());
-}
-
-const Json* find_point(const Json& doc, const char* sampler, double tau, double r, double T) {
-  for (const Json& p : doc.at("points"))
-    if (p.at("sampler") == sampler && sweep_number(p.at("tau")) == tau && sweep_number(p.at("rate")) == r &&
-        sweep_number(p.at("T")) == T)
-      return &p;
-  return nullptr;
-}
-
-std::string cell_text(const Json& p) {
-  return fmt::format("τ {:g}, r {:g}, T {:g}", sweep_number(p.at("tau")), sweep_number(p.at("rate")),
-                     sweep_number(p.at("T")));
-}
+std::string cell_text(const sim::SweepPoint& p) { return fmt::format("τ {:g}, r {:g}, T {:g}", p.tau, p.rate, p.T); }
 
 void write_sweep_plan(ReportSweeps& rs, const std::string& design_label) {
   ReportWriter& w = rs.w;

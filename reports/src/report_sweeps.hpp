@@ -15,7 +15,7 @@
 
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
-#include "ctmc/sim/studies/sweep.hpp"
+#include "ctmc/sim/studies/sweep_document.hpp"
 
 namespace ctmc::reports {
 
@@ -45,26 +45,15 @@ std::string sweep_command_options(const sim::SweepSpec& shown);
 
 // The sweep `name` (document sweep-<name>.json) of `spec` over the nets and
 // neurons named by their files in the report folder (spec's nets and neurons
-// are filled from them). Returns the document, or null under --plan (then
-// only the Slurm command is recorded). seconds and runs: its wall time and
-// run count.
-nlohmann::ordered_json run_report_sweep(ReportSweeps& rs, const std::string& name, sim::SweepSpec spec,
-                                        const std::vector<std::string>& net_files,
-                                        const std::vector<std::string>& neuron_files, double& seconds,
-                                        std::size_t& runs);
+// are filled from them). Returns the document, or an empty one (no runs,
+// no points) under --plan, where only the Slurm command is recorded.
+// seconds and runs: its wall time and run count.
+sim::SweepDocument run_report_sweep(ReportSweeps& rs, const std::string& name, sim::SweepSpec spec,
+                                    const std::vector<std::string>& net_files,
+                                    const std::vector<std::string>& neuron_files, double& seconds, std::size_t& runs);
 
-// --- reading a sweep document (sim/studies/sweep.hpp) ---------------------------------
-// A number of the document; NaN for null (a gap or rate no run defined).
-double sweep_number(const nlohmann::ordered_json& j);
-// The point that min_cost names for `sampler` and `cost` ("synops" or
-// "transitions"); null when no point meets the criterion.
-const nlohmann::ordered_json* min_cost_point(const nlohmann::ordered_json& doc, const char* sampler = "exact",
-                                             const char* cost = "synops");
-// The point (sampler, tau, r, T); null when it is not on the grid.
-const nlohmann::ordered_json* find_point(const nlohmann::ordered_json& doc, const char* sampler, double tau, double r,
-                                         double T);
 // "τ 0.02, r 3, T 50" of a point.
-std::string cell_text(const nlohmann::ordered_json& point);
+std::string cell_text(const sim::SweepPoint& point);
 
 // --plan: writes sweep_commands.sh (the recorded submissions) and the
 // paragraph and commands saying how to finish the report from them.

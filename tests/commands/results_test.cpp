@@ -28,14 +28,24 @@ TEST_CASE("evaluate: a clip level as a number, no clipping as \"inf\"") {
 }
 
 TEST_CASE("sweep summary: per sampler in the document's order, the cheapest point or none") {
-  const ojson doc = ojson::parse(R"({
-    "spec": {"nets": ["a.json", "b.json"], "criterion_pp": 2.5},
-    "points": [{"tau": 0.1, "rate": 5, "T": 1, "gap_mean": 1.25, "gap_sd": 0.5, "synops_per_sample_mean": 10,
-                "transitions_per_sample_mean": 20, "spikes_per_neuron_mean": 0.125}],
-    "frontier": {"uniformization": {"synops": [0], "transitions": []}, "exact": {"synops": [], "transitions": [0]}},
-    "min_cost": {"uniformization": {"synops": 0, "transitions": null}, "exact": {"synops": null, "transitions": null}},
-    "cells": [{}, {}, {}],
-    "runs": [{}, {}, {}, {}]})");
+  sim::SweepDocument doc;
+  doc.spec.nets = {"a.json", "b.json"};
+  doc.spec.criterion = 2.5;
+  sim::SweepPoint point;
+  point.tau = 0.1;
+  point.rate = 5;
+  point.T = 1;
+  point.gap_mean = 1.25;
+  point.gap_sd = 0.5;
+  point.synops_per_sample_mean = 10;
+  point.transitions_per_sample_mean = 20;
+  point.spikes_per_neuron_mean = 0.125;
+  doc.points = {point};
+  const auto uniformization = sim::SamplerKind::Uniformization, exact = sim::SamplerKind::Exact;
+  doc.frontier = {{uniformization, {0}, {}}, {exact, {}, {0}}};
+  doc.min_cost = {{uniformization, 0, std::nullopt}, {exact, std::nullopt, std::nullopt}};
+  doc.cells.resize(3);
+  doc.runs.resize(4);
   const commands::SweepSummary s = commands::sweep_summary(doc);
   CHECK(s.cells == 3);
   CHECK(s.runs == 4);

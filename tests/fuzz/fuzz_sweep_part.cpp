@@ -3,7 +3,7 @@
 // part over the scan threshold, whose size its own grid bounds), then
 // merge_sweep_parts of it alone (every field checked against the grid);
 // each may only reject with InputError.
-#include "ctmc/sim/studies/sweep.hpp"
+#include "ctmc/sim/studies/sweep_document.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ctmc;

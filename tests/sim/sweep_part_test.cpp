@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../test_temp_files.hpp"
-#include "ctmc/sim/studies/sweep.hpp"
+#include "ctmc/sim/studies/sweep_document.hpp"
 #include "input_error_check.hpp"
 
 using ctmc::sim::testing::check_input_error;
@@ -80,14 +80,14 @@ TEST_CASE("a part larger than the scan threshold merges when its grid can hold i
   constexpr std::uint64_t kThreshold = 16 << 10;  // a low threshold: the scan path on a small file
   REQUIRE(text.size() > kThreshold);
   const Json read = ctmc::sim::read_sweep_part(file, kThreshold);
-  const Json doc = ctmc::sim::merge_sweep_parts({{file, read}});
-  CHECK(doc.at("runs").size() == 4);
-  CHECK(doc.at("cells").size() == 50);
+  const ctmc::sim::SweepDocument doc = ctmc::sim::merge_sweep_parts({{file, read}});
+  CHECK(doc.runs.size() == 4);
+  CHECK(doc.cells.size() == 50);
 
   // Keys in another order (runs before spec, as sort_keys writes them) and
   // a wider indentation still merge.
   const std::string sorted = write("sorted_part.json", nlohmann::json::parse(text).dump(4));
-  CHECK(ctmc::sim::merge_sweep_parts({{sorted, ctmc::sim::read_sweep_part(sorted, kThreshold)}}).at("runs").size() == 4);
+  CHECK(ctmc::sim::merge_sweep_parts({{sorted, ctmc::sim::read_sweep_part(sorted, kThreshold)}}).runs.size() == 4);
 
   // The bound: 1 MiB, 8 times the spec, and 128 bytes for each number the
   // 4 records can hold with at most kPartLayersAssumed layers.
@@ -120,7 +120,7 @@ TEST_CASE("a part that is not a regular file is refused before reading") {
 
 TEST_CASE("merge checks every field of a part, naming the file and the field") {
   const Json good = make_part(3, 2);
-  CHECK(ctmc::sim::merge_sweep_parts({{"good.json", good}}).at("runs").size() == 3);
+  CHECK(ctmc::sim::merge_sweep_parts({{"good.json", good}}).runs.size() == 3);
   const auto refused = [&](const std::function<void(Json&)>& edit, const std::string& fragment) {
     Json p = good;
     edit(p);
@@ -169,9 +169,9 @@ TEST_CASE("merge checks every field of a part, naming the file and the field") {
   for (const char* kernel : {"reference", "auto", "vectorised"}) {
     Json p = good;
     p["spec"]["kernel"] = kernel;
-    CHECK(ctmc::sim::merge_sweep_parts({{"kernel.json", p}}).at("spec").at("kernel") == kernel);
+    CHECK(ctmc::sim::merge_sweep_parts({{"kernel.json", p}}).recorded_spec.at("kernel") == kernel);
   }
-  CHECK_FALSE(ctmc::sim::merge_sweep_parts({{"good.json", good}}).at("spec").contains("kernel"));
+  CHECK_FALSE(ctmc::sim::merge_sweep_parts({{"good.json", good}}).recorded_spec.contains("kernel"));
   // A part written before the key and one written with --kernel reference
   // are shards of the same sweep; with another kernel they are not.
   for (const char* kernel : {"reference", "vectorised"}) {
@@ -182,7 +182,7 @@ TEST_CASE("merge checks every field of a part, naming the file and the field") {
       std::vector<std::pair<std::string, Json>> parts{{"old.json", old_part}, {"new.json", new_part}};
       if (!old_first) std::swap(parts[0], parts[1]);
       if (std::string(kernel) == "reference") {
-        CHECK(ctmc::sim::merge_sweep_parts(parts).at("runs").size() == 4);
+        CHECK(ctmc::sim::merge_sweep_parts(parts).runs.size() == 4);
       } else {
         CHECK_THROWS_WITH_AS(ctmc::sim::merge_sweep_parts(parts), doctest::Contains("the specs differ"),
                              ctmc::InputError);
@@ -257,11 +257,11 @@ TEST_CASE("merge: runs of one net agree on what does not depend on the trial, an
   Json big = good;
   for (auto& r : big["runs"]) r["windows"][1]["synops_per_sample"] = 1e100;
   big["runs"][0]["windows"][1]["synops_per_sample"] = 0.0;
-  const Json doc = ctmc::sim::merge_sweep_parts({{"big.json", big}});
-  for (const auto& c : doc.at("cells")) CHECK(std::isfinite(c.at("synops_per_sample").get<double>()));
-  for (const auto& p : doc.at("points")) {
-    CHECK(std::isfinite(p.at("synops_per_sample_mean").get<double>()));
-    CHECK(std::isfinite(p.at("synops_per_sample_sd").get<double>()));
+  const ctmc::sim::SweepDocument doc = ctmc::sim::merge_sweep_parts({{"big.json", big}});
+  for (const auto& c : doc.cells) CHECK(std::isfinite(c.synops_per_sample));
+  for (const auto& p : doc.points) {
+    CHECK(std::isfinite(p.synops_per_sample_mean));
+    CHECK(std::isfinite(p.synops_per_sample_sd));
   }
 }
 

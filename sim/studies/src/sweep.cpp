@@ -14,8 +14,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "ctmc/sim/studies/pareto.hpp"
+#include "ctmc/sim/studies/sweep_document.hpp"
+#include "sweep_format.hpp"
 #include "ctmc/sim/formats/dataset.hpp"
 #include "ctmc/sim/nets/manifest.hpp"
 #include "ctmc/sim/nets/net.hpp"
@@ -32,9 +35,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 constexpr double kPercent = 100.0;
-constexpr const char* kPartFormat = "ctmc-snn sweep part";
-constexpr const char* kDocumentFormat = "ctmc-snn sweep";
-constexpr int kVersion = 1;
 
 template <class T>
 void check_unique(const std::vector<T>& v, const std::string& option) {
@@ -48,16 +48,6 @@ void check_positive(const std::vector<double>& v, const std::string& option) {
   for (double x : v)
     if (!(x > 0) || !std::isfinite(x)) throw InputError(option, fmt::format("{} is not a positive finite number", x));
   check_unique(v, option);
-}
-
-// A number of a record; JSON null stands for NaN (nlohmann writes NaN so).
-double num(const Json& j) { return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>(); }
-
-// The mean over records of the number at `key` of each.
-double mean_over(const std::vector<const Json*>& records, const std::function<double(const Json&)>& get) {
-  std::vector<double> v;
-  for (const Json* r : records) v.push_back(get(*r));
-  return mean_of(v);
 }
 
 void check_net(const Mlp& net, const std::string& what) { net.validate(what); }
@@ -270,8 +260,8 @@ Json sweep_spec_json(const SweepSpec& s) {
   return j;
 }
 
-Json run_sweep(const SweepSpec& spec, Shard shard, int threads,
-               const std::function<void(std::size_t, std::size_t)>& progress) {
+std::vector<RunRecord> run_sweep(const SweepSpec& spec, Shard shard, int threads,
+                                 const std::function<void(std::size_t, std::size_t)>& progress) {
   const SweepInputs in = read_inputs(spec, shard);
   // References, not a structured binding: clang 14 (the fuzzing build) does
   // not let the lambdas below capture structured bindings.
@@ -282,7 +272,7 @@ Json run_sweep(const SweepSpec& spec, Shard shard, int threads,
   const std::size_t total = sweep_run_count(spec);
   std::vector<std::size_t> mine;
   for (std::size_t u = shard.index - 1; u < total; u += shard.count) mine.push_back(u);
-  Json runs = Json::array();
+  std::vector<RunRecord> runs;
   std::vector<std::vector<double>> q99_of(nets.size());
   for (std::size_t k = 0; k < mine.size(); ++k) {
     const std::size_t u = mine[k];
@@ -321,190 +311,180 @@ Json run_sweep(const SweepSpec& spec, Shard shard, int threads,
                                    spec.nets[run.net], sampler_name(opt.snn.sampler), opt.snn.tau, opt.rate, run.trial,
                                    e.what()));
     }
-    Json r;
-    r["run"] = u;
-    r["net"] = run.net;
-    r["sampler"] = sampler_name(opt.snn.sampler);
-    r["tau"] = opt.snn.tau;
-    r["rate"] = opt.rate;
-    r["trial"] = run.trial;
-    r["test_images"] = res.samples;
-    r["A_ANN"] = kPercent * res.acc_ann;
-    r["A_MF"] = kPercent * res.acc_mf;
-    Json layers = Json::array();
+    RunRecord r;
+    r.run = u;
+    r.net = run.net;
+    r.sampler = opt.snn.sampler;
+    r.tau = opt.snn.tau;
+    r.rate = opt.rate;
+    r.trial = run.trial;
+    r.test_images = res.samples;
+    r.a_ann = kPercent * res.acc_ann;
+    r.a_mf = kPercent * res.acc_mf;
     for (std::size_t l = 0; l < res.alpha.size(); ++l)
-      layers.push_back({{"q99", res.q99[l]}, {"alpha", res.alpha[l]}, {"outside_fit_domain", res.outside_fit_domain[l]}});
-    r["layers"] = layers;
-    Json windows = Json::array();
+      r.layers.push_back({res.q99[l], res.alpha[l], res.outside_fit_domain[l]});
     for (const WindowResult& w : res.windows) {
-      Json wl = Json::array();
+      RunWindow rw{w.T, kPercent * w.acc_snn[0], w.synops_mean, w.spikes_per_neuron, w.transitions_per_sample,
+                   w.tie_fraction, w.count_quantiles, w.silent_fraction, {}};
       for (std::size_t l = 0; l < w.layer_spikes_per_neuron.size(); ++l)
-        wl.push_back({{"spikes_per_neuron", w.layer_spikes_per_neuron[l]}, {"rate_rel_rmse", w.layer_rate_rel_rmse[l]}});
-      windows.push_back({{"T", w.T},
-                         {"A_SNN", kPercent * w.acc_snn[0]},
-                         {"synops_per_sample", w.synops_mean},
-                         {"spikes_per_neuron", w.spikes_per_neuron},
-                         {"transitions_per_sample", w.transitions_per_sample},
-                         {"tie_fraction", w.tie_fraction},
-                         {"count_quantiles", w.count_quantiles},
-                         {"silent_fraction", w.silent_fraction},
-                         {"layers", wl}});
+        rw.layers.push_back({w.layer_spikes_per_neuron[l], w.layer_rate_rel_rmse[l]});
+      r.windows.push_back(std::move(rw));
     }
-    r["windows"] = windows;
     runs.push_back(std::move(r));
     if (progress) progress(k + 1, mine.size());
   }
   return runs;
 }
 
-Json sweep_part(const SweepSpec& spec, Shard shard, Json runs) {
-  Json j;
-  j["format"] = kPartFormat;
-  j["version"] = kVersion;
-  j["spec"] = sweep_spec_json(spec);
-  j["shard"] = {{"index", shard.index}, {"count", shard.count}};
-  j["runs"] = std::move(runs);
-  return j;
+SweepPart sweep_part(const SweepSpec& spec, Shard shard, std::vector<RunRecord> runs) {
+  return {spec, shard, std::move(runs)};
 }
 
-Json sweep_document(const Json& spec, Json runs) {
-  const auto& nets = spec.at("nets");
-  const auto& samplers = spec.at("samplers");
-  const auto& taus = spec.at("tau");
-  const auto& rates = spec.at("rate");
-  const auto& Ts = spec.at("T");
-  const int trials = spec.at("trials").get<int>();
-  const double criterion = spec.at("criterion_pp").get<double>();
-  const std::size_t n_windows = Ts.size();
-  const std::size_t expected = nets.size() * samplers.size() * taus.size() * rates.size() * static_cast<std::size_t>(trials);
-  if (runs.size() != expected)
-    throw InputError(fmt::format("sweep: {} run records for a grid of {} runs", runs.size(), expected));
-  for (std::size_t u = 0; u < expected; ++u)
-    if (runs.at(u).at("run").get<std::size_t>() != u)
-      throw InputError(fmt::format("sweep: run record {} is numbered {}", u, runs.at(u).at("run").dump()));
+namespace {
 
-  // Cells: (net, sampler, tau, r) x window, over the trials.
-  Json cells = Json::array();
-  // points[(sampler, tau, r, window)] -> the cells of each net
-  std::map<std::vector<std::size_t>, std::vector<std::size_t>> point_cells;
-  std::size_t u = 0;
-  for (std::size_t ni = 0; ni < nets.size(); ++ni)
-    for (std::size_t si = 0; si < samplers.size(); ++si)
-      for (std::size_t ti = 0; ti < taus.size(); ++ti)
-        for (std::size_t ri = 0; ri < rates.size(); ++ri) {
-          std::vector<const Json*> recs;
-          for (int t = 0; t < trials; ++t) recs.push_back(&runs.at(u++));
-          const Json& first = *recs.front();
-          const double a_ann = first.at("A_ANN").get<double>(), a_mf = first.at("A_MF").get<double>();
-          for (std::size_t w = 0; w < n_windows; ++w) {
-            std::vector<double> acc;
-            for (const Json* r : recs) acc.push_back(r->at("windows").at(w).at("A_SNN").get<double>());
-            const auto window_mean = [&](const char* key) {
-              return mean_over(recs, [&](const Json& r) { return num(r.at("windows").at(w).at(key)); });
-            };
-            Json c;
-            c["net"] = ni;
-            c["sampler"] = samplers.at(si);
-            c["tau"] = taus.at(ti);
-            c["rate"] = rates.at(ri);
-            c["T"] = Ts.at(w);
-            c["A_ANN"] = a_ann;
-            c["A_MF"] = a_mf;
-            c["A_SNN_mean"] = mean_of(acc);
-            c["A_SNN_sd"] = sd_of(acc);
-            c["gap"] = a_ann - mean_of(acc);
-            c["mean_field_mismatch"] = a_ann - a_mf;
-            c["sampling_gap"] = a_mf - mean_of(acc);
-            c["synops_per_sample"] = window_mean("synops_per_sample");
-            c["spikes_per_neuron"] = window_mean("spikes_per_neuron");
-            c["transitions_per_sample"] = window_mean("transitions_per_sample");
-            c["tie_fraction"] = window_mean("tie_fraction");
-            // Means over the trials of each quantile of the pooled counts.
-            Json quantiles = Json::array();
-            for (std::size_t q = 0; q < first.at("windows").at(w).at("count_quantiles").size(); ++q)
-              quantiles.push_back(
-                  mean_over(recs, [&](const Json& r) { return num(r.at("windows").at(w).at("count_quantiles").at(q)); }));
-            c["count_quantiles"] = quantiles;
-            c["silent_fraction"] = window_mean("silent_fraction");
-            Json layers = Json::array();
-            for (std::size_t l = 0; l < first.at("layers").size(); ++l) {
-              const auto layer_mean = [&](const char* key) {
-                return mean_over(recs, [&](const Json& r) { return num(r.at("windows").at(w).at("layers").at(l).at(key)); });
-              };
-              layers.push_back({{"spikes_per_neuron", layer_mean("spikes_per_neuron")},
-                                {"rate_rel_rmse", layer_mean("rate_rel_rmse")},
-                                {"outside_fit_domain", num(first.at("layers").at(l).at("outside_fit_domain"))}});
-            }
-            c["layers"] = layers;
-            point_cells[{si, ti, ri, w}].push_back(cells.size());
-            cells.push_back(std::move(c));
-          }
-        }
-
-  // Points: (sampler, tau, r, T) over the nets.
-  Json points = Json::array();
-  std::vector<std::vector<std::size_t>> sampler_points(samplers.size());
-  for (const auto& entry : point_cells) {
-    const std::vector<std::size_t>& key = entry.first;
-    const std::vector<std::size_t>& ids = entry.second;  // a named variable: clang 14 lambdas cannot capture bindings
-    const auto stat = [&](const char* name) {
-      std::vector<double> v;
-      for (std::size_t id : ids) v.push_back(num(cells.at(id).at(name)));
-      return std::make_pair(mean_of(v), sd_of(v));
-    };
-    Json p;
-    p["sampler"] = samplers.at(key[0]);
-    p["tau"] = taus.at(key[1]);
-    p["rate"] = rates.at(key[2]);
-    p["T"] = Ts.at(key[3]);
-    p["nets"] = ids.size();
-    for (const char* name : {"A_ANN", "A_MF"}) p[name] = stat(name).first;
-    p["A_SNN"] = stat("A_SNN_mean").first;
-    for (const char* name : {"gap", "synops_per_sample", "transitions_per_sample", "spikes_per_neuron"}) {
-      const auto [m, s] = stat(name);
-      p[std::string(name) + "_mean"] = m;
-      p[std::string(name) + "_sd"] = s;
-    }
-    sampler_points[key[0]].push_back(points.size());
-    points.push_back(std::move(p));
+// The cell (net, sampler, tau, r) x checkpoint w of the records of its trials.
+SweepCell cell_of(const SweepSpec& spec, std::size_t ni, std::size_t si, std::size_t ti, std::size_t ri,
+                  std::size_t w, const std::vector<const RunRecord*>& recs) {
+  const RunRecord& first = *recs.front();
+  const auto window_mean = [&](double RunWindow::*field) {
+    std::vector<double> v;
+    for (const RunRecord* r : recs) v.push_back(r->windows.at(w).*field);
+    return mean_of(v);
+  };
+  std::vector<double> acc;
+  for (const RunRecord* r : recs) acc.push_back(r->windows.at(w).a_snn);
+  SweepCell c;
+  c.net = ni;
+  c.sampler = spec.samplers.at(si);
+  c.tau = spec.taus.at(ti);
+  c.rate = spec.rates.at(ri);
+  c.T = spec.T.at(w);
+  c.a_ann = first.a_ann;
+  c.a_mf = first.a_mf;
+  c.a_snn_mean = mean_of(acc);
+  c.a_snn_sd = sd_of(acc);
+  c.gap = first.a_ann - mean_of(acc);
+  c.mean_field_mismatch = first.a_ann - first.a_mf;
+  c.sampling_gap = first.a_mf - mean_of(acc);
+  c.synops_per_sample = window_mean(&RunWindow::synops_per_sample);
+  c.spikes_per_neuron = window_mean(&RunWindow::spikes_per_neuron);
+  c.transitions_per_sample = window_mean(&RunWindow::transitions_per_sample);
+  c.tie_fraction = window_mean(&RunWindow::tie_fraction);
+  // Means over the trials of each quantile of the pooled counts.
+  for (std::size_t q = 0; q < first.windows.at(w).count_quantiles.size(); ++q) {
+    std::vector<double> v;
+    for (const RunRecord* r : recs) v.push_back(r->windows.at(w).count_quantiles.at(q));
+    c.count_quantiles.push_back(mean_of(v));
   }
+  c.silent_fraction = window_mean(&RunWindow::silent_fraction);
+  for (std::size_t l = 0; l < first.layers.size(); ++l) {
+    const auto layer_mean = [&](double RunWindowLayer::*field) {
+      std::vector<double> v;
+      for (const RunRecord* r : recs) v.push_back(r->windows.at(w).layers.at(l).*field);
+      return mean_of(v);
+    };
+    c.layers.push_back({layer_mean(&RunWindowLayer::spikes_per_neuron), layer_mean(&RunWindowLayer::rate_rel_rmse),
+                        first.layers[l].outside_fit_domain});
+  }
+  return c;
+}
 
-  // Frontiers and the cheapest point under the criterion, per sampler.
-  Json frontier = Json::object(), min_cost = Json::object();
-  for (std::size_t si = 0; si < samplers.size(); ++si) {
+// The point (sampler si, tau ti, r ri, checkpoint w) over its cells, one per net.
+SweepPoint point_of(const SweepSpec& spec, const std::vector<std::size_t>& key, const std::vector<SweepCell>& cells,
+                    const std::vector<std::size_t>& ids) {
+  const auto stat = [&](double SweepCell::*field) {
+    std::vector<double> v;
+    for (std::size_t id : ids) v.push_back(cells.at(id).*field);
+    return std::make_pair(mean_of(v), sd_of(v));
+  };
+  SweepPoint p;
+  p.sampler = spec.samplers.at(key[0]);
+  p.tau = spec.taus.at(key[1]);
+  p.rate = spec.rates.at(key[2]);
+  p.T = spec.T.at(key[3]);
+  p.nets = ids.size();
+  p.a_ann = stat(&SweepCell::a_ann).first;
+  p.a_mf = stat(&SweepCell::a_mf).first;
+  p.a_snn = stat(&SweepCell::a_snn_mean).first;
+  std::tie(p.gap_mean, p.gap_sd) = stat(&SweepCell::gap);
+  std::tie(p.synops_per_sample_mean, p.synops_per_sample_sd) = stat(&SweepCell::synops_per_sample);
+  std::tie(p.transitions_per_sample_mean, p.transitions_per_sample_sd) = stat(&SweepCell::transitions_per_sample);
+  std::tie(p.spikes_per_neuron_mean, p.spikes_per_neuron_sd) = stat(&SweepCell::spikes_per_neuron);
+  return p;
+}
+
+// Per sampler, the frontiers and the cheapest point under the criterion.
+void add_frontiers(SweepDocument& d, const std::vector<std::vector<std::size_t>>& sampler_points) {
+  for (std::size_t si = 0; si < d.spec.samplers.size(); ++si) {
     const auto& ids = sampler_points[si];
     std::vector<double> gap, synops, transitions;
     for (std::size_t id : ids) {
-      gap.push_back(num(points.at(id).at("gap_mean")));
-      synops.push_back(num(points.at(id).at("synops_per_sample_mean")));
-      transitions.push_back(num(points.at(id).at("transitions_per_sample_mean")));
+      gap.push_back(d.points.at(id).gap_mean);
+      synops.push_back(d.points.at(id).synops_per_sample_mean);
+      transitions.push_back(d.points.at(id).transitions_per_sample_mean);
     }
     const auto to_points = [&](const std::vector<std::size_t>& local) {
-      Json a = Json::array();
+      std::vector<std::size_t> a;
       for (std::size_t k : local) a.push_back(ids[k]);
       return a;
     };
-    const auto cheapest = [&](const std::vector<double>& cost) {
-      const auto k = cheapest_below(cost, gap, criterion);
-      return k ? Json(ids[*k]) : Json(nullptr);
+    const auto cheapest = [&](const std::vector<double>& cost) -> std::optional<std::size_t> {
+      const auto k = cheapest_below(cost, gap, d.spec.criterion);
+      return k ? std::optional<std::size_t>(ids[*k]) : std::nullopt;
     };
-    const std::string name = samplers.at(si).get<std::string>();
-    frontier[name] = {{"synops", to_points(pareto_frontier(synops, gap))},
-                      {"transitions", to_points(pareto_frontier(transitions, gap))}};
-    min_cost[name] = {{"synops", cheapest(synops)}, {"transitions", cheapest(transitions)}};
+    const SamplerKind sampler = d.spec.samplers[si];
+    d.frontier.push_back({sampler, to_points(pareto_frontier(synops, gap)), to_points(pareto_frontier(transitions, gap))});
+    d.min_cost.push_back({sampler, cheapest(synops), cheapest(transitions)});
   }
+}
 
-  Json doc;
-  doc["format"] = kDocumentFormat;
-  doc["version"] = kVersion;
-  doc["units"] = "accuracies in percent, gaps in percentage points, costs per test image";
-  doc["spec"] = spec;
-  doc["points"] = points;
-  doc["frontier"] = frontier;
-  doc["min_cost"] = min_cost;
-  doc["cells"] = cells;
-  doc["runs"] = std::move(runs);
-  return doc;
+SweepDocument build_document(const SweepSpec& spec, Json recorded_spec, std::vector<RunRecord> runs) {
+  const std::size_t expected = sweep_run_count(spec);
+  if (runs.size() != expected)
+    throw InputError(fmt::format("sweep: {} run records for a grid of {} runs", runs.size(), expected));
+  for (std::size_t u = 0; u < expected; ++u)
+    if (runs[u].run != u) throw InputError(fmt::format("sweep: run record {} is numbered {}", u, runs[u].run));
+  SweepDocument d;
+  d.spec = spec;
+  d.recorded_spec = std::move(recorded_spec);
+  // Cells: (net, sampler, tau, r) x checkpoint, over the trials;
+  // point_cells[(sampler, tau, r, checkpoint)]: the cells of each net.
+  std::map<std::vector<std::size_t>, std::vector<std::size_t>> point_cells;
+  std::size_t u = 0;
+  for (std::size_t ni = 0; ni < spec.nets.size(); ++ni)
+    for (std::size_t si = 0; si < spec.samplers.size(); ++si)
+      for (std::size_t ti = 0; ti < spec.taus.size(); ++ti)
+        for (std::size_t ri = 0; ri < spec.rates.size(); ++ri) {
+          std::vector<const RunRecord*> recs;
+          for (int t = 0; t < spec.trials; ++t) recs.push_back(&runs.at(u++));
+          for (std::size_t w = 0; w < spec.T.size(); ++w) {
+            point_cells[{si, ti, ri, w}].push_back(d.cells.size());
+            d.cells.push_back(cell_of(spec, ni, si, ti, ri, w, recs));
+          }
+        }
+  // Points: (sampler, tau, r, T) over the nets.
+  std::vector<std::vector<std::size_t>> sampler_points(spec.samplers.size());
+  for (const auto& [key, ids] : point_cells) {
+    sampler_points[key[0]].push_back(d.points.size());
+    d.points.push_back(point_of(spec, key, d.cells, ids));
+  }
+  add_frontiers(d, sampler_points);
+  d.runs = std::move(runs);
+  return d;
+}
+
+}  // namespace
+
+SweepDocument sweep_document(const SweepSpec& spec, std::vector<RunRecord> runs) {
+  return sweep_document(spec, sweep_spec_json(spec), std::move(runs));
+}
+
+SweepDocument sweep_document(const SweepSpec& spec, Json recorded_spec, std::vector<RunRecord> runs) {
+  try {
+    return build_document(spec, std::move(recorded_spec), std::move(runs));
+  } catch (const std::out_of_range&) {
+    throw InputError("sweep: a run record lacks a checkpoint, a layer or a quantile of its grid");
+  }
 }
 
 namespace {
@@ -803,7 +783,7 @@ struct RunInvariants {
   }
 };
 
-Json merge_parts(std::vector<std::pair<std::string, Json>>& parts) {
+SweepDocument merge_parts(std::vector<std::pair<std::string, Json>>& parts) {
   if (parts.empty()) throw InputError("sweep merge: no parts given");
   const std::string& first_file = parts.front().first;
   std::size_t count = 0;
@@ -813,11 +793,11 @@ Json merge_parts(std::vector<std::pair<std::string, Json>>& parts) {
   std::size_t records = 0;
   for (auto& [file, part] : parts) {
     const PartReader in{file};
-    if (!part.is_object() || !part.contains("format") || part.at("format") != kPartFormat)
-      throw InputError(fmt::format("{}: not a sweep part (\"format\" is not \"{}\")", file, kPartFormat));
-    if (part.contains("version") && part.at("version") != kVersion)
+    if (!part.is_object() || !part.contains("format") || part.at("format") != kSweepPartFormat)
+      throw InputError(fmt::format("{}: not a sweep part (\"format\" is not \"{}\")", file, kSweepPartFormat));
+    if (part.contains("version") && part.at("version") != kSweepFormatVersion)
       throw InputError(fmt::format("{}: sweep part version {} (this tool reads {})", file,
-                                   solvers::json_excerpt(part.at("version")), kVersion));
+                                   solvers::json_excerpt(part.at("version")), kSweepFormatVersion));
     in.exact_keys(part, "", {"format", "version", "spec", "shard", "runs"});
     if (&part == &parts.front().second) {
       grid = spec_of_part(in, part.at("spec"));
@@ -879,12 +859,13 @@ Json merge_parts(std::vector<std::pair<std::string, Json>>& parts) {
       by_run[u] = &r;
     }
   }
-  Json runs = Json::array();
+  std::vector<RunRecord> runs;
   for (std::size_t u = 0; u < by_run.size(); ++u) {
     if (!by_run[u]) throw InputError(fmt::format("sweep merge: run {} is in no part", u));
-    runs.push_back(std::move(*by_run[u]));
+    runs.push_back(by_run[u]->get<RunRecord>());
+    *by_run[u] = nullptr;  // the record read: its text no longer needed
   }
-  return sweep_document(spec, std::move(runs));
+  return sweep_document(grid, spec, std::move(runs));
 }
 
 // The longest token (a string or a bare number or word) a part may hold: its
@@ -976,6 +957,8 @@ std::pair<Json, Json> scan_part_header(const std::string& path) {
 
 }  // namespace
 
+SweepSpec read_sweep_spec(const Json& spec, const std::string& file) { return spec_of_part(PartReader{file}, spec); }
+
 std::uint64_t max_sweep_part_bytes(const Json& spec, Shard shard) {
   SweepSpec dims;  // only the list sizes matter
   for (const auto& [key, list] : {std::pair{"nets", &dims.nets}, {"neurons", &dims.neurons}})
@@ -1029,7 +1012,7 @@ Json read_sweep_part(const std::string& path, std::uint64_t scan_above) {
   return solvers::parse_json_strict<Json>(text, path);
 }
 
-Json merge_sweep_parts(std::vector<std::pair<std::string, Json>> parts) {
+SweepDocument merge_sweep_parts(std::vector<std::pair<std::string, Json>> parts) {
   try {
     return merge_parts(parts);
   } catch (const nlohmann::json::exception& e) {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ctmc/commands/document.hpp"
-#include "ctmc/sim/studies/sweep.hpp"
+#include "ctmc/sim/studies/sweep_document.hpp"
 
 namespace ctmc::commands {
 
@@ -59,7 +59,7 @@ struct SweepCommandResult {
   std::size_t runs = 0;       // the runs checked (dry run) or run and written (part, document)
   double T_max = 0;           // the largest window (each run reads every T from one path up to it)
   sim::Shard shard;           // Kind::Part
-  nlohmann::ordered_json document;  // the part or the document as written (sim/studies/sweep.hpp)
+  nlohmann::ordered_json document;  // the part or the document as written (sim/studies/sweep_document.hpp's to_json)
   SweepSummary summary;       // Kind::Document
 };
 
@@ -71,7 +71,7 @@ SweepCommandResult run_sweep_command(const SweepCommandOptions& o,
 SweepCommandResult run_sweep_merge(const std::vector<std::string>& parts, const std::string& out);
 
 // The summary of a sweep document (sim::sweep_document's).
-SweepSummary sweep_summary(const nlohmann::ordered_json& document);
+SweepSummary sweep_summary(const sim::SweepDocument& document);
 
 // The document (or part) as written; a dry run has none (null).
 void write(DocumentWriter& w, const SweepCommandResult& r);

@@ -128,16 +128,26 @@ void check_sweep_limits(const SweepSpec& spec);
 // for bad input, before it runs anything.
 std::size_t check_sweep_inputs(const SweepSpec& spec, Shard shard = {});
 
+// The results as types (sweep_document.hpp, which also writes and reads them
+// as JSON).
+struct RunRecord;
+struct SweepPart;
+struct SweepDocument;
+
 // Runs the shard's runs in order (threads: simulate_network's) and returns
 // their records. `progress(done, total)` is called after each run.
-nlohmann::ordered_json run_sweep(const SweepSpec& spec, Shard shard, int threads,
+std::vector<RunRecord> run_sweep(const SweepSpec& spec, Shard shard, int threads,
                                  const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 // A part: the spec, the shard and its runs' records.
-nlohmann::ordered_json sweep_part(const SweepSpec& spec, Shard shard, nlohmann::ordered_json runs);
+SweepPart sweep_part(const SweepSpec& spec, Shard shard, std::vector<RunRecord> runs);
 
-// The full document from the spec and every run's record (in run order).
-nlohmann::ordered_json sweep_document(const nlohmann::ordered_json& spec, nlohmann::ordered_json runs);
+// The full document from the spec and every run's record (in run order);
+// InputError for records that are not the grid's runs in order, or that lack
+// a checkpoint or layer. The spec is recorded as sweep_spec_json writes it,
+// or as `recorded_spec` (a part's own text, written back verbatim).
+SweepDocument sweep_document(const SweepSpec& spec, std::vector<RunRecord> runs);
+SweepDocument sweep_document(const SweepSpec& spec, nlohmann::ordered_json recorded_spec, std::vector<RunRecord> runs);
 
 // The most bytes a part of shard `shard` of the grid `spec` (as recorded)
 // can legitimately take as a file: its runs' records, each of a size fixed
@@ -164,7 +174,7 @@ nlohmann::ordered_json read_sweep_part(const std::string& path, std::uint64_t sc
 // the wrong type or outside its range (accuracies in [0, 100], fractions in
 // [0, 1], costs >= 0, a run's tau, r, sampler and T equal to the grid's,
 // every layer and checkpoint present); and naming the shards that are
-// missing. The parts are consumed (their records move into the document).
-nlohmann::ordered_json merge_sweep_parts(std::vector<std::pair<std::string, nlohmann::ordered_json>> parts);
+// missing. The parts are consumed (their records are read into the document).
+SweepDocument merge_sweep_parts(std::vector<std::pair<std::string, nlohmann::ordered_json>> parts);
 
 }  // namespace ctmc::sim
