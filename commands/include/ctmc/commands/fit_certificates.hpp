@@ -24,7 +24,7 @@ inline constexpr double kThreeStateGap = 1e-2;
 // which `report fits` states beside its tables. The two-state search ends
 // well inside its budget (about 3e4 boxes per row of the fit table); the
 // three-state one is stopped by it on every row of the fit table: 60000
-// boxes, about a minute of CPU a row with the reciprocal relaxation
+// boxes, 25-45 s of CPU a row with the reciprocal relaxation
 // (bench_certificates three-state), keep `report all` within its time, and
 // its bound still grows with more (sigmoid: gap 0.56 at 150000 boxes).
 inline constexpr std::int64_t kTwoStateBoxes = 2000000;
