@@ -23,6 +23,7 @@
 #include <cmath>
 #include <random>
 
+#include "ctmc/core/errors.hpp"
 #include "ctmc/sim/engines/network_sim.hpp"
 #include "ctmc/sim/engines/simd.hpp"
 #include "ctmc/sim/neurons/sampler.hpp"
@@ -262,4 +263,22 @@ TEST_CASE("vectorised and fast kernels: identical results for 1, 2 and 3 threads
     const NetworkSimResult ref = simulate_network(net, train, test, neurons, opt);
     CHECK(ref.synops != res[0].synops);  // another random stream, same law
   }
+}
+
+TEST_CASE("fast kernel: a chain it cannot hold is refused by name, not run on another kernel") {
+  // The Bernstein chain of N = 2: six states (A0..A2, R0..R2), up to three exits.
+  const solvers::Model six = solvers::bernstein_model({Rational(1), Rational(2), Rational(3)}, Rational(5),
+                                                      Rational(1), Rational(-1), Rational(1));
+  const Mlp net = dyadic_mlp({2, 3}, 7);
+  SpikingConfig cfg;
+  cfg.T = 1;
+  cfg.dt = 0.01;
+  set_kernel(cfg, "fast");
+  CHECK(std::string(kernel_name(cfg)) == "fast");
+  const std::vector<SpikingLayer> layers{{NeuronKernel(six, 1.0, "bernstein"), 1.0}};
+  CHECK_THROWS_WITH_AS(SpikingNetwork(net, layers, cfg), doctest::Contains("spiking layer 1 has 6 states"),
+                       ctmc::InputError);
+  // The same chain on the vectorised kernel runs.
+  set_kernel(cfg, "vectorised");
+  CHECK_NOTHROW(SpikingNetwork(net, layers, cfg));
 }

@@ -523,6 +523,15 @@ void SpikingNetwork::configure() {
   for (const auto& l : layers_) samplers_.emplace_back(l.kernel, cfg_.sampler, cfg_.dt);
   fast_fits_ = std::all_of(samplers_.begin(), samplers_.end(),
                            [](const StepSampler& s) { return s.kernel().size() <= 4 && s.max_out_degree() <= 2; });
+  // The fast kernel was asked for by name: a chain it cannot hold is refused
+  // rather than run on another kernel under its name (kernel_name).
+  if (cfg_.fast_kernel && !cfg_.reference_kernel && vectorised_runs(cfg_.sampler) && !fast_fits_)
+    for (std::size_t l = 0; l < samplers_.size(); ++l)
+      if (samplers_[l].kernel().size() > 4 || samplers_[l].max_out_degree() > 2)
+        throw InputError("kernel", fmt::format("the fast kernel runs chains of at most 4 states and 2 exits per "
+                                               "state; spiking layer {} has {} states and up to {} exits (use "
+                                               "vectorised)",
+                                               l + 1, samplers_[l].kernel().size(), samplers_[l].max_out_degree()));
 }
 
 std::size_t SpikingNetwork::spiking_neurons() const {

@@ -102,8 +102,8 @@ struct SpikingConfig {
   // block serving four 32-bit draws of a neuron, and float32 synapses for
   // an Mlp. Same law as the
   // other two kernels, other random numbers. Ignored when reference_kernel
-  // is set, for the other samplers, and for chains beyond four states or
-  // two exits per state (those run on the vectorised kernel).
+  // is set and for the other samplers; a chain beyond four states or two
+  // exits per state is refused (InputError naming the kernel).
   bool fast_kernel = false;
   // How a layer graph carries a step's spikes into a stage of one
   // convolution (net_synapse.hpp): Auto chooses per layer and step by the
