@@ -19,6 +19,7 @@
 
 #include "command.hpp"
 #include "data_options.hpp"
+#include "ctmc/commands/command_text.hpp"
 #include "ctmc/commands/sweep.hpp"
 #include "ctmc/core/errors.hpp"
 
@@ -78,6 +79,33 @@ void run(const commands::SweepCommandOptions& o, bool json) {
   print_result(commands::run_sweep_command(o, progress), json);
 }
 
+// The option texts of `sweep`, parsed once into the typed options
+// (typed_options) by the parsers the Python module shares: lists by
+// command_text.hpp, samplers and conventions by sim's parse_*.
+struct SweepTexts {
+  std::string nets, neurons, taus, rates, T, samplers = "exact", readout = "spike", scale = "q99";
+  std::string trace_weight = "integral", output_scale = "logits", subset = "all", layer_alpha, shard;
+};
+
+// InputError naming the option for a text that is not one.
+void typed_options(const SweepTexts& t, commands::SweepCommandOptions& o) {
+  sim::SweepSpec& s = o.spec;
+  s.nets = ctmc::split_input_list(t.nets, "--net");
+  s.neurons = ctmc::split_input_list(t.neurons, "--neurons");
+  s.taus = commands::number_list(t.taus, "--tau");
+  s.rates = commands::number_list(t.rates, "--rate");
+  s.T = commands::number_list(t.T, "--T");
+  s.samplers.clear();
+  for (const auto& name : ctmc::split_input_list(t.samplers, "--sampler")) s.samplers.push_back(sim::parse_sampler(name));
+  s.readout = sim::parse_readout(t.readout);
+  s.scale = sim::parse_scale_mode(t.scale);
+  s.trace_weight = sim::parse_trace_weight(t.trace_weight);
+  s.output_scale = sim::parse_output_scale(t.output_scale);
+  s.subset = sim::parse_test_subset(t.subset);
+  if (!t.layer_alpha.empty()) s.layer_alpha = commands::layer_alpha_list(t.layer_alpha);
+  if (!t.shard.empty()) o.shard = sim::parse_shard(t.shard);
+}
+
 struct MergeOptions {
   std::vector<std::string> parts;
   std::string out;
@@ -86,34 +114,35 @@ struct MergeOptions {
 
 Register reg([](CLI::App& root) {
   auto o = std::make_shared<commands::SweepCommandOptions>();
+  auto t = std::make_shared<SweepTexts>();
   auto json = std::make_shared<bool>(false);
   auto* cmd = root.add_subcommand(
       "sweep", "A grid of spiking-conversion runs (nets x samplers x tau x r x trials, T as checkpoints of one path): "
                "accuracies, gap decomposition, SynOps, transitions, Pareto frontiers; --shard i/n and 'sweep merge' "
                "split it across machines");
-  cmd->add_option("--net", o->nets, "Network manifests, comma-separated: one per source net (training seed)");
+  cmd->add_option("--net", t->nets, "Network manifests, comma-separated: one per source net (training seed)");
   add_data_options(cmd, o->spec.data);
-  cmd->add_option("--neurons", o->neurons,
+  cmd->add_option("--neurons", t->neurons,
                   "Neuron model JSON: one for every spiking layer, or one per spiking layer, comma-separated");
-  cmd->add_option("--tau", o->taus, "Trace time constants, comma-separated");
-  cmd->add_option("--rate", o->rates, "Target rates r, comma-separated (alpha_l = r / q99_l, or r with --scale const)");
-  cmd->add_option("--T", o->T, "Windows T, increasing and comma-separated: read from one run of the largest");
-  cmd->add_option("--sampler", o->samplers, "Samplers, comma-separated: exact, uniformization, end-state, euler")
+  cmd->add_option("--tau", t->taus, "Trace time constants, comma-separated");
+  cmd->add_option("--rate", t->rates, "Target rates r, comma-separated (alpha_l = r / q99_l, or r with --scale const)");
+  cmd->add_option("--T", t->T, "Windows T, increasing and comma-separated: read from one run of the largest");
+  cmd->add_option("--sampler", t->samplers, "Samplers, comma-separated: exact, uniformization, end-state, euler")
       ->capture_default_str();
   cmd->add_option("--trials", o->spec.trials, "Stochastic trials per cell")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--dt", o->spec.dt, "Time step")->capture_default_str();
-  cmd->add_option("--readout", o->readout, "spike or integrate (as simulate network)")->capture_default_str();
-  cmd->add_option("--scale", o->scale, "q99 or const (as simulate network)")->capture_default_str();
+  cmd->add_option("--readout", t->readout, "spike or integrate (as simulate network)")->capture_default_str();
+  cmd->add_option("--scale", t->scale, "q99 or const (as simulate network)")->capture_default_str();
   cmd->add_option("--limit", o->spec.limit, "Use only the first N test images (0: all)")->capture_default_str();
-  cmd->add_option("--subset", o->subset, "Test images: all, stride:K[:OFFSET] or index:FILE (as simulate network)")
+  cmd->add_option("--subset", t->subset, "Test images: all, stride:K[:OFFSET] or index:FILE (as simulate network)")
       ->capture_default_str();
-  cmd->add_option("--trace-weight", o->trace_weight, "integral or 1/tau (as simulate network)")->capture_default_str();
-  cmd->add_option("--kernel", o->kernel,
+  cmd->add_option("--trace-weight", t->trace_weight, "integral or 1/tau (as simulate network)")->capture_default_str();
+  cmd->add_option("--kernel", o->spec.kernel,
                   "auto, reference or vectorised (as simulate network; recorded in the document's spec)")
       ->capture_default_str();
-  cmd->add_option("--output-scale", o->output_scale, "logits or activation (as simulate network)")
+  cmd->add_option("--output-scale", t->output_scale, "logits or activation (as simulate network)")
       ->capture_default_str();
-  cmd->add_option("--layer-alpha", o->layer_alpha, "alpha_l per spiking layer, or auto (as simulate network)");
+  cmd->add_option("--layer-alpha", t->layer_alpha, "alpha_l per spiking layer, or auto (as simulate network)");
   cmd->add_option("--seed", o->spec.seed, "Random seed")->check(kNoMinus)->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: all cores); results do not depend on it")
       ->capture_default_str()
@@ -129,7 +158,7 @@ Register reg([](CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--max-memory", o->max_memory_gib, "Refuse a sweep whose document needs more memory than this (GiB)")
       ->capture_default_str();
-  cmd->add_option("--shard", o->shard, "Run part i of n (i/n) and write a part for 'sweep merge'");
+  cmd->add_option("--shard", t->shard, "Run part i of n (i/n) and write a part for 'sweep merge'");
   cmd->add_option("--out", o->out, "Output JSON (the sweep document, or the part with --shard)");
   cmd->add_flag("--json", *json, "Print the document on stdout too");
   cmd->add_flag("--dry-run", o->dry_run, "Check the grid and read every input, run nothing, write nothing");
@@ -141,12 +170,13 @@ Register reg([](CLI::App& root) {
   mcmd->add_flag("--json", m->json, "Print the document on stdout too");
   mcmd->callback([m] { print_result(commands::run_sweep_merge(m->parts, m->out), m->json); });
 
-  cmd->callback([o, json, cmd] {
+  cmd->callback([o, t, json, cmd] {
     if (cmd->got_subcommand("merge")) return;
     for (const auto& [name, value] : std::vector<std::pair<const char*, const std::string*>>{
-             {"--net", &o->nets}, {"--neurons", &o->neurons}, {"--tau", &o->taus},
-             {"--rate", &o->rates}, {"--T", &o->T}, {"--out", &o->out}})
+             {"--net", &t->nets}, {"--neurons", &t->neurons}, {"--tau", &t->taus},
+             {"--rate", &t->rates}, {"--T", &t->T}, {"--out", &o->out}})
       if (value->empty()) throw InputError(fmt::format("sweep: {} is required", name));
+    typed_options(*t, *o);
     run(*o, *json);
   });
 });

@@ -2,7 +2,6 @@
 // file written, and the summary of the document.
 #include <fmt/format.h>
 
-#include "ctmc/commands/command_text.hpp"
 #include "ctmc/commands/output_path.hpp"
 #include "ctmc/commands/sweep.hpp"
 #include "ctmc/core/errors.hpp"
@@ -18,26 +17,6 @@ using Json = nlohmann::ordered_json;
 void write_document(const std::string& path, const Json& doc) {
   const std::string text = doc.dump(1) + "\n";
   sim::write_files_atomically({{path, std::vector<std::uint8_t>(text.begin(), text.end())}});
-}
-
-// The spec from the option texts, each refused naming its option.
-sim::SweepSpec read_spec(const SweepCommandOptions& o) {
-  sim::SweepSpec s = o.spec;
-  s.nets = ctmc::split_input_list(o.nets, "--net");
-  s.neurons = ctmc::split_input_list(o.neurons, "--neurons");
-  s.taus = number_list(o.taus, "--tau");
-  s.rates = number_list(o.rates, "--rate");
-  s.T = number_list(o.T, "--T");
-  s.samplers.clear();
-  for (const auto& name : ctmc::split_input_list(o.samplers, "--sampler")) s.samplers.push_back(sim::parse_sampler(name));
-  s.readout = sim::parse_readout(o.readout);
-  s.scale = sim::parse_scale_mode(o.scale);
-  s.trace_weight = sim::parse_trace_weight(o.trace_weight);
-  s.kernel = o.kernel;  // checked with the grid (validate_sweep)
-  s.output_scale = sim::parse_output_scale(o.output_scale);
-  s.subset = sim::parse_test_subset(o.subset);
-  if (!o.layer_alpha.empty()) s.layer_alpha = layer_alpha_list(o.layer_alpha);
-  return s;
 }
 
 SweepPointSummary point_summary(const sim::SweepPoint& p) {
@@ -82,8 +61,8 @@ SweepSummary sweep_summary(const sim::SweepDocument& doc) {
 
 SweepCommandResult run_sweep_command(const SweepCommandOptions& o,
                                      const std::function<void(std::size_t, std::size_t)>& progress) {
-  sim::SweepSpec s = read_spec(o);
-  const sim::Shard shard = o.shard.empty() ? sim::Shard{} : sim::parse_shard(o.shard);
+  sim::SweepSpec s = o.spec;
+  const sim::Shard shard = o.shard.value_or(sim::Shard{});
   if (!(o.max_memory_gib > 0) || !(o.max_memory_gib <= 1e6))
     throw InputError(fmt::format("--max-memory: {} is not a number of GiB in (0, 1e6]", o.max_memory_gib));
   s.limits.memory_bytes = static_cast<std::uint64_t>(o.max_memory_gib * static_cast<double>(std::uint64_t(1) << 30));
@@ -102,7 +81,7 @@ SweepCommandResult run_sweep_command(const SweepCommandOptions& o,
   r.out = o.out;
   std::vector<sim::RunRecord> runs = sim::run_sweep(s, shard, o.threads, progress);
   r.runs = runs.size();
-  if (!o.shard.empty()) {
+  if (o.shard) {
     r.kind = SweepCommandResult::Kind::Part;
     r.document = sim::sweep_part(s, shard, std::move(runs));
     write_document(o.out, r.document);

@@ -20,13 +20,13 @@
 namespace ctmc::commands {
 
 struct SweepCommandOptions {
-  // Option texts, read by run_sweep_command (lists are comma-separated).
-  std::string nets, neurons, taus, rates, T, samplers = "exact", readout = "spike", scale = "q99";
-  std::string trace_weight = "integral", output_scale = "logits", subset = "all", layer_alpha;
-  std::string kernel = "auto";  // SweepSpec::kernel
-  std::string shard;  // "i/n"; empty: the whole grid
-  std::string out;    // the document (or the part) to write
-  sim::SweepSpec spec;  // the numbers: data, trials, dt, limit, seed, criterion, limits.runs and .neuron_steps
+  // The grid, its conventions and its limits, typed: the front ends parse
+  // the option texts (command_text.hpp's lists, sim's parse_* for the
+  // samplers and conventions) before the run. validate_sweep checks the
+  // values; limits.memory_bytes is set from max_memory_gib.
+  sim::SweepSpec spec;
+  std::optional<sim::Shard> shard;  // none: the whole grid
+  std::string out;                  // the document (or the part) to write
   int threads = 0;
   double max_memory_gib = 8;
   bool dry_run = false;  // check the grid and read every input; run and write nothing
