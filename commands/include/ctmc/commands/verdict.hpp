@@ -25,10 +25,10 @@ const char* verdict_name(Verdict v);
 
 struct Decision {
   Verdict verdict = Verdict::NotComparable;
-  std::string statistic;        // e.g. "A_ANN - A_SNN (pp), 95% upper bound, exact paired"
-  solvers::ConfidenceInterval interval;   // the statistic's interval
-  double threshold = 0;         // what the interval was held against
-  std::string relation;         // where the interval lies: "< 1", "reaches 0", "within [8, 12.5]"
+  std::string statistic;                 // e.g. "A_ANN - A_SNN (pp), 95% upper bound, exact paired"
+  solvers::ConfidenceInterval interval;  // the statistic's interval
+  double threshold = 0;                  // what the interval was held against
+  std::string relation;                  // where it lies: "< 1", "reaches 0", "within [8, 12.5]"
   // "statistic: [lo, hi] < threshold" and the like: a ledger's evidence.
   std::string evidence() const;
 };
