@@ -312,16 +312,8 @@ typedef double Lanes4 __attribute__((vector_size(32)));
 // (-Wpsabi) does not apply.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
-template <class V>
-[[gnu::always_inline]] inline V load_lanes(const double* p) {
-  V v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class V>
-[[gnu::always_inline]] inline void store_lanes(double* p, const V& v) {
-  std::memcpy(p, &v, sizeof v);
-}
+using detail::load_lanes;
+using detail::store_lanes;
 
 // Whether every lane of a comparison's result is true (all bits set), by
 // halving in registers: reading the lanes one by one would go through memory.

@@ -154,26 +154,8 @@ typedef double D4 __attribute__((vector_size(32)));
 // crosses a call (GCC's -Wpsabi note on 32-byte vectors does not apply).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
-template <class V>
-[[gnu::always_inline]] inline V load_v(const float* p) {
-  V v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class V>
-[[gnu::always_inline]] inline void store_v(float* p, const V& v) {
-  std::memcpy(p, &v, sizeof v);
-}
-template <class D>
-[[gnu::always_inline]] inline D load_d(const double* p) {
-  D v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class D>
-[[gnu::always_inline]] inline void store_d(double* p, const D& v) {
-  std::memcpy(p, &v, sizeof v);
-}
+using detail::load_lanes;
+using detail::store_lanes;
 // The low and high halves of a float vector, widened to double (exactly).
 [[gnu::always_inline]] inline D2 low_d(const F4& v) {
   return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1), D2);
@@ -234,17 +216,17 @@ template <SamplerKind K, int NST, int KMAX, class V, class D>
   float* state = L.state.data();
   double* budget = L.budget.data();
   for (int j = 0; j < L.padded; j += W) {
-    V h = load_v<V>(bias + j);
+    V h = load_lanes<V>(bias + j);
     if (cur) {
-      const V c = load_v<V>(cur + j);
+      const V c = load_lanes<V>(cur + j);
       h = h + c;
-      store_v(cur + j, c * d);
+      store_lanes(cur + j, c * d);
     }
-    if (h_out) store_v(h_out + j, h);
+    if (h_out) store_lanes(h_out + j, h);
     // The current state's slot coefficients, selected lane by lane, then
     // its rectified slot rates summed in slot order (StepSampler::exit_dt's
     // operations on the float tables).
-    const V s = load_v<V>(state + j);
+    const V s = load_lanes<V>(state + j);
     V os[KMAX], ss[KMAX];
 #pragma GCC unroll 2
     for (int k = 0; k < KMAX; ++k) {
@@ -269,10 +251,10 @@ template <SamplerKind K, int NST, int KMAX, class V, class D>
     }
     // No jump in the step iff budget > q, i.e. t = budget - q > 0 (a
     // difference of two doubles rounds to 0 only when they are equal).
-    const D b0 = load_d<D>(budget + j), b1 = load_d<D>(budget + j + W2);
+    const D b0 = load_lanes<D>(budget + j), b1 = load_lanes<D>(budget + j + W2);
     const D t0 = b0 - low_d(q), t1 = b1 - high_d(q);
-    store_d(budget + j, t0 > 0 ? t0 : b0);
-    store_d(budget + j + W2, t1 > 0 ? t1 : b1);
+    store_lanes(budget + j, t0 > 0 ? t0 : b0);
+    store_lanes(budget + j + W2, t1 > 0 ? t1 : b1);
     if (!all_positive(t0) || !all_positive(t1)) [[unlikely]] {
       for (int lane = 0; lane < W; ++lane)
         if (!((lane < W2 ? t0[lane] : t1[lane - W2]) > 0)) {
@@ -289,7 +271,7 @@ template <class V>
   constexpr int W = sizeof(V) / sizeof(float);
   const V cc = V{} + c;
   int r = 0;
-  for (; r + W <= n; r += W) store_v(cur + r, load_v<V>(cur + r) + cc * load_v<V>(w + r));
+  for (; r + W <= n; r += W) store_lanes(cur + r, load_lanes<V>(cur + r) + cc * load_lanes<V>(w + r));
   for (; r < n; ++r) cur[r] += c * w[r];
 }
 #pragma GCC diagnostic pop

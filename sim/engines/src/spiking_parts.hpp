@@ -2,6 +2,7 @@
 // layer 1's event calendar and the small-chain tables of the jump loop.
 #pragma once
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -9,6 +10,24 @@
 #include "ctmc/sim/neurons/sampler.hpp"
 
 namespace ctmc::sim::detail {
+
+// The lanes of a GCC vector (vector_size) loaded from and stored to memory of
+// its element type: the one pair both vectorised kernels use. Always inlined
+// into their passes, so no vector crosses a call (GCC's -Wpsabi note on
+// 32-byte vectors in SSE2 code does not apply).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+template <class V, class T>
+[[gnu::always_inline]] inline V load_lanes(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V, class T>
+[[gnu::always_inline]] inline void store_lanes(T* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+#pragma GCC diagnostic pop
 
 // Layer 1 of the exact/end-state samplers, event-driven. With H constant the
 // exit rate q (per step) of the current state is constant, so the per-step
