@@ -513,17 +513,18 @@ void SpikingNetwork::configure() {
       throw InputError(fmt::format("layer scale alpha = {} must be positive and finite", l.alpha));
   samplers_.reserve(layers_.size());
   for (const auto& l : layers_) samplers_.emplace_back(l.kernel, cfg_.sampler, cfg_.dt);
-  fast_fits_ = std::all_of(samplers_.begin(), samplers_.end(),
-                           [](const StepSampler& s) { return s.kernel().size() <= 4 && s.max_out_degree() <= 2; });
-  // The fast kernel was asked for by name: a chain it cannot hold is refused
-  // rather than run on another kernel under its name (kernel_name).
+  // The fast kernel's lanes hold chains of at most 4 states and 2 exits per
+  // state. Asked for by name, a chain beyond that is refused rather than run
+  // on another kernel under its name (kernel_name).
+  const auto fits_fast = [](const StepSampler& s) { return s.kernel().size() <= 4 && s.max_out_degree() <= 2; };
+  const auto beyond = std::find_if_not(samplers_.begin(), samplers_.end(), fits_fast);
+  fast_fits_ = beyond == samplers_.end();
   if (cfg_.fast_kernel && !cfg_.reference_kernel && vectorised_runs(cfg_.sampler) && !fast_fits_)
-    for (std::size_t l = 0; l < samplers_.size(); ++l)
-      if (samplers_[l].kernel().size() > 4 || samplers_[l].max_out_degree() > 2)
-        throw InputError("kernel", fmt::format("the fast kernel runs chains of at most 4 states and 2 exits per "
-                                               "state; spiking layer {} has {} states and up to {} exits (use "
-                                               "vectorised)",
-                                               l + 1, samplers_[l].kernel().size(), samplers_[l].max_out_degree()));
+    throw InputError("kernel", fmt::format("the fast kernel runs chains of at most 4 states and 2 exits per "
+                                           "state; spiking layer {} has {} states and up to {} exits (use "
+                                           "vectorised)",
+                                           beyond - samplers_.begin() + 1, beyond->kernel().size(),
+                                           beyond->max_out_degree()));
 }
 
 std::size_t SpikingNetwork::spiking_neurons() const {
