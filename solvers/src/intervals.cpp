@@ -3,6 +3,7 @@
 #include <mpfr.h>
 
 #include <boost/multiprecision/mpfr.hpp>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -155,6 +156,16 @@ ConfidenceInterval mean_interval(std::span<const double> values, double confiden
   const Moments m = moments(values);
   const Mp se = bmp::sqrt(m.var / Mp(values.size()));
   return t_interval(m.mean, se, double(values.size() - 1), tails(confidence, sides));
+}
+
+ConfidenceInterval standard_error_interval(double estimate, double standard_error, double dof, double confidence,
+                                           Sides sides) {
+  check_confidence(confidence, "standard_error_interval");
+  if (!(dof >= 1)) throw std::domain_error("standard_error_interval: degrees of freedom " + std::to_string(dof) + " < 1");
+  if (!std::isfinite(estimate) || !std::isfinite(standard_error)) return {-kInf, kInf};
+  if (standard_error < 0) throw std::domain_error("standard_error_interval: negative standard error");
+  if (standard_error == 0) return {estimate, estimate};
+  return t_interval(Mp(estimate), Mp(standard_error), std::floor(std::min(dof, 1e6)), tails(confidence, sides));
 }
 
 ConfidenceInterval welch_interval(std::span<const double> a, std::span<const double> b, double confidence, Sides sides) {

@@ -454,6 +454,47 @@ TEST_CASE("simulate_network windows equal separate runs; trials can run one at a
   CHECK_THROWS_AS(simulate_network(p.net, p.train, p.test, neurons, opt), ctmc::InputError);
 }
 
+TEST_CASE("simulate_network: the paired tallies against the ANN and the mean field, recomputed by hand") {
+  const SmallProblem p;
+  const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
+  NetworkSimOptions opt;
+  opt.snn.T = 0.3;
+  opt.snn.dt = 0.01;
+  opt.snn.tau = 0.05;
+  opt.snn.checkpoints = {0.1, 0.3};
+  opt.rate = 20;
+  opt.trials = 3;
+  opt.seed = 5;
+  const NetworkSimResult r = simulate_network(p.net, p.train, p.test, neurons, opt);
+  const std::vector<int> ann = p.net.predict(p.test.images);
+  const std::size_t n = ann.size();
+  // The last window's SNN predictions are the run's (trial-major).
+  ctmc::solvers::PairedCounts hand{0, 0, n * 3};
+  for (std::size_t j = 0; j < n * 3; ++j) {
+    const bool a = ann[j % n] == p.test.labels[j % n], s = r.predictions[j] == p.test.labels[j % n];
+    hand.n10 += a && !s;
+    hand.n01 += !a && s;
+  }
+  const WindowResult& last = r.windows.back();
+  CHECK(last.ann_vs_snn.n10 == hand.n10);
+  CHECK(last.ann_vs_snn.n01 == hand.n01);
+  CHECK(last.ann_vs_snn.n == n * 3);
+  // Each tally's difference is the accuracy difference it pairs, exactly in images.
+  const auto images = [&](double acc, double count) { return std::llround(acc * count); };
+  for (const WindowResult& w : r.windows) {
+    double snn_right = 0;
+    for (double a : w.acc_snn) snn_right += images(a, static_cast<double>(n));
+    CHECK(static_cast<long long>(w.ann_vs_snn.n10) - static_cast<long long>(w.ann_vs_snn.n01) ==
+          3 * images(r.acc_ann, n) - snn_right);
+    CHECK(static_cast<long long>(w.mf_vs_snn.n10) - static_cast<long long>(w.mf_vs_snn.n01) ==
+          3 * images(r.acc_mf, n) - snn_right);
+    CHECK(w.transitions_sd >= 0);
+  }
+  CHECK(r.ann_vs_mf.n == n);
+  CHECK(static_cast<long long>(r.ann_vs_mf.n10) - static_cast<long long>(r.ann_vs_mf.n01) ==
+        images(r.acc_ann, n) - images(r.acc_mf, n));
+}
+
 TEST_CASE("simulate_network windows: the decoded-rate RMSE against the mean field, recomputed by hand") {
   const SmallProblem p;
   const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};

@@ -46,7 +46,11 @@ Json make_part(int trials, int windows, std::size_t index = 1, std::size_t count
                     {"tie_fraction", 0.04},
                     {"count_quantiles", {0.0, 1.0, 2.0, 3.0}},
                     {"silent_fraction", 0.5},
-                    {"layers", {{{"spikes_per_neuron", 0.1}, {"rate_rel_rmse", nullptr}}}}});
+                    {"layers", {{{"spikes_per_neuron", 0.1}, {"rate_rel_rmse", nullptr}}}},
+                    {"synops_sd", 4.0 * w},
+                    {"transitions_sd", 9.0 * w},
+                    {"ann_vs_snn", {8, 1}},
+                    {"mf_vs_snn", {7, 1}}});
     runs.push_back({{"run", u},
                     {"net", 0},
                     {"sampler", "exact"},
@@ -56,6 +60,7 @@ Json make_part(int trials, int windows, std::size_t index = 1, std::size_t count
                     {"test_images", 25},
                     {"A_ANN", 80.0},
                     {"A_MF", 76.0},
+                    {"ann_vs_mf", {2, 1}},
                     {"layers", {{{"q99", 1.5}, {"alpha", 1.3}, {"outside_fit_domain", 0.0}}}},
                     {"windows", ws}});
   }
@@ -146,6 +151,12 @@ TEST_CASE("merge checks every field of a part, naming the file and the field") {
   refused([](Json& p) { p["runs"][0]["windows"][0]["count_quantiles"] = {3, 2, 1, 0}; },
           "count_quantiles[1]: is below the quantile before it");
   refused([](Json& p) { p["runs"][2]["test_images"] = 24; }, "runs[2].test_images: 24 here, 25 in another run");
+  refused([](Json& p) { p["runs"][1]["windows"][0]["ann_vs_snn"] = {20, 6}; },
+          "runs[1].windows[0].ann_vs_snn: 26 discordant images of a run on 25 test images");
+  refused([](Json& p) { p["runs"][0]["ann_vs_mf"] = {1}; }, "runs[0].ann_vs_mf: 1 entries, expected 2");
+  refused([](Json& p) { p["runs"][0]["windows"][1]["mf_vs_snn"] = {1, -1}; },
+          "runs[0].windows[1].mf_vs_snn: expected [n10, n01] of whole numbers");
+  refused([](Json& p) { p["runs"][2]["windows"][1].erase("synops_sd"); }, "runs[2].windows[1].synops_sd: missing");
   refused([](Json& p) { p["extra"] = 1; }, "bad.json: top level: unknown key 'extra'");
   refused([](Json& p) { p["runs"][2]["comment"] = "x"; }, "runs[2]: unknown key 'comment'");
   refused([](Json& p) { p["runs"][0]["windows"][0]["layers"][0]["note"] = 1; }, "runs[0].windows[0].layers[0]: unknown key");

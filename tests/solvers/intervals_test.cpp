@@ -129,6 +129,22 @@ TEST_CASE("mean_interval: Student's t against Boost.Math's quantile; one value b
   CHECK_THROWS_AS(mean_interval(bad, 0.95), std::domain_error);
 }
 
+TEST_CASE("standard_error_interval: estimate -/+ t(dof) se against Boost.Math; dof rounded down; edge cases") {
+  using ctmc::solvers::standard_error_interval;
+  // 1.5 -/+ t(399) 0.4 at 95%, and dof 399.7 reads as 399.
+  const M t = t_quantile(399, (1 - M(0.95)) / 2);
+  check_encloses(standard_error_interval(1.5, 0.4, 399, 0.95), 1.5 - t * M(0.4), 1.5 + t * M(0.4), 4, 1.5);
+  check_encloses(standard_error_interval(1.5, 0.4, 399.7, 0.95), 1.5 - t * M(0.4), 1.5 + t * M(0.4), 4, 1.5);
+  const ConfidenceInterval up = standard_error_interval(-2, 1, 9, 0.9, Sides::Upper);
+  CHECK(std::isinf(up.lo));
+  check_encloses({-1e300, up.hi}, M(-1e300), -2 + t_quantile(9, 1 - M(0.9)), 4, 2);
+  CHECK(standard_error_interval(0.25, 0, 10, 0.95).lo == 0.25);
+  CHECK(standard_error_interval(0.25, 0, 10, 0.95).hi == 0.25);
+  CHECK(std::isinf(standard_error_interval(0.25, std::numeric_limits<double>::infinity(), 10, 0.95).hi));
+  CHECK_THROWS_AS(standard_error_interval(0.25, -1, 10, 0.95), std::domain_error);
+  CHECK_THROWS_AS(standard_error_interval(0.25, 1, 0.5, 0.95), std::domain_error);
+}
+
 TEST_CASE("welch_interval: unequal variances, Welch-Satterthwaite degrees of freedom rounded down") {
   using ctmc::solvers::welch_interval;
   const std::vector<double> a{27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4};

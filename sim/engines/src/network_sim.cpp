@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include "ctmc/activations/activation.hpp"
@@ -301,6 +302,8 @@ struct MeanFieldPass {
   // Per sample, each spiking layer's mean-field activations (kept when
   // windows are read out: their decoded rates are compared with these).
   std::vector<std::vector<Eigen::VectorXd>> acts;
+  // Per sample: the mean-field network classifies it correctly.
+  std::vector<bool> correct;
   // Expected CTMC transitions per unit time of all samples' spiking neurons
   // at their mean-field inputs, summed in sample order: the work estimate
   // for kMaxTransitions. The uniformization sampler draws jumps at the
@@ -341,7 +344,11 @@ MeanFieldPass mean_field_pass(const NetT& net, const Dataset& test, const Scaled
     });
   mf_errors.rethrow();
   int mf_correct = 0;
-  for (int s = 0; s < n; ++s) mf_correct += mf_pred[s] == test.labels[s];
+  pass.correct.resize(static_cast<std::size_t>(n));
+  for (int s = 0; s < n; ++s) {
+    pass.correct[static_cast<std::size_t>(s)] = mf_pred[s] == test.labels[s];
+    mf_correct += mf_pred[s] == test.labels[s];
+  }
   res.acc_mf = static_cast<double>(mf_correct) / n;
   if (opt.layer_quantiles && windows)
     for (std::size_t l = 0; l < S; ++l) {
@@ -472,6 +479,20 @@ std::vector<double> trial_accuracies(const Dataset& test, int trials, Prediction
   return acc;
 }
 
+// Classifier X against classifier Y on the same (trial, image) pairs, trial-
+// major, both correct-per-pair predicates: n10 where only X is right.
+template <class XRight, class YRight>
+solvers::PairedCounts paired_counts(std::size_t pairs, XRight x_right, YRight y_right) {
+  solvers::PairedCounts c;
+  c.n = pairs;
+  for (std::size_t j = 0; j < pairs; ++j) {
+    const bool x = x_right(j), y = y_right(j);
+    c.n10 += x && !y;
+    c.n01 += !x && y;
+  }
+  return c;
+}
+
 // Spikes per neuron and sample; no spiking neuron (a single integrating
 // layer) means no spikes: 0, not 0/0.
 double per_neuron(double spikes, std::size_t runs, double neurons) {
@@ -481,25 +502,31 @@ double per_neuron(double spikes, std::size_t runs, double neurons) {
 // The readings at checkpoint w, summed over the runs.
 template <class NetT>
 WindowResult window_result(const NetT& net, const Dataset& test, const TrialRecords& rec, std::size_t w,
-                           const NetworkSimOptions& opt, const NetworkSimResult& res) {
+                           const NetworkSimOptions& opt, const NetworkSimResult& res,
+                           const std::vector<bool>& ann_correct, const std::vector<bool>& mf_correct) {
   const std::size_t total = rec.runs;
   WindowResult win;
   win.T = opt.snn.checkpoints[w];
   win.acc_snn = trial_accuracies(test, opt.trials, [&](std::size_t j) { return rec.reading(j, w).prediction; });
   win.acc_snn_mean = mean_of(win.acc_snn);
   win.acc_snn_sd = sd_of(win.acc_snn);
-  std::vector<double> synops(total);
-  double spikes = 0, transitions = 0, ties = 0;
+  const auto n = static_cast<std::size_t>(test.size());
+  const auto snn_right = [&](std::size_t j) { return rec.reading(j, w).prediction == test.labels[j % n]; };
+  win.ann_vs_snn = paired_counts(total, [&](std::size_t j) { return ann_correct[j % n]; }, snn_right);
+  win.mf_vs_snn = paired_counts(total, [&](std::size_t j) { return mf_correct[j % n]; }, snn_right);
+  std::vector<double> synops(total), transitions(total);
+  double spikes = 0, ties = 0;
   for (std::size_t j = 0; j < total; ++j) {
     synops[j] = rec.reading(j, w).synops;
+    transitions[j] = static_cast<double>(rec.reading(j, w).transitions);
     spikes += static_cast<double>(rec.reading(j, w).spikes);
-    transitions += static_cast<double>(rec.reading(j, w).transitions);
     ties += rec.reading(j, w).tie;
   }
   win.synops_mean = mean_of(synops);
   win.synops_sd = sd_of(synops);
   win.spikes_per_neuron = per_neuron(spikes, total, static_cast<double>(res.spiking_neurons));
-  win.transitions_per_sample = transitions / static_cast<double>(total);
+  win.transitions_per_sample = std::accumulate(transitions.begin(), transitions.end(), 0.0) / static_cast<double>(total);
+  win.transitions_sd = sd_of(transitions);
   win.tie_fraction = ties / static_cast<double>(total);
   std::vector<float> counts;
   counts.reserve(total * rec.neurons);
@@ -527,7 +554,7 @@ WindowResult window_result(const NetT& net, const Dataset& test, const TrialReco
 // The whole window's totals, then one WindowResult per checkpoint.
 template <class NetT>
 void summarise(const NetT& net, const Dataset& test, const TrialRecords& rec, const NetworkSimOptions& opt,
-               NetworkSimResult& res) {
+               const std::vector<bool>& ann_correct, const std::vector<bool>& mf_correct, NetworkSimResult& res) {
   const std::size_t total = rec.runs;
   res.acc_snn = trial_accuracies(test, opt.trials, [&](std::size_t j) { return res.predictions[j]; });
   double spikes = 0, transitions = 0;
@@ -542,7 +569,8 @@ void summarise(const NetT& net, const Dataset& test, const TrialRecords& rec, co
   res.synops_sd = sd_of(res.synops);
   res.spikes_per_neuron = per_neuron(spikes, total, static_cast<double>(res.spiking_neurons));
   res.transitions_per_sample = transitions / static_cast<double>(total);
-  for (std::size_t w = 0; w < rec.windows; ++w) res.windows.push_back(window_result(net, test, rec, w, opt, res));
+  for (std::size_t w = 0; w < rec.windows; ++w)
+    res.windows.push_back(window_result(net, test, rec, w, opt, res, ann_correct, mf_correct));
 }
 
 template <class NetT>
@@ -553,14 +581,25 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
   NetworkSimResult res;
   res.samples = test.size();
   ScaledLayers scaled = scale_layers(net, train, neurons, opt, res);
-  res.acc_ann = net.accuracy(test);  // the float forward of the source network
+  // The float forward of the source network, per image for the paired
+  // comparisons (the same predictions Net::accuracy scores).
+  const std::vector<int> ann_pred = net.predict(test.images);
+  std::vector<bool> ann_correct(ann_pred.size());
+  int ann_right = 0;
+  for (std::size_t s = 0; s < ann_pred.size(); ++s) {
+    ann_correct[s] = ann_pred[s] == test.labels[s];
+    ann_right += ann_correct[s];
+  }
+  res.acc_ann = ann_pred.empty() ? 0.0 : double(ann_right) / double(ann_pred.size());
   const MeanFieldPass mf = mean_field_pass(net, test, scaled, opt, res);
+  res.ann_vs_mf = paired_counts(ann_correct.size(), [&](std::size_t s) { return ann_correct[s]; },
+                                [&](std::size_t s) { return mf.correct[s]; });
   const SpikingNetwork snn(net, std::move(scaled.layers), opt.snn);
   res.steps = snn.steps();
   res.spiking_neurons = snn.spiking_neurons();
   check_transition_budget(opt, mf.jump_rate);
   const TrialRecords rec = run_trials(net, snn, test, mf.acts, opt, res);
-  summarise(net, test, rec, opt, res);
+  summarise(net, test, rec, opt, ann_correct, mf.correct, res);
   return res;
 }
 

@@ -321,11 +321,13 @@ std::vector<RunRecord> run_sweep(const SweepSpec& spec, Shard shard, int threads
     r.test_images = res.samples;
     r.a_ann = kPercent * res.acc_ann;
     r.a_mf = kPercent * res.acc_mf;
+    r.ann_vs_mf = res.ann_vs_mf;
     for (std::size_t l = 0; l < res.alpha.size(); ++l)
       r.layers.push_back({res.q99[l], res.alpha[l], res.outside_fit_domain[l]});
     for (const WindowResult& w : res.windows) {
       RunWindow rw{w.T, kPercent * w.acc_snn[0], w.synops_mean, w.spikes_per_neuron, w.transitions_per_sample,
-                   w.tie_fraction, w.count_quantiles, w.silent_fraction, {}};
+                   w.tie_fraction, w.count_quantiles, w.silent_fraction, {}, w.synops_sd, w.transitions_sd,
+                   w.ann_vs_snn, w.mf_vs_snn};
       for (std::size_t l = 0; l < w.layer_spikes_per_neuron.size(); ++l)
         rw.layers.push_back({w.layer_spikes_per_neuron[l], w.layer_rate_rel_rmse[l]});
       r.windows.push_back(std::move(rw));
@@ -548,6 +550,19 @@ struct PartReader {
       fail(field + "." + key, fmt::format("expected a whole number >= 0, got {}", solvers::json_excerpt(v)));
     return v.get<std::size_t>();
   }
+  // A paired tally [n10, n01] of a run on `images` test images.
+  void paired(const Json& obj, const std::string& field, const char* key, std::size_t images) const {
+    const Json& v = array(obj, field, key, 2);
+    const std::string at = field + "." + key;
+    std::size_t discordant = 0;
+    for (const Json& x : v) {
+      if (!x.is_number_integer() || (!x.is_number_unsigned() && x.get<std::int64_t>() < 0))
+        fail(at, fmt::format("expected [n10, n01] of whole numbers, got {}", solvers::json_excerpt(v)));
+      discordant += x.get<std::size_t>();
+    }
+    if (discordant > images)
+      fail(at, fmt::format("{} discordant images of a run on {} test images", discordant, images));
+  }
   const Json& array(const Json& obj, const std::string& field, const char* key, std::size_t size) const {
     const Json& v = member(obj, field, key);
     if (!v.is_array()) fail(field + "." + key, fmt::format("expected an array, got {}", solvers::json_excerpt(v)));
@@ -666,8 +681,8 @@ SweepSpec spec_of_part(const PartReader& in, const Json& given) {
 // 0 for none yet), every number in its range.
 void check_record(const PartReader& in, const Json& r, const std::string& field, const SweepSpec& s, const Json& spec,
                   std::size_t& layers, std::size_t& test_images) {
-  in.exact_keys(r, field, {"run", "net", "sampler", "tau", "rate", "trial", "test_images", "A_ANN", "A_MF", "layers",
-                           "windows"});
+  in.exact_keys(r, field, {"run", "net", "sampler", "tau", "rate", "trial", "test_images", "A_ANN", "A_MF", "ann_vs_mf",
+                           "layers", "windows"});
   const std::size_t u = in.whole(r, field, "run");
   const SweepRun at = sweep_run_at(s, u);
   if (in.whole(r, field, "net") != at.net) in.fail(field + ".net", fmt::format("is not {}, the net of run {}", at.net, u));
@@ -687,6 +702,7 @@ void check_record(const PartReader& in, const Json& r, const std::string& field,
                                                 test_images));
   in.number(r, field, "A_ANN", 0, 100);
   in.number(r, field, "A_MF", 0, 100);
+  in.paired(r, field, "ann_vs_mf", images);
   const Json& ls = in.member(r, field, "layers");
   if (!ls.is_array() || ls.empty()) in.fail(field + ".layers", "expected a non-empty array");
   if (layers == 0) layers = ls.size();
@@ -707,7 +723,8 @@ void check_record(const PartReader& in, const Json& r, const std::string& field,
   for (std::size_t w = 0; w < ws.size(); ++w) {
     const std::string wf = fmt::format("{}.windows[{}]", field, w);
     in.exact_keys(ws[w], wf, {"T", "A_SNN", "synops_per_sample", "spikes_per_neuron", "transitions_per_sample",
-                              "tie_fraction", "count_quantiles", "silent_fraction", "layers"});
+                              "tie_fraction", "count_quantiles", "silent_fraction", "layers", "synops_sd",
+                              "transitions_sd", "ann_vs_snn", "mf_vs_snn"});
     if (in.number(ws[w], wf, "T", 0, std::numeric_limits<double>::max()) != s.T[w])
       in.fail(wf + ".T", fmt::format("is not {}, checkpoint {} of the grid", s.T[w], w + 1));
     in.number(ws[w], wf, "A_SNN", 0, 100);
@@ -716,6 +733,10 @@ void check_record(const PartReader& in, const Json& r, const std::string& field,
     in.number(ws[w], wf, "transitions_per_sample", 0, kMaxAveraged);
     in.number(ws[w], wf, "tie_fraction", 0, 1);
     in.number(ws[w], wf, "silent_fraction", 0, 1);
+    in.number(ws[w], wf, "synops_sd", 0, kMaxAveraged, true);  // null: one test image, no spread
+    in.number(ws[w], wf, "transitions_sd", 0, kMaxAveraged, true);
+    in.paired(ws[w], wf, "ann_vs_snn", images);
+    in.paired(ws[w], wf, "mf_vs_snn", images);
     const Json& q = in.array(ws[w], wf, "count_quantiles", std::size(kCountQuantileLevels));
     for (std::size_t k = 0; k < q.size(); ++k) {
       const std::string qf = fmt::format("{}.count_quantiles[{}]", wf, k);

@@ -37,7 +37,19 @@ Json array_of(const std::vector<T>& items) {
   return a;
 }
 
-RunWindow window_of(const Json& j) {
+// A paired tally of a run over its n test images, in the file [n10, n01].
+Json paired_json(const solvers::PairedCounts& c) { return Json::array({c.n10, c.n01}); }
+
+solvers::PairedCounts paired_of(const Json& j, std::size_t n, const char* key) {
+  if (!j.is_array() || j.size() != 2)
+    throw InputError(key, "expected [n10, n01]: the discordant images of a paired comparison");
+  solvers::PairedCounts c{j.at(0).get<std::uint64_t>(), j.at(1).get<std::uint64_t>(), n};
+  if (c.n10 + c.n01 > n)
+    throw InputError(key, fmt::format("{} + {} discordant images of a run on {} test images", c.n10, c.n01, n));
+  return c;
+}
+
+RunWindow window_of(const Json& j, std::size_t n) {
   RunWindow w;
   w.T = number(j.at("T"));
   w.a_snn = number(j.at("A_SNN"));
@@ -49,6 +61,10 @@ RunWindow window_of(const Json& j) {
   w.silent_fraction = number(j.at("silent_fraction"));
   for (const Json& l : j.at("layers"))
     w.layers.push_back({number(l.at("spikes_per_neuron")), number(l.at("rate_rel_rmse"))});
+  w.synops_sd = number(j.at("synops_sd"));
+  w.transitions_sd = number(j.at("transitions_sd"));
+  w.ann_vs_snn = paired_of(j.at("ann_vs_snn"), n, "ann_vs_snn");
+  w.mf_vs_snn = paired_of(j.at("mf_vs_snn"), n, "mf_vs_snn");
   return w;
 }
 
@@ -64,7 +80,11 @@ Json window_json(const RunWindow& w) {
           {"tie_fraction", w.tie_fraction},
           {"count_quantiles", w.count_quantiles},
           {"silent_fraction", w.silent_fraction},
-          {"layers", layers}};
+          {"layers", layers},
+          {"synops_sd", w.synops_sd},
+          {"transitions_sd", w.transitions_sd},
+          {"ann_vs_snn", paired_json(w.ann_vs_snn)},
+          {"mf_vs_snn", paired_json(w.mf_vs_snn)}};
 }
 
 SweepCell cell_of(const Json& j) {
@@ -154,6 +174,7 @@ void to_json(Json& j, const RunRecord& r) {
   j["test_images"] = r.test_images;
   j["A_ANN"] = r.a_ann;
   j["A_MF"] = r.a_mf;
+  j["ann_vs_mf"] = paired_json(r.ann_vs_mf);
   Json layers = Json::array();
   for (const RunLayer& l : r.layers)
     layers.push_back({{"q99", l.q99}, {"alpha", l.alpha}, {"outside_fit_domain", l.outside_fit_domain}});
@@ -174,9 +195,10 @@ void from_json(const Json& j, RunRecord& r) {
   r.test_images = j.at("test_images").get<std::size_t>();
   r.a_ann = number(j.at("A_ANN"));
   r.a_mf = number(j.at("A_MF"));
+  r.ann_vs_mf = paired_of(j.at("ann_vs_mf"), r.test_images, "ann_vs_mf");
   for (const Json& l : j.at("layers"))
     r.layers.push_back({number(l.at("q99")), number(l.at("alpha")), number(l.at("outside_fit_domain"))});
-  for (const Json& w : j.at("windows")) r.windows.push_back(window_of(w));
+  for (const Json& w : j.at("windows")) r.windows.push_back(window_of(w, r.test_images));
 }
 
 void to_json(Json& j, const SweepCell& c) {

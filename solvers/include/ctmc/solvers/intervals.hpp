@@ -18,6 +18,7 @@
 //                       n10 ~ Binomial(m, pi) and the difference is
 //                       m (2 pi - 1) / n), with Clopper-Pearson for pi;
 //   mean_interval       Student's t interval of a mean from n >= 2 values;
+//   standard_error_interval  the same from an estimate and a standard error;
 //   welch_interval      the difference of two means with unequal variances,
 //                       Welch (1947), with the Welch-Satterthwaite degrees of
 //                       freedom rounded down to a whole number (fewer degrees
@@ -59,6 +60,14 @@ ConfidenceInterval paired_difference_interval(const PairedCounts& c, double conf
 // Student's t interval of the mean of `values` (n >= 2; one value gives the
 // whole line, (-inf, inf): a single trial cannot bound a mean).
 ConfidenceInterval mean_interval(std::span<const double> values, double confidence, Sides sides = Sides::Two);
+
+// Student's t interval of an estimate from its standard error and degrees of
+// freedom (dof >= 1, rounded down to a whole number): estimate -/+ t(dof) se, for estimates whose standard
+// error is bounded rather than computed from one sample (the reports' means
+// over runs that share their test images). se = 0 gives the point; a
+// standard error or estimate that is not finite, the whole line.
+ConfidenceInterval standard_error_interval(double estimate, double standard_error, double dof, double confidence,
+                                           Sides sides = Sides::Two);
 
 // The interval of mean(a) - mean(b) (Welch); each needs n >= 2, else the
 // whole line. Two samples without spread give the point difference.

@@ -31,6 +31,7 @@
 #include "ctmc/sim/nets/mlp.hpp"
 #include "ctmc/sim/nets/net.hpp"
 #include "ctmc/sim/engines/spiking.hpp"
+#include "ctmc/solvers/intervals.hpp"
 #include "ctmc/solvers/model.hpp"
 
 namespace ctmc::sim {
@@ -134,8 +135,15 @@ struct WindowResult {
   double acc_snn_mean = 0, acc_snn_sd = 0;
   double synops_mean = 0, synops_sd = 0;  // per sample, over all samples and trials
   double spikes_per_neuron = 0;           // per sample, mean over samples and trials
-  double transitions_per_sample = 0;
-  double tie_fraction = 0;  // runs whose spike readout was tied (SampleRun::tie)
+  double transitions_per_sample = 0, transitions_sd = 0;
+  double tie_fraction = 0;
+  // The SNN scored against the ANN and against the mean field on the same
+  // images, pooled over the trials (n = samples x trials): n10 counts the
+  // (trial, image) pairs the other classifies correctly and the SNN does not,
+  // n01 the reverse, so difference() is A_ANN - A_SNN (A_MF - A_SNN) as a
+  // fraction; what the paired intervals of the claims ledgers are taken of
+  // (solvers/intervals.hpp).
+  solvers::PairedCounts ann_vs_snn, mf_vs_snn;  // runs whose spike readout was tied (SampleRun::tie)
   // Per spiking layer: spikes per neuron per sample, and the decoded rates'
   // relative RMSE against the mean field, sqrt(sum (a_hat - a_MF)^2 /
   // sum a_MF^2) over the layer's neurons, samples and trials (NaN where
@@ -172,6 +180,9 @@ struct NetworkSimResult {
   // neurons and the test samples (needs a checkpoint; empty otherwise).
   std::vector<std::vector<double>> layer_mf_quantiles;
   double acc_ann = 0, acc_mf = 0;             // in [0, 1]
+  // The ANN against the mean field on the test images: n10 the images the
+  // ANN classifies correctly and the mean field does not, n01 the reverse.
+  solvers::PairedCounts ann_vs_mf;
   std::vector<double> acc_snn;                // per trial
   double acc_snn_mean = 0, acc_snn_sd = 0;
   double synops_mean = 0, synops_sd = 0;  // per sample, over all samples and trials

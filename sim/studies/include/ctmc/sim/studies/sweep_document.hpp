@@ -24,6 +24,7 @@
 
 #include "ctmc/sim/neurons/sampler.hpp"
 #include "ctmc/sim/studies/sweep.hpp"
+#include "ctmc/solvers/intervals.hpp"
 
 namespace ctmc::sim {
 
@@ -40,13 +41,18 @@ struct RunWindowLayer {
   double spikes_per_neuron = 0, rate_rel_rmse = 0;
 };
 // The run read out at one checkpoint T. Accuracy in percent; costs per test
-// image; count_quantiles at kCountQuantileLevels.
+// image, with their sample sds over the test images; count_quantiles at
+// kCountQuantileLevels; the SNN scored per image against the ANN and the
+// mean field (WindowResult::ann_vs_snn, n = the run's test_images; the
+// file holds [n10, n01]).
 struct RunWindow {
   double T = 0, a_snn = 0, synops_per_sample = 0, spikes_per_neuron = 0, transitions_per_sample = 0,
          tie_fraction = 0;
   std::vector<double> count_quantiles;
   double silent_fraction = 0;
   std::vector<RunWindowLayer> layers;
+  double synops_sd = 0, transitions_sd = 0;
+  solvers::PairedCounts ann_vs_snn, mf_vs_snn;
 };
 // Run `run` of the grid (sweep_run_at): net index, sampler, tau, r, trial.
 struct RunRecord {
@@ -56,6 +62,7 @@ struct RunRecord {
   int trial = 0;
   std::size_t test_images = 0;
   double a_ann = 0, a_mf = 0;  // percent
+  solvers::PairedCounts ann_vs_mf;  // per test image (NetworkSimResult::ann_vs_mf)
   std::vector<RunLayer> layers;
   std::vector<RunWindow> windows;  // one per checkpoint of the spec's T
 };
