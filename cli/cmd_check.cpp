@@ -1,17 +1,16 @@
 // ctmc-snn check CLAIMS.json [--out DIR] [--seed S] [--threads N] [--precision BITS] [--json]
 //                 [--allow-outside-paths] [--allow-unchecked] [--max-seconds S]
 //
-// Checks the claims of another implementation (reports/include/ctmc/reports/
+// Checks the claims of another implementation (commands/include/ctmc/commands/
 // check.hpp: the file format, tolerances and tests) and writes the report
-// folder <out>/check/. Exit 0 when every claim passed, 1 when one failed or
+// folder <out>/check/ (check_report.hpp). Exit 0 when every claim passed, 1 when one failed or
 // was Not checkable (0 for Not checkable with --allow-unchecked), 2 for a
 // malformed claims file (naming the claim and the field; nothing written).
 // Texts from the claims file are printed with control characters escaped.
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "ctmc/reports/check.hpp"
-#include "ctmc/reports/writer.hpp"
+#include "ctmc/commands/check_report.hpp"
 
 namespace ctmc::cli {
 namespace {
@@ -19,13 +18,13 @@ namespace {
 struct CheckOptions {
   std::string claims;
   bool json = false;
-  reports::CheckOptions check;
+  commands::CheckOptions check;
 };
 
 // One result row for the terminal: what was claimed and what we found, the
 // parts a row has (a claim we could not compute has no value of ours).
-std::string row_text(const reports::CheckRow& r) {
-  const auto text = [](const std::string& s) { return reports::claims_terminal_text(s); };
+std::string row_text(const commands::CheckRow& r) {
+  const auto text = [](const std::string& s) { return commands::claims_terminal_text(s); };
   std::string values;
   if (!r.claimed.empty()) values += "claimed " + text(r.claimed);
   if (!r.ours.empty()) values += (values.empty() ? "" : ", ") + std::string("ours ") + text(r.ours);
@@ -35,7 +34,7 @@ std::string row_text(const reports::CheckRow& r) {
 
 Register reg([](CLI::App& root) {
   auto o = std::make_shared<CheckOptions>();
-  auto ctx = std::make_shared<reports::ReportContext>();
+  auto ctx = std::make_shared<commands::ReportFolderContext>();
   auto* cmd = root.add_subcommand("check", "Check another implementation's claims (flux, counting, fit, simulation): "
                                            "Pass / Fail / Not checkable, with a report folder");
   cmd->add_option("claims", o->claims, "Claims JSON file")->required();
@@ -58,8 +57,8 @@ Register reg([](CLI::App& root) {
       ->capture_default_str();  // its range is run_check's to check
   cmd->callback([o, ctx] {
     ctx->command_line = command_line();
-    reports::CheckResult r;
-    const int status = reports::check_claims_report(o->claims, *ctx, r, o->check);
+    commands::CheckResult r;
+    const int status = commands::check_claims_report(o->claims, *ctx, r, o->check);
     if (o->json) {
       fmt::print("{}\n", commands::to_json(r).dump(2));
     } else {
@@ -68,7 +67,7 @@ Register reg([](CLI::App& root) {
                  r.not_checkable > 0 && !o->check.allow_unchecked
                      ? " (not checked: exit status 1; --allow-unchecked accepts them)"
                      : "",
-                 reports::claims_terminal_text(ctx->out_root));
+                 commands::claims_terminal_text(ctx->out_root));
     }
     if (status) throw ExitStatus{status};
   });

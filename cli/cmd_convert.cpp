@@ -4,18 +4,18 @@
 //
 // One CTMC neuron per spiking layer of a trained net, fitted where the
 // layer's inputs lie, and the commands that run the spiking net
-// (reports/include/ctmc/reports/convert.hpp).
+// (commands/include/ctmc/commands/convert.hpp).
 #include <fmt/format.h>
 
 #include "command.hpp"
 #include "data_options.hpp"
-#include "ctmc/reports/convert.hpp"
+#include "ctmc/commands/convert.hpp"
 
 namespace ctmc::cli {
 namespace {
 
 Register reg([](CLI::App& root) {
-  auto o = std::make_shared<reports::ConvertOptions>();
+  auto o = std::make_shared<commands::ConvertOptions>();
   auto* cmd = root.add_subcommand(
       "convert", "Fit one CTMC neuron per spiking layer of a trained net on its preactivations, and write the "
                  "simulate network / sweep commands that run it");
@@ -39,7 +39,7 @@ Register reg([](CLI::App& root) {
       ->check(kThreadCount);
   cmd->callback([o] {
     o->command_line = command_line();
-    const reports::ConvertResult r = reports::run_convert(*o);
+    const commands::ConvertResult r = commands::run_convert(*o);
     fmt::print("{} spiking layers, written to {}:\n", r.layers.size(), r.folder);
     for (std::size_t l = 0; l < r.layers.size(); ++l) {
       const auto& c = r.layers[l];

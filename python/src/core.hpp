@@ -18,7 +18,7 @@
 #include "ctmc/commands/formula.hpp"
 #include "ctmc/commands/model_input.hpp"
 #include "ctmc/commands/simulate_network.hpp"
-#include "ctmc/reports/check.hpp"
+#include "ctmc/commands/check_report.hpp"
 
 namespace ctmc::python {
 
@@ -65,8 +65,8 @@ commands::NetworkCommandResult simulate_network(const NetworkArgs& a);
 // check CLAIMS.json: the results; with out_root, also the report folder
 // <out_root>/check/; *status the exit status (0 or 1,
 // commands::check_exit_status). base_dir, allow_outside_paths,
-// allow_unchecked and max_seconds as reports::CheckOptions.
-reports::CheckResult check(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
+// allow_unchecked and max_seconds as commands::CheckOptions.
+commands::CheckResult check(const std::string& claims_path, const std::string& out_root, unsigned long long seed,
                            int threads, unsigned precision, const std::string& base_dir, bool allow_outside_paths,
                            bool allow_unchecked, double max_seconds, int* status);
 

@@ -28,10 +28,9 @@
 #include "ctmc/commands/limits.hpp"
 #include "ctmc/commands/simulate_neuron.hpp"
 #include "ctmc/commands/train.hpp"
-#include "ctmc/reports/convert.hpp"
+#include "ctmc/commands/convert.hpp"
 #include "ctmc/core/errors.hpp"
-#include "ctmc/reports/check.hpp"
-#include "ctmc/reports/registry.hpp"
+#include "ctmc/commands/check_report.hpp"
 #include "to_python.hpp"
 
 namespace py = pybind11;
@@ -207,8 +206,8 @@ commands::EvaluateCommandOptions evaluate_options(const py::dict& d) {
   return o;
 }
 
-ctmc::reports::ConvertOptions convert_options(const py::dict& d) {
-  ctmc::reports::ConvertOptions o;
+ctmc::commands::ConvertOptions convert_options(const py::dict& d) {
+  ctmc::commands::ConvertOptions o;
   o.net = get<std::string>(d, "net", "");
   o.data.dir = get<std::string>(d, "data", "");
   o.output_dir = get<std::string>(d, "output_dir", "");
@@ -294,8 +293,8 @@ py::dict defaults() {
         py::arg("if_norm") = py::none(), py::arg("v0") = n.v0, py::arg("if_steps") = n.if_steps);
   }
   {
-    const ctmc::reports::ReportContext c;
-    const ctmc::reports::CheckOptions k;
+    const ctmc::commands::ReportFolderContext c;
+    const ctmc::commands::CheckOptions k;
     out["check"] = py::dict(py::arg("out") = py::none(), py::arg("seed") = c.seed, py::arg("threads") = c.threads,
                             py::arg("precision") = c.precision, py::arg("allow_outside_paths") = k.allow_outside_paths,
                             py::arg("allow_unchecked") = k.allow_unchecked, py::arg("max_seconds") = k.max_seconds);
@@ -312,7 +311,7 @@ py::dict defaults() {
     const commands::EvaluateCommandOptions e;
     out["evaluate"] = py::dict(py::arg("clip") = e.clips, py::arg("predictions") = py::none(),
                                py::arg("max_memory") = py::none());
-    const ctmc::reports::ConvertOptions c;
+    const ctmc::commands::ConvertOptions c;
     out["convert"] = py::dict(py::arg("fit_images") = c.fit_images, py::arg("samples") = c.samples,
                               py::arg("starts") = c.starts, py::arg("output_activation") = py::none(),
                               py::arg("seed") = c.seed, py::arg("threads") = c.threads);
@@ -391,7 +390,7 @@ PYBIND11_MODULE(_core, m) {
                     unsigned precision, const std::string& base_dir, bool allow_outside_paths, bool allow_unchecked,
                     double max_seconds) {
     int status = -1;
-    const ctmc::reports::CheckResult r = call([&] {
+    const ctmc::commands::CheckResult r = call([&] {
       return check(path, out, seed, threads, precision, base_dir, allow_outside_paths, allow_unchecked, max_seconds,
                    &status);
     });
@@ -412,7 +411,7 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("convert", [](const py::dict& d) {
     const auto o = convert_options(d);
-    return to_python(call([&] { return ctmc::reports::run_convert(o); }));
+    return to_python(call([&] { return ctmc::commands::run_convert(o); }));
   });
   m.def("simulate_network", [](const py::dict& d) {
     const NetworkArgs a = network_args(d);

@@ -65,9 +65,9 @@ template py::object to_python(const commands::BernsteinResult&);
 template py::object to_python(const commands::TrainCommandResult&);
 template py::object to_python(const commands::EvaluateCommandResult&);
 
-py::object to_python(const reports::ConvertResult& r) {
+py::object to_python(const commands::ConvertResult& r) {
   PyWriter w;
-  reports::write(w, r);
+  commands::write(w, r);
   return w.take();
 }
 

@@ -14,8 +14,8 @@
 #include "ctmc/commands/simulate_network.hpp"
 #include "ctmc/commands/simulate_neuron.hpp"
 #include "ctmc/commands/train.hpp"
-#include "ctmc/reports/convert.hpp"
-#include "ctmc/reports/check.hpp"
+#include "ctmc/commands/convert.hpp"
+#include "ctmc/commands/check_report.hpp"
 
 namespace ctmc::python {
 
@@ -30,7 +30,7 @@ pybind11::object to_python(const commands::FitCommandOptions& o, const commands:
 pybind11::object to_python(const commands::NeuronSimResult& r);
 // With "predictions" (int64) and "synops" (float64) per (trial, sample), trial-major.
 pybind11::object to_python(const commands::NetworkCommandResult& r);
-pybind11::object to_python(const reports::ConvertResult& r);
+pybind11::object to_python(const commands::ConvertResult& r);
 // check: the results document.
 pybind11::object to_python(const commands::CheckResult& r);
 

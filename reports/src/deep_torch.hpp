@@ -23,11 +23,9 @@
 #include <vector>
 
 #include "ctmc/reports/check.hpp"
+#include "ctmc/reports/writer.hpp"
 
 namespace ctmc::reports {
-
-struct ReportContext;
-class ReportWriter;
 
 struct TorchRoute {
   std::string route, file;

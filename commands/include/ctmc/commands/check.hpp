@@ -104,7 +104,7 @@ struct CheckOptions {
   // Not checkable claims leave the exit status 0 (`check --allow-unchecked`).
   bool allow_unchecked = false;
   // The folder the report replaces whole (<out>/check;
-  // reports::check_claims_report sets it): neither the claims file nor a
+  // check_claims_report sets it): neither the claims file nor a
   // path it names may lie in it.
   std::string replaced_folder;
   // A network claim whose reference run would take longer than this

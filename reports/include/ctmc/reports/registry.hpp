@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "ctmc/commands/report_writer.hpp"
+
 namespace ctmc::reports {
 
-struct ReportContext {
-  std::string out_root = "reports/generated";  // the folder holding report folders
-  std::string command_line;                    // as typed, for the header
-  unsigned long long seed = 1;
-  int threads = 0;          // 0: all cores
-  unsigned precision = 256; // bits, where a report uses MPFR/MPFI
+// The output folder and the header's provenance (out_root, command_line,
+// seed, threads, precision: ReportFolderContext), and what the reports
+// themselves take.
+struct ReportContext : commands::ReportFolderContext {
   // The conversion report: the folder holding mnist/ and fashion-mnist/
   // (scripts/fetch-data.sh writes them to data/), and whether to run the
   // paper's full design instead of the reduced default.

@@ -1,18 +1,17 @@
-#include "ctmc/reports/convert.hpp"
+#include "ctmc/commands/convert.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <string_view>
 #include <filesystem>
 
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit.hpp"
 #include "ctmc/core/errors.hpp"
-#include "ctmc/reports/layer_fit.hpp"
-#include "ctmc/reports/writer.hpp"
+#include "ctmc/commands/command_line.hpp"
+#include "ctmc/commands/layer_fit.hpp"
+#include "ctmc/commands/report_writer.hpp"
 #include "ctmc/sim/nets/manifest.hpp"
 #include "ctmc/sim/nets/net.hpp"
 #include "ctmc/sim/engines/net_synapse.hpp"
@@ -21,37 +20,11 @@
 
 namespace fs = std::filesystem;
 
-namespace ctmc::reports {
+namespace ctmc::commands {
 namespace {
 
 // Train images per forward pass while sampling.
 constexpr Eigen::Index kBatch = 256;
-
-// A path or value for a shell command line: quoted when it holds anything
-// beyond letters, digits and / . _ - , : = +.
-std::string sh(const std::string& s) {
-  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("/._-,:=+").find(c) != std::string_view::npos;
-  });
-  if (plain) return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string data_options(const sim::DataSource& d) {
-  std::string out;
-  const auto add = [&](const char* opt, const std::string& v) {
-    if (!v.empty()) out += fmt::format(" {} {}", opt, sh(v));
-  };
-  add("--data", d.dir);
-  add("--test-images", d.test_images);
-  add("--test-labels", d.test_labels);
-  add("--train-images", d.train_images);
-  add("--train-labels", d.train_labels);
-  add("--normalize", d.normalization);
-  return out;
-}
 
 void check_options(const ConvertOptions& o) {
   if (o.fit_images < 1) throw InputError("--fit-images", fmt::format("{} must be at least 1", o.fit_images));
@@ -211,7 +184,7 @@ ConvertResult convert(const ConvertOptions& o) {
   const std::vector<int> images = preactivation_images(net, stages, o.fit_images, data.train.size());
   std::vector<std::vector<float>> z = sample_preactivations(net, data.train, images);
 
-  ReportContext ctx;
+  ReportFolderContext ctx;
   ctx.out_root = parent;
   ctx.command_line = o.command_line;
   ctx.seed = o.seed;
@@ -225,14 +198,25 @@ ConvertResult convert(const ConvertOptions& o) {
                                            std::move(z[l]), images[l]));
     neurons.push_back((fs::path(res.folder) / res.layers.back().neuron_file).string());
   }
-  std::vector<std::string> quoted;
-  for (const auto& n : neurons) quoted.push_back(sh(n));
-  const std::string common = fmt::format("--net {}{} --neurons {}", sh(o.net), data_options(o.data), fmt::join(quoted, ","));
-  res.simulate_command =
-      fmt::format("ctmc-snn simulate network {} --T 50 --tau 0.02 --rate 3 --trials 4 --seed {}", common, o.seed);
-  res.sweep_command = fmt::format(
-      "ctmc-snn sweep {} --tau 0.02,0.05 --rate 2,3,5 --T 10,30,50 --trials 2 --seed {} --out {}", common, o.seed,
-      sh((fs::path(parent) / (name + "-sweep.json")).string()));
+  // One run at the paper's Case I (T = 50, tau = 0.02, r = 3), then a grid.
+  SimulateNetworkCommand simulate{o.net, o.data, neurons, {}};
+  simulate.options.opt.snn.T = 50;
+  simulate.options.opt.snn.tau = 0.02;
+  simulate.options.opt.rate = 3;
+  simulate.options.opt.trials = 4;
+  simulate.options.opt.seed = o.seed;
+  res.simulate_command = simulate_network_command_line(simulate).text();
+  SweepCommandOptions sweep;
+  sweep.spec.nets = {o.net};
+  sweep.spec.data = o.data;
+  sweep.spec.neurons = neurons;
+  sweep.spec.taus = {0.02, 0.05};
+  sweep.spec.rates = {2, 3, 5};
+  sweep.spec.T = {10, 30, 50};
+  sweep.spec.trials = 2;
+  sweep.spec.seed = o.seed;
+  sweep.out = (fs::path(parent) / (name + "-sweep.json")).string();
+  res.sweep_command = sweep_command_line(sweep).text();
   w.write_text("commands.sh", fmt::format("#!/bin/sh\n# Written by: {}\nset -e\n{}\n{}\n", o.command_line,
                                           res.simulate_command, res.sweep_command));
   present(w, o, res);
@@ -269,4 +253,4 @@ void write(commands::DocumentWriter& w, const ConvertResult& r) {
   put(w, "sweep_command", r.sweep_command);
 }
 
-}  // namespace ctmc::reports
+}  // namespace ctmc::commands

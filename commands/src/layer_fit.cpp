@@ -1,4 +1,4 @@
-#include "ctmc/reports/layer_fit.hpp"
+#include "ctmc/commands/layer_fit.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "ctmc/activations/activation.hpp"
 #include "ctmc/analysis/fit_flux.hpp"
 
-namespace ctmc::reports {
+namespace ctmc::commands {
 
 bool rectified_linear(const std::string& activation) {
   return activation == "relu" || activation.rfind("cliprelu_", 0) == 0;
@@ -54,4 +54,18 @@ LayerFit fit_layer_neuron(const std::string& folder, const std::string& samples,
   return lf;
 }
 
-}  // namespace ctmc::reports
+FitCommandOptions layer_fit_options(const std::string& samples, const std::string& target, int starts,
+                                    unsigned long long seed, const std::string& output) {
+  FitCommandOptions o;
+  o.activation = target;
+  o.family = conversion_family(target);
+  o.samples = samples;
+  o.bounds.rate_bound = conversion_rate_bound(target);
+  o.search.widen_on_bound = false;
+  o.search.starts = starts;
+  o.search.seed = seed;
+  o.output = output;
+  return o;
+}
+
+}  // namespace ctmc::commands

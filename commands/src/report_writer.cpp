@@ -1,5 +1,5 @@
 // Report writer: see writer.hpp for the folder layout and the guarantees.
-#include "ctmc/reports/writer.hpp"
+#include "ctmc/commands/report_writer.hpp"
 
 #include <fmt/format.h>
 #include <fcntl.h>
@@ -24,9 +24,9 @@
 
 #include "ctmc/core/errors.hpp"
 #include "ctmc/io/atomic_write.hpp"
-#include "ctmc/reports/build_revision.hpp"  // generated: CTMC_BUILD_REVISION
+#include "ctmc/commands/build_revision.hpp"  // generated: CTMC_BUILD_REVISION
 
-namespace ctmc::reports {
+namespace ctmc::commands {
 namespace fs = std::filesystem;
 
 namespace {
@@ -478,7 +478,7 @@ void check_output_root(const std::string& out_root) {
 
 // --- the writer -----------------------------------------------------------------
 
-ReportWriter::ReportWriter(const ReportContext& ctx, std::string name, std::string title)
+ReportWriter::ReportWriter(const ReportFolderContext& ctx, std::string name, std::string title)
     : name_(std::move(name)), title_(std::move(title)) {
   if (!simple_name(name_) || name_.front() == '.')
     throw std::invalid_argument("report writer: bad report name '" + name_ + "'");
@@ -719,4 +719,4 @@ void ReportWriter::finish() {
   finished_ = true;
 }
 
-}  // namespace ctmc::reports
+}  // namespace ctmc::commands

@@ -1,5 +1,5 @@
-// The claims checker's report folder (reports/check.hpp).
-#include "ctmc/reports/check.hpp"
+// The claims checker's report folder (check_report.hpp).
+#include "ctmc/commands/check_report.hpp"
 
 #include <fmt/format.h>
 
@@ -11,13 +11,11 @@
 #include "ctmc/core/number_text.hpp"
 #include "ctmc/core/quote.hpp"
 #include "ctmc/io/same_file.hpp"
-#include "ctmc/reports/writer.hpp"
+#include "ctmc/commands/report_writer.hpp"
 
-namespace ctmc::reports {
+namespace ctmc::commands {
 
 namespace fs = std::filesystem;
-using commands::check_verdict_name;
-using commands::Verdict;
 
 namespace {
 
@@ -32,7 +30,7 @@ std::string formula_guarded(const std::string& text) {
 
 }  // namespace
 
-CheckOptions with_context(CheckOptions options, const ReportContext& ctx) {
+CheckOptions with_context(CheckOptions options, const ReportFolderContext& ctx) {
   options.seed = ctx.seed;
   options.threads = ctx.threads;
   options.precision = ctx.precision;
@@ -43,7 +41,7 @@ std::string claims_csv_field(const std::string& text) { return csv_field(formula
 
 std::string claims_terminal_text(const std::string& text) { return commands::one_line(text); }
 
-int check_claims_report(const std::string& claims_path, const ReportContext& ctx, CheckResult& out,
+int check_claims_report(const std::string& claims_path, const ReportFolderContext& ctx, CheckResult& out,
                         const CheckOptions& options) {
   commands::check_max_seconds(options.max_seconds);  // before the output folder is made
   check_output_root(ctx.out_root);
@@ -87,4 +85,4 @@ int check_claims_report(const std::string& claims_path, const ReportContext& ctx
   return commands::check_exit_status(r, options);
 }
 
-}  // namespace ctmc::reports
+}  // namespace ctmc::commands
