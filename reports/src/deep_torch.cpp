@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "ctmc/core/errors.hpp"
+#include "ctmc/commands/command_line.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/sim/nets/manifest.hpp"
@@ -115,23 +116,25 @@ TorchCrossCheck run_torch_crosscheck(const ReportContext& ctx, const std::string
   for (const auto& [route, file] : onnx_routes) {
     t.routes.push_back(compare_route(route, file, sim::import_onnx((d / file).string()).net, digits, d));
     nets.push_back(fs::path(file).stem().string() + "_onnx.json");
-    t.commands.emplace_back("import " + file,
-                            fmt::format("ctmc-snn import onnx {} --output {}", shown(d / file), nets.back()));
+    commands::ImportOnnxOptions onnx;
+    onnx.model = shown(d / file);
+    onnx.output = nets.back();
+    t.commands.emplace_back("import " + file, commands::import_onnx_command_line(onnx).text());
   }
   t.routes.push_back(compare_route("state_dict (safetensors) + manifest", "torch_vgg11.json",
                                    sim::load_net((d / "torch_vgg11.json").string()), digits, d));
   nets.push_back(shown(d / "torch_vgg11.json"));
   for (std::size_t i = 0; i < nets.size(); ++i) {
-    const std::string& net = nets[i];
-    t.commands.emplace_back(
-        "evaluate " + t.routes[i].file,
-        fmt::format("ctmc-snn evaluate --net {} --test-images {} --test-labels {} --predictions {}.txt", net,
-                    shown(d / "torch_vgg11_x.npy"), shown(d / "torch_vgg11_y.npy"),
-                    fs::path(net).stem().string() + "_pred"));
+    commands::EvaluateCommandOptions evaluate;
+    evaluate.net = nets[i];
+    evaluate.data.test_images = shown(d / "torch_vgg11_x.npy");
+    evaluate.data.test_labels = shown(d / "torch_vgg11_y.npy");
+    evaluate.predictions = fs::path(nets[i]).stem().string() + "_pred.txt";
+    t.commands.emplace_back("evaluate " + t.routes[i].file, commands::evaluate_command_line(evaluate).text());
   }
-  t.peer = commands::run_check((d / kClaims).string(), with_context({}, ctx));
-  t.commands.emplace_back("check the PyTorch peer",
-                          fmt::format("ctmc-snn check {} --seed {}", shown(d / kClaims), ctx.seed));
+  const CheckOptions check = with_context({}, ctx);
+  t.peer = commands::run_check((d / kClaims).string(), check);
+  t.commands.emplace_back("check the PyTorch peer", commands::check_command_line(shown(d / kClaims), check).text());
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return t;
 }

@@ -19,18 +19,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::string join_numbers(const std::vector<double>& v) {
-  std::string s;
-  for (double x : v) s += (s.empty() ? "" : ",") + fmt::format("{}", x);
-  return s;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-  return s;
-}
-
 // A sweep document from --sweeps DIR, rebuilt from its runs, when it is the
 // sweep of `spec` (what a cluster run of the printed commands, merged,
 // writes); InputError naming the file for anything else.
@@ -65,17 +53,11 @@ void ReportSweeps::log(const std::string& text) const {
   if (isatty(STDERR_FILENO) == 1) fmt::print(stderr, "{}: {}\n", report, text);
 }
 
-std::string sweep_command_options(const sim::SweepSpec& s) {
-  std::vector<std::string> samplers;
-  for (auto k : s.samplers) samplers.push_back(sim::sampler_name(k));
-  std::string text = fmt::format(
-      "--net {} --data {} --neurons {} --tau {} --rate {} --T {} --sampler {} --kernel {} --trials {} --dt {} "
-      "--readout {} --trace-weight {} --output-scale {} --subset {} --limit {} --seed {}",
-      join(s.nets), s.data.dir, join(s.neurons), join_numbers(s.taus), join_numbers(s.rates), join_numbers(s.T),
-      join(samplers), s.kernel, s.trials, s.dt, sim::readout_name(s.readout), sim::trace_weight_name(s.trace_weight),
-      s.output_scale == sim::OutputScale::Logits ? "logits" : "activation", s.subset.text, s.limit, s.seed);
-  if (s.criterion != sim::SweepSpec{}.criterion) text += fmt::format(" --criterion {}", s.criterion);
-  return text;
+commands::CommandLine sweep_command_line(const sim::SweepSpec& shown, const std::string& out) {
+  commands::SweepCommandOptions o;
+  o.spec = shown;
+  o.out = out;
+  return commands::sweep_command_line(o, commands::SweepConventions::Every);
 }
 
 sim::SweepDocument run_report_sweep(ReportSweeps& rs, const std::string& name, sim::SweepSpec spec,
@@ -92,10 +74,9 @@ sim::SweepDocument run_report_sweep(ReportSweeps& rs, const std::string& name, s
   for (const auto& f : neuron_files) shown.neurons.push_back(rs.shown(f));
   const Json spec_json = sim::sweep_spec_json(shown);
   const std::string file = "sweep-" + name + ".json";
-  const std::string options = sweep_command_options(shown);
   if (rs.ctx.plan) {
     rs.cluster.push_back(fmt::format("scripts/slurm/submit-sweep.sh --shards {} --out {}/{} -- {}", kPlanShards,
-                                     rs.sweeps_dir(), file, options));
+                                     rs.sweeps_dir(), file, sweep_command_line(shown).options()));
     return {};
   }
   const auto t0 = Clock::now();
@@ -120,7 +101,7 @@ sim::SweepDocument run_report_sweep(ReportSweeps& rs, const std::string& name, s
   runs = doc.runs.size();
   rs.w.write_text(file, Json(doc).dump(1) + "\n");
   rs.w.file_path(file, "sweep document (ctmc-snn sweep)");
-  rs.commands.emplace_back("sweep " + name, "ctmc-snn sweep " + options + " --out " + rs.shown(file));
+  rs.commands.emplace_back("sweep " + name, sweep_command_line(shown, rs.shown(file)).text());
   return doc;
 }
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ctmc/commands/command_line.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "ctmc/sim/studies/sweep_document.hpp"
@@ -38,10 +39,9 @@ struct ReportSweeps {
   void log(const std::string& text) const;
 };
 
-// `ctmc-snn sweep`'s options (no --out) for `spec` as the report shows it
-// (files by their final paths); --criterion only where it is not the
-// command's default.
-std::string sweep_command_options(const sim::SweepSpec& shown);
+// The `ctmc-snn sweep` command line of `spec` as the report shows it (files
+// by their final paths), writing `out` (none: no --out).
+commands::CommandLine sweep_command_line(const sim::SweepSpec& shown, const std::string& out = "");
 
 // The sweep `name` (document sweep-<name>.json) of `spec` over the nets and
 // neurons named by their files in the report folder (spec's nets and neurons
