@@ -388,6 +388,25 @@ TEST_CASE("a convolution stage's stored current, event by event or dense per ste
         }
       chain.add_step_dense(src.data(), dense.data());
       CHECK(event == dense);
+      // The float overloads (the fast kernel's): event and dense the same
+      // bits, each within float rounding of the double sums.
+      std::vector<float> event_f(static_cast<std::size_t>(m)), dense_f, src_f(static_cast<std::size_t>(n));
+      for (int t = 0; t < m; ++t) {
+        const std::uint32_t at = chain.stored_index(static_cast<std::uint32_t>(t));
+        event_f[at] = static_cast<float>(start[static_cast<std::size_t>(t)]);
+      }
+      dense_f = event_f;
+      for (int i = 0; i < n; ++i)
+        if (src[static_cast<std::size_t>(i)] != 0) {
+          src_f[static_cast<std::size_t>(i)] = static_cast<float>(src[static_cast<std::size_t>(i)]);
+          chain.add_spike_stored(static_cast<std::uint32_t>(i), src[static_cast<std::size_t>(i)], event_f.data(), scratch);
+        }
+      chain.add_step_dense(src_f.data(), dense_f.data());
+      CHECK(event_f == dense_f);
+      double worst = 0;
+      for (int t = 0; t < m; ++t)
+        worst = std::max(worst, std::abs(event_f[static_cast<std::size_t>(t)] - event[static_cast<std::size_t>(t)]));
+      CHECK(worst < 1e-5);
       bool same = true;
       for (int t = 0; t < m; ++t)
         same = same && natural[static_cast<std::size_t>(t)] == event[chain.stored_index(static_cast<std::uint32_t>(t))];
@@ -405,26 +424,27 @@ TEST_CASE("the event-driven and the dense conv path give the same spikes, for 1,
   std::mt19937 g(53);
   std::uniform_real_distribution<float> px(0.0f, 1.0f);
   using CP = SpikingConfig::ConvPath;
-  // The reference kernel with two samplers, the vectorised one (its own
-  // streams) with both of its samplers.
-  const std::pair<SamplerKind, bool> kernels[] = {{SamplerKind::Exact, true},
-                                                  {SamplerKind::Uniformization, true},
-                                                  {SamplerKind::Exact, false},
-                                                  {SamplerKind::EndState, false}};
-  for (const auto& [kind, reference] : kernels) {
+  // The reference kernel with two samplers, the vectorised and the fast
+  // ones (their own streams; the fast one with float32 synapses) with both
+  // of their samplers.
+  const std::pair<SamplerKind, const char*> kernels[] = {
+      {SamplerKind::Exact, "reference"},  {SamplerKind::Uniformization, "reference"},
+      {SamplerKind::Exact, "vectorised"}, {SamplerKind::EndState, "vectorised"},
+      {SamplerKind::Exact, "fast"},       {SamplerKind::EndState, "fast"}};
+  for (const auto& [kind, kernel] : kernels) {
     std::vector<float> x(36);
     for (float& v : x) v = px(g);
     std::vector<SampleRun> runs;
     for (CP path : {CP::Event, CP::Dense, CP::Auto}) {
       SpikingConfig cfg = config(2, 0.01, 0.05);
       cfg.sampler = kind;
-      cfg.reference_kernel = reference;
+      set_kernel(cfg, kernel);
       cfg.conv_path = path;
       cfg.checkpoints = {1};
       const SpikingNetwork snn(net, layers_of(4, 20), cfg);
       runs.push_back(snn.run(x.data(), sample_stream_seed(9, 0, 1)));
     }
-    INFO("sampler ", sampler_name(kind), (reference ? ", reference kernel" : ", vectorised kernel"));
+    INFO("sampler ", sampler_name(kind), ", ", kernel, " kernel");
     REQUIRE(runs[0].dense_steps.size() == 3);
     CHECK(runs[0].spikes > 0);
     // Event never goes dense; Dense does wherever the step's spikes come in
@@ -460,9 +480,9 @@ TEST_CASE("the event-driven and the dense conv path give the same spikes, for 1,
   opt.trials = 2;
   opt.seed = 61;
   const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
-  for (bool reference : {true, false}) {
-    INFO((reference ? "reference kernel" : "vectorised kernel"));
-    opt.snn.reference_kernel = reference;
+  for (const char* kernel : {"reference", "vectorised", "fast"}) {
+    INFO(kernel, " kernel");
+    set_kernel(opt.snn, kernel);
     std::vector<NetworkSimResult> res;
     for (CP path : {CP::Event, CP::Dense})
       for (int threads : {1, 2, 3}) {

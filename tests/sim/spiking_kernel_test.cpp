@@ -282,3 +282,47 @@ TEST_CASE("fast kernel: a chain it cannot hold is refused by name, not run on an
   set_kernel(cfg, "vectorised");
   CHECK_NOTHROW(SpikingNetwork(net, layers, cfg));
 }
+
+TEST_CASE("fast kernel: a block of lanes at exit rate 0 skips its budget work; the law is the reference kernel's") {
+  // 4-16-16-16-3, two-state ReLU neurons (a = max(0, H)). Spiking layer 2's
+  // first eight neurons (one block of lanes) have negative weights and bias
+  // -1: their H stays below 0 (traces are >= 0), so they rest at rate 0 for
+  // the whole window. Every other neuron of layers 2..4 has a positive bias
+  // and positive weights, so its exit rate is positive in either state.
+  Mlp net = dyadic_mlp({4, 16, 16, 16, 3}, 11);
+  for (DenseLayer& d : net.layers) {
+    d.W.setConstant(0.25f);
+    d.b.setConstant(1.0f);
+  }
+  net.layers[1].W.topRows(8).setConstant(-0.5f);
+  net.layers[1].b.head(8).setConstant(-1.0f);
+  const std::vector<float> image = {0.5f, 0.25f, 0.75f, 1.0f};
+  SpikingConfig cfg;
+  cfg.T = 1;
+  cfg.dt = 0.01;
+  cfg.tau = 0.05;
+  const std::vector<SpikingLayer> layers(4, SpikingLayer{NeuronKernel(two_state(), 3.0, "two-state"), 3.0});
+  for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState})
+    for (bool avx : {true, false}) {
+      CAPTURE(sampler_name(kind));
+      CAPTURE(avx);
+      cfg.sampler = kind;
+      set_kernel(cfg, "fast");
+      allow_avx(avx);
+      const SpikingNetwork snn(net, layers, cfg);
+      const SampleRun r = snn.run(image.data(), sample_stream_seed(3, 0, 0));
+      allow_avx(true);
+      // Per step: layer 2's live block (8 lanes), layer 3 (16), the output
+      // layer's 3 neurons with their padding up to the vector width (8 with
+      // AVX; 4 with SSE2, whose second vector is padding alone, at rate 0);
+      // the dormant block never.
+      const std::uint64_t out_lanes = avx && __builtin_cpu_supports("avx") ? 8 : 4;
+      CHECK(r.budget_updates == static_cast<std::uint64_t>(snn.steps()) * (8 + 16 + out_lanes));
+      CHECK(std::all_of(r.counts[1].begin(), r.counts[1].begin() + 8, [](std::uint32_t c) { return c == 0; }));
+      CHECK(r.spikes > 0);
+      set_kernel(cfg, "reference");
+      CHECK(SpikingNetwork(net, layers, cfg).run(image.data(), sample_stream_seed(3, 0, 0)).budget_updates == 0);
+    }
+  // The spike-count laws of both kernels on this net agree, neuron by neuron.
+  check_kernels_agree(net, image, 2000, true);
+}

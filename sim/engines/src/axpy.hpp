@@ -1,5 +1,6 @@
 // Internal: the innermost loop of the spiking engine's synapses, a spike's
-// weights (float) times its value added to the targets' currents (double).
+// weights (float) times its value added to the targets' currents (double;
+// float for the fast kernel, the *_f functions).
 #pragma once
 #include <cstddef>
 
@@ -53,6 +54,37 @@ inline void add_scaled_runs(double* cur, const float* const* w, const double* c,
   }
 }
 
+// The fast kernel's float currents: cur[r] += c * w[r] with the product and
+// the sum rounded to float as the scalar loop rounds them, four targets per
+// SSE2 instruction.
+inline void add_scaled_f(float* cur, const float* w, std::ptrdiff_t n, float c) {
+  std::ptrdiff_t r = 0;
+#if defined(__SSE2__)
+  const __m128 cc = _mm_set1_ps(c);
+  for (; r + 4 <= n; r += 4)
+    _mm_storeu_ps(cur + r, _mm_add_ps(_mm_loadu_ps(cur + r), _mm_mul_ps(cc, _mm_loadu_ps(w + r))));
+#endif
+  for (; r < n; ++r) cur[r] += c * w[r];
+}
+
+// add_scaled_runs in float: m runs added to each target in order, as m
+// add_scaled_f calls would add them.
+inline void add_scaled_runs_f(float* cur, const float* const* w, const float* c, int m, std::ptrdiff_t n) {
+  std::ptrdiff_t r = 0;
+#if defined(__SSE2__)
+  for (; r + 4 <= n; r += 4) {
+    __m128 a = _mm_loadu_ps(cur + r);
+    for (int k = 0; k < m; ++k) a = _mm_add_ps(a, _mm_mul_ps(_mm_set1_ps(c[k]), _mm_loadu_ps(w[k] + r)));
+    _mm_storeu_ps(cur + r, a);
+  }
+#endif
+  for (; r < n; ++r) {
+    float a = cur[r];
+    for (int k = 0; k < m; ++k) a += c[k] * w[k][r];
+    cur[r] = a;
+  }
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CTMC_SIM_AVX_DISPATCH 1
 // The same with four targets per AVX instruction, for code compiled for AVX
@@ -90,6 +122,31 @@ __attribute__((target("avx"))) inline void add_scaled_runs_avx(double* cur, cons
   }
   for (; r < n; ++r) {
     double a = cur[r];
+    for (int k = 0; k < m; ++k) a += c[k] * w[k][r];
+    cur[r] = a;
+  }
+}
+
+__attribute__((target("avx"))) inline void add_scaled_f_avx(float* cur, const float* w, std::ptrdiff_t n, float c) {
+  std::ptrdiff_t r = 0;
+  const __m256 cc = _mm256_set1_ps(c);
+  for (; r + 8 <= n; r += 8)
+    _mm256_storeu_ps(cur + r, _mm256_add_ps(_mm256_loadu_ps(cur + r), _mm256_mul_ps(cc, _mm256_loadu_ps(w + r))));
+  for (; r + 4 <= n; r += 4)
+    _mm_storeu_ps(cur + r, _mm_add_ps(_mm_loadu_ps(cur + r), _mm_mul_ps(_mm_set1_ps(c), _mm_loadu_ps(w + r))));
+  for (; r < n; ++r) cur[r] += c * w[r];
+}
+
+__attribute__((target("avx"))) inline void add_scaled_runs_f_avx(float* cur, const float* const* w, const float* c,
+                                                                  int m, std::ptrdiff_t n) {
+  std::ptrdiff_t r = 0;
+  for (; r + 8 <= n; r += 8) {
+    __m256 a = _mm256_loadu_ps(cur + r);
+    for (int k = 0; k < m; ++k) a = _mm256_add_ps(a, _mm256_mul_ps(_mm256_set1_ps(c[k]), _mm256_loadu_ps(w[k] + r)));
+    _mm256_storeu_ps(cur + r, a);
+  }
+  for (; r < n; ++r) {
+    float a = cur[r];
     for (int k = 0; k < m; ++k) a += c[k] * w[k][r];
     cur[r] = a;
   }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "axpy.hpp"
@@ -119,26 +120,36 @@ void scatter(const LinearChain::Op& op, std::uint32_t j, double v, Add&& add) {
 
 // scatter of a convolution into a channel-last current (channel_last in
 // net_synapse.hpp): per kernel offset, the C targets at one output pixel
-// take the slice's C weights in one contiguous run.
-template <bool Avx>
-[[gnu::always_inline]] inline void scatter_conv_hwc_body(const LinearChain::Op& op, std::uint32_t j, double v,
-                                                         double* cur) {
+// take the slice's C weights in one contiguous run. T: the current's type
+// (double; float for the fast kernel, with v rounded to float).
+template <bool Avx, class T>
+[[gnu::always_inline]] inline void scatter_conv_hwc_body(const LinearChain::Op& op, std::uint32_t j, T v, T* cur) {
   const int H = op.in.h, W = op.in.w, OW = op.out.w, O = op.out.c, kh = op.win.kh, kw = op.win.kw;
   const int c = static_cast<int>(j) / (H * W), yi = static_cast<int>(j) / W % H, xi = static_cast<int>(j) % W;
   const auto& cols = op.cols[static_cast<std::size_t>(xi)];
   for (const auto& [u, y] : op.rows[static_cast<std::size_t>(yi)]) {
     const float* wrow = op.conv_t.data() + static_cast<std::size_t>(c * kh + u) * kw * O;
-    double* crow = cur + static_cast<std::size_t>(y) * OW * O;
+    T* crow = cur + static_cast<std::size_t>(y) * OW * O;
     for (const auto& [vv, x] : cols) {
-      double* to = crow + static_cast<std::size_t>(x) * O;
+      T* to = crow + static_cast<std::size_t>(x) * O;
       const float* w = wrow + static_cast<std::size_t>(vv) * O;
+      if constexpr (std::is_same_v<T, float>) {
 #ifdef CTMC_SIM_AVX_DISPATCH
-      if constexpr (Avx) {
-        detail::add_scaled_avx(to, w, O, v);
-        continue;
-      }
+        if constexpr (Avx) {
+          detail::add_scaled_f_avx(to, w, O, v);
+          continue;
+        }
 #endif
-      detail::add_scaled(to, w, O, v);
+        detail::add_scaled_f(to, w, O, v);
+      } else {
+#ifdef CTMC_SIM_AVX_DISPATCH
+        if constexpr (Avx) {
+          detail::add_scaled_avx(to, w, O, v);
+          continue;
+        }
+#endif
+        detail::add_scaled(to, w, O, v);
+      }
     }
   }
 }
@@ -150,16 +161,16 @@ template <bool Avx>
 // (c H W + y' W + x': c first, then y' = s y + u - p, then x'), as the
 // event-driven scatter adds spikes given in ascending index; only the order
 // across targets differs.
-template <bool Avx>
-[[gnu::always_inline]] inline void gather_conv_hwc_body(const LinearChain::Op& op, const double* src, double* cur) {
+template <bool Avx, class T>
+[[gnu::always_inline]] inline void gather_conv_hwc_body(const LinearChain::Op& op, const T* src, T* cur) {
   const int C = op.in.c, H = op.in.h, W = op.in.w, OH = op.out.h, OW = op.out.w, O = op.out.c;
   const Window2d& w = op.win;
   const std::size_t K = static_cast<std::size_t>(w.kh) * w.kw;
   std::vector<const float*> runs(K);
-  std::vector<double> vals(K);
+  std::vector<T> vals(K);
   for (int c = 0; c < C; ++c) {
-    const double* sc = src + static_cast<std::size_t>(c) * H * W;
-    if (std::all_of(sc, sc + static_cast<std::size_t>(H) * W, [](double v) { return v == 0.0; })) continue;
+    const T* sc = src + static_cast<std::size_t>(c) * H * W;
+    if (std::all_of(sc, sc + static_cast<std::size_t>(H) * W, [](T v) { return v == T(0); })) continue;
     const float* wc = op.conv_t.data() + static_cast<std::size_t>(c) * K * O;
     for (int y = 0; y < OH; ++y) {
       const int y0 = y * w.stride_h - w.pad_h;
@@ -169,44 +180,58 @@ template <bool Avx>
         const int v0 = std::max(0, -x0), v1 = std::min(w.kw, W - x0);
         int m = 0;
         for (int u = u0; u < u1; ++u) {
-          const double* s = sc + static_cast<std::size_t>(y0 + u) * W + x0;
+          const T* s = sc + static_cast<std::size_t>(y0 + u) * W + x0;
           for (int v = v0; v < v1; ++v)
-            if (s[v] != 0.0) {
+            if (s[v] != T(0)) {
               vals[static_cast<std::size_t>(m)] = s[v];
               runs[static_cast<std::size_t>(m++)] = wc + static_cast<std::size_t>(u * w.kw + v) * O;
             }
         }
         if (m == 0) continue;
-        double* acc = cur + (static_cast<std::size_t>(y) * OW + x) * O;
+        T* acc = cur + (static_cast<std::size_t>(y) * OW + x) * O;
+        if constexpr (std::is_same_v<T, float>) {
 #ifdef CTMC_SIM_AVX_DISPATCH
-        if constexpr (Avx) {
-          detail::add_scaled_runs_avx(acc, runs.data(), vals.data(), m, O);
-          continue;
-        }
+          if constexpr (Avx) {
+            detail::add_scaled_runs_f_avx(acc, runs.data(), vals.data(), m, O);
+            continue;
+          }
 #endif
-        detail::add_scaled_runs(acc, runs.data(), vals.data(), m, O);
+          detail::add_scaled_runs_f(acc, runs.data(), vals.data(), m, O);
+        } else {
+#ifdef CTMC_SIM_AVX_DISPATCH
+          if constexpr (Avx) {
+            detail::add_scaled_runs_avx(acc, runs.data(), vals.data(), m, O);
+            continue;
+          }
+#endif
+          detail::add_scaled_runs(acc, runs.data(), vals.data(), m, O);
+        }
       }
     }
   }
 }
 
 #ifdef CTMC_SIM_AVX_DISPATCH
-[[gnu::target("avx")]] void scatter_conv_hwc_avx(const LinearChain::Op& op, std::uint32_t j, double v, double* cur) {
+template <class T>
+[[gnu::target("avx")]] void scatter_conv_hwc_avx(const LinearChain::Op& op, std::uint32_t j, T v, T* cur) {
   scatter_conv_hwc_body<true>(op, j, v, cur);
 }
-[[gnu::target("avx")]] void gather_conv_hwc_avx(const LinearChain::Op& op, const double* src, double* cur) {
+template <class T>
+[[gnu::target("avx")]] void gather_conv_hwc_avx(const LinearChain::Op& op, const T* src, T* cur) {
   gather_conv_hwc_body<true>(op, src, cur);
 }
 #endif
 
-void scatter_conv_hwc(const LinearChain::Op& op, std::uint32_t j, double v, double* cur) {
+template <class T>
+void scatter_conv_hwc(const LinearChain::Op& op, std::uint32_t j, T v, T* cur) {
 #ifdef CTMC_SIM_AVX_DISPATCH
   if (detail::has_avx()) return scatter_conv_hwc_avx(op, j, v, cur);
 #endif
   scatter_conv_hwc_body<false>(op, j, v, cur);
 }
 
-void gather_conv_hwc(const LinearChain::Op& op, const double* src, double* cur) {
+template <class T>
+void gather_conv_hwc(const LinearChain::Op& op, const T* src, T* cur) {
 #ifdef CTMC_SIM_AVX_DISPATCH
   if (detail::has_avx()) return gather_conv_hwc_avx(op, src, cur);
 #endif
@@ -289,6 +314,21 @@ void LinearChain::add_spike_stored(std::uint32_t i, double c, double* cur, Chain
 }
 
 void LinearChain::add_step_dense(const double* src, double* cur) const {
+  if (!dense_capable_) throw std::logic_error("LinearChain::add_step_dense: the stage is not one convolution");
+  gather_conv_hwc(ops_[0], src, cur);
+}
+
+void LinearChain::add_spike_stored(std::uint32_t i, double c, float* cur, ChainScratch& scratch) const {
+  if (!channel_last_) {
+    visit(i, c, scratch, [cur](std::uint32_t t, double x) { cur[t] += static_cast<float>(x); });
+    return;
+  }
+  through_ops(i, c * spike_scale_, scratch, [&](const Op& op, std::uint32_t j, double v) {
+    scatter_conv_hwc(op, j, static_cast<float>(v), cur);
+  });
+}
+
+void LinearChain::add_step_dense(const float* src, float* cur) const {
   if (!dense_capable_) throw std::logic_error("LinearChain::add_step_dense: the stage is not one convolution");
   gather_conv_hwc(ops_[0], src, cur);
 }

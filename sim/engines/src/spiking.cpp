@@ -957,6 +957,7 @@ void SpikingNetwork::read_out(SampleRun& out, const Eigen::VectorXd& h_sum, std:
   }
   out.transitions = counts.transitions;
   out.euler_renormalized = counts.euler_renormalized;
+  out.budget_updates = counts.budget_updates;
 }
 
 }  // namespace ctmc::sim

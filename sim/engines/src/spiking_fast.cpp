@@ -9,10 +9,14 @@
 //     scalar code does (the build forbids contraction, and no path uses
 //     FMA), and nothing is summed across lanes, so both widths give the
 //     same bits;
-//   - float32 synapses for an Mlp: a spike adds c * w (c = the trace's
-//     weight times the spike count, rounded to float) to the float current;
-//     a layer graph keeps the double current and scatter of net_synapse.hpp
-//     and hands its H to the lanes rounded to float;
+//   - float32 synapses: a spike adds c * w (c = the trace's weight times
+//     the spike count, rounded to float) to the float current, for an Mlp
+//     column by column, for a layer graph through LinearChain's float
+//     scatter and gather (net_synapse.hpp). A layer fed by a convolution
+//     keeps its current channel-last, and its lanes visit the neurons in
+//     that order, so the lane pass reads b + I where the scatter left it;
+//     a step's spikes go back to C-H-W order (ascending) before they are
+//     transmitted;
 //   - per-neuron Philox4x32-10 streams (philox.hpp) whose blocks serve four
 //     32-bit draws each: block b of neuron j in spiking layer l is the
 //     counter (b, 0, j, l | 2^31) (the top bit keeps it apart from the
@@ -184,6 +188,21 @@ __attribute__((target("avx"))) inline bool all_positive(const D4& t) {
   return _mm256_movemask_pd(_mm256_cmp_pd(t, _mm256_setzero_pd(), _CMP_NGT_UQ)) == 0;
 }
 #endif
+// Whether no lane of q is > 0 (q is a sum of rectified rates: never NaN).
+#if defined(__SSE2__)
+[[gnu::always_inline]] inline bool none_positive(const F4& q) {
+  return _mm_movemask_ps(_mm_cmpgt_ps(q, _mm_setzero_ps())) == 0;
+}
+#else
+[[gnu::always_inline]] inline bool none_positive(const F4& q) {
+  return !(q[0] > 0) && !(q[1] > 0) && !(q[2] > 0) && !(q[3] > 0);
+}
+#endif
+#if defined(CTMC_SIM_AVX_DISPATCH)
+__attribute__((target("avx"))) inline bool none_positive(const F8& q) {
+  return _mm256_movemask_ps(_mm256_cmp_ps(q, _mm256_setzero_ps(), _CMP_GT_OQ)) == 0;
+}
+#endif
 
 // One step of a layer of chains with NST <= 4 states and KMAX <= 2 exit
 // slots each: H = b + I and I <- d I (trace.hpp, steps 1 and 3; with a null
@@ -249,6 +268,13 @@ template <SamplerKind K, int NST, int KMAX, class V, class D>
       r = os[k] + ss[k] * h;
       q = q + (r > 0 ? r : zero);
     }
+    // Dormant lanes: where every lane's exit rate is 0 (a ReLU neuron at
+    // rest below threshold, any state without a live exit at this H) the
+    // step leaves the budgets as they are (budget - 0) and jumps nowhere
+    // (jump_loop returns at once for q = 0), so the block skips the double
+    // budget's load and store: the same bits, half the memory traffic.
+    if (none_positive(q)) continue;
+    counts.budget_updates += W;
     // No jump in the step iff budget > q, i.e. t = budget - q > 0 (a
     // difference of two doubles rounds to 0 only when they are equal).
     const D b0 = load_lanes<D>(budget + j), b1 = load_lanes<D>(budget + j + W2);
@@ -389,6 +415,29 @@ FastLayer make_fast_layer(const PhiloxKey& key, std::uint32_t index, int n) {
   return V;
 }
 
+// Carries layer l-1's step spikes (C-H-W indices, ascending) into a layer
+// graph's float current through `chain` (LinearChain's float overloads),
+// event by event or, for a dense enough step of one convolution, gathered:
+// the rule of SpikingNetwork::transmit, so the same paths and the same bits
+// for every conv_path. True when it took the dense path.
+bool transmit_f(const LinearChain& chain, SpikingConfig::ConvPath path, const Fired& fired, double weight, float* cur,
+                ChainScratch& scratch) {
+  using CP = SpikingConfig::ConvPath;
+  const bool dense = chain.dense_capable() && !fired.empty() &&
+                     (path == CP::Dense ||
+                      (path == CP::Auto && static_cast<double>(fired.size()) >= kDenseConvDensity * chain.in_size()));
+  if (!dense) {
+    for (const auto& [i, sp] : fired) chain.add_spike_stored(i, weight * sp, cur, scratch);
+    return false;
+  }
+  std::vector<float>& src = scratch.dense_f;
+  src.resize(static_cast<std::size_t>(chain.in_size()), 0.0f);
+  for (const auto& [i, sp] : fired) src[i] = static_cast<float>(weight * sp);
+  chain.add_step_dense(src.data(), cur);
+  for (const auto& [i, sp] : fired) src[i] = 0.0f;
+  return true;
+}
+
 }  // namespace
 
 template <SamplerKind K>
@@ -406,22 +455,27 @@ SampleRun SpikingNetwork::run_fast(const float* x, std::uint64_t stream_seed) co
   const bool graph = !chains_.empty();
   const auto padded = [](int n) { return static_cast<std::size_t>((n + kPad - 1) / kPad * kPad); };
 
-  // Per layer l >= 1: the bias in float (padded), the current (float for an
-  // Mlp; a layer graph's double current in its chain's layout), H in float
-  // for the lanes and, for the output layer, in double for the readout sum.
+  // Per layer l >= 1 the lanes hold the neurons in the layout in which the
+  // current arrives: a layer graph's channel-last current (LinearChain::
+  // stored_index) is read where the scatter leaves it, with no reordering
+  // pass. order[l][s] is the neuron (C-H-W index) at lane s; empty where
+  // the two agree. A neuron's stream is keyed by its lane, so the draws do
+  // not depend on the visiting order either.
+  std::vector<std::vector<std::uint32_t>> order(L);
+  for (std::size_t l = 1; l < L && graph; ++l)
+    if (chains_[l].channel_last()) {
+      order[l].resize(static_cast<std::size_t>(sizes_[l]));
+      for (std::uint32_t t = 0; t < static_cast<std::uint32_t>(sizes_[l]); ++t) order[l][chains_[l].stored_index(t)] = t;
+    }
+  // The bias, the current and H in float (padded), in lane order.
   std::vector<std::vector<float>> bias(L), cur(L), hf(L);
-  std::vector<std::vector<double>> cur_d(L), h_buf(L);
   for (std::size_t l = 1; l < L; ++l) {
     const std::size_t p = padded(sizes_[l]);
     bias[l].assign(p, 0.0f);
-    std::transform(bias_[l].begin(), bias_[l].end(), bias[l].begin(), [](double b) { return static_cast<float>(b); });
+    for (std::size_t s = 0; s < bias_[l].size(); ++s)
+      bias[l][s] = static_cast<float>(bias_[l][order[l].empty() ? s : order[l][s]]);
     hf[l].assign(p, 0.0f);
-    if (graph) {
-      cur_d[l].assign(bias_[l].size(), 0.0);
-      h_buf[l].assign(bias_[l].size(), 0.0);
-    } else {
-      cur[l].assign(p, 0.0f);
-    }
+    cur[l].assign(p, 0.0f);
   }
   std::vector<double> h_sum(static_cast<std::size_t>(sizes_[L - 1]), 0.0);
   std::vector<SmallChain> chains;
@@ -429,12 +483,22 @@ SampleRun SpikingNetwork::run_fast(const float* x, std::uint64_t stream_seed) co
   std::vector<FastLayer> layer;
   layer.reserve(S);
   std::vector<Fired> fired(S);
+  // Spike counts in lane order where it differs (copied out for a reading).
+  std::vector<std::vector<std::uint32_t>> lane_counts(S);
+  const auto counts_of = [&](std::size_t l) {
+    return order[l].empty() ? out.counts[l].data() : lane_counts[l].data();
+  };
   for (std::size_t l = 0; l < S; ++l) {
     chains.emplace_back(samplers_[l]);
     layer.push_back(make_fast_layer(key, static_cast<std::uint32_t>(l), sizes_[l]));
     out.counts[l].assign(static_cast<std::size_t>(sizes_[l]), 0);
+    if (!order[l].empty()) lane_counts[l].assign(static_cast<std::size_t>(sizes_[l]), 0);
     fired[l].reserve(static_cast<std::size_t>(sizes_[l]));
   }
+  const auto sync_counts = [&] {
+    for (std::size_t l = 0; l < S; ++l)
+      for (std::size_t s = 0; s < order[l].size(); ++s) out.counts[l][order[l][s]] = lane_counts[l][s];
+  };
   // Layer 1: exit rates * dt tabulated once per image (its H is constant),
   // and each neuron's first jump step scheduled.
   std::vector<double> qtab1;
@@ -470,66 +534,55 @@ SampleRun SpikingNetwork::run_fast(const float* x, std::uint64_t stream_seed) co
                            layer1_events, counts, out.counts[0].data(), fired[0]);
         continue;
       }
-      // H for the lanes: b + I in the lane pass (Mlp), or here from the
-      // layer graph's double current (then handed over in float).
+      // H = b + I and I <- d I in the lane pass, in float.
       const float* b = bias[l].data();
-      float* lane_cur = graph ? nullptr : cur[l].data();
-      if (graph) {
-        double* c = cur_d[l].data();
-        double* hb = h_buf[l].data();
-        if (chains_[l].channel_last()) {
-          const Shape3& o = chains_[l].out_shape();
-          detail::read_channel_last(bias_[l].data(), c, hb, o.h * o.w, o.c, decay);
-        } else {
-          for (int j = 0; j < n; ++j) {
-            hb[j] = bias_[l][static_cast<std::size_t>(j)] + c[j];
-            c[j] *= decay;
-          }
-        }
-        float* h = hf[l].data();
-        for (int j = 0; j < n; ++j) h[j] = static_cast<float>(hb[j]);
-        b = h;
-      }
+      float* lane_cur = cur[l].data();
       const bool out_layer = l == L - 1;
       if (l < S) {
-        fast_pass<K>(chains[l], samplers_[l], key, b, lane_cur, decay_f, out_layer && !graph ? hf[l].data() : nullptr,
-                     layer[l], counts, out.counts[l].data(), fired[l]);
-      } else if (!graph) {  // integrating readout: H only
+        fast_pass<K>(chains[l], samplers_[l], key, b, lane_cur, decay_f, out_layer ? hf[l].data() : nullptr, layer[l],
+                     counts, counts_of(l), fired[l]);
+      } else {  // integrating readout: H only
         float* h = hf[l].data();
         for (int j = 0; j < n; ++j) {
           h[j] = b[j] + lane_cur[j];
           lane_cur[j] *= decay_f;
         }
       }
-      if (out_layer) {
-        // The readout sums H in double; a layer graph's H before rounding.
-        if (graph)
-          for (int j = 0; j < n; ++j) h_sum[static_cast<std::size_t>(j)] += h_buf[l][static_cast<std::size_t>(j)];
-        else
-          for (int j = 0; j < n; ++j) h_sum[static_cast<std::size_t>(j)] += hf[l][static_cast<std::size_t>(j)];
-      }
+      if (out_layer)  // the readout sums H in double
+        for (int s = 0; s < n; ++s)
+          h_sum[order[l].empty() ? static_cast<std::size_t>(s) : order[l][static_cast<std::size_t>(s)]] +=
+              hf[l][static_cast<std::size_t>(s)];
       // Close step k of layer l's current with layer l-1's step-k spikes.
       if (l - 1 < S) {
+        Fired& f = fired[l - 1];
         if (graph) {
-          if (transmit(l, fired[l - 1], weight, cur_d[l].data(), scratch)) ++out.dense_steps[l - 1];
+          // Lanes to neurons, in ascending index as the other kernels give
+          // them (so every conv_path adds in the same order).
+          if (!order[l - 1].empty()) {
+            for (auto& e : f) e.first = order[l - 1][e.first];
+            std::sort(f.begin(), f.end());
+          }
+          if (transmit_f(chains_[l], cfg_.conv_path, f, weight, cur[l].data(), scratch)) ++out.dense_steps[l - 1];
         } else {
           const Eigen::MatrixXf& Wm = w_scaled_[l - 1];
           const auto rows = static_cast<int>(Wm.rows());
-          for (const auto& [i, sp] : fired[l - 1])
+          for (const auto& [i, sp] : f)
             add_spike_f(cur[l].data(), Wm.data() + static_cast<Eigen::Index>(i) * rows, rows,
                         static_cast<float>(weight * sp));
         }
-        fired[l - 1].clear();
+        f.clear();
       }
     }
     if (S == L) fired[L - 1].clear();  // output spikes are counted, not transmitted
     if (next_checkpoint < checkpoint_steps_.size() && k + 1 == checkpoint_steps_[next_checkpoint]) {
+      sync_counts();
       SampleRun& at = out.at.emplace_back();
       at.counts = out.counts;
       read_out(at, h_sum_vector(), k + 1, cfg_.checkpoints[next_checkpoint], counts);
       ++next_checkpoint;
     }
   }
+  sync_counts();
   read_out(out, h_sum_vector(), steps_, cfg_.T, counts);
   return out;
 }

@@ -52,6 +52,7 @@ std::vector<NetStage> spiking_stages(const Net& net, const std::string& what);
 struct ChainScratch {
   std::vector<std::pair<std::uint32_t, double>> a, b;
   std::vector<double> dense;  // the step's input values for add_step_dense
+  std::vector<float> dense_f;  // the same for the float overload
 };
 
 // One stage as the synapses of a spiking layer.
@@ -96,6 +97,14 @@ class LinearChain {
   // the same order as from add_spike_stored spike by spike (bit for bit).
   bool dense_capable() const { return dense_capable_; }
   void add_step_dense(const double* src, double* cur) const;
+  // The fast kernel's float32 synapses: the same targets, in the same order,
+  // as the two above, each product and sum rounded to float. A convolution
+  // takes the spike's value (after any pooling before it) rounded to float
+  // times its float weights; any other last operation adds its double
+  // product rounded to float. So the float event-driven and dense paths
+  // agree bit for bit as the double ones do.
+  void add_spike_stored(std::uint32_t i, double c, float* cur, ChainScratch& scratch) const;
+  void add_step_dense(const float* src, float* cur) const;
 
   // One layer of the stage, its weights already divided by the scale.
   struct Op {

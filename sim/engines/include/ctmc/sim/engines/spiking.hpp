@@ -155,6 +155,7 @@ struct SampleRun {
   std::uint64_t spikes = 0;       // all spiking layers
   std::uint64_t transitions = 0;  // CTMC jumps, all spiking layers
   std::uint64_t euler_renormalized = 0;
+  std::uint64_t budget_updates = 0;  // StepCounts::budget_updates (the fast kernel; 0 for the others)
   // Per layer l (0-based, index l - 1 for l >= 1): the steps whose spikes of
   // layer l - 1 reached layer l by the dense path (SpikingConfig::conv_path).
   std::vector<std::uint32_t> dense_steps;

@@ -80,6 +80,10 @@ struct NeuronState {
 struct StepCounts {
   std::uint64_t transitions = 0;         // jumps taken (self-loops excluded)
   std::uint64_t euler_renormalized = 0;  // euler steps whose probabilities exceeded 1
+  // The fast kernel's work: neuron-steps of layers 2..L whose hazard budget
+  // its lane pass read and wrote (blocks of lanes at exit rate 0 skip it;
+  // counted per vector, so the figure depends on the vector width).
+  std::uint64_t budget_updates = 0;
 };
 
 // Advances neurons of one kernel over steps of length dt. The rates are
