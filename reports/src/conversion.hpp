@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "ctmc/commands/verdict.hpp"
+
 namespace ctmc::reports {
 
 struct ReportContext;
@@ -79,10 +81,12 @@ const std::vector<CostMeasure>& cost_measures();
 std::vector<double> cost_values(const SpikeTally& t);
 
 // --- Claims -------------------------------------------------------------
-enum class Verdict { Reproduced, NotReproduced, NotComparable };
-std::string verdict_name(Verdict v);
+using commands::Verdict;
+using commands::verdict_name;
 // A published cost (e.g. minimum SynOps under the criterion) counts as
-// reproduced when ours lies within a factor kCostTolerance of it; "never
+// reproduced when ours lies within a factor kCostTolerance of it (a point
+// estimate: the cost definitions computed from mean spike tallies; the
+// ledger decides by intervals, ledger.hpp); "never
 // meets the criterion" is nullopt on either side and matches only itself.
 inline constexpr double kCostTolerance = 1.25;
 Verdict cost_verdict(const std::optional<double>& ours, const std::optional<double>& paper);

@@ -21,6 +21,7 @@
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
 #include "if_grid.hpp"
+#include "ledger.hpp"
 #include "report_sweeps.hpp"
 #include "ctmc/sim/formats/dataset.hpp"
 #include "ctmc/sim/engines/if_baseline.hpp"
@@ -99,15 +100,6 @@ std::vector<double> cost_values(const SpikeTally& t) {
           synops / (t.T / t.dt)};
 }
 
-std::string verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::Reproduced: return "Reproduced";
-    case Verdict::NotReproduced: return "Not reproduced";
-    case Verdict::NotComparable: return "Not comparable";
-  }
-  return "?";
-}
-
 Verdict cost_verdict(const std::optional<double>& ours, const std::optional<double>& paper) {
   if (!ours || !paper) return ours.has_value() == paper.has_value() ? Verdict::Reproduced : Verdict::NotReproduced;
   if (!(*ours > 0) || !(*paper > 0)) return Verdict::NotComparable;
@@ -119,6 +111,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -522,6 +515,7 @@ struct ConversionRuns {
 // What a section finds that later ones (the claims ledger, the checks) read.
 struct Findings {
   double shift_low = 0, shift_high = 0;                 // Figure 3C: mean gap differences, cheap and dear thirds
+  solvers::ConfidenceInterval shift_low_ci, shift_high_ci;  // and their intervals
   std::map<double, std::pair<double, double>> above_K;  // K -> layer-1, layer-2 share of active units above K
   bool sampling_dominates = true, decomposition_exact = true;
   std::optional<IfPoint> if_best;  // the ReLU net's cheapest IF configuration under the criterion
@@ -737,19 +731,38 @@ void present_shift_control(const Sections& sec) {
   {
     const sim::SweepDocument& sig = mnist.at("sigmoid").doc;
     const sim::SweepDocument& shift = mnist.at("sigmoid_shift_2").doc;
-    std::vector<std::pair<double, double>> matched;  // (sigmoid SynOps, shift gap - sigmoid gap)
+    // (sigmoid SynOps, shift gap - sigmoid gap, a bound of its standard error)
+    std::vector<std::tuple<double, double, double>> matched;
+    std::size_t images = 0;
     for (const sim::SweepPoint& p : sig.points) {
       if (p.sampler != sim::SamplerKind::Exact) continue;
       const sim::SweepPoint* q = shift.find_point(sim::SamplerKind::Exact, p.tau, p.rate, p.T);
-      if (q) matched.emplace_back(p.synops_per_sample_mean, q->gap_mean - p.gap_mean);
+      if (!q) continue;
+      const sim::GapEstimate a = sim::gap_estimate(shift, *q, sim::GapKind::AnnSnn),
+                             b = sim::gap_estimate(sig, p, sim::GapKind::AnnSnn);
+      // The two nets are scored on the same images: the standard error of
+      // the difference is at most the sum of the two.
+      matched.emplace_back(p.synops_per_sample_mean, q->gap_mean - p.gap_mean, a.standard_error + b.standard_error);
+      images = a.images;
     }
     std::sort(matched.begin(), matched.end());
     const std::size_t third = matched.size() / 3;
-    double low = 0, high = 0;
+    double low = 0, high = 0, low_se = 0, high_se = 0;
     for (std::size_t k = 0; k < third; ++k) {
-      low += matched[k].second / static_cast<double>(third);
-      high += matched[matched.size() - 1 - k].second / static_cast<double>(third);
+      const auto& [c0, d0, se0] = matched[k];
+      const auto& [c1, d1, se1] = matched[matched.size() - 1 - k];
+      low += d0 / static_cast<double>(third);
+      high += d1 / static_cast<double>(third);
+      low_se += se0 / static_cast<double>(third);
+      high_se += se1 / static_cast<double>(third);
     }
+    const auto interval = [&](double x, double se) {
+      return images >= 2 && third > 0 ? solvers::standard_error_interval(x, se, static_cast<double>(images) - 1,
+                                                                         kLedgerConfidence)
+                                      : solvers::ConfidenceInterval{-kInf, kInf};
+    };
+    sec.found.shift_low_ci = interval(low, low_se);
+    sec.found.shift_high_ci = interval(high, high_se);
     w.heading("Shift-by-two control (Figure 3C)", 3);
     w.paragraph(fmt::format(
         "Matched configurations (same τ, r, T) of the sigmoid and the sigmoid shifted right by 2, MNIST digits: "
@@ -1065,102 +1078,133 @@ void present_synops_question(const Sections& sec) {
   }
 }
 
+// A ledger row: the claim, the paper's figure, ours, and what decided it.
+struct LedgerRow {
+  std::string claim, paper, ours;
+  Decision decision;
+};
+// A row no statistic can decide (a quantity of another kind, or another set-up).
+LedgerRow not_comparable(std::string claim, std::string paper, std::string ours, std::string why) {
+  return {std::move(claim), std::move(paper), std::move(ours), {Verdict::NotComparable, std::move(why), {}, 0, ""}};
+}
+
+// The rows of the paper's Table 1 MLP claims: per activation its least SynOps
+// under the criterion and the spikes per neuron there, then whether all three
+// meet it and whether ReLU is the cheapest.
+void table1_rows(const Sections& sec, std::vector<LedgerRow>& rows) {
+  const auto& mnist = sec.r.runs.at("mnist");
+  const std::string across = "MNIST digits (8000 training images) vs full MNIST";
+  std::map<std::string, sim::CheapestWithConfidence> least;
+  for (const char* key : {"sigmoid", "softplus", "relu"}) {
+    const sim::CheapestWithConfidence c = least_cost(mnist.at(key).doc);
+    least.emplace(key, c);
+    const PaperCost& pc = kPaperMinCost.at(key);
+    Decision cost = least_cost_within(c, pc.synops, kCostTolerance, "SynOps");
+    cost.statistic += "; " + across;
+    rows.push_back({fmt::format("{} MLP: minimum SynOps under 1 pp (Table 1)", key),
+                    fmt::format("{:.1f}k ± {:.2f}k", pc.synops / 1e3, pc.synops_sd / 1e3), least_cost_text(c, fmt_k),
+                    cost});
+    const Decision spn =
+        candidates_within(c, &sim::SweepPoint::spikes_per_neuron_mean, pc.spikes_per_neuron, kCostTolerance,
+                          "spikes per neuron");
+    rows.push_back({fmt::format("{} MLP: spikes per neuron at that point", key),
+                    fmt::format("{:.2f}", pc.spikes_per_neuron),
+                    spn.interval.lo <= spn.interval.hi
+                        ? fmt::format("{:.2f}–{:.2f}", spn.interval.lo, spn.interval.hi)
+                        : "none",
+                    spn});
+  }
+  std::vector<Decision> meets;
+  for (const auto& [key, c] : least) meets.push_back(meets_criterion(c, kCriterion));
+  const Decision all = all_of(meets);
+  rows.push_back({"sigmoid, softplus and ReLU all reach a sub-1 pp gap", "yes", answer(all), all});
+  const Decision relu_lowest = all_of({least_cost_less(least.at("relu"), least.at("sigmoid"), "SynOps"),
+                                       least_cost_less(least.at("relu"), least.at("softplus"), "SynOps")});
+  rows.push_back({"ReLU reaches it at the lowest SynOps of the three", "yes", answer(relu_lowest), relu_lowest});
+}
+
+// Figure 4B's clip rows: the least SynOps per K, and K = 4 as the cheapest
+// clip and cheaper than ReLU.
+void clip_rows(const Sections& sec, std::vector<LedgerRow>& rows) {
+  const auto& mnist = sec.r.runs.at("mnist");
+  const std::string across = "MNIST digits (8000 training images) vs full MNIST";
+  std::map<double, sim::CheapestWithConfidence> least;
+  for (double K : sec.d.clip_K) {
+    const sim::CheapestWithConfidence c = least_cost(mnist.at(fmt::format("cliprelu_{:g}", K)).doc);
+    least.emplace(K, c);
+    if (!kPaperClip.count(K)) continue;
+    const auto& paper = kPaperClip.at(K);
+    Decision d = least_cost_within(c, paper, kCostTolerance, "SynOps");
+    d.statistic += "; " + across;
+    rows.push_back({fmt::format("clip K = {:g}: minimum SynOps under 1 pp (Figure 4B)", K),
+                    paper ? fmt_k(*paper) : "never", least_cost_text(c, fmt_k), d});
+  }
+  if (!least.count(4)) return;
+  std::vector<Decision> parts;
+  for (const auto& [K, c] : least)
+    if (K != 4) parts.push_back(least_cost_less(least.at(4), c, fmt::format("SynOps, K = 4 vs K = {:g}", K)));
+  parts.push_back(least_cost_less(least.at(4), least_cost(mnist.at("relu").doc), "SynOps, K = 4 vs ReLU"));
+  const Decision k4 = all_of(parts);
+  rows.push_back({"K = 4 is the cheapest clip and cheaper than ReLU", "yes", answer(k4), k4});
+}
+
+// A share or difference held by a point (no sampling error to bound it).
+Decision point_within(double x, double lo, double hi, std::string statistic) {
+  const bool in = x >= lo && x <= hi;
+  return {in ? Verdict::Reproduced : Verdict::NotReproduced, std::move(statistic), {x, x}, 0,
+          fmt::format("{} [{:g}, {:g}]", in ? "within" : "outside", lo, hi)};
+}
+
 void present_claims_ledger(const Sections& sec) {
-  const ConversionDesign& d = sec.d;
   ReportWriter& w = sec.w;
   const auto& mnist = sec.r.runs.at("mnist");
   const Findings& f = sec.found;
-  const auto& above_K = f.above_K;
-  const double shift_low = f.shift_low, shift_high = f.shift_high;
-  const bool sampling_dominates = f.sampling_dominates, some_convention = f.some_convention;
-  const std::optional<IfPoint>& if_best = f.if_best;
-  w.heading("Claims ledger");
-  {
-    Table t;
-    t.columns = {"claim (paper)", kPaperColumn, "ours", "verdict", "reason"};
-    const std::string across = "MNIST digits (8000 training images) vs full MNIST";
-    for (const char* key : {"sigmoid", "softplus", "relu"}) {
-      const auto ours = min_synops(mnist.at(key));
-      const PaperCost& pc = kPaperMinCost.at(key);
-      t.rows.push_back({fmt::format("{} MLP: minimum SynOps under 1 pp (Table 1)", key),
-                        fmt::format("{:.1f}k ± {:.2f}k", pc.synops / 1e3, pc.synops_sd / 1e3),
-                        ours ? fmt_k(*ours) : "none", verdict_name(cost_verdict(ours, pc.synops)),
-                        fmt::format("ours within x{} of the paper's or not; {}", kCostTolerance, across)});
-      const sim::SweepPoint* p = mnist.at(key).doc.min_cost_point();
-      const std::optional<double> spn = p ? std::optional<double>(p->spikes_per_neuron_mean) : std::nullopt;
-      t.rows.push_back({fmt::format("{} MLP: spikes per neuron at that point", key),
-                        fmt::format("{:.2f}", pc.spikes_per_neuron), spn ? fmt::format("{:.2f}", *spn) : "none",
-                        verdict_name(cost_verdict(spn, pc.spikes_per_neuron)),
-                        fmt::format("within x{} or not", kCostTolerance)});
-    }
-    {
-      const auto s = min_synops(mnist.at("sigmoid")), sp = min_synops(mnist.at("softplus")),
-                 r = min_synops(mnist.at("relu"));
-      const bool all = s && sp && r;
-      t.rows.push_back({"sigmoid, softplus and ReLU all reach a sub-1 pp gap", "yes", all ? "yes" : "no",
-                        verdict_name(all ? Verdict::Reproduced : Verdict::NotReproduced), "within the grid"});
-      const bool relu_lowest = all && *r < *s && *r < *sp;
-      t.rows.push_back({"ReLU reaches it at the lowest SynOps of the three", "yes", relu_lowest ? "yes" : "no",
-                        verdict_name(all ? (relu_lowest ? Verdict::Reproduced : Verdict::NotReproduced)
-                                         : Verdict::NotComparable),
-                        "order of the minimum costs"});
-    }
-    std::optional<double> best_K;
-    double best_cost = std::numeric_limits<double>::infinity();
-    for (double K : d.clip_K) {
-      const auto ours = min_synops(mnist.at(fmt::format("cliprelu_{:g}", K)));
-      if (ours && *ours < best_cost) {
-        best_cost = *ours;
-        best_K = K;
-      }
-      if (!kPaperClip.count(K)) continue;
-      const auto& paper = kPaperClip.at(K);
-      t.rows.push_back({fmt::format("clip K = {:g}: minimum SynOps under 1 pp (Figure 4B)", K),
-                        paper ? fmt_k(*paper) : "never", ours ? fmt_k(*ours) : "never",
-                        verdict_name(cost_verdict(ours, paper)), fmt::format("within x{} or not; {}", kCostTolerance, across)});
-    }
-    {
-      const auto relu = min_synops(mnist.at("relu"));
-      const bool k4 = best_K && *best_K == 4 && (!relu || best_cost < *relu);
-      t.rows.push_back({"K = 4 is the cheapest clip and cheaper than ReLU", "yes",
-                        best_K ? fmt::format("cheapest K = {:g}", *best_K) : "no K meets the criterion",
-                        verdict_name(k4 ? Verdict::Reproduced : Verdict::NotReproduced), "order of the minimum costs"});
-    }
-    if (above_K.count(1)) {
-      const auto [s1, s2] = above_K.at(1);
-      const bool ok = std::abs(s1 - 0.80) <= 0.10 && std::abs(s2 - 0.39) <= 0.10;
-      t.rows.push_back({"K = 1: share of active units above the cap, layer 1 / layer 2", "80% / 39%",
-                        fmt::format("{} / {}", fmt_pct(s1, 0), fmt_pct(s2, 0)),
-                        verdict_name(ok ? Verdict::Reproduced : Verdict::NotReproduced),
-                        "each within 10 percentage points or not; preactivations of our nets"});
-    }
-    {
-      const double low = shift_low, high = shift_high;
-      const bool ok = low > 0 && high < 0;
-      t.rows.push_back({"shift by 2: worse at low budget, better at high budget (Figure 3C)", "yes",
-                        fmt::format("{:+.2f} pp low, {:+.2f} pp high", low, high),
-                        verdict_name(ok ? Verdict::Reproduced : Verdict::NotReproduced),
-                        "mean gap difference at matched configurations, cheapest and dearest thirds"});
-    }
-    t.rows.push_back({"sampling dominates the residual gap (Figure 5B)", "yes (VGG-11/MNIST)",
-                      sampling_dominates ? "yes, at every named case" : "not at every named case",
-                      verdict_name(Verdict::NotComparable),
-                      fmt::format("claimed for VGG-11; on the MLP here {}", sampling_dominates ? "it holds" : "it fails")});
-    for (const char* key : {"sigmoid", "softplus", "relu"}) {
-      const double acc = sim::mean_of(mnist.at(key).ann_test);
-      t.rows.push_back({fmt::format("source ANN accuracy, {}", key), fmt::format("{:.1f}%", kPaperAnnAccuracy.at(key)),
-                        fmt::format("{:.2f}%", acc), verdict_name(Verdict::NotComparable),
-                        "8000 training digits here, 60000 in the paper"});
-    }
-    t.rows.push_back({"IF baseline: 0.38 G SynOps at 0.24% gap (VGG-11/MNIST)", "0.38 G",
-                      if_best ? fmt_k(if_best->synops) + " (MLP)" : "none", verdict_name(Verdict::NotComparable),
-                      "the paper's IF figures are for VGG-11"});
-    t.rows.push_back({"the SynOps figures follow from eq. (synops) under some reading", "—",
-                      some_convention ? "a reading matches" : "no reading tested matches",
-                      verdict_name(some_convention ? Verdict::Reproduced : Verdict::NotReproduced),
-                      "see The SynOps question"});
-    w.table(t, "claims.csv");
+  std::vector<LedgerRow> rows;
+  table1_rows(sec, rows);
+  clip_rows(sec, rows);
+  if (f.above_K.count(1)) {
+    const auto [s1, s2] = f.above_K.at(1);
+    const Decision d = all_of({point_within(s1, 0.70, 0.90, "layer-1 share (every training preactivation; no "
+                                                            "sampling error)"),
+                               point_within(s2, 0.29, 0.49, "layer-2 share")});
+    rows.push_back({"K = 1: share of active units above the cap, layer 1 / layer 2", "80% / 39%",
+                    fmt::format("{} / {}", fmt_pct(s1, 0), fmt_pct(s2, 0)), d});
   }
+  {
+    const Decision low = decide_above(f.shift_low_ci, 0, "mean gap difference, cheapest third (pp), 95% t interval");
+    const Decision high =
+        commands::decide_below(f.shift_high_ci, 0, "mean gap difference, dearest third (pp), 95% t interval");
+    rows.push_back({"shift by 2: worse at low budget, better at high budget (Figure 3C)", "yes",
+                    fmt::format("{:+.2f} pp low, {:+.2f} pp high", f.shift_low, f.shift_high), all_of({low, high})});
+  }
+  rows.push_back(not_comparable("sampling dominates the residual gap (Figure 5B)", "yes (VGG-11/MNIST)",
+                                f.sampling_dominates ? "yes, at every named case" : "not at every named case",
+                                fmt::format("claimed for VGG-11; on the MLP here {}",
+                                            f.sampling_dominates ? "it holds" : "it fails")));
+  for (const char* key : {"sigmoid", "softplus", "relu"})
+    rows.push_back(not_comparable(fmt::format("source ANN accuracy, {}", key),
+                                  fmt::format("{:.1f}%", kPaperAnnAccuracy.at(key)),
+                                  fmt::format("{:.2f}%", sim::mean_of(mnist.at(key).ann_test)),
+                                  "8000 training digits here, 60000 in the paper"));
+  rows.push_back(not_comparable("IF baseline: 0.38 G SynOps at 0.24% gap (VGG-11/MNIST)", "0.38 G",
+                                f.if_best ? fmt_k(f.if_best->synops) + " (MLP)" : "none",
+                                "the paper's IF figures are for VGG-11"));
+  rows.push_back({"the SynOps figures follow from eq. (synops) under some reading", "—",
+                  f.some_convention ? "a reading matches" : "no reading tested matches",
+                  {f.some_convention ? Verdict::Reproduced : Verdict::NotReproduced,
+                   "point estimates within x1.25 (see The SynOps question)", {}, 0, ""}});
+  w.heading("Claims ledger");
+  w.paragraph(fmt::format(
+      "Each claim decided by a {:g}% interval (README, Reports: how verdicts are decided). A least cost under "
+      "the criterion is a range: from the cheapest cell whose gap's one-sided lower bound is below 1 pp (the data "
+      "do not rule it out) to the cheapest cell whose upper bound is (it meets the criterion with confidence). "
+      "Inconclusive: the interval reaches both sides of the claim; more test images or trials would decide it.",
+      100 * kLedgerConfidence));
+  Table t;
+  t.columns = {"claim (paper)", kPaperColumn, "ours", "verdict", "decided by"};
+  for (const LedgerRow& r : rows)
+    t.rows.push_back({r.claim, r.paper, r.ours, verdict_name(r.decision.verdict), decided_by(r.decision)});
+  w.table(t, "claims.csv");
 }
 
 void present_methods(const Sections& sec) {
@@ -1183,6 +1227,7 @@ void present_methods(const Sections& sec) {
         "checkpoints.",
         join_numbers(d.taus), join_numbers(d.rates), join_numbers(d.T), d.dt, d.trials, ctx.seed));
     w.table(t, "timing.csv");
+    w.paragraph(ledger_methods());
     std::string cmds = "Every file of this folder, with the command that reproduces it (from the repository root; "
                        "the sweep commands write byte-identical documents):\n\n```sh\n";
     for (const auto& [what, cmd] : st.sweeps.commands) cmds += "# " + what + "\n" + cmd + "\n";

@@ -28,6 +28,7 @@
 #include "ctmc/solvers/model.hpp"
 #include "deep_torch.hpp"
 #include "if_grid.hpp"
+#include "ledger.hpp"
 #include "report_sweeps.hpp"
 
 namespace ctmc::reports {
@@ -79,6 +80,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
+using commands::Verdict;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -650,29 +652,50 @@ void present_case(ReportWriter& w, const DeepDesign& d, const CaseRuns& cr) {
 // --- claims and checks ---------------------------------------------------------------
 
 struct Claim {
-  std::string claim, paper, ours, verdict;
+  std::string claim, paper, ours;
+  Decision decision;
 };
 
-std::optional<double> min_cost(const VariantRun& vr, const char* cost) {
-  const sim::SweepPoint* m = vr.doc.min_cost_point(sim::SamplerKind::Exact, cost_named(cost));
-  return m ? std::optional<double>(m->*cost_member(cost_named(cost))) : std::nullopt;
-}
-
-// "A is cheaper than B under the criterion": comparable only when both meet it.
+// "A is cheaper than B under the criterion": the two least-cost ranges
+// (ledger.hpp), comparable only when both can meet it.
 Claim cheaper_claim(const std::string& claim, const std::string& paper, const VariantRun& a, const VariantRun& b,
                     const char* cost, bool a_cheaper) {
-  const auto ca = min_cost(a, cost), cb = min_cost(b, cost);
-  Claim c{claim, paper, "", ""};
-  if (!ca || !cb) {
-    c.ours = fmt::format("{} {}, {} {}", a.v.label, ca ? fmt_cost(*ca) : "never meets it", b.v.label,
-                         cb ? fmt_cost(*cb) : "never meets it");
-    c.verdict = "Not comparable";
-    return c;
-  }
-  c.ours = fmt::format("{} {} vs {} {} ({:+.0f}%)", a.v.label, fmt_cost(*ca), b.v.label, fmt_cost(*cb),
-                       100 * (*ca / *cb - 1));
-  c.verdict = (*ca < *cb) == a_cheaper ? "Reproduced" : "Not reproduced";
-  return c;
+  const sim::CheapestWithConfidence ca = least_cost(a.doc, cost_named(cost)), cb = least_cost(b.doc, cost_named(cost));
+  const std::string ours = fmt::format("{} {}; {} {}", a.v.label, least_cost_text(ca, fmt_cost), b.v.label,
+                                       least_cost_text(cb, fmt_cost));
+  const std::string name = std::string(cost == std::string("synops") ? "SynOps" : "transitions") + ", " +
+                           (a_cheaper ? a.v.label + " − " + b.v.label : b.v.label + " − " + a.v.label);
+  return {claim, paper, ours, a_cheaper ? least_cost_less(ca, cb, name) : least_cost_less(cb, ca, name)};
+}
+
+// |x| for an interval of x.
+solvers::ConfidenceInterval magnitude(const solvers::ConfidenceInterval& x) {
+  if (x.lo <= 0 && x.hi >= 0) return {0, std::max(-x.lo, x.hi)};
+  return {std::min(std::abs(x.lo), std::abs(x.hi)), std::max(std::abs(x.lo), std::abs(x.hi))};
+}
+
+// Sampling, not the fit, dominates the residual at both cases: |A_ANN −
+// A_MF| < |A_MF − A_SNN|, each a paired interval over the test images.
+Claim sampling_claim(const std::string& where, const CaseRuns& cr) {
+  std::vector<Decision> parts;
+  std::string ours;
+  for (const VariantRun* vr : {&cr.variants[0], &cr.variants[1]})
+    for (const OperatingPoint& c : cr.c.cases) {
+      const std::string at = fmt::format("{} {}", vr->v.label, c.name);
+      const sim::SweepPoint* p = vr->doc.find_point(sim::SamplerKind::Exact, c.tau, c.r, c.T);
+      if (!p) {
+        parts.push_back({Verdict::NotComparable, at + ": not on the grid", {}, 0, ""});
+        ours += fmt::format("{}{}: not on the grid", ours.empty() ? "" : "; ", at);
+        continue;
+      }
+      const auto fit = magnitude(sim::gap_interval(vr->doc, *p, sim::GapKind::AnnMf, kLedgerConfidence));
+      const auto sampling = magnitude(sim::gap_interval(vr->doc, *p, sim::GapKind::MfSnn, kLedgerConfidence));
+      parts.push_back(commands::decide_less({fit.lo - sampling.hi, fit.hi - sampling.lo},
+                                            at + ": |A_ANN − A_MF| − |A_MF − A_SNN| (pp), 95% paired intervals"));
+      ours += fmt::format("{}{}: {:.2f} / {:.2f}", ours.empty() ? "" : "; ", at, p->a_ann - p->a_mf, p->a_mf - p->a_snn);
+    }
+  return {where + ": at Cases I and II, |A_ANN − A_MF| < |A_MF − A_SNN| (sampling dominates the residual)",
+          "A_ANN − A_MF small, A_MF − A_SNN larger", "ANN − MF / MF − SNN (pp): " + ours, all_of(parts)};
 }
 
 // The layer whose SNN q99 departs most from the ANN's, relative to the ANN's.
@@ -692,6 +715,35 @@ std::pair<std::size_t, double> worst_layer(const VariantRun& vr) {
   return {worst, dev};
 }
 
+// The layer-quantile claim (Figure 5C) rests on one trial's quantiles, with
+// no interval: it is reported as a point, and decided only by the ranking
+// of the layers' departures.
+Claim quantile_claim(const std::string& where, const VariantRun& relu, const VariantRun& clip) {
+  const auto [lr, dr] = worst_layer(relu);
+  const auto [lc, dc] = worst_layer(clip);
+  const std::size_t L = relu.ann_quantiles.size();
+  const bool held = lr + 2 >= L && lc + 2 >= L;
+  return {where + ": the SNN's layer quantiles depart from the ANN's most in the last two layers",
+          "diverge mainly in the last two layers and upper quantiles",
+          fmt::format("largest relative q99 departure: ReLU layer {} ({:.0f}%), ClipReLU6 layer {} ({:.0f}%) of {}",
+                      lr + 1, 100 * dr, lc + 1, 100 * dc, L),
+          {held ? Verdict::Reproduced : Verdict::NotReproduced,
+           "the layer of the largest q99 departure (a point: quantiles of one trial, no interval)", {}, 0, ""}};
+}
+
+// The IF conversion (deterministic) against the CTMC ReLU's least-cost range.
+Claim if_claim(const std::string& where, const CaseRuns& cr, const VariantRun& relu) {
+  const auto if_relu = cheapest_if(relu, cr.c.criterion);
+  const sim::CheapestWithConfidence ctmc = least_cost(relu.doc);
+  Decision d{Verdict::NotComparable, "IF SynOps − least CTMC SynOps range", {}, 0, "one side never meets it"};
+  if (if_relu && !ctmc.none_can_meet())
+    d = commands::decide_less({if_relu->synops - ctmc.cost.hi, if_relu->synops - ctmc.cost.lo},
+                              "IF SynOps (its cheapest point gap, no interval) − least CTMC SynOps range");
+  return {where + ": ReLU IF conversion meets 0.5 pp at fewer SynOps than the CTMC ReLU conversion",
+          "IF 0.38 G (p99.9, v0 0.5, T 16) vs CTMC 2.64 G",
+          fmt::format("IF {} vs CTMC {}", if_relu ? if_text(*if_relu) : "never", least_cost_text(ctmc, fmt_cost)), d};
+}
+
 std::vector<Claim> claims_of(const std::vector<CaseRuns>& runs, double width) {
   std::vector<Claim> out;
   for (const CaseRuns& cr : runs) {
@@ -701,44 +753,9 @@ std::vector<Claim> claims_of(const std::vector<CaseRuns>& runs, double width) {
     if (cr.c.key == "mnist") {
       out.push_back(cheaper_claim(where + ": ClipReLU6 meets the 0.5 pp gap at fewer SynOps than ReLU",
                                   "1.93 G vs 2.64 G (−27%)", clip, relu, "synops", true));
-      // Sampling, not the fit, dominates the residual at both cases.
-      bool held = true;
-      std::string ours;
-      for (const VariantRun* vr : {&relu, &clip})
-        for (const OperatingPoint& c : cr.c.cases) {
-          const sim::SweepPoint* p = vr->doc.find_point(sim::SamplerKind::Exact, c.tau, c.r, c.T);
-          if (!p) {
-            held = false;
-            ours += fmt::format("{}{} {}: not on the grid", ours.empty() ? "" : "; ", vr->v.label, c.name);
-            continue;
-          }
-          const double fit = p->a_ann - p->a_mf;
-          const double sampling = p->a_mf - p->a_snn;
-          held = held && std::abs(fit) < std::abs(sampling);
-          ours += fmt::format("{}{} {}: {:.2f} / {:.2f}", ours.empty() ? "" : "; ", vr->v.label, c.name, fit,
-                              sampling);
-        }
-      out.push_back({where + ": at Cases I and II, |A_ANN − A_MF| < |A_MF − A_SNN| (sampling dominates the residual)",
-                     "A_ANN − A_MF small, A_MF − A_SNN larger", "ANN − MF / MF − SNN (pp): " + ours,
-                     held ? "Reproduced" : "Not reproduced"});
-      const auto [lr, dr] = worst_layer(relu);
-      const auto [lc, dc] = worst_layer(clip);
-      const std::size_t L = relu.ann_quantiles.size();
-      out.push_back({where + ": the SNN's layer quantiles depart from the ANN's most in the last two layers",
-                     "diverge mainly in the last two layers and upper quantiles",
-                     fmt::format("largest relative q99 departure: ReLU layer {} ({:.0f}%), ClipReLU6 layer {} ({:.0f}%) "
-                                 "of {}",
-                                 lr + 1, 100 * dr, lc + 1, 100 * dc, L),
-                     lr + 2 >= L && lc + 2 >= L ? "Reproduced" : "Not reproduced"});
-      const auto if_relu = cheapest_if(relu, cr.c.criterion);
-      const auto ctmc_relu = min_cost(relu, "synops");
-      out.push_back({where + ": ReLU IF conversion meets 0.5 pp at fewer SynOps than the CTMC ReLU conversion",
-                     "IF 0.38 G (p99.9, v0 0.5, T 16) vs CTMC 2.64 G",
-                     fmt::format("IF {} vs CTMC {}", if_relu ? if_text(*if_relu) : "never",
-                                 ctmc_relu ? fmt_cost(*ctmc_relu) : "never"),
-                     !if_relu || !ctmc_relu ? "Not comparable"
-                     : if_relu->synops < *ctmc_relu ? "Reproduced"
-                                                     : "Not reproduced"});
+      out.push_back(sampling_claim(where, cr));
+      out.push_back(quantile_claim(where, relu, clip));
+      out.push_back(if_claim(where, cr, relu));
     } else {
       out.push_back(cheaper_claim(where + ": the q95 clip needs more SynOps than ReLU under 2 pp",
                                   "2.66 G vs 2.06 G (+29%)", clip, relu, "synops", false));
@@ -747,29 +764,47 @@ std::vector<Claim> claims_of(const std::vector<CaseRuns>& runs, double width) {
     }
     for (const VariantRun* vr : {&relu, &clip}) {
       if (!vr->v.paper) continue;
-      const sim::SweepPoint* m = vr->doc.min_cost_point(sim::SamplerKind::Exact, sim::SweepCost::SynOps);
-      const double spn = m ? m->spikes_per_neuron_mean : std::numeric_limits<double>::quiet_NaN();
-      const double paper = vr->v.paper->spikes_per_neuron;
+      const sim::CheapestWithConfidence c = least_cost(vr->doc);
+      const Decision d = candidates_within(c, &sim::SweepPoint::spikes_per_neuron_mean,
+                                           vr->v.paper->spikes_per_neuron, 1.25, "spikes per neuron");
       out.push_back({fmt::format("{}: {} spikes per neuron at its cheapest cell under {:g} pp", where, vr->v.label,
                                  cr.c.criterion),
-                     fmt::format("{:.2f}", paper),
-                     m ? fmt::format("{:.2f} (width {:g})", spn, width) : "no cell meets the criterion",
-                     !m ? "Not reproduced"
-                     : spn / paper <= 1.25 && paper / spn <= 1.25 ? "Reproduced"
-                                                                   : "Not reproduced"});
+                     fmt::format("{:.2f}", vr->v.paper->spikes_per_neuron),
+                     d.interval.lo <= d.interval.hi
+                         ? fmt::format("{:.2f}–{:.2f} (width {:g})", d.interval.lo, d.interval.hi, width)
+                         : "no cell can meet the criterion",
+                     d});
     }
   }
   return out;
 }
 
-void present_claims(ReportWriter& w, const std::vector<Claim>& claims) {
+void present_claims(ReportWriter& w, const DeepDesign& d, const std::vector<Claim>& claims) {
   w.heading("Claims ledger");
-  Table t{{"claim", kPaperColumn, "ours", "verdict"}, {}};
-  for (const Claim& c : claims) t.rows.push_back({c.claim, c.paper, c.ours, c.verdict});
-  w.paragraph("Each claim of sections 4.3-4.4 and the appendices this study can test; a spike count counts as "
-              "reproduced within a factor 1.25. SynOps themselves are compared only as ratios: they scale with the "
-              "channel width (about width² per spike-weighted fanout), and the default width is not the paper's.");
+  Table t{{"claim", kPaperColumn, "ours", "verdict", "decided by"}, {}};
+  for (const Claim& c : claims)
+    t.rows.push_back({c.claim, c.paper, c.ours, commands::verdict_name(c.decision.verdict), decided_by(c.decision)});
+  w.paragraph(fmt::format(
+      "Each claim of sections 4.3-4.4 and the appendices this study can test, decided by {:g}% intervals (README, "
+      "Reports: how verdicts are decided): a least cost under the criterion is the range from the cheapest cell the "
+      "data do not rule out to the cheapest cell that meets it with confidence, and an ordering is Reproduced only "
+      "when the ranges separate. Inconclusive: the data reach both sides. A spike count counts as reproduced within "
+      "a factor 1.25. SynOps themselves are compared only as ratios: they scale with the channel width (about "
+      "width² per spike-weighted fanout), and the default width is not the paper's.",
+      100 * kLedgerConfidence));
   w.table(t, "claims.csv");
+  std::string open;
+  for (const Claim& c : claims)
+    if (c.decision.verdict == Verdict::Inconclusive) open += (open.empty() ? "" : "; ") + c.claim;
+  if (!open.empty()) {
+    const DeepDesign full = deep_design(true);
+    w.paragraph(fmt::format(
+        "Inconclusive at this design's {} test images and {} trial(s): {}. A paired interval narrows as 1/√n in the "
+        "test images (and the trials average the SNN's own noise): `--full` runs {} images and {} trials, about "
+        "{:.1f} times narrower from the images alone.",
+        d.test_images, d.trials, open, full.test_images, full.trials,
+        std::sqrt(static_cast<double>(full.test_images) / d.test_images)));
+  }
 }
 
 void run_checks(ReportWriter& w, const std::vector<CaseRuns>& runs) {
@@ -806,7 +841,7 @@ void present_summary(ReportWriter& w, const DeepDesign& d, const std::vector<Cas
                         vr.v.paper ? fmt::format("{:.2f}", vr.v.paper->spikes_per_neuron) : kNoPaperValue});
     }
   std::size_t reproduced = 0;
-  for (const Claim& c : claims) reproduced += c.verdict == "Reproduced";
+  for (const Claim& c : claims) reproduced += c.decision.verdict == Verdict::Reproduced;
   w.paragraph(fmt::format(
       "Table 1's VGG-11 rows from this run ({}). {} of {} claims in the ledger below are reproduced. SynOps "
       "scale with the channel width; compare spike counts and the ratios between activations.{}{}",
@@ -845,6 +880,7 @@ void present_methods(ReportWriter& w, const ReportContext& ctx, const DeepDesign
       "scaled by the q99 of its target activation, seed {}. IF: percentile normalisation p99.9 and p100 of each "
       "layer's activation on the training images, v0 0 and 0.5 of the threshold, reset by subtraction.",
       d.label, d.fit_samples, d.fit_images, d.fit_starts, grid, d.dt, ctx.seed));
+  w.paragraph(ledger_methods());
   std::string cmds = "Every file of this folder comes from these commands, run from the folder the report ran "
                      "from:\n\n```sh\n";
   for (const auto& [what, cmd] : sweeps.commands) cmds += "# " + what + "\n" + cmd + "\n";
@@ -882,7 +918,7 @@ int run_deep_report(const ReportContext& ctx, const DeepDesign& d) {
   present_summary(w, d, runs, claims, !ctx.cifar_dir.empty(), torch_crosscheck_summary(torch));
   for (const CaseRuns& cr : runs) present_case(w, d, cr);
   if (!d.torch_dir.empty()) present_torch_crosscheck(w, torch, d.torch_dir);
-  present_claims(w, claims);
+  present_claims(w, d, claims);
   present_methods(w, ctx, d, st.sweeps);
   run_checks(w, runs);
   w.finish();

@@ -87,7 +87,7 @@ TEST_CASE("conversion: a cost claim holds within a factor 1.25, and 'never' matc
   CHECK(cost_verdict(std::nullopt, std::nullopt) == Verdict::Reproduced);
   CHECK(cost_verdict(9e3, std::nullopt) == Verdict::NotReproduced);
   CHECK(cost_verdict(std::nullopt, 9e3) == Verdict::NotReproduced);
-  CHECK(verdict_name(Verdict::NotComparable) == "Not comparable");
+  CHECK(std::string(verdict_name(Verdict::NotComparable)) == "Not comparable");
 }
 
 ReportContext small_context(const std::string& out) {

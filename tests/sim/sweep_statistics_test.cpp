@@ -77,6 +77,10 @@ TEST_CASE("the cheapest point under the criterion: ruled in, might be, ruled out
   CHECK(c.cost.hi > 100);
   CHECK(c.cost.hi < 101);
   CHECK_FALSE(c.none_can_meet());
+  // The least gap's bounds: r 1's upper bound is the lowest below 1 pp.
+  CHECK(c.least_gap.hi < 1);
+  CHECK(c.least_gap.hi == gap_interval(d, point_at(d, 1), GapKind::AnnSnn, 0.95, Sides::Upper).hi);
+  CHECK(c.least_gap.lo == gap_interval(d, point_at(d, 1), GapKind::AnnSnn, 0.95, Sides::Lower).lo);
 
   // The same points on 100 images: nothing is sure any more. The 0.3 pp
   // point's upper bound reaches 1 pp, so no point meets it with confidence,
@@ -91,5 +95,6 @@ TEST_CASE("the cheapest point under the criterion: ruled in, might be, ruled out
   const SweepDocument bad = document({{{60, 0, 100, 5}}, {{80, 2, 50, 5}}}, 1000);
   const CheapestWithConfidence b = cheapest_with_confidence(bad, SamplerKind::Exact, SweepCost::SynOps, 1, 0.95);
   CHECK(b.none_can_meet());
+  CHECK(b.least_gap.lo >= 1);
   CHECK(b.cost.lo > b.cost.hi);
 }

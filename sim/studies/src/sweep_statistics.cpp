@@ -119,12 +119,16 @@ CheapestWithConfidence cheapest_with_confidence(const SweepDocument& d, SamplerK
   std::stable_sort(order.begin(), order.end(),
                    [&](const SweepPoint* a, const SweepPoint* b) { return point_cost(*a, cost) < point_cost(*b, cost); });
   CheapestWithConfidence out;
+  out.least_gap = {kInf, kInf};
+  out.criterion = criterion;
   for (const SweepPoint* p : order) {
-    if (gap_interval(d, *p, GapKind::AnnSnn, confidence, solvers::Sides::Upper).hi < criterion) {
+    const double hi = gap_interval(d, *p, GapKind::AnnSnn, confidence, solvers::Sides::Upper).hi;
+    const double lo = gap_interval(d, *p, GapKind::AnnSnn, confidence, solvers::Sides::Lower).lo;
+    out.least_gap = {std::min(out.least_gap.lo, lo), std::min(out.least_gap.hi, hi)};
+    if (out.confident) continue;
+    if (hi < criterion)
       out.confident = p;
-      break;
-    }
-    if (gap_interval(d, *p, GapKind::AnnSnn, confidence, solvers::Sides::Lower).lo < criterion)
+    else if (lo < criterion)
       out.possible.push_back(p);
   }
   out.cost = {kInf, out.confident ? cost_interval(d, *out.confident, cost, confidence, solvers::Sides::Upper).hi : kInf};

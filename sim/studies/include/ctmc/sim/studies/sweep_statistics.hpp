@@ -66,6 +66,11 @@ struct CheapestWithConfidence {
   // to the confident point's upper bound (infinity without one). Empty
   // (lo > hi) when no point can meet the criterion.
   solvers::ConfidenceInterval cost;
+  // Where the least gap over the points lies: from the lowest one-sided
+  // lower bound to the lowest one-sided upper bound. A point meets the
+  // criterion with confidence iff hi < criterion; none can iff lo >= it.
+  solvers::ConfidenceInterval least_gap;
+  double criterion = 0;  // pp, as given
   bool none_can_meet() const { return !confident && possible.empty(); }
 };
 CheapestWithConfidence cheapest_with_confidence(const SweepDocument& d, SamplerKind sampler, SweepCost cost,
