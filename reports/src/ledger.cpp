@@ -18,7 +18,13 @@ sim::CheapestWithConfidence least_cost(const sim::SweepDocument& doc, sim::Sweep
 
 namespace {
 
-std::string criterion_text(double criterion) { return fmt::format("{:g} pp", criterion); }
+// "No cell can meet the criterion" (a claim about a cost there is then Not
+// reproduced), with the least gap's bounds as the evidence.
+Decision cannot_meet(const sim::CheapestWithConfidence& c) {
+  Decision d = meets_criterion(c, c.criterion);
+  d.statistic = "no cell can meet the criterion: " + d.statistic;
+  return d;
+}
 
 }  // namespace
 
@@ -43,10 +49,7 @@ Decision least_cost_within(const sim::CheapestWithConfidence& c, const std::opti
     d.statistic += "; the paper: never";
     return d;
   }
-  if (c.none_can_meet()) {
-    Decision d{Verdict::NotReproduced, statistic, c.cost, *paper, "no point can meet the criterion"};
-    return d;
-  }
+  if (c.none_can_meet()) return cannot_meet(c);
   return commands::decide_within_factor(c.cost, *paper, factor, statistic);
 }
 
@@ -61,7 +64,7 @@ Decision least_cost_less(const sim::CheapestWithConfidence& a, const sim::Cheape
 Decision candidates_within(const sim::CheapestWithConfidence& c, double sim::SweepPoint::*member, double paper,
                            double factor, const std::string& name) {
   const std::string statistic = fmt::format("{} over the candidate points", name);
-  if (c.none_can_meet()) return {Verdict::NotReproduced, statistic, c.cost, paper, "no point can meet the criterion"};
+  if (c.none_can_meet()) return cannot_meet(c);
   solvers::ConfidenceInterval range{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
   const auto widen = [&](const sim::SweepPoint* p) {
     range.lo = std::min(range.lo, p->*member);
@@ -139,8 +142,15 @@ std::string least_cost_text(const sim::CheapestWithConfidence& c, std::string (*
                             : fmt::format("{}–{}", number(c.cost.lo), number(c.cost.hi));
   std::string where = c.confident ? fmt::format("meets it with confidence at {}", cell_text(*c.confident))
                                   : std::string("none meets it with confidence");
-  if (!c.possible.empty())
-    where += fmt::format("; {} {} point(s) might", c.possible.size(), c.confident ? "cheaper" : "other");
+  // The cells that might be cheaper, cheapest first, the first few by name.
+  constexpr std::size_t kNamed = 3;
+  if (!c.possible.empty()) {
+    std::string named;
+    for (std::size_t i = 0; i < std::min(kNamed, c.possible.size()); ++i)
+      named += fmt::format("{}{}", i ? "; " : "", cell_text(*c.possible[i]));
+    if (c.possible.size() > kNamed) named += fmt::format("; {} more", c.possible.size() - kNamed);
+    where += fmt::format("; {} might: {}", c.confident ? "cheaper cells that" : "cells that", named);
+  }
   return fmt::format("{} ({})", range, where);
 }
 

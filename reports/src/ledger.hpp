@@ -71,8 +71,9 @@ std::string answer(const Decision& d);
 // What decided a row: Decision::evidence(), or a conjunction's joined parts.
 std::string decided_by(const Decision& d);
 
-// The least cost in words: "13.2k-18.1k (the cheapest point under the
-// criterion with confidence: τ 0.05, r 5, T 30; 3 cheaper might be)".
+// The least cost in words: "13.2k–18.1k (meets it with confidence at τ 0.05,
+// r 5, T 30; cheaper cells that might: τ 0.05, r 5, T 20; ...)", the first
+// three cells that might by name.
 // `number` prints a cost.
 std::string least_cost_text(const sim::CheapestWithConfidence& c, std::string (*number)(double));
 
