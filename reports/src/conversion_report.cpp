@@ -1109,10 +1109,7 @@ void table1_rows(const Sections& sec, std::vector<LedgerRow>& rows) {
                           "spikes per neuron");
     rows.push_back({fmt::format("{} MLP: spikes per neuron at that point", key),
                     fmt::format("{:.2f}", pc.spikes_per_neuron),
-                    spn.interval.lo <= spn.interval.hi
-                        ? fmt::format("{:.2f}–{:.2f}", spn.interval.lo, spn.interval.hi)
-                        : "none",
-                    spn});
+                    c.none_can_meet() ? "none" : range_text(spn.interval), spn});
   }
   std::vector<Decision> meets;
   for (const auto& [key, c] : least) meets.push_back(meets_criterion(c, kCriterion));

@@ -770,9 +770,8 @@ std::vector<Claim> claims_of(const std::vector<CaseRuns>& runs, double width) {
       out.push_back({fmt::format("{}: {} spikes per neuron at its cheapest cell under {:g} pp", where, vr->v.label,
                                  cr.c.criterion),
                      fmt::format("{:.2f}", vr->v.paper->spikes_per_neuron),
-                     d.interval.lo <= d.interval.hi
-                         ? fmt::format("{:.2f}–{:.2f} (width {:g})", d.interval.lo, d.interval.hi, width)
-                         : "no cell can meet the criterion",
+                     c.none_can_meet() ? "no cell can meet the criterion"
+                                       : fmt::format("{} (width {:g})", range_text(d.interval), width),
                      d});
     }
   }

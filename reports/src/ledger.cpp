@@ -133,6 +133,12 @@ std::string answer(const Decision& d) {
   return "—";
 }
 
+std::string range_text(const solvers::ConfidenceInterval& r) {
+  if (!(r.lo <= r.hi)) return "none";
+  const std::string lo = fmt::format("{:.2f}", r.lo), hi = fmt::format("{:.2f}", r.hi);
+  return lo == hi ? lo : lo + "–" + hi;
+}
+
 std::string decided_by(const Decision& d) { return d.relation.empty() ? d.statistic : d.evidence(); }
 
 std::string least_cost_text(const sim::CheapestWithConfidence& c, std::string (*number)(double)) {

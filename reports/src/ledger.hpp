@@ -68,6 +68,10 @@ std::string ledger_methods();
 // "undecided" (Inconclusive), "—" (Not comparable).
 std::string answer(const Decision& d);
 
+// A range of values as text: "0.87" when its ends print alike, else
+// "0.82–0.91" ({:.2f}); "none" when empty.
+std::string range_text(const solvers::ConfidenceInterval& r);
+
 // What decided a row: Decision::evidence(), or a conjunction's joined parts.
 std::string decided_by(const Decision& d);
 
