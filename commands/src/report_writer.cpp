@@ -1,4 +1,4 @@
-// Report writer: see writer.hpp for the folder layout and the guarantees.
+// Report writer: see report_writer.hpp for the folder layout and the guarantees.
 #include "ctmc/commands/report_writer.hpp"
 
 #include <fmt/format.h>

@@ -8,9 +8,10 @@
 // `sweep` commands that run the net with those neurons.
 //
 // Output: the folder DIR (--output-dir), written whole or not at all, as a
-// report folder (report_writer.hpp: report.md, meta.json; a folder this tool did not
-// write is never replaced): neuron-L<l>.json and samples-L<l>.txt per
-// spiking layer, layers.csv, commands.sh.
+// report folder (report_writer.hpp: report.md, meta.json; a folder this
+// tool did not write is never replaced): neuron-L<l>.json and
+// samples-L<l>.txt per spiking layer, layers.csv, commands.sh (the lines
+// of command_line.hpp).
 #pragma once
 #include <cstddef>
 #include <string>
