@@ -92,6 +92,10 @@ proofs_check::OptimalityResult certify_fit_optimum(const analysis::FitProblem& p
   proofs_check::OptimalityOptions o;
   o.rel_gap = optimality_gap(p.family);
   o.max_boxes = p.family.family == analysis::FitFamily::TwoState ? kTwoStateBoxes : kThreeStateBoxes;
+  if (p.family.family == analysis::FitFamily::ThreeState) {
+    o.extended_boxes = kThreeStateExtendedBoxes;
+    o.extend_below_gap = kThreeStateExtendGap;
+  }
   o.precision = precision;
   return proofs_check::certify_optimality(optimality_problem(p), mse, o);
 }

@@ -397,6 +397,17 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
           score[k] = obj.spread(Y, kSpreadStride) + 1e-300;
         }
       }
+      // Where no coordinate alone moves the curve at the centre (a rate
+      // vanishes at every point there, e.g. a.s = 0 with a.p < 0), the
+      // spreads rank nothing and the tie goes to the first coordinate; but
+      // once that coordinate is of one sign, its halving never lifts the
+      // bound (the rate stays 0 at H = 0 however narrow a.p gets): then a
+      // coordinate that straddles 0 is cut there, which separates the rate
+      // vanishing on the left of H = 0 from it vanishing on the right.
+      if (opt.straddle_split && !taylor_active && !mv_active &&
+          *std::max_element(score.begin(), score.begin() + n) <= 1e-300)
+        for (std::size_t k = 0; k < n; ++k)
+          if (X[k].lo < 0 && X[k].hi > 0) score[k] = 2e-300;
       open.push({X, lb, score, mirror});
       return;
     }
@@ -408,12 +419,20 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
     ++res.roots;
     bound(X, mirror && opt.mirror);
   }
+  std::int64_t budget = opt.max_boxes;
   while (!open.empty()) {
     const Node top = open.top();
     if (top.lb >= res.incumbent * shrink) break;
-    if (res.boxes >= opt.max_boxes) {
-      res.exhausted = true;
-      break;
+    if (res.boxes >= budget) {
+      const double bound_now = std::min(pruned_min, top.lb);
+      const double gap_now = bound_now > 0 ? known_mse / bound_now - 1 : std::numeric_limits<double>::infinity();
+      if (budget < opt.extended_boxes && gap_now <= opt.extend_below_gap) {
+        budget = opt.extended_boxes;
+        res.extended = true;
+      } else {
+        res.exhausted = true;
+        break;
+      }
     }
     open.pop();
     const auto [split, mid] = choose_split(top, n, toward_zero);

@@ -171,7 +171,7 @@ std::string methods_text(const analysis::FitOptions& opt, const analysis::FitBou
       "derivative has one sign is fixed at its face. A box is discarded within {1} of the row's MSE (three-"
       "state: {4}), so 'certified' means no parameter vector in the bounds beats the row by more than that. "
       "Every box is accounted for (pruned, split, unsplittable or open; the JSON's boxes_accounted). Budget: "
-      "{2} boxes (two-state), {3} (three-state).\n"
+      "{2} boxes (two-state), {3} (three-state; {5} for a row whose gap is within {6} there).\n"
       "- **Three-state quotient:** the family is not identifiable (scaling a, c and b together along a curve "
       "keeps F(H) at every H), so the search runs on the faces of the box instead of the box: every such curve "
       "leaves the box, so every three-state curve the box holds is also held where a.p, a.s or b is at an end of "
@@ -189,7 +189,8 @@ std::string methods_text(const analysis::FitOptions& opt, const analysis::FitBou
       "optimal. Rows of the families with many local optima (full-three-state, general) state the best MSE "
       "known, an upper bound.\n",
       opt.mpfr_bits, fmt_pct(kOptimalityGap, 1), fmt_int(kTwoStateBoxes), fmt_int(kThreeStateBoxes),
-      fmt_pct(kThreeStateGap, 0));
+      fmt_pct(kThreeStateGap, 0), fmt_int(commands::kThreeStateExtendedBoxes),
+      fmt_pct(commands::kThreeStateExtendGap, 0));
   return s;
 }
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -473,8 +474,8 @@ void present_summary(const FitsStudy& st, const RowFindings& f, ReportWriter& w)
       "seeds).\n"
       "- **Certified global optimum:** {} of {} two-state rows are proven optimal within {} over the whole "
       "parameter box (interval branch and bound). Three-state rows (target: within {}), certified lower bounds "
-      "on the optimum within {} boxes each (searched on the faces of the box, which hold every three-state "
-      "curve): {}.\n"
+      "on the optimum within {} boxes each ({} where the gap there is within {}; searched on the faces of the "
+      "box, which hold every three-state curve): {}.\n"
       "- **Certified sup error** over the whole domain, not only the grid: rows whose error between grid points "
       "exceeds the grid maximum by more than 1.5x: {}. Rows whose chain is not defined everywhere on the domain: "
       "{}.\n"
@@ -483,6 +484,7 @@ void present_summary(const FitsStudy& st, const RowFindings& f, ReportWriter& w)
       "rows state the best MSE known, an upper bound on the family's optimum.",
       st.rows.size(), st.targets.size(), st.families.size(), kSweepSeeds, f.two_certified, f.two_rows,
       fmt_pct(kOptimalityGap, 1), fmt_pct(kThreeStateGap, 0), fmt_int(kThreeStateBoxes),
+      fmt_int(commands::kThreeStateExtendedBoxes), fmt_pct(commands::kThreeStateExtendGap, 0),
       joined_or(f.three_bounds, "none"),
       joined_or(f.sup_above_grid, "none"), joined_or(f.sup_undefined, "none"),
       joined_or(f.paper_vs_optimum, "none comparable"), f.beaten, f.small_beaten));

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cmath>
 #include <random>
 
 #include "ctmc/activations/activation.hpp"
@@ -286,6 +287,59 @@ TEST_CASE("branch and bound never bounds above a feasible objective (random targ
                 std::min(r.incumbent, whole.incumbent));
       }
     }
+  }
+}
+
+TEST_CASE("three-state branch and bound: the budget extension and the straddle split") {
+  // A sigmoid-like target whose grid holds H = 0: where a.p < 0 the rate a
+  // vanishes at H = 0 and that point's term is forced.
+  proofs_check::OptimalityProblem p;
+  p.family = proofs_check::ClosedFamily::ThreeState;
+  for (int k = -10; k <= 10; ++k) {
+    p.h.push_back(Rational(k, 5));
+    p.y.push_back(Rational(1) / (Rational(1) + Rational(std::exp(-k / 5.0))));
+  }
+  p.lower = {-50, -50, 1e-3, -50, -50, 1e-3};
+  p.upper = {50, 50, 50, 50, 50, 50};
+  const std::vector<double> theta{1.2, 0.6, 20, 30, -3, 50};  // a feasible point
+  const double known = objective(p.family, theta, p.h, p.y);
+  proofs_check::OptimalityOptions o;
+  o.rel_gap = 1e-2;
+  o.max_boxes = 600;
+  const auto short_run = proofs_check::certify_optimality(p, known, o);
+  check_accounting(short_run);
+  CHECK(short_run.exhausted);
+  CHECK_FALSE(short_run.extended);
+  // Extended where the gap allows (here any gap, the bound being 0 at
+  // 600 boxes): the same search as a budget of extended_boxes from the
+  // start (the search is deterministic).
+  o.extended_boxes = 2400;
+  o.extend_below_gap = INFINITY;
+  const auto extended = proofs_check::certify_optimality(p, known, o);
+  check_accounting(extended);
+  CHECK(extended.extended);
+  CHECK(extended.boxes > short_run.boxes);
+  o.extend_below_gap = 0;
+  o.max_boxes = 2400;
+  const auto long_run = proofs_check::certify_optimality(p, known, o);
+  CHECK(long_run.boxes == extended.boxes);
+  CHECK(long_run.lower_bound == extended.lower_bound);
+  // Not extended where the gap is larger than extend_below_gap.
+  o.max_boxes = 600;
+  o.extend_below_gap = -1;
+  const auto refused = proofs_check::certify_optimality(p, known, o);
+  CHECK_FALSE(refused.extended);
+  CHECK(refused.boxes == short_run.boxes);
+  // With or without the straddle split, the bound stays below the known fit.
+  for (bool straddle : {true, false}) {
+    o.straddle_split = straddle;
+    o.max_boxes = 2400;
+    const auto r = proofs_check::certify_optimality(p, known, o);
+    check_accounting(r);
+    CHECK(r.lower_bound <= known);
+    CHECK(r.lower_bound <= r.incumbent);
+    if (!r.best_centre.empty()) CHECK(r.lower_bound <= objective(p.family, r.best_centre, p.h, p.y));
+    MESSAGE("straddle split ", straddle, ": bound ", r.lower_bound, " for ", known, " in ", r.boxes, " boxes");
   }
 }
 

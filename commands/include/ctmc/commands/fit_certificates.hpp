@@ -22,13 +22,17 @@ inline constexpr double kThreeStateGap = 1e-2;
 
 // The box budgets of the certified-optimum search (certify_fit_optimum),
 // which `report fits` states beside its tables. The two-state search ends
-// well inside its budget (about 3e4 boxes per row of the fit table); the
-// three-state one is stopped by it on every row of the fit table: 60000
-// boxes, 25-45 s of CPU a row with the reciprocal relaxation
-// (bench_certificates three-state), keep `report all` within its time, and
-// its bound still grows with more (sigmoid: gap 0.56 at 150000 boxes).
+// well inside its budget (about 3e4 boxes per row of the fit table). The
+// three-state one gets 60000 boxes (25-45 s of CPU a row, bench_certificates
+// three-state), which keeps `report all` within its time; a row whose gap
+// is within kThreeStateExtendGap there goes on to kThreeStateExtendedBoxes
+// (softplus: gap 0.22 at 60000 boxes, certified to 1% at about 2.0e5
+// boxes, 150 s). The rows still far off at 60000 boxes would need much more
+// (sigmoid: gap 0.16 at 240000 boxes).
 inline constexpr std::int64_t kTwoStateBoxes = 2000000;
 inline constexpr std::int64_t kThreeStateBoxes = 60000;
+inline constexpr std::int64_t kThreeStateExtendedBoxes = 250000;
+inline constexpr double kThreeStateExtendGap = 0.5;
 
 // The gap the certificate of a closed family works to.
 inline double optimality_gap(const analysis::FamilySpec& f) {

@@ -36,11 +36,26 @@
 // the one with the largest width x |g_k| where the mean-value bound gave the
 // box's bound; where the natural bound did (a large box, whose gradient
 // enclosure says little), the one whose range alone, the others at the
-// centre, spreads the curve most (sum_m w_m |range of F(H_m)|). A range is
+// centre, spreads the curve most (sum_m w_m |range of F(H_m)|). Where no
+// coordinate spreads it (a rate vanishes at every point at the centre, e.g.
+// a.s = 0 with a.p < 0), a coordinate that straddles 0 is cut there: halving
+// a one-signed a.p never lifts such a box's bound, which stays at the forced
+// term of the rate vanishing at H = 0 (for sigmoid 0.25 / 401 = 6.23e-4,
+// below its optimum 9.7e-4). A range is
 // cut at its middle, or at its geometric mean where it is positive and
 // spans more than a factor 4 (the constant rates span decades). Arithmetic: double intervals
 // with outward rounding; the targets alpha phi(H_m) and the points H_m are
 // MPFI enclosures, so the bound is rigorous.
+//
+// The method is interval branch and bound for rigorous global optimization
+// as in GlobSol (Kearfott, Rigorous Global Search, 1996) and IbexOpt
+// (Trombettoni, Araya, Neveu and Chabert, 2011): best-first boxes, the
+// incumbent's threshold, the monotonicity test and the mean-value form;
+// first-order Taylor models (Berz and Makino, 1998) for the per-point
+// fluxes; a convex relaxation as in spatial branch and bound (Tawarmalani
+// and Sahinidis). It has no interval Newton or contraction step on the
+// first-order conditions: the objective's optima sit on rate bounds and on
+// the kinks of the rectifiers, where those conditions are not equations.
 //
 // The three-state family is not identifiable: a continuum of parameter
 // vectors gives the same curve. It is quotiented out by searching only the
@@ -65,8 +80,9 @@
 // c.s (d is fixed along the path) is at an end: a point of the same curve,
 // hence of the same objective. Where the box treats a and c alike, the swap
 // a <-> c (F is symmetric in them) maps the c faces onto the a faces.
-// The faces are 5-dimensional boxes; the budget (max_boxes, deterministic)
-// bounds the work and the result states the bound reached.
+// The faces are 5-dimensional boxes; the budget (max_boxes, deterministic,
+// extended to extended_boxes where the gap is already small) bounds the
+// work and the result states the bound reached.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -93,6 +109,11 @@ struct OptimalityProblem {
 struct OptimalityOptions {
   double rel_gap = 1e-3;             // discard boxes within 0.1% of the incumbent
   std::int64_t max_boxes = 1000000;  // budget of boxes bounded
+  // A search that reaches max_boxes with its gap (known MSE / bound - 1) at
+  // or below extend_below_gap goes on to extended_boxes (deterministic: the
+  // same search decides): the budget goes to rows that are close to closing.
+  std::int64_t extended_boxes = 0;
+  double extend_below_gap = 0;
   unsigned precision = 128;          // MPFI bits of the targets' enclosures
   // The mean-value bound and the monotonicity test (off: the natural bound
   // alone, the benchmark's baseline).
@@ -113,6 +134,12 @@ struct OptimalityOptions {
   // end, when a and c have the same ranges), search only the half a.s <=
   // c.s, which holds a mirror image of every point.
   bool mirror = true;
+  // Where no coordinate alone moves the curve at a large box's centre (a
+  // rate vanishes at every point there), split a coordinate that straddles
+  // 0 rather than the first one (off: the first one, the benchmark's
+  // baseline, whose sigmoid bound stays at 0.25 / 401, the forced term of
+  // H = 0, from 1.5e5 to at least 9e5 boxes).
+  bool straddle_split = true;
 };
 
 struct OptimalityResult {
@@ -125,6 +152,7 @@ struct OptimalityResult {
   double seconds = 0;       // wall time of the search
   std::int64_t boxes = 0;   // boxes bounded
   bool exhausted = false;   // stopped by the budget
+  bool extended = false;    // went on past max_boxes to extended_boxes (OptimalityOptions)
   // Every box accounted for: the root boxes (the box, or its faces) and the
   // two halves of every split box are each either pruned (bound above the
   // threshold, or a mirror image), or split, or left unsplittable (a point up to double
