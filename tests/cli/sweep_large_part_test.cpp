@@ -32,18 +32,19 @@ TEST_CASE("sweep merge: a part of 270 MB, as large as its grid allows, merges") 
     for (int u = 0; u < kRuns; ++u) {
       fmt::print(f,
                  "{}{{\n{}\"run\": {},\n{}\"net\": 0,\n{}\"sampler\": \"exact\",\n{}\"tau\": 0.02,\n{}\"rate\": 2.0,\n"
-                 "{}\"trial\": {},\n{}\"test_images\": 1000,\n{}\"A_ANN\": 97.5,\n{}\"A_MF\": 96.25,\n{}\"layers\": "
+                 "{}\"trial\": {},\n{}\"test_images\": 1000,\n{}\"A_ANN\": 97.5,\n{}\"A_MF\": 96.25,\n{}\"ann_vs_mf\": [20, 7],\n{}\"layers\": "
                  "[{{\"q99\": 1.5, \"alpha\": 1.3333333333333333, \"outside_fit_domain\": 0.0}}],\n{}\"windows\": [\n",
-                 u ? ",\n" + i2 : i2, i3, u, i3, i3, i3, i3, i3, u, i3, i3, i3, i3, i3);
+                 u ? ",\n" + i2 : i2, i3, u, i3, i3, i3, i3, i3, u, i3, i3, i3, i3, i3, i3);
       for (int w = 1; w <= kWindows; ++w)
         fmt::print(f,
                    "{}{{\n{}\"T\": {},\n{}\"A_SNN\": {},\n{}\"synops_per_sample\": {},\n{}\"spikes_per_neuron\": {},\n"
                    "{}\"transitions_per_sample\": {},\n{}\"tie_fraction\": 0.041,\n{}\"count_quantiles\": [\n{}0.0,\n"
                    "{}1.0,\n{}3.0,\n{}7.0\n{}],\n{}\"silent_fraction\": 0.375,\n{}\"layers\": [\n{}{{\n{}"
-                   "\"spikes_per_neuron\": {},\n{}\"rate_rel_rmse\": 0.123456789012345\n{}}}\n{}]\n{}}}{}\n",
+                   "\"spikes_per_neuron\": {},\n{}\"rate_rel_rmse\": 0.123456789012345\n{}}}\n{}],\n{}\"synops_sd\": "
+                   "12.5,\n{}\"transitions_sd\": 30.25,\n{}\"ann_vs_snn\": [40, 3],\n{}\"mf_vs_snn\": [35, 4]\n{}}}{}\n",
                    i4, i5, 0.01 * w, i5, 90.0 + (w % 80) / 8.0, i5, 1234.5678901234 * w, i5, 0.0123456789012 * w, i5,
                    3456.789012345 * w, i5, i5, i6, i6, i6, i6, i5, i5, i5, i6, i6 + "    ", 0.0123456789012 * w,
-                   i6 + "    ", i6, i5, i4, w < kWindows ? "," : "");
+                   i6 + "    ", i6, i5, i5, i5, i5, i5, i4, w < kWindows ? "," : "");
       fmt::print(f, "{}]\n{}}}", i3, i2);
     }
     fmt::print(f, "\n ]\n}}\n");

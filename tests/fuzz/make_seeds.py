@@ -112,14 +112,16 @@ part = {
              "layer_alpha": [], "seed": 9, "criterion_pp": 1.0},
     "shard": {"index": 1, "count": 2},
     "runs": [{"run": 0, "net": 0, "sampler": "exact", "tau": 0.02, "rate": 2.0, "trial": 0, "test_images": 25,
-              "A_ANN": 36.0, "A_MF": 52.0,
+              "A_ANN": 36.0, "A_MF": 52.0, "ann_vs_mf": [1, 5],
               "layers": [{"q99": 1.5, "alpha": 1.3, "outside_fit_domain": 0.0},
                          {"q99": 2.0, "alpha": 1.0, "outside_fit_domain": None}],
               "windows": [{"T": t, "A_SNN": 50.0 + t, "synops_per_sample": 1.0 + t, "spikes_per_neuron": 0.1 * t,
                            "transitions_per_sample": 3.0 * t, "tie_fraction": 0.04,
                            "count_quantiles": [0.0, 1.0, 2.0, 4.0], "silent_fraction": 0.3,
                            "layers": [{"spikes_per_neuron": 0.1, "rate_rel_rmse": 0.5},
-                                      {"spikes_per_neuron": 0.2, "rate_rel_rmse": None}]} for t in (0.2, 0.5)]}],
+                                      {"spikes_per_neuron": 0.2, "rate_rel_rmse": None}],
+                           "synops_sd": 0.5 * t, "transitions_sd": 1.5 * t, "ann_vs_snn": [2, 6],
+                           "mf_vs_snn": [1, 1]} for t in (0.2, 0.5)]}],
 }
 import json
 put("sweep_part", "part_1_of_2.json", json.dumps(part, indent=1))
