@@ -394,6 +394,40 @@ int bench_trained(const std::filesystem::path& cache, const std::string& data_di
   return 0;
 }
 
+// Per conv layer fed by spikes: the density the run saw, the share of steps
+// auto took dense, the scatter's event rate, and where dense gets cheaper.
+void print_conv_layers(const Net& net, const SpikingNetwork& snn, const Dataset& test, std::int64_t steps,
+                       const EngineFigures& one, const EngineFigures& autom) {
+  omp_set_num_threads(1);
+  const std::vector<NetStage> stages = spiking_stages(net, "bench VGG-11");
+  const std::vector<double> grid{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0};
+  fmt::print("\nconv layers fed by spikes (auto switches to dense from {} of the inputs spiking in a step):\n",
+             kDenseConvDensity);
+  fmt::print("  layer  input density  auto dense steps  scatter alone (events/s at 0.05)  dense/event step time at density {}  -> dense cheaper from\n",
+             fmt::join(grid, ", "));
+  std::mt19937 g(7);
+  for (std::size_t l = 1; l < stages.size(); ++l) {
+    const LinearChain chain(net, stages[l], snn.alpha(l - 1));
+    if (!chain.dense_capable()) continue;
+    const double density =
+        one.layer_spikes[l - 1] / test.size() / static_cast<double>(steps) / static_cast<double>(snn.layer_size(l - 1));
+    const std::vector<std::uint32_t> fanout = chain.fanouts();
+    std::vector<std::string> ratios;
+    double from = NAN, scatter_rate = NAN;
+    for (double d : grid) {
+      const StepTimes t = step_seconds(chain, fanout, d, g);
+      const double e = t.event, dn = t.dense;
+      if (d == 0.05) scatter_rate = t.events / t.event;
+      ratios.push_back(fmt::format("{:.2f}", dn / e));
+      if (std::isnan(from) && dn < e) from = d;
+    }
+    fmt::print("  {:>5}  {:>13.2e}  {:>15.1f}%  {:>32.3e}  {}  -> {}\n", l + 1, density,
+               100 * autom.dense_steps[l - 1] / test.size() / static_cast<double>(steps), scatter_rate,
+               fmt::join(ratios, " "),
+               std::isnan(from) ? std::string("never") : fmt::format("{}", from));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -533,35 +567,7 @@ int main(int argc, char** argv) {
              one.synops / one.cpu / 2e9, autom.synops / autom.cpu / 2e9, vone.synops / vone.cpu / 2e9,
              vauto.synops / vauto.cpu / 2e9, fone.synops / fone.cpu / 2e9, fauto.synops / fauto.cpu / 2e9);
 
-  omp_set_num_threads(1);
-  const std::vector<NetStage> stages = spiking_stages(net, "bench VGG-11");
-  const std::vector<double> grid{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0};
-  fmt::print("\nconv layers fed by spikes (auto switches to dense from {} of the inputs spiking in a step):\n",
-             kDenseConvDensity);
-  fmt::print("  layer  input density  auto dense steps  scatter alone (events/s at 0.05)  dense/event step time at density {}  -> dense cheaper from\n",
-             fmt::join(grid, ", "));
-  std::mt19937 g(7);
-  for (std::size_t l = 1; l < stages.size(); ++l) {
-    const LinearChain chain(net, stages[l], snn.alpha(l - 1));
-    if (!chain.dense_capable()) continue;
-    const double density =
-        one.layer_spikes[l - 1] / test.size() / static_cast<double>(steps) / static_cast<double>(snn.layer_size(l - 1));
-    const std::vector<std::uint32_t> fanout = chain.fanouts();
-    std::vector<std::string> ratios;
-    double from = NAN, scatter_rate = NAN;
-    for (double d : grid) {
-      const StepTimes t = step_seconds(chain, fanout, d, g);
-      const double e = t.event, dn = t.dense;
-      if (d == 0.05) scatter_rate = t.events / t.event;
-      ratios.push_back(fmt::format("{:.2f}", dn / e));
-      if (std::isnan(from) && dn < e) from = d;
-    }
-    fmt::print("  {:>5}  {:>13.2e}  {:>15.1f}%  {:>32.3e}  {}  -> {}\n", l + 1, density,
-               100 * autom.dense_steps[l - 1] / test.size() / static_cast<double>(steps), scatter_rate,
-               fmt::join(ratios, " "),
-               std::isnan(from) ? std::string("never") : fmt::format("{}", from));
-  }
-
+  print_conv_layers(net, snn, test, steps, one, autom);
   print_ann_forward(net, test);
   return 0;
 }

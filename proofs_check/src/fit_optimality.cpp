@@ -304,6 +304,45 @@ std::pair<std::size_t, double> choose_split(const Node& top, std::size_t n, bool
   return {split, mid};
 }
 
+// The split scores of a box that stays open (choose_split cuts the
+// coordinate of the largest): where the Taylor bound gave its bound, the
+// coordinate whose width causes most of its remainders' loss; where the
+// mean-value bound did, width x |g_k|; where the natural bound did (a large
+// box, whose gradient enclosure says little), the coordinate whose range
+// alone, the others at the centre C, spreads the curve most.
+std::array<double, kMaxParams> split_scores(const Objective& obj, const Box& X, const Box& C, const BoxBounds& b,
+                                            const OptimalityOptions& opt, double threshold, std::size_t n) {
+  std::array<double, kMaxParams> score{};
+  const bool taylor_active = !b.taylor_point.empty() && b.taylor >= b.mean_value && b.taylor > b.natural &&
+                             b.taylor >= kTaylorSplit * threshold;
+  const bool mv_active = !taylor_active && opt.mean_value && b.mean_value > b.natural;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (X[k].lo == X[k].hi) continue;
+    const double mag = b.gradient[k].mag();
+    if (taylor_active) {
+      score[k] = b.taylor_loss[k] + 1e-300;
+    } else if (mv_active && std::isfinite(mag)) {
+      score[k] = (X[k].hi - X[k].lo) * std::max(mag, 1e-300);
+    } else {
+      Box Y = C;
+      Y[k] = X[k];
+      score[k] = obj.spread(Y, kSpreadStride) + 1e-300;
+    }
+  }
+  // Where no coordinate alone moves the curve at the centre (a rate
+  // vanishes at every point there, e.g. a.s = 0 with a.p < 0), the
+  // spreads rank nothing and the tie goes to the first coordinate; but
+  // once that coordinate is of one sign, its halving never lifts the
+  // bound (the rate stays 0 at H = 0 however narrow a.p gets): then a
+  // coordinate that straddles 0 is cut there, which separates the rate
+  // vanishing on the left of H = 0 from it vanishing on the right.
+  if (opt.straddle_split && !taylor_active && !mv_active &&
+      *std::max_element(score.begin(), score.begin() + n) <= 1e-300)
+    for (std::size_t k = 0; k < n; ++k)
+      if (X[k].lo < 0 && X[k].hi > 0) score[k] = 2e-300;
+  return score;
+}
+
 }  // namespace
 
 OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse, const OptimalityOptions& opt) {
@@ -375,39 +414,7 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
         ++res.shrunk;
         continue;
       }
-      // Split scores: where the Taylor bound gave lb, the coordinate whose
-      // width causes most of its remainders' loss; where the mean-value
-      // bound did, width x |g_k|; where the natural bound did (a large box,
-      // whose gradient enclosure says little), the coordinate whose range
-      // alone, the others at the centre, spreads the curve most.
-      std::array<double, kMaxParams> score{};
-      const bool taylor_active = !b.taylor_point.empty() && b.taylor >= b.mean_value && b.taylor > b.natural &&
-                                 b.taylor >= kTaylorSplit * res.incumbent * shrink;
-      const bool mv_active = !taylor_active && opt.mean_value && b.mean_value > b.natural;
-      for (std::size_t k = 0; k < n; ++k) {
-        if (X[k].lo == X[k].hi) continue;
-        const double mag = b.gradient[k].mag();
-        if (taylor_active) {
-          score[k] = b.taylor_loss[k] + 1e-300;
-        } else if (mv_active && std::isfinite(mag)) {
-          score[k] = (X[k].hi - X[k].lo) * std::max(mag, 1e-300);
-        } else {
-          Box Y = C;
-          Y[k] = X[k];
-          score[k] = obj.spread(Y, kSpreadStride) + 1e-300;
-        }
-      }
-      // Where no coordinate alone moves the curve at the centre (a rate
-      // vanishes at every point there, e.g. a.s = 0 with a.p < 0), the
-      // spreads rank nothing and the tie goes to the first coordinate; but
-      // once that coordinate is of one sign, its halving never lifts the
-      // bound (the rate stays 0 at H = 0 however narrow a.p gets): then a
-      // coordinate that straddles 0 is cut there, which separates the rate
-      // vanishing on the left of H = 0 from it vanishing on the right.
-      if (opt.straddle_split && !taylor_active && !mv_active &&
-          *std::max_element(score.begin(), score.begin() + n) <= 1e-300)
-        for (std::size_t k = 0; k < n; ++k)
-          if (X[k].lo < 0 && X[k].hi > 0) score[k] = 2e-300;
+      const std::array<double, kMaxParams> score = split_scores(obj, X, C, b, opt, res.incumbent * shrink, n);
       open.push({X, lb, score, mirror});
       return;
     }
