@@ -20,6 +20,8 @@
 #include "ctmc/reports/layer_fit.hpp"
 #include "ctmc/reports/registry.hpp"
 #include "ctmc/reports/writer.hpp"
+#include "ctmc/commands/command_line.hpp"
+#include "ctmc/commands/train.hpp"
 #include "if_grid.hpp"
 #include "ledger.hpp"
 #include "report_sweeps.hpp"
@@ -272,9 +274,14 @@ void train_variant(Study& st, const DataCase& dc, VariantRun& vr, const std::map
       const auto t0 = Clock::now();
       const sim::TrainResult res = sim::train_mlp(dc.split.train, cfg);
       const double train_acc = res.net.accuracy(dc.split.train), test_acc = res.net.accuracy(dc.split.test);
-      const std::string cmd = fmt::format(
-          "ctmc-snn train --data {} --activation {} --hidden {} --epochs {} --seed {} --output {}", dc.dir, v.hidden,
-          fmt::join(st.d.hidden, ","), dc.epochs, seed, st.shown(file));
+      commands::TrainCommandOptions shown;
+      shown.data = dc.dir;
+      shown.hidden = fmt::format("{}", fmt::join(st.d.hidden, ","));
+      shown.cfg.activation = v.hidden;
+      shown.cfg.epochs = dc.epochs;
+      shown.cfg.seed = seed;
+      shown.output = st.shown(file);
+      const std::string cmd = commands::train_command_line(shown).text();
       nlohmann::json meta = {{"activation", v.hidden}, {"hidden", st.d.hidden},     {"epochs", dc.epochs},
                              {"seed", seed},           {"data", dc.dir},            {"train_images", dc.split.train.size()},
                              {"test_images", dc.split.test.size()},                 {"train_accuracy", train_acc},
@@ -326,10 +333,8 @@ void fit_variant(Study& st, const DataCase& dc, VariantRun& vr) {
     solvers::write_model_file(r.model, st.w.file_path(model, "fitted neuron model"));
     st.sweeps.commands.emplace_back(
         fmt::format("fit {} {} layer {}", dc.label, v.label, l + 1),
-        fmt::format("(cd {} && ctmc-snn fit --activation {} --family {} --samples {} --rate-bound {} --no-widen "
-                    "--starts {} --seed {} --output {})",
-                    st.w.final_dir(), target, family, samples, p.bounds.rate_bound, st.d.fit_starts, st.ctx.seed,
-                    model));
+        commands::run_in(st.w.final_dir(), commands::fit_command_line(commands::layer_fit_options(
+                                               samples, target, st.d.fit_starts, st.ctx.seed, model))));
     st.log(fmt::format("fitted {} {} layer {} ({} to {}) in {:.1f} s: MSE {:.3g}", dc.key, v.key, l + 1, family,
                        target, seconds_since(t0), r.mse));
     vr.neuron_files.push_back(model);

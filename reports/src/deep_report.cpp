@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 
+#include "ctmc/commands/command_line.hpp"
 #include "ctmc/commands/train.hpp"
 #include "ctmc/core/errors.hpp"
 #include "ctmc/reports/convert.hpp"
@@ -169,10 +170,9 @@ void train_variant(DeepStudy& st, const DeepCase& dc, VariantRun& vr) {
     o.cfg.epochs = dc.epochs;
     o.cfg.seed = seed;
     o.cfg.threads = st.ctx.threads;
-    o.command_line = fmt::format(
-        "ctmc-snn train --arch vgg11 --width {} --data {} --activation {} --epochs {} --seed {}{} --output {}",
-        st.d.width, dc.dir, o.cfg.activation, dc.epochs, seed,
-        dc.train_limit > 0 ? fmt::format(" --train-limit {}", dc.train_limit) : "", st.sweeps.shown(file));
+    commands::TrainCommandOptions shown = o;
+    shown.output = st.sweeps.shown(file);
+    o.command_line = commands::train_command_line(shown).text();
     o.output = st.w.file_path(file, "source network manifest (VGG-11, BatchNorm unfolded)");
     st.w.file_path(fs::path(file).replace_extension(".safetensors").string(), "source network weights (safetensors)");
     const commands::TrainCommandResult res = commands::run_train(o);
@@ -217,10 +217,9 @@ void fit_variant(DeepStudy& st, const DeepCase& dc, VariantRun& vr) {
     vr.neuron_files.push_back(cl.neuron_file);
     st.sweeps.commands.emplace_back(
         fmt::format("fit {} {} layer {}", dc.label, vr.v.label, l + 1),
-        fmt::format("(cd {} && ctmc-snn fit --activation {} --family {} --samples {} --rate-bound {} --no-widen "
-                    "--starts {} --seed {} --output {})",
-                    st.w.final_dir(), cl.target, cl.family, cl.samples_file, conversion_rate_bound(cl.target),
-                    st.d.fit_starts, st.ctx.seed, cl.neuron_file));
+        commands::run_in(st.w.final_dir(), commands::fit_command_line(commands::layer_fit_options(
+                                               cl.samples_file, cl.target, st.d.fit_starts, st.ctx.seed,
+                                               cl.neuron_file))));
   }
   st.sweeps.log(fmt::format("fitted {} layers of {} {} in {:.1f} s", z.size(), dc.key, vr.v.key, seconds_since(t0)));
 }
