@@ -74,16 +74,24 @@ std::vector<solvers::PairedCounts> tallies_of(const PointRuns& pr, GapKind kind)
 
 }  // namespace
 
-GapEstimate gap_estimate(const SweepDocument& d, const SweepPoint& p, GapKind kind) {
-  const PointRuns pr = runs_of(d, p);
-  const std::vector<solvers::PairedCounts> tallies = tallies_of(pr, kind);
+namespace {
+
+// The mean of the tallies' differences and of their paired standard errors, in pp.
+GapEstimate estimate_of(const std::vector<solvers::PairedCounts>& tallies, std::size_t images) {
   double estimate = 0, se = 0;
   for (const solvers::PairedCounts& c : tallies) {
     estimate += c.difference();
     se += paired_standard_error(c);
   }
   const double k = static_cast<double>(tallies.size());
-  return {kPercent * estimate / k, kPercent * se / k, pr.images};
+  return {kPercent * estimate / k, kPercent * se / k, images};
+}
+
+}  // namespace
+
+GapEstimate gap_estimate(const SweepDocument& d, const SweepPoint& p, GapKind kind) {
+  const PointRuns pr = runs_of(d, p);
+  return estimate_of(tallies_of(pr, kind), pr.images);
 }
 
 solvers::ConfidenceInterval gap_interval(const SweepDocument& d, const SweepPoint& p, GapKind kind, double confidence,
@@ -92,7 +100,7 @@ solvers::ConfidenceInterval gap_interval(const SweepDocument& d, const SweepPoin
   const std::vector<solvers::PairedCounts> tallies = tallies_of(pr, kind);
   if (tallies.size() == 1) return scaled(solvers::paired_difference_interval(tallies[0], confidence, sides), kPercent);
   if (pr.images < 2) return {-kInf, kInf};
-  const GapEstimate g = gap_estimate(d, p, kind);
+  const GapEstimate g = estimate_of(tallies, pr.images);
   return solvers::standard_error_interval(g.estimate, g.standard_error, static_cast<double>(g.images) - 1, confidence,
                                           sides);
 }
