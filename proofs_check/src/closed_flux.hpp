@@ -22,6 +22,11 @@
 // A rectified rate enters the parameter gradient through its slope chi =
 // d rate / d(p + s H): 1 where p + s H > 0 on the whole box, 0 where <= 0,
 // [0, 1] where the box straddles the kink (the Clarke gradient there).
+// `closed`: also [0, 1] where p + s H reaches 0 only at the box's edge
+// (hi = 0), so that the enclosure holds the one-sided slopes of every
+// direction at every point of the closed box, also those leaving it (the
+// monotonicity discard of fit_optimality.cpp needs them; the mean-value
+// form, along segments inside the box, does not).
 #pragma once
 #include <algorithm>
 #include <array>
@@ -43,10 +48,10 @@ struct FluxJacobian {
 struct Rate {
   I r, chi;
 };
-inline Rate rectified(I p, I s, I h) {
+inline Rate rectified(I p, I s, I h, bool closed = false) {
   const I v = p + s * h;
   if (v.lo > 0) return {v, {1, 1}};
-  if (v.hi <= 0) return {{0, 0}, {0, 0}};
+  if (v.hi < 0 || (v.hi == 0 && !closed)) return {{0, 0}, {0, 0}};
   return {outward::rectify(v), {0, 1}};
 }
 
@@ -79,9 +84,9 @@ inline I mul_pos(I x, I y) { return {mul_dn(x.lo, y.lo), mul_up(x.hi, y.hi)}; }
 }  // namespace detail
 
 // Three-state, parameters [a.p, a.s, b, c.p, c.s, d].
-inline FluxJacobian three_state(const std::array<I, kMaxParams>& X, I h, bool gradient) {
+inline FluxJacobian three_state(const std::array<I, kMaxParams>& X, I h, bool gradient, bool closed = false) {
   using namespace detail;
-  const Rate ra = rectified(X[0], X[1], h), rc = rectified(X[3], X[4], h);
+  const Rate ra = rectified(X[0], X[1], h, closed), rc = rectified(X[3], X[4], h, closed);
   const I a = ra.r, c = rc.r, b = X[2], d = X[5];
   FluxJacobian out;
   // F = a c d / D: up in a, c, d, down in b.
@@ -103,9 +108,9 @@ inline FluxJacobian three_state(const std::array<I, kMaxParams>& X, I h, bool gr
 }
 
 // Two-state, parameters [a.p, a.s, d].
-inline FluxJacobian two_state(const std::array<I, kMaxParams>& X, I h, bool gradient) {
+inline FluxJacobian two_state(const std::array<I, kMaxParams>& X, I h, bool gradient, bool closed = false) {
   using namespace outward;
-  const Rate ra = rectified(X[0], X[1], h);
+  const Rate ra = rectified(X[0], X[1], h, closed);
   const I a = ra.r, d = X[2];
   FluxJacobian out;
   // F = a d / (a + d): up in a and d.

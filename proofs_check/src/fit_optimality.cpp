@@ -81,9 +81,23 @@ class Objective {
 
   std::size_t size() const { return n_; }
 
-  FluxJacobian flux(const Box& X, std::size_t m, bool gradient) const {
-    return family_ == ClosedFamily::TwoState ? closed_flux::two_state(X, points_[m].h, gradient)
-                                             : closed_flux::three_state(X, points_[m].h, gradient);
+  FluxJacobian flux(const Box& X, std::size_t m, bool gradient, bool closed = false) const {
+    return family_ == ClosedFamily::TwoState ? closed_flux::two_state(X, points_[m].h, gradient, closed)
+                                             : closed_flux::three_state(X, points_[m].h, gradient, closed);
+  }
+
+  // An enclosure of every one-sided partial derivative of f at every point
+  // of the closed box X, in every direction, also those leaving X
+  // (closed_flux.hpp's `closed` slopes): what the monotonicity discard needs.
+  std::array<I, kMaxParams> closed_gradient(const Box& X) const {
+    std::array<I, kMaxParams> g;
+    g.fill(I{0, 0});
+    for (std::size_t m = 0; m < points_.size(); ++m) {
+      const FluxJacobian jx = flux(X, m, true, true);
+      const I t = I::point(2) * points_[m].w * (jx.F - points_[m].y);
+      for (std::size_t k = 0; k < n_; ++k) g[k] = g[k] + t * jx.dF[k];
+    }
+    return g;
   }
 
   // f at a point (a box of zero width), enclosed.
@@ -243,6 +257,7 @@ struct Node {
   double lb;
   std::array<double, kMaxParams> score;  // where a split gains most: the larger, the better
   bool mirror;                           // in a face symmetric in a <-> c (root_boxes)
+  std::size_t domain;                    // the index of its root box (the domain its search covers)
   bool operator<(const Node& o) const { return lb > o.lb; }  // min-heap on the bound
 };
 
@@ -327,6 +342,18 @@ std::array<double, kMaxParams> split_scores(const Objective& obj, const Box& X, 
       Box Y = C;
       Y[k] = X[k];
       score[k] = obj.spread(Y, kSpreadStride) + 1e-300;
+      // Three-state: a rate's offset or slope also with the other one at
+      // its end nearest 0 (the rate as small as the box lets it be). From
+      // the centre, a wide range [0, 1000] of c.p and c.s does not move a
+      // curve whose c is large there, though the box's corner c = 0 zeroes
+      // the flux at every point and keeps each point's range over its
+      // target (the natural bound at 0, the clipped ReLUs of issue 47).
+      const std::size_t partner = k == 0 ? 1 : k == 1 ? 0 : k == 3 ? 4 : k == 4 ? 3 : n;
+      if (opt.corner_split && n == 6 && partner < n && X[partner].lo < X[partner].hi) {
+        const double lo = X[partner].lo, hi = X[partner].hi;
+        Y[partner] = I::point(lo <= 0 && hi >= 0 ? 0.0 : std::fabs(lo) < std::fabs(hi) ? lo : hi);
+        score[k] = std::max(score[k], obj.spread(Y, kSpreadStride) + 1e-300);
+      }
     }
   }
   // Where no coordinate alone moves the curve at the centre (a rate
@@ -341,6 +368,31 @@ std::array<double, kMaxParams> split_scores(const Objective& obj, const Box& X, 
     for (std::size_t k = 0; k < n; ++k)
       if (X[k].lo < 0 && X[k].hi > 0) score[k] = 2e-300;
   return score;
+}
+
+// The monotonicity discard (Hansen's monotonicity test on a face inside the
+// domain): where a partial derivative of f has one sign over the closed box
+// X, e.g. > 0 in theta_k, and X[k].lo is above the domain's lower end, X
+// holds no minimizer of f over the domain D: at a point x of X, the
+// one-sided derivative of f in the direction -e_k is -g_k for some g in the
+// closed enclosure (every rectifier at its kink taking either slope), so
+// f(x - t e_k) < f(x) for small t > 0, and x - t e_k is in D. (Fixing the
+// coordinate at the face instead, as the shrinking step does, keeps the
+// face's points, which lie in the neighbouring box as well.) The cheap
+// enclosure over the open box (`g`) selects the candidates; the closed one
+// decides.
+bool monotone_discard(const Objective& obj, const Box& X, const std::array<I, kMaxParams>& g, const Box& D,
+                      std::size_t n) {
+  auto points_inside = [&](const std::array<I, kMaxParams>& grad, std::size_t k) {
+    return (grad[k].lo > 0 && X[k].lo > D[k].lo) || (grad[k].hi < 0 && X[k].hi < D[k].hi);
+  };
+  bool candidate = false;
+  for (std::size_t k = 0; k < n && !candidate; ++k) candidate = points_inside(g, k);
+  if (!candidate) return false;
+  const std::array<I, kMaxParams> closed = obj.closed_gradient(X);
+  for (std::size_t k = 0; k < n; ++k)
+    if (points_inside(closed, k)) return true;
+  return false;
 }
 
 }  // namespace
@@ -367,7 +419,8 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   // could), or discards it when it cannot hold a point below the threshold.
   std::priority_queue<Node> open;
   const bool toward_zero = opt.zero_cuts && p.family == ClosedFamily::ThreeState;
-  auto bound = [&](Box X, bool mirror) {
+  std::vector<Box> domains;
+  auto bound = [&](Box X, bool mirror, std::size_t domain) {
     // In a face symmetric in a <-> c, a box inside a.s > c.s is the mirror
     // image of boxes of the search (each of which meets a.s <= c.s): the
     // minimum over the face is attained in one of those. Checked before
@@ -402,6 +455,11 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
         for (std::size_t k = 0; k < n; ++k) T[k] = I::point(b.taylor_point[k]);
         improve(obj.value(T), b.taylor_point);
       }
+      if (opt.mean_value && opt.monotone_discard && monotone_discard(obj, X, b.gradient, domains[domain], n)) {
+        ++res.pruned;
+        ++res.discarded;
+        return;
+      }
       bool fixed = false;
       for (std::size_t k = 0; k < n && opt.mean_value; ++k) {
         if (X[k].lo == X[k].hi) continue;
@@ -415,16 +473,18 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
         continue;
       }
       const std::array<double, kMaxParams> score = split_scores(obj, X, C, b, opt, res.incumbent * shrink, n);
-      open.push({X, lb, score, mirror});
+      open.push({X, lb, score, mirror, domain});
       return;
     }
   };
 
   Box root;
   for (std::size_t k = 0; k < n; ++k) root[k] = {p.lower[k], p.upper[k]};
-  for (const auto& [X, mirror] : root_boxes(p.family, root, opt.faces)) {
+  const auto roots = root_boxes(p.family, root, opt.faces);
+  for (const auto& r : roots) domains.push_back(r.first);
+  for (std::size_t i = 0; i < roots.size(); ++i) {
     ++res.roots;
-    bound(X, mirror && opt.mirror);
+    bound(roots[i].first, roots[i].second && opt.mirror, i);
   }
   std::int64_t budget = opt.max_boxes;
   while (!open.empty()) {
@@ -452,8 +512,8 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
     Box left = top.box, right = top.box;
     left[split].hi = mid;
     right[split].lo = mid;
-    bound(left, top.mirror);
-    bound(right, top.mirror);
+    bound(left, top.mirror, top.domain);
+    bound(right, top.mirror, top.domain);
   }
   res.open = static_cast<std::int64_t>(open.size());
   // Pruned boxes whose bound passed the threshold only after the incumbent

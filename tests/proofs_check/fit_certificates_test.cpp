@@ -472,6 +472,124 @@ TEST_CASE("three-state faces theorem: every curve of the box is realized on a fa
   CHECK(zero_curves >= 2);
 }
 
+namespace {
+
+// A clipped-ReLU target min(max(0, H), 1) on 25 points of [-2, 3] (the
+// clipped rows of issue 47 in small).
+proofs_check::OptimalityProblem clipped_relu_problem() {
+  proofs_check::OptimalityProblem p;
+  p.family = proofs_check::ClosedFamily::ThreeState;
+  for (int k = 0; k <= 24; ++k) {
+    const Rational H = Rational(-2) + Rational(5 * k, 24);
+    p.h.push_back(H);
+    p.y.push_back(H < 0 ? Rational(0) : H > 1 ? Rational(1) : H);
+  }
+  p.lower = {-20, -20, 1e-3, -20, -20, 1e-3};
+  p.upper = {20, 20, 20, 20, 20, 20};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("monotonicity discard: a planted optimum on a face is kept, the bound certifies it") {
+  // Three-state targets generated at theta* on 41 points, one point doubled
+  // with targets F +- delta: the minimum is exactly 2 delta^2 / 42, on the
+  // curve of theta*. b is fixed (the family is not identifiable with it
+  // free), d's upper end is d* (the optimum on a face of the box), the
+  // rest within 30% of theta*. Boxes whose derivative points at a face
+  // inside the box are discarded; those holding theta* never are.
+  const std::vector<Rational> star = {Rational(3, 5), Rational(2, 5), Rational(7, 10), Rational(2), Rational(3, 10),
+                                      Rational(3, 2)};
+  proofs_check::OptimalityProblem p;
+  p.family = proofs_check::ClosedFamily::ThreeState;
+  const Rational delta(1, 100);
+  for (int k = 0; k <= 40; ++k) {
+    const Rational H = Rational(-3) + Rational(6 * k, 40);
+    Rational a = star[0] + star[1] * H, c = star[3] + star[4] * H;
+    if (a < 0) a = 0;
+    if (c < 0) c = 0;
+    const Rational F = a * c * star[5] / (star[5] * (a + star[2] + c) + a * c);
+    if (k == 20) {
+      p.h.insert(p.h.end(), {H, H});
+      p.y.insert(p.y.end(), {F + delta, F - delta});
+    } else {
+      p.h.push_back(H);
+      p.y.push_back(F);
+    }
+  }
+  std::vector<double> th;
+  for (std::size_t k = 0; k < 6; ++k) {
+    const double v = solvers::to_double(star[k]);
+    th.push_back(v);
+    p.lower.push_back(k == 2 ? v : 0.7 * v);
+    p.upper.push_back(k == 2 || k == 5 ? v : 1.3 * v);
+  }
+  const double fstar = (Rational(2) * delta * delta / 42).convert_to<double>();
+  CHECK(objective(p.family, th, p.h, p.y) == doctest::Approx(fstar).epsilon(1e-12));
+  proofs_check::OptimalityOptions o;
+  o.rel_gap = 1e-2;
+  o.max_boxes = 100000;
+  o.faces = false;
+  // From 4x the optimum: the search must reach theta* (its boxes are never
+  // discarded) and bound below it.
+  const auto r = proofs_check::certify_optimality(p, 4 * fstar, o);
+  check_accounting(r);
+  CHECK(r.lower_bound <= fstar);
+  CHECK(r.incumbent <= fstar * 1.01);
+  CHECK(r.lower_bound >= fstar / 1.01);
+  CHECK(r.discarded > 0);
+  CHECK(r.discarded <= r.pruned);
+  REQUIRE(r.best_centre.size() == 6);
+  CHECK(objective(p.family, r.best_centre, p.h, p.y) <= fstar * 1.01);
+  o.monotone_discard = false;
+  const auto before = proofs_check::certify_optimality(p, 4 * fstar, o);
+  check_accounting(before);
+  CHECK(before.lower_bound <= fstar);
+  CHECK(before.discarded == 0);
+  MESSAGE("planted face optimum: ", r.boxes, " boxes (", r.discarded, " discarded), bound ", r.lower_bound,
+          "; without the discard ", before.boxes, " boxes, bound ", before.lower_bound, "; optimum ", fstar);
+}
+
+TEST_CASE("monotonicity discard and corner split: the bound stays below a sampled MPFR objective (clipped ReLU)") {
+  const auto p = clipped_relu_problem();
+  // The best of random feasible points and of points near a good fit
+  // (a steep a with its kink at 0, c large, d at the clip level) is a known
+  // value; every sampled objective must stay above the bound.
+  std::mt19937_64 rng(47);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<std::vector<double>> thetas;
+  for (int j = 0; j < 200; ++j) {
+    std::vector<double> th(6);
+    for (std::size_t k = 0; k < 6; ++k) th[k] = p.lower[k] + (p.upper[k] - p.lower[k]) * unit(rng);
+    thetas.push_back(th);
+  }
+  for (int j = 0; j < 100; ++j)
+    thetas.push_back({0.2 * unit(rng), 15 + 5 * unit(rng), 1e-3 + 0.1 * unit(rng), 15 + 5 * unit(rng),
+                      20 * unit(rng), 1 + 0.3 * unit(rng)});
+  double best = INFINITY;
+  std::vector<double> sampled;
+  for (const auto& th : thetas) sampled.push_back(objective(p.family, th, p.h, p.y));
+  for (double v : sampled) best = std::min(best, v);
+  proofs_check::OptimalityOptions o;
+  o.rel_gap = 1e-2;
+  o.max_boxes = 6000;
+  for (int variant = 0; variant < 3; ++variant) {
+    CAPTURE(variant);
+    o.monotone_discard = variant != 1;
+    o.corner_split = variant != 2;
+    const auto r = proofs_check::certify_optimality(p, best, o);
+    check_accounting(r);
+    for (double v : sampled) CHECK(r.lower_bound <= v);
+    CHECK(r.lower_bound <= r.incumbent);
+    if (!r.best_centre.empty()) CHECK(r.lower_bound <= objective(p.family, r.best_centre, p.h, p.y));
+    if (o.monotone_discard) CHECK(r.discarded <= r.pruned);
+    else CHECK(r.discarded == 0);
+    MESSAGE("clipped ReLU, discard ", o.monotone_discard, ", corner split ", o.corner_split, ": bound ",
+            r.lower_bound, " for ", best, " (search found ", r.incumbent, "), ", r.boxes, " boxes, ", r.discarded,
+            " discarded");
+  }
+}
+
 TEST_CASE("branch and bound: bad input") {
   proofs_check::OptimalityProblem p;
   p.h = {0, 1};

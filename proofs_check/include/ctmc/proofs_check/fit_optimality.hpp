@@ -30,7 +30,11 @@
 //     point depends on all parameters on the larger boxes where the natural
 //     bound and the Taylor models lose it.
 // A coordinate whose partial derivative has one sign over the whole box is
-// fixed at the box's face where the minimum must lie (monotonicity test).
+// fixed at the box's face where the minimum must lie (monotonicity test);
+// where that face is inside the domain searched (not on its boundary), the
+// box holds no minimizer at all and is discarded (Hansen's monotonicity
+// test; the derivative enclosure then holds every one-sided slope of the
+// rectifiers at the box's edges, closed_flux.hpp).
 // Boxes are processed best-first (smallest lower bound); a box is discarded
 // once its bound is within rel_gap of the incumbent. The coordinate split is
 // the one with the largest width x |g_k| where the mean-value bound gave the
@@ -140,6 +144,17 @@ struct OptimalityOptions {
   // baseline, whose sigmoid bound stays at 0.25 / 401, the forced term of
   // H = 0, from 1.5e5 to at least 9e5 boxes).
   bool straddle_split = true;
+  // Discard a box where a partial derivative of f has one sign over it and
+  // points at a face of the box inside the search's domain (the face is not
+  // on the domain's boundary): the box then holds no minimizer
+  // (fit_optimality.cpp, monotone_discard). Off: that face is kept (the
+  // box shrinks to it), the search as it was before (issue 47's baseline).
+  bool monotone_discard = true;
+  // Three-state: a large box's split score of a rate's offset or slope is
+  // also its spread with the other one at its end nearest 0 (the corner
+  // where the rate is smallest), not only with the others at the centre
+  // (off: the centre alone, the search as it was before issue 47).
+  bool corner_split = true;
 };
 
 struct OptimalityResult {
@@ -164,6 +179,10 @@ struct OptimalityResult {
   // Of the pruned boxes, those discarded as mirror images (a.s > c.s on a
   // face symmetric in a <-> c), whose minimum is attained in boxes kept.
   std::int64_t mirrored = 0;
+  // Of the pruned boxes, those discarded by the monotonicity test: a
+  // partial derivative of one sign pointing inside the domain, so that
+  // the box holds no minimizer (OptimalityOptions::monotone_discard).
+  std::int64_t discarded = 0;
 };
 
 // known_mse: the fit's MSE (an upper bound of the minimum, the incumbent).
