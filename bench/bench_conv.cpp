@@ -15,9 +15,9 @@
 //      2 threads (the parallel figure as in bench_snn: the 1-thread CPU time
 //      over the 2 threads' CPU time, x 2); all three give the same spikes,
 //      which the bench checks. Then the same for the vectorised kernel
-//      (SpikingConfig::reference_kernel = false; its own random streams, so
+//      (Kernel::Vectorised; its own random streams, so
 //      other spikes of the same law), event-driven and auto, and the fast
-//      kernel (SpikingConfig::fast_kernel: float32 lanes) likewise, with
+//      kernel (Kernel::Fast: float32 lanes) likewise, with
 //      each kernel's auto time against the reference kernel's ("Nx
 //      reference"; issue 48: >= 3x on this random net). Target: at
 //      least 2e9 synaptic events per second per core;
@@ -347,8 +347,7 @@ int bench_trained(const std::filesystem::path& cache, const std::string& data_di
   const auto steps = static_cast<std::int64_t>(std::llround(T / dt));
   const auto engine = [&](bool reference, bool fast) {
     SpikingConfig c = cfg;
-    c.reference_kernel = reference;
-    c.fast_kernel = fast;
+    c.kernel = reference ? Kernel::Reference : fast ? Kernel::Fast : Kernel::Vectorised;
     return std::make_unique<SpikingNetwork>(tv.net, layers, c);
   };
   const auto ref = engine(true, false), vec = engine(false, false), fast = engine(false, true);
@@ -506,8 +505,7 @@ int main(int argc, char** argv) {
   const auto engine = [&](CP path, bool reference, bool fast = false) {
     SpikingConfig c = cfg;
     c.conv_path = path;
-    c.reference_kernel = reference;
-    c.fast_kernel = fast;
+    c.kernel = reference ? Kernel::Reference : fast ? Kernel::Fast : Kernel::Vectorised;
     return std::make_unique<SpikingNetwork>(net, layers, c);
   };
   const auto ev = engine(CP::Event, true), de = engine(CP::Dense, true), au = engine(CP::Auto, true);
@@ -545,7 +543,7 @@ int main(int argc, char** argv) {
   fmt::print("  event-driven on 2 threads: {:.3e} synaptic events/s per core; speed-up {:.2f}x on 2 idle cores (wall "
              "{:.2f}x)\n",
              two.synops / two.cpu, 2 * one.cpu / two.cpu, one.wall / two.wall);
-  fmt::print("\nvectorised kernel (SpikingConfig::reference_kernel = false: its own random streams), 1 thread, per "
+  fmt::print("\nvectorised kernel (Kernel::Vectorised: its own random streams), 1 thread, per "
              "core ({:.2f} spikes per neuron; same spikes on both paths and on 2 threads: {}):\n",
              vone.spikes / test.size() / static_cast<double>(snn.spiking_neurons()), vsame ? "yes" : "NO");
   line("event-driven", vone);
@@ -553,7 +551,7 @@ int main(int argc, char** argv) {
   fmt::print("  event-driven on 2 threads: {:.3e} synaptic events/s per core; speed-up {:.2f}x on 2 idle cores (wall "
              "{:.2f}x)\n",
              vtwo.synops / vtwo.cpu, 2 * vone.cpu / vtwo.cpu, vone.wall / vtwo.wall);
-  fmt::print("\nfast kernel (SpikingConfig::fast_kernel: float32 lanes, its own random streams), 1 thread, per core "
+  fmt::print("\nfast kernel (Kernel::Fast: float32 lanes, its own random streams), 1 thread, per core "
              "({:.2f} spikes per neuron; same spikes on both paths: {}):\n",
              fone.spikes / test.size() / static_cast<double>(snn.spiking_neurons()),
              fauto.counts == fone.counts ? "yes" : "NO");

@@ -2,10 +2,10 @@
 // on test images, dt = 0.005, T = 50 (10,000 steps), one trial, spiking
 // readout (all 394 neurons spike). For a two-state ReLU network and a
 // three-state sigmoid network, with the end-state and the exact sampler, it
-// runs the reference kernel (SpikingConfig::reference_kernel: the previous
+// runs the reference kernel (Kernel::Reference: the previous
 // per-neuron loop with one xoshiro256** stream per sample), the
 // vectorised kernel (per-neuron Philox streams, double lanes) and the fast
-// kernel (SpikingConfig::fast_kernel: float32 lanes) on the same images in
+// kernel (Kernel::Fast: float32 lanes) on the same images in
 // the same process, and prints per core: neuron-steps/s, synaptic events/s
 // and CTMC transitions/s of each, each one's ratio to the reference ("Nx
 // reference"; issue 48's targets: >= 4x ReLU, >= 2.5x sigmoid), the fast kernel's
@@ -123,8 +123,6 @@ std::vector<SpikingLayer> make_layers(const Mlp& net, const solvers::Model& neur
   return layers;
 }
 
-enum class Kernel { Reference, Vectorised, Fast };
-
 Figures run(const Mlp& net, const std::vector<SpikingLayer>& layers_in, const Dataset& test, double T, double dt,
             double tau, SamplerKind kind, Kernel kernel, int threads) {
   SpikingConfig cfg;
@@ -133,8 +131,7 @@ Figures run(const Mlp& net, const std::vector<SpikingLayer>& layers_in, const Da
   cfg.tau = tau;
   cfg.sampler = kind;
   cfg.readout = Readout::Spike;
-  cfg.reference_kernel = kernel == Kernel::Reference;
-  cfg.fast_kernel = kernel == Kernel::Fast;
+  cfg.kernel = kernel;
   const SpikingNetwork snn(net, layers_in, cfg);
   Figures f;
   {  // memory: one sample alone, heap peak over what was held before

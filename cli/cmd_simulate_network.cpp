@@ -74,7 +74,7 @@ void print_text(const SimNetOptions& c, const commands::NetworkCommandResult& re
              r.samples, res.data, o.opt.snn.T, o.opt.snn.dt, r.steps, o.opt.snn.tau, o.opt.rate, o.scale);
   fmt::print("sampler {}: {}\nreadout {}; {} trial(s), seed {}\n", o.sampler, sim::sampler_rule(res.run.snn.sampler),
              o.readout, o.opt.trials, o.opt.seed);
-  fmt::print("spiking kernel {}, conv path {}\n", sim::kernel_name(res.run.snn), o.conv_path);
+  fmt::print("spiking kernel {}, conv path {}\n", sim::kernel_name(sim::kernel_used(res.run.snn)), o.conv_path);
   if (o.trace_weight != "integral" || o.output_scale != "logits" || o.subset != "all" || !o.layer_alpha.empty())
     fmt::print("conventions: trace weight {}, output scale {}, test subset {}{}\n", o.trace_weight, o.output_scale,
                o.subset, o.layer_alpha.empty() ? "" : ", layer alpha " + o.layer_alpha);

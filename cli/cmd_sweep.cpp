@@ -84,7 +84,7 @@ void run(const commands::SweepCommandOptions& o, bool json) {
 // command_text.hpp, samplers and conventions by sim's parse_*.
 struct SweepTexts {
   std::string nets, neurons, taus, rates, T, samplers = "exact", readout = "spike", scale = "q99";
-  std::string trace_weight = "integral", output_scale = "logits", subset = "all", layer_alpha, shard;
+  std::string trace_weight = "integral", output_scale = "logits", subset = "all", kernel = "auto", layer_alpha, shard;
 };
 
 // InputError naming the option for a text that is not one.
@@ -100,6 +100,7 @@ void typed_options(const SweepTexts& t, commands::SweepCommandOptions& o) {
   s.readout = sim::parse_readout(t.readout);
   s.scale = sim::parse_scale_mode(t.scale);
   s.trace_weight = sim::parse_trace_weight(t.trace_weight);
+  s.kernel = sim::parse_kernel(t.kernel, "kernel", false);
   s.output_scale = sim::parse_output_scale(t.output_scale);
   s.subset = sim::parse_test_subset(t.subset);
   if (!t.layer_alpha.empty()) s.layer_alpha = commands::layer_alpha_list(t.layer_alpha);
@@ -137,7 +138,7 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--subset", t->subset, "Test images: all, stride:K[:OFFSET] or index:FILE (as simulate network)")
       ->capture_default_str();
   cmd->add_option("--trace-weight", t->trace_weight, "integral or 1/tau (as simulate network)")->capture_default_str();
-  cmd->add_option("--kernel", o->spec.kernel,
+  cmd->add_option("--kernel", t->kernel,
                   "auto, reference or vectorised (as simulate network; recorded in the document's spec)")
       ->capture_default_str();
   cmd->add_option("--output-scale", t->output_scale, "logits or activation (as simulate network)")

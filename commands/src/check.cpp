@@ -448,9 +448,9 @@ void parse_network(const Parser& p, const ojson& c, const std::string& pointer, 
   // Our side's kernel too: it sets which random numbers our trials drew.
   cl.conventions = fmt::format("sampler {} ({} kernel), readout {}, scale {}, trace weight {}, output scale {}, "
                                "subset {}, T {:g}, dt {:g}, tau {:g}, r {:g}",
-                               text("sampler", "exact"), sim::kernel_name(o.snn), text("readout", "spike"),
-                               text("scale", "q99"),
-                               text("trace_weight", "integral"), text("output_scale", "logits"), text("subset", "all"),
+                               text("sampler", "exact"), sim::kernel_name(sim::kernel_used(o.snn)),
+                               text("readout", "spike"), text("scale", "q99"), text("trace_weight", "integral"),
+                               text("output_scale", "logits"), text("subset", "all"),
                                o.snn.T, o.snn.dt, o.snn.tau, o.rate);
   for (const char* f : {"A_ANN", "A_MF", "A_SNN", "SynOps"})
     if (c.contains(f)) cl.values.push_back(p.number(c[f], who, f, pointer + "/" + f));

@@ -182,7 +182,7 @@ CommandLine sweep_command_line(const SweepCommandOptions& o, SweepConventions sh
   c.option("--net", s.nets).data(s.data).option("--neurons", s.neurons);
   c.option("--tau", s.taus).option("--rate", s.rates).option("--T", s.T);
   if (every || s.samplers != d.spec.samplers) c.option("--sampler", samplers);
-  if (every || s.kernel != d.spec.kernel) c.option("--kernel", s.kernel);
+  if (every || s.kernel != d.spec.kernel) c.option("--kernel", sim::kernel_name(s.kernel));
   c.option("--trials", s.trials);
   if (every || s.dt != d.spec.dt) c.option("--dt", s.dt);
   if (every || s.readout != d.spec.readout) c.option("--readout", sim::readout_name(s.readout));

@@ -143,7 +143,8 @@ NetworkCommandResult run_simulate_network(const NetworkCommandOptions& o, const 
   opt.snn.readout = sim::parse_readout(o.readout);
   opt.scale = sim::parse_scale_mode(o.scale);
   opt.snn.trace_weight = sim::parse_trace_weight(o.trace_weight);
-  sim::set_kernel(opt.snn, o.kernel, "--kernel");
+  opt.snn.kernel = sim::parse_kernel(o.kernel, "--kernel");
+  sim::check_kernel(opt.snn.kernel, opt.snn.sampler, "--kernel");
   opt.snn.conv_path = sim::parse_conv_path(o.conv_path, "--conv-path");
   opt.output_scale = sim::parse_output_scale(o.output_scale);
   opt.subset = sim::parse_test_subset(o.subset);

@@ -129,7 +129,7 @@ void write(DocumentWriter& w, const NetworkCommandResult& res) {
   put(w, "scale", o.scale);
   put(w, "sampler", o.sampler);
   put(w, "sampler_rule", sim::sampler_rule(opt.snn.sampler));
-  put(w, "kernel", sim::kernel_name(opt.snn));
+  put(w, "kernel", sim::kernel_name(sim::kernel_used(opt.snn)));
   put(w, "conv_path", o.conv_path);
   put(w, "readout", o.readout);
   put(w, "trace_weight", o.trace_weight);

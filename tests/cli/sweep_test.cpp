@@ -116,7 +116,7 @@ TEST_CASE("sweep: a cell is the simulate-network run with the same options, at e
   }
 }
 
-// The kernel (SpikingConfig::reference_kernel) changes a seeded run's numbers,
+// The kernel (SpikingConfig::kernel) changes a seeded run's numbers,
 // so the spec records it and a part of one kernel does not merge with another's.
 TEST_CASE("sweep --kernel: recorded in the spec, a cell equals simulate network on the same kernel, parts of two kernels do not merge") {
   const std::string cell_options = " --tau 0.05 --rate 6 --T 0.5 --dt 0.01 --trials 2 --sampler end-state --seed 9";

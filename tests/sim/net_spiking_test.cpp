@@ -319,11 +319,12 @@ TEST_CASE("max pooling between spiking layers is refused, naming the layer and w
   net.layers[4].dense.W = Eigen::MatrixXf::Constant(2, 12, 0.25f);
   net.infer_shapes("mp net");
   SpikingConfig cfg = config(1, 0.01, 0.05);
+  cfg.kernel = Kernel::Reference;
   CHECK_THROWS_WITH_AS(SpikingNetwork(net, layers_of(3, 1), cfg),
                        "net: layer 2 (maxpool2d): the spiking simulator does not run max pooling (the maximum of spike "
                        "traces is not the trace of a maximum); use a strided convolution or average pooling (avgpool2d)",
                        ctmc::InputError);
-  cfg.reference_kernel = false;  // the vectorised kernel refuses it alike
+  cfg.kernel = Kernel::Vectorised;  // the vectorised kernel refuses it alike
   CHECK_THROWS_WITH_AS(SpikingNetwork(net, layers_of(3, 1), cfg), doctest::Contains("net: layer 2 (maxpool2d)"),
                        ctmc::InputError);
 }
@@ -438,7 +439,7 @@ TEST_CASE("the event-driven and the dense conv path give the same spikes, for 1,
     for (CP path : {CP::Event, CP::Dense, CP::Auto}) {
       SpikingConfig cfg = config(2, 0.01, 0.05);
       cfg.sampler = kind;
-      set_kernel(cfg, kernel);
+      cfg.kernel = parse_kernel(kernel);
       cfg.conv_path = path;
       cfg.checkpoints = {1};
       const SpikingNetwork snn(net, layers_of(4, 20), cfg);
@@ -482,7 +483,7 @@ TEST_CASE("the event-driven and the dense conv path give the same spikes, for 1,
   const std::vector<NeuronModel> neurons{{three_state(), "three-state"}};
   for (const char* kernel : {"reference", "vectorised", "fast"}) {
     INFO(kernel, " kernel");
-    set_kernel(opt.snn, kernel);
+    opt.snn.kernel = parse_kernel(kernel);
     std::vector<NetworkSimResult> res;
     for (CP path : {CP::Event, CP::Dense})
       for (int threads : {1, 2, 3}) {

@@ -2,9 +2,9 @@
 // references: its event-driven layer 1 against the per-step sampler of
 // sampler.hpp (a different random stream and a different algorithm), its
 // whole-network spike counts against the reference kernel's
-// (SpikingConfig::reference_kernel) on an Mlp and on a conv net, and its
+// (Kernel::Reference) on an Mlp and on a conv net, and its
 // determinism for 1, 2 and 3 threads and SSE2 or AVX; the same for the fast
-// kernel (SpikingConfig::fast_kernel: float32 lanes, 32-bit draws).
+// kernel (Kernel::Fast: float32 lanes, 32-bit draws).
 //
 // Two-sample tests. Spike counts are integers, compared by the two-sample
 // Kolmogorov-Smirnov distance D = max_x |F_a(x) - F_b(x)| of the empirical
@@ -157,8 +157,7 @@ void check_kernels_agree(const Network& net, const std::vector<float>& image, in
         cfg.dt = 0.01;
         cfg.tau = 0.05;
         cfg.sampler = kind;
-        cfg.reference_kernel = ref == 1;
-        cfg.fast_kernel = fast;
+        cfg.kernel = ref == 1 ? Kernel::Reference : fast ? Kernel::Fast : Kernel::Vectorised;
         std::vector<SpikingLayer> layers;
         for (std::size_t l = 0; l < layers_n; ++l) layers.push_back({NeuronKernel(model, 3.0, name), 3.0});
         const SpikingNetwork snn(net, std::move(layers), cfg);
@@ -235,8 +234,7 @@ TEST_CASE("vectorised and fast kernels: identical results for 1, 2 and 3 threads
     opt.snn.tau = 0.05;
     opt.snn.sampler = kind;
     opt.snn.checkpoints = {0.5};
-    opt.snn.reference_kernel = false;  // the vectorised kernel, or the fast one
-    opt.snn.fast_kernel = fast;
+    opt.snn.kernel = fast ? Kernel::Fast : Kernel::Vectorised;
     opt.rate = 20;
     opt.trials = 2;
     opt.seed = 77;
@@ -258,7 +256,7 @@ TEST_CASE("vectorised and fast kernels: identical results for 1, 2 and 3 threads
       CHECK(res[t].windows[0].layer_rate_rel_rmse == res[0].windows[0].layer_rate_rel_rmse);
     }
     CHECK(res[0].spikes_per_neuron > 0);
-    opt.snn.reference_kernel = true;
+    opt.snn.kernel = Kernel::Reference;
     opt.threads = 1;
     const NetworkSimResult ref = simulate_network(net, train, test, neurons, opt);
     CHECK(ref.synops != res[0].synops);  // another random stream, same law
@@ -273,13 +271,13 @@ TEST_CASE("fast kernel: a chain it cannot hold is refused by name, not run on an
   SpikingConfig cfg;
   cfg.T = 1;
   cfg.dt = 0.01;
-  set_kernel(cfg, "fast");
-  CHECK(std::string(kernel_name(cfg)) == "fast");
+  cfg.kernel = Kernel::Fast;
+  CHECK(kernel_used(cfg) == Kernel::Fast);
   const std::vector<SpikingLayer> layers{{NeuronKernel(six, 1.0, "bernstein"), 1.0}};
   CHECK_THROWS_WITH_AS(SpikingNetwork(net, layers, cfg), doctest::Contains("spiking layer 1 has 6 states"),
                        ctmc::InputError);
   // The same chain on the vectorised kernel runs.
-  set_kernel(cfg, "vectorised");
+  cfg.kernel = Kernel::Vectorised;
   CHECK_NOTHROW(SpikingNetwork(net, layers, cfg));
 }
 
@@ -307,7 +305,7 @@ TEST_CASE("fast kernel: a block of lanes at exit rate 0 skips its budget work; t
       CAPTURE(sampler_name(kind));
       CAPTURE(avx);
       cfg.sampler = kind;
-      set_kernel(cfg, "fast");
+      cfg.kernel = Kernel::Fast;
       allow_avx(avx);
       const SpikingNetwork snn(net, layers, cfg);
       const SampleRun r = snn.run(image.data(), sample_stream_seed(3, 0, 0));
@@ -320,7 +318,7 @@ TEST_CASE("fast kernel: a block of lanes at exit rate 0 skips its budget work; t
       CHECK(r.budget_updates == static_cast<std::uint64_t>(snn.steps()) * (8 + 16 + out_lanes));
       CHECK(std::all_of(r.counts[1].begin(), r.counts[1].begin() + 8, [](std::uint32_t c) { return c == 0; }));
       CHECK(r.spikes > 0);
-      set_kernel(cfg, "reference");
+      cfg.kernel = Kernel::Reference;
       CHECK(SpikingNetwork(net, layers, cfg).run(image.data(), sample_stream_seed(3, 0, 0)).budget_updates == 0);
     }
   // The spike-count laws of both kernels on this net agree, neuron by neuron.

@@ -38,27 +38,34 @@ bool vectorised_runs(SamplerKind sampler) {
 }
 }  // namespace
 
-bool parse_kernel(const std::string& text, SamplerKind sampler, const std::string& option) {
-  if (text == "reference") return true;
-  if (text == "auto") return !vectorised_runs(sampler);
-  if (text != "vectorised")
-    throw InputError(option, fmt::format("unknown kernel '{}' (expected auto, reference or vectorised)", text));
-  if (!vectorised_runs(sampler))
+Kernel parse_kernel(const std::string& text, const std::string& option, bool fast) {
+  if (text == "auto") return Kernel::Auto;
+  if (text == "reference") return Kernel::Reference;
+  if (text == "vectorised") return Kernel::Vectorised;
+  if (text == "fast" && fast) return Kernel::Fast;
+  throw InputError(option, fmt::format("unknown kernel '{}' (expected auto, reference or vectorised)", text));
+}
+
+void check_kernel(Kernel kernel, SamplerKind sampler, const std::string& option) {
+  if ((kernel == Kernel::Vectorised || kernel == Kernel::Fast) && !vectorised_runs(sampler))
     throw InputError(option, fmt::format("the vectorised kernel runs the exact and end-state samplers; {} runs on the "
                                          "reference kernel",
                                          sampler_name(sampler)));
-  return false;
 }
 
-void set_kernel(SpikingConfig& cfg, const std::string& text, const std::string& option) {
-  const bool fast = text == "fast";
-  cfg.reference_kernel = parse_kernel(fast ? "vectorised" : text, cfg.sampler, option);
-  cfg.fast_kernel = fast;
+const char* kernel_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::Auto: return "auto";
+    case Kernel::Reference: return "reference";
+    case Kernel::Vectorised: return "vectorised";
+    case Kernel::Fast: return "fast";
+  }
+  return "auto";
 }
 
-const char* kernel_name(const SpikingConfig& cfg) {
-  if (!vectorised_runs(cfg.sampler) || cfg.reference_kernel) return "reference";
-  return cfg.fast_kernel ? "fast" : "vectorised";
+Kernel kernel_used(const SpikingConfig& cfg) {
+  if (!vectorised_runs(cfg.sampler) || cfg.kernel == Kernel::Reference) return Kernel::Reference;
+  return cfg.kernel == Kernel::Fast ? Kernel::Fast : Kernel::Vectorised;
 }
 
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option) {
@@ -67,6 +74,15 @@ SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::stri
   if (text == "event") return CP::Event;
   if (text == "dense") return CP::Dense;
   throw InputError(option, fmt::format("unknown conv path '{}' (expected auto, event or dense)", text));
+}
+
+const char* conv_path_name(SpikingConfig::ConvPath path) {
+  switch (path) {
+    case SpikingConfig::ConvPath::Auto: return "auto";
+    case SpikingConfig::ConvPath::Event: return "event";
+    case SpikingConfig::ConvPath::Dense: return "dense";
+  }
+  return "auto";
 }
 
 std::size_t spiking_layer_count(const Mlp& net, Readout readout) {
@@ -515,11 +531,11 @@ void SpikingNetwork::configure() {
   for (const auto& l : layers_) samplers_.emplace_back(l.kernel, cfg_.sampler, cfg_.dt);
   // The fast kernel's lanes hold chains of at most 4 states and 2 exits per
   // state. Asked for by name, a chain beyond that is refused rather than run
-  // on another kernel under its name (kernel_name).
+  // on another kernel under its name (kernel_used).
   const auto fits_fast = [](const StepSampler& s) { return s.kernel().size() <= 4 && s.max_out_degree() <= 2; };
   const auto beyond = std::find_if_not(samplers_.begin(), samplers_.end(), fits_fast);
   fast_fits_ = beyond == samplers_.end();
-  if (cfg_.fast_kernel && !cfg_.reference_kernel && vectorised_runs(cfg_.sampler) && !fast_fits_)
+  if (kernel_used(cfg_) == Kernel::Fast && !fast_fits_)
     throw InputError("kernel", fmt::format("the fast kernel runs chains of at most 4 states and 2 exits per "
                                            "state; spiking layer {} has {} states and up to {} exits (use "
                                            "vectorised)",
@@ -540,13 +556,14 @@ Eigen::VectorXd SpikingNetwork::decode(const SampleRun& r, std::size_t l) const 
 }
 
 SampleRun SpikingNetwork::run(const float* x, std::uint64_t stream_seed) const {
-  const bool fast = cfg_.fast_kernel && fast_fits_;
+  const Kernel kernel = kernel_used(cfg_);
+  const bool fast = kernel == Kernel::Fast && fast_fits_;
   switch (cfg_.sampler) {
     case SamplerKind::Exact:
-      if (cfg_.reference_kernel) return run_impl<SamplerKind::Exact>(x, stream_seed);
+      if (kernel == Kernel::Reference) return run_impl<SamplerKind::Exact>(x, stream_seed);
       return fast ? run_fast<SamplerKind::Exact>(x, stream_seed) : run_vec<SamplerKind::Exact>(x, stream_seed);
     case SamplerKind::EndState:
-      if (cfg_.reference_kernel) return run_impl<SamplerKind::EndState>(x, stream_seed);
+      if (kernel == Kernel::Reference) return run_impl<SamplerKind::EndState>(x, stream_seed);
       return fast ? run_fast<SamplerKind::EndState>(x, stream_seed) : run_vec<SamplerKind::EndState>(x, stream_seed);
     case SamplerKind::Uniformization:
       return run_impl<SamplerKind::Uniformization>(x, stream_seed);

@@ -1,4 +1,4 @@
-// The fast spiking kernel (SpikingConfig::fast_kernel): the exact and
+// The fast spiking kernel (Kernel::Fast): the exact and
 // end-state samplers of sampler.hpp, the same law as the reference kernel
 // and the vectorised one (spiking.cpp), with
 //   - float32 structure-of-arrays lanes for the per-step pass over layers

@@ -178,7 +178,7 @@ void validate_sweep(const SweepSpec& s) {
   std::vector<std::string> names;
   for (SamplerKind k : s.samplers) names.push_back(sampler_name(k));
   check_unique(names, "samplers");
-  for (SamplerKind k : s.samplers) parse_kernel(s.kernel, k, "kernel");
+  for (SamplerKind k : s.samplers) check_kernel(s.kernel, k, "kernel");
   check_positive(s.taus, "taus");
   check_positive(s.rates, "rates");
   check_positive(s.T, "T");
@@ -242,7 +242,7 @@ Json sweep_spec_json(const SweepSpec& s) {
   Json samplers = Json::array();
   for (SamplerKind k : s.samplers) samplers.push_back(sampler_name(k));
   j["samplers"] = samplers;
-  j["kernel"] = s.kernel;
+  j["kernel"] = kernel_name(s.kernel);
   j["tau"] = s.taus;
   j["rate"] = s.rates;
   j["T"] = s.T;
@@ -295,7 +295,7 @@ std::vector<RunRecord> run_sweep(const SweepSpec& spec, Shard shard, int threads
     opt.output_scale = spec.output_scale;
     opt.layer_alpha = spec.layer_alpha;
     opt.snn.trace_weight = spec.trace_weight;
-    opt.snn.reference_kernel = parse_kernel(spec.kernel, opt.snn.sampler, "kernel");
+    opt.snn.kernel = spec.kernel;
 
     NetworkSimResult res;
     try {
@@ -633,7 +633,7 @@ SweepSpec spec_of_part(const PartReader& in, const Json& given) {
     s.neurons = strings("neurons");
     s.samplers.clear();
     for (const std::string& name : strings("samplers")) s.samplers.push_back(parse_sampler(name, "samplers"));
-    s.kernel = text("kernel");
+    s.kernel = parse_kernel(text("kernel"), "kernel", false);
     s.taus = numbers("tau", false);
     s.rates = numbers("rate", false);
     s.T = numbers("T", false);

@@ -22,7 +22,7 @@ struct NetworkCommandOptions {
   sim::NetworkSimOptions opt;  // the numbers: T, tau, dt, rate, trials, seed, threads, limit
   std::string sampler = "exact", readout = "spike", scale = "q99", trace_weight = "integral",
               output_scale = "logits", subset = "all", layer_alpha;
-  std::string kernel = "auto", conv_path = "auto";  // SpikingConfig::reference_kernel, ::conv_path
+  std::string kernel = "auto", conv_path = "auto";  // SpikingConfig::kernel, ::conv_path
   std::string if_norm;  // empty: no IF baseline
   double v0 = 0;
   int if_steps = 32;

@@ -75,6 +75,23 @@ constexpr double kMaxSteps = 1e9;
 // (e.g. "T") otherwise.
 std::int64_t window_steps(double T, double dt, const std::string& what);
 
+// The spiking kernel a run asks for (--kernel). Vectorised: the exact and
+// end-state samplers on structure-of-arrays layers, one Philox4x32-10 stream
+// per neuron, for an Mlp and a layer graph alike (every conv_path).
+// Reference: the per-neuron loop, one xoshiro256** stream per sample,
+// consumed in neuron order. Fast (spiking_fast.cpp): the exact and end-state
+// samplers with float32 structure-of-arrays lanes (current, H, state, exit
+// rate; the hazard budget in double; eight lanes where the CPU has AVX, four
+// with SSE2, the same bits either way), one Philox4x32-10 block serving four
+// 32-bit draws of a neuron, and float32 synapses for an Mlp; a chain beyond
+// four states or two exits per state is refused (InputError naming the
+// kernel). Auto: vectorised for the exact and end-state samplers. The three
+// sample the same law from different random numbers, so a seeded run's
+// figures differ between them within statistical error
+// (scripts/compare-kernels.py). Uniformization and euler run on the
+// reference kernel whatever is asked.
+enum class Kernel { Auto, Reference, Vectorised, Fast };
+
 struct SpikingConfig {
   double T = 50, dt = 0.005, tau = 0.02;
   SamplerKind sampler = SamplerKind::Exact;
@@ -86,25 +103,9 @@ struct SpikingConfig {
   // step order), so the reading at T_k equals a separate run with T = T_k
   // and the same stream: a sweep over T costs its largest T. Empty: none.
   std::vector<double> checkpoints;
-  // The exact and end-state samplers run on the vectorised kernel
-  // (structure-of-arrays layers, one Philox4x32-10 stream per neuron), for an
-  // Mlp and a layer graph alike (every conv_path below), unless this is true:
-  // then on the reference kernel (the per-neuron loop, one xoshiro256**
-  // stream per sample, consumed in neuron order). The two sample the same
-  // law from different random numbers, so a seeded run's figures differ
-  // between them within statistical error (scripts/compare-kernels.py).
-  // Uniformization and euler always run on the reference kernel.
-  bool reference_kernel = false;
-  // The fast kernel (spiking_fast.cpp), opt-in: the exact and end-state
-  // samplers with float32 structure-of-arrays lanes (current, H, state,
-  // exit rate; the hazard budget in double; eight lanes where the CPU has
-  // AVX, four with SSE2, the same bits either way), one Philox4x32-10
-  // block serving four 32-bit draws of a neuron, and float32 synapses for
-  // an Mlp. Same law as the
-  // other two kernels, other random numbers. Ignored when reference_kernel
-  // is set and for the other samplers; a chain beyond four states or two
-  // exits per state is refused (InputError naming the kernel).
-  bool fast_kernel = false;
+  // The kernel the exact and end-state samplers run on (Kernel);
+  // uniformization and euler always run on the reference kernel.
+  Kernel kernel = Kernel::Auto;
   // How a layer graph carries a step's spikes into a stage of one
   // convolution (net_synapse.hpp): Auto chooses per layer and step by the
   // step's spike density (dense from kDenseConvDensity of the stage's inputs
@@ -118,20 +119,21 @@ struct SpikingConfig {
   ConvPath conv_path = ConvPath::Auto;
 };
 
-// SpikingConfig::reference_kernel from its option text: "auto" (the
-// vectorised kernel where it runs: the exact and end-state samplers),
-// "reference" (true) or "vectorised" (false). InputError naming `option` for
-// another name, and for "vectorised" with a sampler that kernel does not run
-// (uniformization and euler always run on the reference kernel).
-bool parse_kernel(const std::string& text, SamplerKind sampler, const std::string& option = "kernel");
-// Sets cfg.reference_kernel and cfg.fast_kernel from an option's text:
-// parse_kernel's names, and "fast" (the fast kernel; InputError, as for
-// "vectorised", with a sampler it does not run). cfg.sampler must be set.
-void set_kernel(SpikingConfig& cfg, const std::string& text, const std::string& option = "kernel");
-// The kernel a run with `cfg` uses: "reference", "vectorised" or "fast".
-const char* kernel_name(const SpikingConfig& cfg);
+// A kernel from its option text: "auto", "reference", "vectorised" or, when
+// `fast` allows it, "fast"; InputError naming `option` for another name.
+Kernel parse_kernel(const std::string& text, const std::string& option = "kernel", bool fast = true);
+// InputError naming `option` for the vectorised or fast kernel asked of a
+// sampler it does not run (uniformization and euler run on the reference
+// kernel).
+void check_kernel(Kernel kernel, SamplerKind sampler, const std::string& option = "kernel");
+// "auto", "reference", "vectorised" or "fast": the text parse_kernel reads.
+const char* kernel_name(Kernel kernel);
+// The kernel a run with `cfg` uses: Reference, Vectorised or Fast.
+Kernel kernel_used(const SpikingConfig& cfg);
 // "auto", "event" or "dense" (SpikingConfig::ConvPath).
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option = "conv_path");
+// The text parse_conv_path reads.
+const char* conv_path_name(SpikingConfig::ConvPath path);
 
 // Auto's switch: a step whose spikes number at least this fraction of the
 // stage's inputs goes the dense way (calibrated with bench_conv).

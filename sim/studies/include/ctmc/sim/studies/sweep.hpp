@@ -67,11 +67,11 @@ struct SweepSpec {
   DataSource data;                   // data folder and/or tensor files
   std::vector<std::string> neurons;  // one model for every spiking layer, or one per layer
   std::vector<SamplerKind> samplers{SamplerKind::Exact};
-  // The spiking kernel, as parse_kernel reads it for each sampler: "auto",
-  // "reference" or "vectorised". Recorded in the spec because a seeded run's
-  // numbers depend on it; a spec without the key (documents written before
-  // it existed) reads as "reference", the kernel every sweep ran on then.
-  std::string kernel = "auto";
+  // The spiking kernel of every sampler (auto, reference or vectorised;
+  // check_kernel's rule for each). Recorded in the spec because a seeded
+  // run's numbers depend on it; a spec without the key (documents written
+  // before it existed) reads as "reference", the kernel every sweep ran on then.
+  Kernel kernel = Kernel::Auto;
   std::vector<double> taus, rates;
   std::vector<double> T;  // checkpoints, increasing
   int trials = 1;
