@@ -3,7 +3,8 @@
 headers include a header of a module above it, and no module links one.
 
 Reads every #include "ctmc/<module>/..." under each module folder and every
-ctmc_add_module(<name> DEPS ...) in the modules' CMakeLists.txt, and checks
+ctmc_add_module(<name> DEPS ...) and target_link_libraries(<target> ...) in
+the modules' CMakeLists.txt, and checks
 both against the allowed dependencies below. Exit 0 when they hold, 1 with
 one line per violation otherwise. Usage: check-layers.py [SOURCE_DIR]
 """
@@ -31,10 +32,15 @@ ALLOWED = {
     "sim/studies": {"core", "io", "solvers", "activations", "sim/formats", "sim/nets", "sim/neurons", "sim/engines"},
     "commands": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim"} | SIM_PARTS,
     "reports": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim", "commands"} | SIM_PARTS,
+    # The Python module stands beside the CLI over commands/, not over
+    # reports/: what it offers is what a command's Options and Result say.
+    "python": {"core", "io", "solvers", "activations", "analysis", "proofs_check", "sim", "commands"} | SIM_PARTS,
 }
 MODULES = set(ALLOWED)
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]ctmc/((?:sim/(?:formats|nets|neurons|engines|studies))|[a-z_]+)/')
 ADD_MODULE = re.compile(r"ctmc_add_module\(\s*([a-z_]+)((?:\s+[^)]*)?)\)", re.S)
+# The Python module is a pybind11 target, whose libraries are in target_link_libraries.
+LINK = re.compile(r"target_link_libraries\(\s*[A-Za-z0-9_]+((?:\s+[^)]*)?)\)", re.S)
 LIBRARY = {m.replace("/", "_"): m for m in MODULES}
 
 
@@ -62,8 +68,9 @@ def main():
         cmake = os.path.join(folder, "CMakeLists.txt")
         with open(cmake, encoding="utf-8") as f:
             text = f.read()
-        for m in ADD_MODULE.finditer(text):
-            words = m.group(2).split()
+        links = [m.group(2).split() for m in ADD_MODULE.finditer(text)]
+        links += [["DEPS"] + m.group(1).split() for m in LINK.finditer(text)]
+        for words in links:
             deps = words[words.index("DEPS") + 1:] if "DEPS" in words else []
             for d in deps:
                 if d in ("SOURCES",):
