@@ -85,6 +85,9 @@ TEST_CASE("report deep: a small study writes every section for MNIST and CIFAR-1
   const std::string claims = slurp(dir / "claims.csv");
   CHECK(claims.find("ClipReLU6 meets the 0.5 pp gap at fewer SynOps than ReLU") != std::string::npos);
   CHECK(claims.find("the q95 clip needs more SynOps than ReLU under 2 pp") != std::string::npos);
+  // The layer-quantile claim is decided by each activation's bootstrap interval.
+  CHECK(claims.find("ReLU: largest relative q99 departure, last two layers − others, 95% bootstrap interval over "
+                    "the images: [") != std::string::npos);
   // The PyTorch VGG-11's three files give PyTorch's 100 predictions, and the
   // peer's planted convention mistake is the one claim that fails.
   const std::string imported = slurp(dir / "torch_import.csv");

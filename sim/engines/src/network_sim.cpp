@@ -545,8 +545,11 @@ WindowResult window_result(const NetT& net, const Dataset& test, const TrialReco
     }
     win.layer_rate_rel_rmse.push_back(ref > 0 ? std::sqrt(dev / ref) : std::numeric_limits<double>::quiet_NaN());
     win.layer_spikes_per_neuron.push_back(per_neuron(layer_spikes, total, layer_units(net, l)));
-    if (opt.layer_quantiles)
-      win.layer_decoded_quantiles.push_back(quantiles_at(rec.decoded[w * rec.layers + l], kLayerQuantileLevels));
+    if (opt.layer_quantiles) {
+      const std::vector<float>& decoded = rec.decoded[w * rec.layers + l];
+      win.layer_decoded_quantiles.push_back(quantiles_at(decoded, kLayerQuantileLevels));
+      win.layer_decoded.push_back(decoded);
+    }
   }
   return win;
 }

@@ -160,6 +160,12 @@ struct WindowResult {
   // decode: N / (alpha T) in activation units) over the layer's neurons and
   // every (trial, sample) run; empty otherwise.
   std::vector<std::vector<double>> layer_decoded_quantiles;
+  // NetworkSimOptions::layer_quantiles: per spiking layer, the decoded
+  // activations those quantiles are of, run-major (runs trial-major, as
+  // NetworkSimResult::predictions; a run's block in the layer's neuron
+  // order): what a bootstrap over the test images resamples
+  // (sim/studies/grouped_quantiles.hpp). Empty otherwise.
+  std::vector<std::vector<float>> layer_decoded;
 };
 // The levels of WindowResult::count_quantiles: median, q90, q99 and the maximum.
 inline constexpr double kCountQuantileLevels[] = {50, 90, 99, 100};
