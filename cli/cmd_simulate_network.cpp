@@ -18,6 +18,7 @@
 
 #include "command.hpp"
 #include "data_options.hpp"
+#include "ctmc/commands/command_text.hpp"
 #include "ctmc/commands/simulate_network.hpp"
 #include "ctmc/sim/nets/manifest.hpp"
 #include "ctmc/sim/neurons/sampler.hpp"
@@ -32,6 +33,7 @@ struct SimNetOptions {
   std::string net, neurons;
   sim::DataSource data;
   commands::NetworkCommandOptions cmd;
+  commands::NetworkOptionTexts texts;  // parsed into cmd before the run
   bool json = false;
 };
 
@@ -63,26 +65,34 @@ void print_layers(const commands::NetworkCommandResult& res) {
 void print_if_baseline(const commands::NetworkCommandOptions& o, const sim::IfResult& ifr) {
   fmt::print("IF baseline ({} normalisation, v0 = {}, T = {} steps, reset by subtraction): A_IF = {:.2f}%, "
              "A_ANN - A_IF = {:.2f} pp, SynOps per sample = {:.1f} (sd {:.1f}), spikes per neuron = {:.4f}\n",
-             o.if_norm, o.v0, o.if_steps, kPercent * ifr.acc_if, kPercent * (ifr.acc_ann - ifr.acc_if),
+             commands::if_norm_name(*o.if_norm), o.v0, o.if_steps, kPercent * ifr.acc_if,
+             kPercent * (ifr.acc_ann - ifr.acc_if),
              ifr.synops_mean, ifr.synops_sd, ifr.spikes_per_neuron);
 }
 
 void print_text(const SimNetOptions& c, const commands::NetworkCommandResult& res) {
   const auto& o = c.cmd;
+  const auto& opt = res.run;
   const auto& r = res.sim;
   fmt::print("network {} on {} test images of {}; T = {}, dt = {} ({} steps), tau = {}, r = {}, scale {}\n", c.net,
-             r.samples, res.data, o.opt.snn.T, o.opt.snn.dt, r.steps, o.opt.snn.tau, o.opt.rate, o.scale);
-  fmt::print("sampler {}: {}\nreadout {}; {} trial(s), seed {}\n", o.sampler, sim::sampler_rule(res.run.snn.sampler),
-             o.readout, o.opt.trials, o.opt.seed);
-  fmt::print("spiking kernel {}, conv path {}\n", sim::kernel_name(sim::kernel_used(res.run.snn)), o.conv_path);
-  if (o.trace_weight != "integral" || o.output_scale != "logits" || o.subset != "all" || !o.layer_alpha.empty())
-    fmt::print("conventions: trace weight {}, output scale {}, test subset {}{}\n", o.trace_weight, o.output_scale,
-               o.subset, o.layer_alpha.empty() ? "" : ", layer alpha " + o.layer_alpha);
+             r.samples, res.data, opt.snn.T, opt.snn.dt, r.steps, opt.snn.tau, opt.rate,
+             commands::scale_name(opt.scale));
+  fmt::print("sampler {}: {}\nreadout {}; {} trial(s), seed {}\n", sim::sampler_name(opt.snn.sampler),
+             sim::sampler_rule(opt.snn.sampler), sim::readout_name(opt.snn.readout), opt.trials, opt.seed);
+  fmt::print("spiking kernel {}, conv path {}\n", sim::kernel_name(sim::kernel_used(opt.snn)),
+             sim::conv_path_name(opt.snn.conv_path));
+  const sim::NetworkSimOptions d;
+  if (opt.snn.trace_weight != d.snn.trace_weight || opt.output_scale != d.output_scale ||
+      opt.subset.text != d.subset.text || !opt.layer_alpha.empty())
+    fmt::print("conventions: trace weight {}, output scale {}, test subset {}{}\n",
+               sim::trace_weight_name(opt.snn.trace_weight), commands::output_scale_name(opt.output_scale),
+               opt.subset.text,
+               opt.layer_alpha.empty() ? "" : ", layer alpha " + commands::layer_alpha_text(opt.layer_alpha));
   print_layers(res);
   const double ann = kPercent * r.acc_ann, mf = kPercent * r.acc_mf, snn = kPercent * r.acc_snn_mean;
-  if (o.opt.trials > 1)
+  if (opt.trials > 1)
     fmt::print("A_ANN = {:.2f}%\nA_MF  = {:.2f}%\nA_SNN = {:.2f}% (sd {:.2f} over {} trials)\n", ann, mf, snn,
-               kPercent * r.acc_snn_sd, o.opt.trials);
+               kPercent * r.acc_snn_sd, opt.trials);
   else
     fmt::print("A_ANN = {:.2f}%\nA_MF  = {:.2f}%\nA_SNN = {:.2f}% (1 trial: no sd)\n", ann, mf, snn);
   fmt::print("A_ANN - A_SNN = {:.2f} pp = (A_ANN - A_MF) {:.2f} pp + (A_MF - A_SNN) {:.2f} pp\n",
@@ -93,7 +103,7 @@ void print_text(const SimNetOptions& c, const commands::NetworkCommandResult& re
              "sample = {:.1f}\n",
              r.synops_mean, r.synops_sd, r.spikes_per_neuron, r.spiking_neurons, r.transitions_per_sample);
   if (res.if_baseline) print_if_baseline(o, *res.if_baseline);
-  if (res.run.snn.sampler == sim::SamplerKind::Euler)
+  if (opt.snn.sampler == sim::SamplerKind::Euler)
     fmt::print("euler: {} neuron-steps had rate*dt summing above 1 and were renormalized{}\n", r.euler_renormalized,
                r.euler_renormalized ? " (FLAGGED: dt too large for these rates)" : "");
 }
@@ -140,40 +150,40 @@ Register reg([](CLI::App& root) {
   cmd->add_option("--threads", o->cmd.opt.threads, "Threads (0: all cores, or OMP_NUM_THREADS if set); results do not depend on it")
       ->capture_default_str()
       ->check(kThreadCount);
-  cmd->add_option("--sampler", o->cmd.sampler,
+  cmd->add_option("--sampler", o->texts.sampler,
                   "exact (every spike on the path), uniformization (same law), end-state or euler (reproduce other "
                   "codes; biased)")
       ->capture_default_str();
-  cmd->add_option("--kernel", o->cmd.kernel,
+  cmd->add_option("--kernel", o->texts.kernel,
                   "auto (vectorised for the exact and end-state samplers, reference for the others), vectorised (one "
                   "Philox stream per neuron, SIMD passes), fast (float32 lanes, opt-in) or reference (one stream per "
                   "sample): the same law, other random numbers")
       ->capture_default_str();
-  cmd->add_option("--conv-path", o->cmd.conv_path,
+  cmd->add_option("--conv-path", o->texts.conv_path,
                   "How spikes reach a convolution: auto (dense from 60% of its inputs spiking in a step), event or "
                   "dense; the same sums bit for bit, only the speed differs")
       ->capture_default_str();
-  cmd->add_option("--readout", o->cmd.readout, "spike (argmax of output spike counts) or integrate (argmax of mean H^L)")
+  cmd->add_option("--readout", o->texts.readout, "spike (argmax of output spike counts) or integrate (argmax of mean H^L)")
       ->capture_default_str();
-  cmd->add_option("--scale", o->cmd.scale, "Layer scales: q99 (alpha_l = r / q99_l) or const (alpha_l = r)")
+  cmd->add_option("--scale", o->texts.scale, "Layer scales: q99 (alpha_l = r / q99_l) or const (alpha_l = r)")
       ->capture_default_str();
   cmd->add_option("--limit", o->cmd.opt.limit, "Use only the first N test images (0: all)")->capture_default_str();
-  cmd->add_option("--subset", o->cmd.subset,
+  cmd->add_option("--subset", o->texts.subset,
                   "Test images: all, stride:K[:OFFSET] (every K-th from OFFSET) or index:FILE (whole numbers, each "
                   "image at most once); --limit then takes the first N of them")
       ->capture_default_str();
-  cmd->add_option("--trace-weight", o->cmd.trace_weight,
+  cmd->add_option("--trace-weight", o->texts.trace_weight,
                   "Trace increment per spike: integral ((1 - e^(-dt/tau))/dt, the kernel integrates to one) or 1/tau "
                   "(other codes; inputs then (dt/tau)/(1 - e^(-dt/tau)) times larger)")
       ->capture_default_str();
-  cmd->add_option("--output-scale", o->cmd.output_scale,
+  cmd->add_option("--output-scale", o->texts.output_scale,
                   "q99 of a spiking output layer: logits (z^L) or activation (phi(z^L), phi = the output neuron "
                   "model's meta.target)")
       ->capture_default_str();
-  cmd->add_option("--layer-alpha", o->cmd.layer_alpha,
+  cmd->add_option("--layer-alpha", o->texts.layer_alpha,
                   "alpha_l per spiking layer, comma-separated, overriding --scale/--rate where given (auto: keep the "
                   "rule)");
-  auto* if_opt = cmd->add_option("--if", o->cmd.if_norm,
+  auto* if_opt = cmd->add_option("--if", o->texts.if_norm,
                                  "Also run the IF baseline with this activation-percentile normalisation: p99.9 or "
                                  "p100 (relu or cliprelu hidden layers)");
   // Only meaningful with --if: given alone they would be ignored without a word.
@@ -184,7 +194,10 @@ Register reg([](CLI::App& root) {
       ->needs(if_opt);
   cmd->add_option("--if-steps", o->cmd.if_steps, "IF baseline: number of time steps")->capture_default_str()->needs(if_opt);
   cmd->add_flag("--json", o->json, "Machine-readable output");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o] {
+    commands::set_network_options(o->cmd, o->texts);
+    run(*o);
+  });
 });
 
 }  // namespace

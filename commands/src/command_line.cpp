@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
+
+#include "ctmc/commands/command_text.hpp"
 
 namespace ctmc::commands {
 
@@ -140,37 +141,24 @@ CommandLine simulate_network_command_line(const SimulateNetworkCommand& sc) {
   c.option("--T", o.opt.snn.T).option("--tau", o.opt.snn.tau).option("--rate", o.opt.rate);
   if (o.opt.snn.dt != d.opt.snn.dt) c.option("--dt", o.opt.snn.dt);
   c.option("--trials", o.opt.trials).option("--seed", o.opt.seed);
-  const auto text = [&](std::string_view name, const std::string& v, const std::string& dv) {
-    if (v != dv) c.option(name, v);
-  };
-  text("--sampler", o.sampler, d.sampler);
-  text("--kernel", o.kernel, d.kernel);
-  text("--conv-path", o.conv_path, d.conv_path);
-  text("--readout", o.readout, d.readout);
-  text("--scale", o.scale, d.scale);
-  if (o.opt.limit != d.opt.limit) c.option("--limit", o.opt.limit);
-  text("--subset", o.subset, d.subset);
-  text("--trace-weight", o.trace_weight, d.trace_weight);
-  text("--output-scale", o.output_scale, d.output_scale);
-  text("--layer-alpha", o.layer_alpha, d.layer_alpha);
-  if (!o.if_norm.empty()) {
-    c.option("--if", o.if_norm);
+  const sim::NetworkSimOptions &r = o.opt, &dr = d.opt;
+  if (r.snn.sampler != dr.snn.sampler) c.option("--sampler", sim::sampler_name(r.snn.sampler));
+  if (r.snn.kernel != dr.snn.kernel) c.option("--kernel", sim::kernel_name(r.snn.kernel));
+  if (r.snn.conv_path != dr.snn.conv_path) c.option("--conv-path", sim::conv_path_name(r.snn.conv_path));
+  if (r.snn.readout != dr.snn.readout) c.option("--readout", sim::readout_name(r.snn.readout));
+  if (r.scale != dr.scale) c.option("--scale", scale_name(r.scale));
+  if (r.limit != dr.limit) c.option("--limit", r.limit);
+  if (r.subset.text != dr.subset.text) c.option("--subset", r.subset.text);
+  if (r.snn.trace_weight != dr.snn.trace_weight) c.option("--trace-weight", sim::trace_weight_name(r.snn.trace_weight));
+  if (r.output_scale != dr.output_scale) c.option("--output-scale", output_scale_name(r.output_scale));
+  if (!r.layer_alpha.empty()) c.option("--layer-alpha", layer_alpha_text(r.layer_alpha));
+  if (o.if_norm) {
+    c.option("--if", if_norm_name(*o.if_norm));
     if (o.v0 != d.v0) c.option("--v0", o.v0);
     if (o.if_steps != d.if_steps) c.option("--if-steps", o.if_steps);
   }
   return c;
 }
-
-namespace {
-
-// --layer-alpha's text: "auto" for a layer that keeps the scale rule (NaN).
-std::string layer_alpha_text(const std::vector<double>& alphas) {
-  std::string s;
-  for (double a : alphas) s += (s.empty() ? "" : ",") + (std::isnan(a) ? std::string("auto") : fmt::format("{}", a));
-  return s;
-}
-
-}  // namespace
 
 CommandLine sweep_command_line(const SweepCommandOptions& o, SweepConventions shown) {
   const SweepCommandOptions d;
@@ -189,12 +177,12 @@ CommandLine sweep_command_line(const SweepCommandOptions& o, SweepConventions sh
   if (every || s.trace_weight != d.spec.trace_weight)
     c.option("--trace-weight", sim::trace_weight_name(s.trace_weight));
   if (every || s.output_scale != d.spec.output_scale)
-    c.option("--output-scale", s.output_scale == sim::OutputScale::Logits ? "logits" : "activation");
+    c.option("--output-scale", output_scale_name(s.output_scale));
   if (every || s.subset.text != d.spec.subset.text) c.option("--subset", s.subset.text);
   if (every || s.limit != d.spec.limit) c.option("--limit", s.limit);
   c.option("--seed", s.seed);
   if (s.criterion != d.spec.criterion) c.option("--criterion", s.criterion);
-  if (s.scale != d.spec.scale) c.option("--scale", s.scale == sim::ScaleMode::Q99 ? "q99" : "const");
+  if (s.scale != d.spec.scale) c.option("--scale", scale_name(s.scale));
   if (!s.layer_alpha.empty()) c.option("--layer-alpha", layer_alpha_text(s.layer_alpha));
   if (o.shard) c.option("--shard", fmt::format("{}/{}", o.shard->index, o.shard->count));
   if (s.limits.runs != d.spec.limits.runs) c.option("--max-runs", s.limits.runs);

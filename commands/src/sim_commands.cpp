@@ -135,20 +135,33 @@ NeuronSimResult run_simulate_neuron(const ModelInput& in, const NeuronSimOptions
   return r;
 }
 
+void set_network_options(NetworkCommandOptions& o, const NetworkOptionTexts& t) {
+  sim::NetworkSimOptions& opt = o.opt;
+  opt.snn.sampler = sim::parse_sampler(t.sampler);
+  opt.snn.readout = sim::parse_readout(t.readout);
+  opt.scale = sim::parse_scale_mode(t.scale);
+  opt.snn.trace_weight = sim::parse_trace_weight(t.trace_weight);
+  opt.snn.kernel = sim::parse_kernel(t.kernel, "--kernel");
+  opt.snn.conv_path = sim::parse_conv_path(t.conv_path, "--conv-path");
+  opt.output_scale = sim::parse_output_scale(t.output_scale);
+  opt.subset = sim::parse_test_subset(t.subset);
+  opt.layer_alpha.clear();
+  if (!t.layer_alpha.empty()) opt.layer_alpha = layer_alpha_list(t.layer_alpha);
+  o.if_norm.reset();
+  if (!t.if_norm.empty()) o.if_norm = sim::parse_if_norm(t.if_norm);
+}
+
+std::string scale_name(sim::ScaleMode s) { return s == sim::ScaleMode::Q99 ? "q99" : "const"; }
+
+std::string output_scale_name(sim::OutputScale s) { return s == sim::OutputScale::Logits ? "logits" : "activation"; }
+
+std::string if_norm_name(double percentile) { return fmt::format("p{}", percentile); }
+
 NetworkCommandResult run_simulate_network(const NetworkCommandOptions& o, const NetworkInputs& in) {
   checked_threads(o.opt.threads);
   if (o.opt.trials < 0) throw InputError(fmt::format("--trials: need a number >= 0, got '{}'", o.opt.trials));
-  sim::NetworkSimOptions opt = o.opt;
-  opt.snn.sampler = sim::parse_sampler(o.sampler);
-  opt.snn.readout = sim::parse_readout(o.readout);
-  opt.scale = sim::parse_scale_mode(o.scale);
-  opt.snn.trace_weight = sim::parse_trace_weight(o.trace_weight);
-  opt.snn.kernel = sim::parse_kernel(o.kernel, "--kernel");
+  const sim::NetworkSimOptions& opt = o.opt;
   sim::check_kernel(opt.snn.kernel, opt.snn.sampler, "--kernel");
-  opt.snn.conv_path = sim::parse_conv_path(o.conv_path, "--conv-path");
-  opt.output_scale = sim::parse_output_scale(o.output_scale);
-  opt.subset = sim::parse_test_subset(o.subset);
-  if (!o.layer_alpha.empty()) opt.layer_alpha = layer_alpha_list(o.layer_alpha);
   const std::vector<sim::NeuronModel> neurons = in.neurons();
   if (neurons.empty()) throw InputError("--neurons: no model file given");
   // A dense manifest runs as the Mlp; one with convolutions or pooling, which
@@ -158,9 +171,9 @@ NetworkCommandResult run_simulate_network(const NetworkCommandOptions& o, const 
   // The IF baseline first: it is the cheaper of the two, so its bad input
   // (e.g. --if-steps beyond the work budget) is not found after the CTMC run.
   std::optional<sim::IfResult> ifr;
-  if (!o.if_norm.empty()) {
+  if (o.if_norm) {
     sim::IfOptions io;
-    io.percentile = sim::parse_if_norm(o.if_norm);
+    io.percentile = *o.if_norm;
     io.v0 = o.v0;
     io.steps = o.if_steps;
     io.readout = opt.snn.readout;

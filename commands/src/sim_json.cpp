@@ -100,7 +100,7 @@ void put_accuracies(DocumentWriter& w, const sim::NetworkSimResult& r) {
 
 void put_if_baseline(DocumentWriter& w, const NetworkCommandOptions& o, const sim::IfResult& ifr) {
   const Object baseline(w, "if_baseline");
-  put(w, "normalisation", o.if_norm);
+  put(w, "normalisation", if_norm_name(*o.if_norm));
   put(w, "v0", o.v0);
   put(w, "steps", o.if_steps);
   put(w, "lambda", ifr.lambda);
@@ -126,15 +126,15 @@ void write(DocumentWriter& w, const NetworkCommandResult& res) {
   put(w, "steps", r.steps);
   put(w, "tau", opt.snn.tau);
   put(w, "rate", opt.rate);
-  put(w, "scale", o.scale);
-  put(w, "sampler", o.sampler);
+  put(w, "scale", scale_name(opt.scale));
+  put(w, "sampler", sim::sampler_name(opt.snn.sampler));
   put(w, "sampler_rule", sim::sampler_rule(opt.snn.sampler));
   put(w, "kernel", sim::kernel_name(sim::kernel_used(opt.snn)));
-  put(w, "conv_path", o.conv_path);
-  put(w, "readout", o.readout);
-  put(w, "trace_weight", o.trace_weight);
-  put(w, "output_scale", o.output_scale);
-  put(w, "subset", o.subset);
+  put(w, "conv_path", sim::conv_path_name(opt.snn.conv_path));
+  put(w, "readout", sim::readout_name(opt.snn.readout));
+  put(w, "trace_weight", sim::trace_weight_name(opt.snn.trace_weight));
+  put(w, "output_scale", output_scale_name(opt.output_scale));
+  put(w, "subset", opt.subset.text);
   put(w, "trials", opt.trials);
   put(w, "seed", opt.seed);
   put_layers(w, res);

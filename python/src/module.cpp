@@ -19,6 +19,7 @@
 #include <mutex>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 #include "ctmc/analysis/solver_logging.hpp"
 #include "core.hpp"
@@ -152,16 +153,13 @@ NetworkArgs network_args(const py::dict& d) {
   o.opt.limit = get<int>(d, "limit", o.opt.limit);
   o.opt.threads = get<int>(d, "threads", o.opt.threads);
   o.opt.seed = get<unsigned long long>(d, "seed", o.opt.seed);
-  o.sampler = get<std::string>(d, "sampler", o.sampler);
-  o.kernel = get<std::string>(d, "kernel", o.kernel);
-  o.conv_path = get<std::string>(d, "conv_path", o.conv_path);
-  o.readout = get<std::string>(d, "readout", o.readout);
-  o.scale = get<std::string>(d, "scale", o.scale);
-  o.trace_weight = get<std::string>(d, "trace_weight", o.trace_weight);
-  o.output_scale = get<std::string>(d, "output_scale", o.output_scale);
-  o.subset = get<std::string>(d, "subset", o.subset);
-  o.layer_alpha = get<std::string>(d, "layer_alpha", o.layer_alpha);
-  o.if_norm = get<std::string>(d, "if_norm", o.if_norm);
+  commands::NetworkOptionTexts t;
+  for (const auto& [key, text] : {std::pair{"sampler", &t.sampler}, {"kernel", &t.kernel}, {"conv_path", &t.conv_path},
+                                  {"readout", &t.readout}, {"scale", &t.scale}, {"trace_weight", &t.trace_weight},
+                                  {"output_scale", &t.output_scale}, {"subset", &t.subset},
+                                  {"layer_alpha", &t.layer_alpha}, {"if_norm", &t.if_norm}})
+    *text = get<std::string>(d, key, *text);
+  commands::set_network_options(o, t);
   o.v0 = get<double>(d, "v0", o.v0);
   o.if_steps = get<int>(d, "if_steps", o.if_steps);
   return a;
@@ -282,13 +280,14 @@ py::dict defaults() {
   }
   {
     const r::NetworkCommandOptions n;
+    const r::NetworkOptionTexts t;
     out["simulate_network"] = py::dict(
         py::arg("T") = n.opt.snn.T, py::arg("tau") = n.opt.snn.tau, py::arg("rate") = n.opt.rate,
         py::arg("dt") = n.opt.snn.dt, py::arg("trials") = n.opt.trials, py::arg("seed") = n.opt.seed,
-        py::arg("threads") = n.opt.threads, py::arg("sampler") = n.sampler, py::arg("kernel") = n.kernel,
-        py::arg("conv_path") = n.conv_path, py::arg("readout") = n.readout,
-        py::arg("scale") = n.scale, py::arg("limit") = n.opt.limit, py::arg("subset") = n.subset,
-        py::arg("trace_weight") = n.trace_weight, py::arg("output_scale") = n.output_scale,
+        py::arg("threads") = n.opt.threads, py::arg("sampler") = t.sampler, py::arg("kernel") = t.kernel,
+        py::arg("conv_path") = t.conv_path, py::arg("readout") = t.readout,
+        py::arg("scale") = t.scale, py::arg("limit") = n.opt.limit, py::arg("subset") = t.subset,
+        py::arg("trace_weight") = t.trace_weight, py::arg("output_scale") = t.output_scale,
         py::arg("layer_alpha") = py::none(), py::arg("normalize") = py::none(), py::arg("activation") = py::none(),
         py::arg("if_norm") = py::none(), py::arg("v0") = n.v0, py::arg("if_steps") = n.if_steps);
   }

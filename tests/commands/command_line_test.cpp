@@ -106,8 +106,8 @@ TEST_CASE("simulate network and sweep as convert writes them into commands.sh") 
   CHECK(cmd::simulate_network_command_line(sim).text() ==
         "ctmc-snn simulate network --net 'my net.json' --data data/mnist --neurons c/neuron-L1.json,c/neuron-L2.json "
         "--T 50 --tau 0.02 --rate 3 --trials 4 --seed 1");
-  sim.options.sampler = "end-state";
-  sim.options.if_norm = "p99.9";
+  sim.options.opt.snn.sampler = ctmc::sim::SamplerKind::EndState;
+  sim.options.if_norm = 99.9;
   CHECK(cmd::simulate_network_command_line(sim).text().ends_with("--seed 1 --sampler end-state --if p99.9"));
 
   cmd::SweepCommandOptions sw;

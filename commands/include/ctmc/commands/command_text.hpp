@@ -62,6 +62,14 @@ inline std::vector<double> layer_alpha_list(const std::string& text) {
   return v;
 }
 
+// The text layer_alpha_list reads back: "auto" for a layer that keeps the
+// scale rule (NaN).
+inline std::string layer_alpha_text(const std::vector<double>& alphas) {
+  std::string s;
+  for (double a : alphas) s += (s.empty() ? "" : ",") + (std::isnan(a) ? std::string("auto") : fmt::format("{}", a));
+  return s;
+}
+
 // The option of the commands (CLI flag; the Python module's messages name
 // the same) behind each input that the libraries name by its parameter
 // (InputError(input, detail), e.g. "trials", "domain", "out_root"); empty

@@ -19,14 +19,32 @@
 namespace ctmc::commands {
 
 struct NetworkCommandOptions {
-  sim::NetworkSimOptions opt;  // the numbers: T, tau, dt, rate, trials, seed, threads, limit
-  std::string sampler = "exact", readout = "spike", scale = "q99", trace_weight = "integral",
-              output_scale = "logits", subset = "all", layer_alpha;
-  std::string kernel = "auto", conv_path = "auto";  // SpikingConfig::kernel, ::conv_path
-  std::string if_norm;  // empty: no IF baseline
+  // The numbers (T, tau, dt, rate, trials, seed, threads, limit) and the
+  // conventions, typed: snn.sampler, snn.kernel, snn.conv_path, snn.readout,
+  // snn.trace_weight, scale, output_scale, subset, layer_alpha (NaN: that
+  // layer keeps the scale rule; empty: every layer does).
+  sim::NetworkSimOptions opt;
+  std::optional<double> if_norm;  // the IF baseline's percentile (--if p99.9: 99.9); none: no IF baseline
   double v0 = 0;
   int if_steps = 32;
 };
+
+// The conventions as text, the way the CLI's options and the Python
+// module's keywords take them (the defaults are the texts of
+// NetworkCommandOptions' defaults; empty layer_alpha and if_norm: none).
+struct NetworkOptionTexts {
+  std::string sampler = "exact", kernel = "auto", conv_path = "auto", readout = "spike", scale = "q99",
+              trace_weight = "integral", output_scale = "logits", subset = "all", layer_alpha, if_norm;
+};
+// Sets o's conventions from their texts, each by its option's parser (the
+// one both front ends use); InputError naming the option for a text that is
+// not one.
+void set_network_options(NetworkCommandOptions& o, const NetworkOptionTexts& t);
+// The texts those parsers read, for the document and the command line.
+std::string scale_name(sim::ScaleMode s);
+std::string output_scale_name(sim::OutputScale s);
+std::string if_norm_name(double percentile);  // 99.9 -> "p99.9"
+
 // What the network runs on, each read when the command gets to it (after the
 // options are checked), and the names the document gives them.
 struct NetworkInputs {
@@ -41,8 +59,8 @@ struct NetworkInputs {
 
 struct NetworkCommandResult {
   std::string net, data;
-  NetworkCommandOptions options;       // as given (the option texts the document repeats)
-  sim::NetworkSimOptions run;          // as run: the option texts parsed
+  NetworkCommandOptions options;       // as given (the conventions the document repeats)
+  sim::NetworkSimOptions run;          // as run
   std::vector<std::string> neurons;    // the neuron model of each spiking layer
   sim::NetworkSimResult sim;           // accuracies in [0, 1]
   std::optional<sim::IfResult> if_baseline;
