@@ -18,6 +18,7 @@
 #include "ctmc/core/errors.hpp"
 #include "axpy.hpp"
 #include "spiking_parts.hpp"
+#include "step_loop.hpp"
 #include "exp_ziggurat.hpp"
 #include "kernel_math.hpp"
 
@@ -694,258 +695,284 @@ bool SpikingNetwork::transmit(std::size_t l, const std::vector<std::pair<std::ui
   return false;
 }
 
+// The reference kernel's parts of step_loop: one NeuronState per neuron,
+// one StepRng for the sample, H read into h_buf ahead of the pass (so the
+// step's spikes go into the current before it, kTransmitFirst).
+template <SamplerKind K>
+struct SpikingNetwork::ReferenceSteps {
+  static constexpr bool kTransmitFirst = true;
+  static constexpr bool kEvents = K == SamplerKind::Exact || K == SamplerKind::EndState;
+
+  const SpikingNetwork& net;
+  StepRng rng;
+  StepCounts counts;
+  SampleRun out;
+  ChainScratch scratch;
+  const Eigen::VectorXd h1;
+  std::vector<std::vector<double>> current, h_buf;
+  std::vector<std::vector<NeuronState>> state;
+  std::vector<Fired> fired;
+  std::vector<double> qtab1;  // layer 1's exit rates * dt per neuron and state
+  JumpCalendar layer1_events;
+  Eigen::VectorXd h_sum_;
+  const double decay, weight;
+
+  ReferenceSteps(const SpikingNetwork& network, const float* x, std::uint64_t stream_seed)
+      : net(network), rng(stream_seed), h1(network.layer1_input(x)), decay(network.trace_.decay),
+        weight(network.trace_.spike_weight) {
+    const std::size_t L = net.sizes_.size();
+    const std::size_t S = net.layers_.size();
+    const int n1 = net.sizes_[0];
+    out.counts.resize(S);
+    out.dense_steps.assign(L > 0 ? L - 1 : 0, 0);
+    current.resize(L);
+    h_buf.resize(L);
+    for (std::size_t l = 1; l < L; ++l) {
+      current[l].assign(net.bias_[l].size(), 0.0);
+      h_buf[l].assign(net.bias_[l].size(), 0.0);
+    }
+    state.resize(S);
+    fired.resize(S);
+    for (std::size_t l = 0; l < S; ++l) {
+      const int n = net.sizes_[l];
+      state[l].resize(n);
+      for (int j = 0; j < n; ++j) state[l][j] = net.samplers_[l].init(0, rng);
+      out.counts[l].assign(n, 0);
+      fired[l].reserve(n);
+    }
+    // Layer 1's input is constant: tabulate its exit rates * dt per neuron and state.
+    if (S > 0) {
+      const std::size_t nst = net.layers_[0].kernel.size();
+      qtab1.resize(static_cast<std::size_t>(n1) * nst);
+      for (int j = 0; j < n1; ++j)
+        for (std::size_t st = 0; st < nst; ++st)
+          qtab1[static_cast<std::size_t>(j) * nst + st] =
+              net.samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
+    }
+    // Exact/end-state: layer 1's exit rates are constant, so the step of each
+    // neuron's next jump is known in advance and only those steps are visited.
+    if constexpr (kEvents) {
+      if (S > 0)
+        for (int j = 0; j < n1; ++j)
+          schedule_layer1(net.samplers_[0], qtab1.data(), state[0].data(), static_cast<std::uint32_t>(j), 0,
+                          net.steps_, layer1_events);
+    }
+    h_sum_ = Eigen::VectorXd::Zero(net.sizes_[L - 1]);
+  }
+  ReferenceSteps(const ReferenceSteps&) = delete;
+  ReferenceSteps& operator=(const ReferenceSteps&) = delete;
+
+  void layer1(std::int64_t k) {
+    add_h_sum(0, h1.data());
+    if (!net.layers_.empty()) advance(0, h1.data(), k);
+  }
+  // hb = b + I, then I decays: H is held for the step before the spikes arrive.
+  void read(std::size_t l) {
+    double* cur = current[l].data();
+    const double* b = net.bias_[l].data();
+    double* hb = h_buf[l].data();
+    const double d = decay;
+    if (!net.chains_.empty() && net.chains_[l].channel_last()) {
+      // The current is kept channel-last (net_synapse.hpp), the neurons
+      // in C-H-W order: read it across, then decay it in place.
+      const Shape3& o = net.chains_[l].out_shape();
+      read_channel_last(b, cur, hb, o.h * o.w, o.c, d);
+    } else {
+      const int n = net.sizes_[l];
+      for (int j = 0; j < n; ++j) {
+        hb[j] = b[j] + cur[j];
+        cur[j] *= d;
+      }
+    }
+  }
+  void pass(std::size_t l, std::int64_t k) {
+    const double* h = h_buf[l].data();
+    add_h_sum(l, h);
+    if (l < net.layers_.size()) advance(l, h, k);  // else the integrating readout
+  }
+  bool transmit(std::size_t l, const Fired& f) { return net.transmit(l, f, weight, current[l].data(), scratch); }
+  void sync_counts() {}
+  const Eigen::VectorXd& h_sum() const { return h_sum_; }
+
+ private:
+  void add_h_sum(std::size_t l, const double* h) {
+    if (l + 1 != net.sizes_.size()) return;
+    const int n = net.sizes_[l];
+    for (int j = 0; j < n; ++j) h_sum_[j] += h[j];
+  }
+  void advance(std::size_t l, const double* h, std::int64_t k) {
+    const StepSampler& sampler = net.samplers_[l];
+    NeuronState* st = state[l].data();
+    std::uint32_t* cnt = out.counts[l].data();
+    const int n = net.sizes_[l];
+    if constexpr (kEvents) {
+      if (l == 0)
+        advance_layer1_events<K>(sampler, h, qtab1.data(), st, k, net.steps_, layer1_events, rng, counts, cnt,
+                                 fired[l]);
+      else
+        advance_fast_any<K, false>(sampler, h, nullptr, st, n, rng, counts, cnt, fired[l]);
+    } else {
+      for (int j = 0; j < n; ++j) {
+        const std::uint32_t sp = sampler.step(h[j], st[j], rng, counts);
+        if (sp) {
+          cnt[j] += sp;
+          fired[l].emplace_back(static_cast<std::uint32_t>(j), sp);
+        }
+      }
+    }
+  }
+};
+
 template <SamplerKind K>
 SampleRun SpikingNetwork::run_impl(const float* x, std::uint64_t stream_seed) const {
-  const std::size_t L = sizes_.size();
-  const std::size_t S = layers_.size();
-  StepRng rng(stream_seed);
-  StepCounts counts;
-  SampleRun out;
-  out.counts.resize(S);
-
-  const Eigen::VectorXd h1 = layer1_input(x);
-  const int n1 = sizes_[0];
-  ChainScratch scratch;
-  out.dense_steps.assign(L > 0 ? L - 1 : 0, 0);
-
-  std::vector<std::vector<double>> current(L), h_buf(L);
-  for (std::size_t l = 1; l < L; ++l) {
-    current[l].assign(bias_[l].size(), 0.0);
-    h_buf[l].assign(bias_[l].size(), 0.0);
-  }
-  std::vector<std::vector<NeuronState>> state(S);
-  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> fired(S);
-  for (std::size_t l = 0; l < S; ++l) {
-    const int n = sizes_[l];
-    state[l].resize(n);
-    for (int j = 0; j < n; ++j) state[l][j] = samplers_[l].init(0, rng);
-    out.counts[l].assign(n, 0);
-    fired[l].reserve(n);
-  }
-  // Layer 1's input is constant: tabulate its exit rates * dt per neuron and state.
-  std::vector<double> qtab1;
-  if (S > 0) {
-    const std::size_t nst = layers_[0].kernel.size();
-    qtab1.resize(static_cast<std::size_t>(n1) * nst);
-    for (int j = 0; j < n1; ++j)
-      for (std::size_t st = 0; st < nst; ++st)
-        qtab1[static_cast<std::size_t>(j) * nst + st] = samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
-  }
-  // Exact/end-state: layer 1's exit rates are constant, so the step of each
-  // neuron's next jump is known in advance and only those steps are visited.
-  JumpCalendar layer1_events;
-  if constexpr (K == SamplerKind::Exact || K == SamplerKind::EndState) {
-    if (S > 0)
-      for (int j = 0; j < n1; ++j)
-        schedule_layer1(samplers_[0], qtab1.data(), state[0].data(), static_cast<std::uint32_t>(j), 0, steps_,
-                        layer1_events);
-  }
-  Eigen::VectorXd h_sum = Eigen::VectorXd::Zero(sizes_[L - 1]);
-  std::size_t next_checkpoint = 0;
-  out.at.reserve(checkpoint_steps_.size());
-
-  const double decay = trace_.decay, weight = trace_.spike_weight;
-  for (std::int64_t k = 0; k < steps_; ++k) {
-    // Layers in order. Layer l reads its input for step k (update order of
-    // trace.hpp, step 1), then its current is closed for step k (step 3:
-    // decay, plus the step-k spikes of layer l-1, simulated just before), and
-    // its neurons advance over the step (step 2).
-    for (std::size_t l = 0; l < L; ++l) {
-      const int n = sizes_[l];
-      const double* h;
-      if (l == 0) {
-        h = h1.data();
-      } else {
-        double* cur = current[l].data();
-        const double* b = bias_[l].data();
-        double* hb = h_buf[l].data();
-        if (!chains_.empty() && chains_[l].channel_last()) {
-          // The current is kept channel-last (net_synapse.hpp), the neurons
-          // in C-H-W order: read it across, then decay it in place.
-          const Shape3& o = chains_[l].out_shape();
-          read_channel_last(b, cur, hb, o.h * o.w, o.c, decay);
-        } else {
-          for (int j = 0; j < n; ++j) {
-            hb[j] = b[j] + cur[j];
-            cur[j] *= decay;
-          }
-        }
-        if (l - 1 < S) {
-          if (transmit(l, fired[l - 1], weight, cur, scratch)) ++out.dense_steps[l - 1];
-          fired[l - 1].clear();
-        }
-        h = hb;
-      }
-      if (l == L - 1)
-        for (int j = 0; j < n; ++j) h_sum[j] += h[j];
-      if (l >= S) continue;  // integrating readout
-      const StepSampler& sampler = samplers_[l];
-      NeuronState* st = state[l].data();
-      std::uint32_t* cnt = out.counts[l].data();
-      if constexpr (K == SamplerKind::Exact || K == SamplerKind::EndState) {
-        if (l == 0)
-          advance_layer1_events<K>(sampler, h, qtab1.data(), st, k, steps_, layer1_events, rng, counts, cnt, fired[l]);
-        else
-          advance_fast_any<K, false>(sampler, h, nullptr, st, n, rng, counts, cnt, fired[l]);
-      } else {
-        for (int j = 0; j < n; ++j) {
-          const std::uint32_t sp = sampler.step(h[j], st[j], rng, counts);
-          if (sp) {
-            cnt[j] += sp;
-            fired[l].emplace_back(static_cast<std::uint32_t>(j), sp);
-          }
-        }
-      }
-    }
-    if (S == L) fired[L - 1].clear();  // output spikes are counted, not transmitted
-    if (next_checkpoint < checkpoint_steps_.size() && k + 1 == checkpoint_steps_[next_checkpoint]) {
-      SampleRun& at = out.at.emplace_back();
-      at.counts = out.counts;
-      read_out(at, h_sum, k + 1, cfg_.checkpoints[next_checkpoint], counts);
-      ++next_checkpoint;
-    }
-  }
-
-  read_out(out, h_sum, steps_, cfg_.T, counts);
-  return out;
+  ReferenceSteps<K> steps(*this, x, stream_seed);
+  return step_loop(steps);
 }
 
+// The vectorised kernel's parts of step_loop: per-neuron Philox streams,
+// double lanes (VecLayer) whose pass reads H = b + I and decays I, so the
+// step's spikes go into the current after it.
 template <SamplerKind K>
-SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) const {
-  const std::size_t L = sizes_.size();
-  const std::size_t S = layers_.size();
-  const PhiloxKey key = philox_key(stream_seed);
+struct SpikingNetwork::VectorisedSteps {
+  static constexpr bool kTransmitFirst = false;
+
+  const SpikingNetwork& net;
+  const PhiloxKey key;
   StepCounts counts;
   SampleRun out;
-  out.counts.resize(S);
   ChainScratch scratch;
-  out.dense_steps.assign(L > 0 ? L - 1 : 0, 0);
-
-  const Eigen::VectorXd h1 = layer1_input(x);
-  const int n1 = sizes_[0];
-
+  const Eigen::VectorXd h1;
   // Biases, currents and the readout's sum of H, padded like the layers, in
   // the neurons' order (C-H-W for a layer graph). A current that a layer
   // graph keeps channel-last (LinearChain::channel_last) stays in the
-  // chain's layout; each step it is read across into h_buf (as run_impl
-  // does), and the lane pass takes H from there.
-  const auto padded = [](int n) { return (n + 3) & ~3; };
-  const auto across = [&](std::size_t l) { return !chains_.empty() && chains_[l].channel_last(); };
-  std::vector<std::vector<double>> bias(L), current(L), h_buf(L);
-  for (std::size_t l = 1; l < L; ++l) {
-    const auto& b = bias_[l];
-    bias[l].assign(static_cast<std::size_t>(padded(sizes_[l])), 0.0);
-    std::copy(b.begin(), b.end(), bias[l].begin());
-    current[l].assign(across(l) ? b.size() : bias[l].size(), 0.0);
-    if (across(l)) h_buf[l].assign(bias[l].size(), 0.0);
-  }
-  std::vector<double> h_sum(static_cast<std::size_t>(padded(sizes_[L - 1])), 0.0);
-  std::vector<VecLayer> layer(S);
-  std::vector<Fired> fired(S);
-  std::vector<SmallChain> chains;
-  chains.reserve(S);
-  for (std::size_t l = 0; l < S; ++l) {
-    VecLayer& V = layer[l];
-    const SmallChain& chain = chains.emplace_back(samplers_[l]);
-    V.chain = chain.usable ? &chain : nullptr;
-    V.index = static_cast<std::uint32_t>(l);
-    V.n = sizes_[l];
-    V.padded = padded(V.n);
-    V.state.assign(static_cast<std::size_t>(V.padded), 0.0);
-    V.clock.assign(static_cast<std::size_t>(V.padded), std::numeric_limits<double>::infinity());
-    V.draws.assign(static_cast<std::size_t>(V.padded), 0);
-    V.spare.assign(static_cast<std::size_t>(V.padded), 0);
-    for (int j = 0; j < V.n; ++j) V.clock[j] = NeuronDraws(key, V, static_cast<std::uint32_t>(j)).exponential();
-    out.counts[l].assign(static_cast<std::size_t>(V.n), 0);
-    fired[l].reserve(static_cast<std::size_t>(V.n));
-  }
+  // chain's layout; each step it is read across into h_buf (as the
+  // reference kernel does), and the lane pass takes H from there.
+  std::vector<std::vector<double>> bias, current, h_buf;
+  std::vector<double> h_sum_;
+  std::vector<SmallChain> chains;  // VecLayer::chain points into it
+  std::vector<VecLayer> layer;
+  std::vector<Fired> fired;
   std::vector<double> qtab1;
   JumpCalendar layer1_events;
-  if (S > 0) {
-    const std::size_t nst = layers_[0].kernel.size();
-    qtab1.resize(static_cast<std::size_t>(n1) * nst);
-    for (int j = 0; j < n1; ++j)
-      for (std::size_t st = 0; st < nst; ++st)
-        qtab1[static_cast<std::size_t>(j) * nst + st] = samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
-    for (int j = 0; j < n1; ++j)
-      schedule_vec1(qtab1.data(), nst, layer[0], static_cast<std::uint32_t>(j), 0, steps_, layer1_events);
-  }
-  std::size_t next_checkpoint = 0;
-  out.at.reserve(checkpoint_steps_.size());
-  const auto h_sum_vector = [&] {
-    Eigen::VectorXd v(sizes_[L - 1]);
-    for (Eigen::Index j = 0; j < v.size(); ++j) v[j] = h_sum[static_cast<std::size_t>(j)];
-    return v;
-  };
-
-  const double decay = trace_.decay, weight = trace_.spike_weight;
+  const double decay, weight;
 #if defined(CTMC_SIM_AVX_DISPATCH)
   const bool avx = detail::has_avx();  // the same sums as add_scaled's, four targets at a time
 #endif
-  for (std::int64_t k = 0; k < steps_; ++k) {
-    // The update order of run_impl: layer l reads H for step k, its current
-    // decays, the step-k spikes of layer l-1 are added, and it advances.
-    for (std::size_t l = 0; l < L; ++l) {
-      double* hs = l == L - 1 ? h_sum.data() : nullptr;
-      if (l == 0) {
-        if (hs)
-          for (int j = 0; j < n1; ++j) hs[j] += h1[j];
-        if (S > 0)
-          advance_vec1_events<K>(samplers_[0], key, h1.data(), qtab1.data(), layer[0], k, steps_, layer1_events,
-                                 counts, out.counts[0].data(), fired[0]);
-        continue;
-      }
-      double* cur = current[l].data();
-      // H from b + I in the lane pass, or read across here (cur then null).
-      const double* b = bias[l].data();
-      double* lane_cur = cur;
-      if (across(l)) {
-        const Shape3& o = chains_[l].out_shape();
-        read_channel_last(bias_[l].data(), cur, h_buf[l].data(), o.h * o.w, o.c, decay);
-        b = h_buf[l].data();
-        lane_cur = nullptr;
-      }
-      if (l < S) {
-        advance_later<K>(samplers_[l], key, b, lane_cur, decay, hs, layer[l], counts, out.counts[l].data(),
-                         fired[l]);
-      } else {  // integrating readout: H only
-        for (int j = 0; j < sizes_[l]; ++j) {
-          hs[j] += lane_cur ? b[j] + lane_cur[j] : b[j];
-          if (lane_cur) lane_cur[j] *= decay;
-        }
-      }
-      // Close step k of layer l's current with layer l-1's step-k spikes
-      // (after its decay above, before H is read at step k+1).
-      if (l - 1 < S) {
-        if (!chains_.empty()) {
-          if (transmit(l, fired[l - 1], weight, cur, scratch)) ++out.dense_steps[l - 1];
-        } else {
-          const Eigen::MatrixXf& W = w_scaled_[l - 1];
-          const Eigen::Index rows = W.rows();
-          for (const auto& [i, sp] : fired[l - 1]) {
-            const float* w = W.data() + static_cast<Eigen::Index>(i) * rows;
-#if defined(CTMC_SIM_AVX_DISPATCH)
-            if (avx) {
-              detail::add_scaled_avx(cur, w, rows, weight * sp);
-              continue;
-            }
-#endif
-            detail::add_scaled(cur, w, rows, weight * sp);
-          }
-        }
-        fired[l - 1].clear();
-      }
+
+  static int padded(int n) { return (n + 3) & ~3; }
+  bool across(std::size_t l) const { return !net.chains_.empty() && net.chains_[l].channel_last(); }
+
+  VectorisedSteps(const SpikingNetwork& network, const float* x, std::uint64_t stream_seed)
+      : net(network), key(philox_key(stream_seed)), h1(network.layer1_input(x)), decay(network.trace_.decay),
+        weight(network.trace_.spike_weight) {
+    const std::size_t L = net.sizes_.size();
+    const std::size_t S = net.layers_.size();
+    const int n1 = net.sizes_[0];
+    out.counts.resize(S);
+    out.dense_steps.assign(L > 0 ? L - 1 : 0, 0);
+    bias.resize(L);
+    current.resize(L);
+    h_buf.resize(L);
+    for (std::size_t l = 1; l < L; ++l) {
+      const auto& b = net.bias_[l];
+      bias[l].assign(static_cast<std::size_t>(padded(net.sizes_[l])), 0.0);
+      std::copy(b.begin(), b.end(), bias[l].begin());
+      current[l].assign(across(l) ? b.size() : bias[l].size(), 0.0);
+      if (across(l)) h_buf[l].assign(bias[l].size(), 0.0);
     }
-    if (S == L) fired[L - 1].clear();  // output spikes are counted, not transmitted
-    if (next_checkpoint < checkpoint_steps_.size() && k + 1 == checkpoint_steps_[next_checkpoint]) {
-      SampleRun& at = out.at.emplace_back();
-      at.counts = out.counts;
-      read_out(at, h_sum_vector(), k + 1, cfg_.checkpoints[next_checkpoint], counts);
-      ++next_checkpoint;
+    h_sum_.assign(static_cast<std::size_t>(padded(net.sizes_[L - 1])), 0.0);
+    layer.resize(S);
+    fired.resize(S);
+    chains.reserve(S);
+    for (std::size_t l = 0; l < S; ++l) {
+      VecLayer& V = layer[l];
+      const SmallChain& chain = chains.emplace_back(net.samplers_[l]);
+      V.chain = chain.usable ? &chain : nullptr;
+      V.index = static_cast<std::uint32_t>(l);
+      V.n = net.sizes_[l];
+      V.padded = padded(V.n);
+      V.state.assign(static_cast<std::size_t>(V.padded), 0.0);
+      V.clock.assign(static_cast<std::size_t>(V.padded), std::numeric_limits<double>::infinity());
+      V.draws.assign(static_cast<std::size_t>(V.padded), 0);
+      V.spare.assign(static_cast<std::size_t>(V.padded), 0);
+      for (int j = 0; j < V.n; ++j) V.clock[j] = NeuronDraws(key, V, static_cast<std::uint32_t>(j)).exponential();
+      out.counts[l].assign(static_cast<std::size_t>(V.n), 0);
+      fired[l].reserve(static_cast<std::size_t>(V.n));
+    }
+    if (S > 0) {
+      const std::size_t nst = net.layers_[0].kernel.size();
+      qtab1.resize(static_cast<std::size_t>(n1) * nst);
+      for (int j = 0; j < n1; ++j)
+        for (std::size_t st = 0; st < nst; ++st)
+          qtab1[static_cast<std::size_t>(j) * nst + st] =
+              net.samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
+      for (int j = 0; j < n1; ++j)
+        schedule_vec1(qtab1.data(), nst, layer[0], static_cast<std::uint32_t>(j), 0, net.steps_, layer1_events);
     }
   }
-  read_out(out, h_sum_vector(), steps_, cfg_.T, counts);
-  return out;
+  VectorisedSteps(const VectorisedSteps&) = delete;
+  VectorisedSteps& operator=(const VectorisedSteps&) = delete;
+
+  void layer1(std::int64_t k) {
+    if (net.sizes_.size() == 1)
+      for (int j = 0; j < net.sizes_[0]; ++j) h_sum_[j] += h1[j];
+    if (!net.layers_.empty())
+      advance_vec1_events<K>(net.samplers_[0], key, h1.data(), qtab1.data(), layer[0], k, net.steps_, layer1_events,
+                             counts, out.counts[0].data(), fired[0]);
+  }
+  void read(std::size_t) {}  // in the lane pass
+  void pass(std::size_t l, std::int64_t) {
+    double* hs = l + 1 == net.sizes_.size() ? h_sum_.data() : nullptr;
+    double* cur = current[l].data();
+    const double d = decay;
+    // H from b + I in the lane pass, or read across here (cur then null).
+    const double* b = bias[l].data();
+    double* lane_cur = cur;
+    if (across(l)) {
+      const Shape3& o = net.chains_[l].out_shape();
+      read_channel_last(net.bias_[l].data(), cur, h_buf[l].data(), o.h * o.w, o.c, d);
+      b = h_buf[l].data();
+      lane_cur = nullptr;
+    }
+    if (l < net.layers_.size()) {
+      advance_later<K>(net.samplers_[l], key, b, lane_cur, d, hs, layer[l], counts, out.counts[l].data(), fired[l]);
+    } else {  // integrating readout: H only
+      const int n = net.sizes_[l];
+      for (int j = 0; j < n; ++j) {
+        hs[j] += lane_cur ? b[j] + lane_cur[j] : b[j];
+        if (lane_cur) lane_cur[j] *= d;
+      }
+    }
+  }
+  bool transmit(std::size_t l, const Fired& f) {
+    double* cur = current[l].data();
+    if (!net.chains_.empty()) return net.transmit(l, f, weight, cur, scratch);
+    const Eigen::MatrixXf& W = net.w_scaled_[l - 1];
+    const Eigen::Index rows = W.rows();
+    for (const auto& [i, sp] : f) {
+      const float* w = W.data() + static_cast<Eigen::Index>(i) * rows;
+#if defined(CTMC_SIM_AVX_DISPATCH)
+      if (avx) {
+        detail::add_scaled_avx(cur, w, rows, weight * sp);
+        continue;
+      }
+#endif
+      detail::add_scaled(cur, w, rows, weight * sp);
+    }
+    return false;
+  }
+  void sync_counts() {}
+  Eigen::VectorXd h_sum() const {
+    Eigen::VectorXd v(net.sizes_.back());
+    for (Eigen::Index j = 0; j < v.size(); ++j) v[j] = h_sum_[static_cast<std::size_t>(j)];
+    return v;
+  }
+};
+
+template <SamplerKind K>
+SampleRun SpikingNetwork::run_vec(const float* x, std::uint64_t stream_seed) const {
+  VectorisedSteps<K> steps(*this, x, stream_seed);
+  return step_loop(steps);
 }
 
 void SpikingNetwork::read_out(SampleRun& out, const Eigen::VectorXd& h_sum, std::int64_t steps, double T,

@@ -50,6 +50,7 @@
 #include "axpy.hpp"
 #include "exp_ziggurat.hpp"
 #include "spiking_parts.hpp"
+#include "step_loop.hpp"
 
 namespace ctmc::sim {
 
@@ -440,151 +441,159 @@ bool transmit_f(const LinearChain& chain, SpikingConfig::ConvPath path, const Fi
 
 }  // namespace
 
+// The fast kernel's parts of step_loop: float lanes (FastLayer) whose pass
+// reads H = b + I and decays I, so the step's spikes go into the current
+// after it; per layer l >= 1 the lanes hold the neurons in the layout in
+// which the current arrives (below).
 template <SamplerKind K>
-SampleRun SpikingNetwork::run_fast(const float* x, std::uint64_t stream_seed) const {
-  const std::size_t L = sizes_.size();
-  const std::size_t S = layers_.size();
-  const PhiloxKey key = philox_key(stream_seed);
+struct SpikingNetwork::FastSteps {
+  static constexpr bool kTransmitFirst = false;
+
+  const SpikingNetwork& net;
+  const PhiloxKey key;
   StepCounts counts;
   SampleRun out;
-  out.counts.resize(S);
   ChainScratch scratch;
-  out.dense_steps.assign(L > 0 ? L - 1 : 0, 0);
-  const Eigen::VectorXd h1 = layer1_input(x);
-  const int n1 = sizes_[0];
-  const bool graph = !chains_.empty();
-  const auto padded = [](int n) { return static_cast<std::size_t>((n + kPad - 1) / kPad * kPad); };
-
-  // Per layer l >= 1 the lanes hold the neurons in the layout in which the
-  // current arrives: a layer graph's channel-last current (LinearChain::
-  // stored_index) is read where the scatter leaves it, with no reordering
-  // pass. order[l][s] is the neuron (C-H-W index) at lane s; empty where
-  // the two agree. A neuron's stream is keyed by its lane, so the draws do
-  // not depend on the visiting order either.
-  std::vector<std::vector<std::uint32_t>> order(L);
-  for (std::size_t l = 1; l < L && graph; ++l)
-    if (chains_[l].channel_last()) {
-      order[l].resize(static_cast<std::size_t>(sizes_[l]));
-      for (std::uint32_t t = 0; t < static_cast<std::uint32_t>(sizes_[l]); ++t) order[l][chains_[l].stored_index(t)] = t;
-    }
-  // The bias, the current and H in float (padded), in lane order.
-  std::vector<std::vector<float>> bias(L), cur(L), hf(L);
-  for (std::size_t l = 1; l < L; ++l) {
-    const std::size_t p = padded(sizes_[l]);
-    bias[l].assign(p, 0.0f);
-    for (std::size_t s = 0; s < bias_[l].size(); ++s)
-      bias[l][s] = static_cast<float>(bias_[l][order[l].empty() ? s : order[l][s]]);
-    hf[l].assign(p, 0.0f);
-    cur[l].assign(p, 0.0f);
-  }
-  std::vector<double> h_sum(static_cast<std::size_t>(sizes_[L - 1]), 0.0);
+  const Eigen::VectorXd h1;
+  const bool graph;
+  // A layer graph's channel-last current (LinearChain::stored_index) is read
+  // where the scatter leaves it, with no reordering pass. order[l][s] is the
+  // neuron (C-H-W index) at lane s; empty where the two agree. A neuron's
+  // stream is keyed by its lane, so the draws do not depend on the visiting
+  // order either.
+  std::vector<std::vector<std::uint32_t>> order;
+  std::vector<std::vector<float>> bias, cur, hf;  // in float (padded), in lane order
+  std::vector<double> h_sum_;
   std::vector<SmallChain> chains;
-  chains.reserve(S);
   std::vector<FastLayer> layer;
-  layer.reserve(S);
-  std::vector<Fired> fired(S);
+  std::vector<Fired> fired;
   // Spike counts in lane order where it differs (copied out for a reading).
-  std::vector<std::vector<std::uint32_t>> lane_counts(S);
-  const auto counts_of = [&](std::size_t l) {
-    return order[l].empty() ? out.counts[l].data() : lane_counts[l].data();
-  };
-  for (std::size_t l = 0; l < S; ++l) {
-    chains.emplace_back(samplers_[l]);
-    layer.push_back(make_fast_layer(key, static_cast<std::uint32_t>(l), sizes_[l]));
-    out.counts[l].assign(static_cast<std::size_t>(sizes_[l]), 0);
-    if (!order[l].empty()) lane_counts[l].assign(static_cast<std::size_t>(sizes_[l]), 0);
-    fired[l].reserve(static_cast<std::size_t>(sizes_[l]));
-  }
-  const auto sync_counts = [&] {
-    for (std::size_t l = 0; l < S; ++l)
-      for (std::size_t s = 0; s < order[l].size(); ++s) out.counts[l][order[l][s]] = lane_counts[l][s];
-  };
-  // Layer 1: exit rates * dt tabulated once per image (its H is constant),
-  // and each neuron's first jump step scheduled.
+  std::vector<std::vector<std::uint32_t>> lane_counts;
   std::vector<double> qtab1;
   JumpCalendar layer1_events;
-  if (S > 0) {
-    const std::size_t nst = layers_[0].kernel.size();
-    qtab1.resize(2 * static_cast<std::size_t>(n1) * nst);
-    for (int j = 0; j < n1; ++j)
-      for (std::size_t st = 0; st < nst; ++st) {
-        const double q = samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
-        qtab1[2 * (static_cast<std::size_t>(j) * nst + st)] = q;
-        qtab1[2 * (static_cast<std::size_t>(j) * nst + st) + 1] = q > 0 ? 1 / q : 0.0;
-      }
-    for (int j = 0; j < n1; ++j)
-      schedule_fast1(qtab1.data(), nst, layer[0], static_cast<std::uint32_t>(j), 0, steps_, layer1_events);
-  }
-  std::size_t next_checkpoint = 0;
-  out.at.reserve(checkpoint_steps_.size());
-  const auto h_sum_vector = [&] { return Eigen::Map<const Eigen::VectorXd>(h_sum.data(), sizes_[L - 1]).eval(); };
+  const double weight;
+  const float decay_f;
 
-  const double decay = trace_.decay, weight = trace_.spike_weight;
-  const float decay_f = static_cast<float>(decay);
-  for (std::int64_t k = 0; k < steps_; ++k) {
-    // The update order of run_impl: layer l reads H for step k, its current
-    // decays, the step-k spikes of layer l-1 are added, and it advances.
-    for (std::size_t l = 0; l < L; ++l) {
-      const int n = sizes_[l];
-      if (l == 0) {
-        if (L == 1)
-          for (int j = 0; j < n1; ++j) h_sum[static_cast<std::size_t>(j)] += h1[j];
-        if (S > 0)
-          advance_fast1<K>(chains[0], samplers_[0], key, h1.data(), qtab1.data(), layer[0], k, steps_,
-                           layer1_events, counts, out.counts[0].data(), fired[0]);
-        continue;
+  static std::size_t padded(int n) { return static_cast<std::size_t>((n + kPad - 1) / kPad * kPad); }
+
+  FastSteps(const SpikingNetwork& network, const float* x, std::uint64_t stream_seed)
+      : net(network), key(philox_key(stream_seed)), h1(network.layer1_input(x)), graph(!network.chains_.empty()),
+        weight(network.trace_.spike_weight), decay_f(static_cast<float>(network.trace_.decay)) {
+    const std::size_t L = net.sizes_.size();
+    const std::size_t S = net.layers_.size();
+    out.counts.resize(S);
+    out.dense_steps.assign(L > 0 ? L - 1 : 0, 0);
+    order.resize(L);
+    for (std::size_t l = 1; l < L && graph; ++l)
+      if (net.chains_[l].channel_last()) {
+        order[l].resize(static_cast<std::size_t>(net.sizes_[l]));
+        for (std::uint32_t t = 0; t < static_cast<std::uint32_t>(net.sizes_[l]); ++t)
+          order[l][net.chains_[l].stored_index(t)] = t;
       }
-      // H = b + I and I <- d I in the lane pass, in float.
-      const float* b = bias[l].data();
-      float* lane_cur = cur[l].data();
-      const bool out_layer = l == L - 1;
-      if (l < S) {
-        fast_pass<K>(chains[l], samplers_[l], key, b, lane_cur, decay_f, out_layer ? hf[l].data() : nullptr, layer[l],
-                     counts, counts_of(l), fired[l]);
-      } else {  // integrating readout: H only
-        float* h = hf[l].data();
-        for (int j = 0; j < n; ++j) {
-          h[j] = b[j] + lane_cur[j];
-          lane_cur[j] *= decay_f;
-        }
-      }
-      if (out_layer)  // the readout sums H in double
-        for (int s = 0; s < n; ++s)
-          h_sum[order[l].empty() ? static_cast<std::size_t>(s) : order[l][static_cast<std::size_t>(s)]] +=
-              hf[l][static_cast<std::size_t>(s)];
-      // Close step k of layer l's current with layer l-1's step-k spikes.
-      if (l - 1 < S) {
-        Fired& f = fired[l - 1];
-        if (graph) {
-          // Lanes to neurons, in ascending index as the other kernels give
-          // them (so every conv_path adds in the same order).
-          if (!order[l - 1].empty()) {
-            for (auto& e : f) e.first = order[l - 1][e.first];
-            std::sort(f.begin(), f.end());
-          }
-          if (transmit_f(chains_[l], cfg_.conv_path, f, weight, cur[l].data(), scratch)) ++out.dense_steps[l - 1];
-        } else {
-          const Eigen::MatrixXf& Wm = w_scaled_[l - 1];
-          const auto rows = static_cast<int>(Wm.rows());
-          for (const auto& [i, sp] : f)
-            add_spike_f(cur[l].data(), Wm.data() + static_cast<Eigen::Index>(i) * rows, rows,
-                        static_cast<float>(weight * sp));
-        }
-        f.clear();
-      }
+    bias.resize(L);
+    cur.resize(L);
+    hf.resize(L);
+    for (std::size_t l = 1; l < L; ++l) {
+      const std::size_t p = padded(net.sizes_[l]);
+      bias[l].assign(p, 0.0f);
+      for (std::size_t s = 0; s < net.bias_[l].size(); ++s)
+        bias[l][s] = static_cast<float>(net.bias_[l][order[l].empty() ? s : order[l][s]]);
+      hf[l].assign(p, 0.0f);
+      cur[l].assign(p, 0.0f);
     }
-    if (S == L) fired[L - 1].clear();  // output spikes are counted, not transmitted
-    if (next_checkpoint < checkpoint_steps_.size() && k + 1 == checkpoint_steps_[next_checkpoint]) {
-      sync_counts();
-      SampleRun& at = out.at.emplace_back();
-      at.counts = out.counts;
-      read_out(at, h_sum_vector(), k + 1, cfg_.checkpoints[next_checkpoint], counts);
-      ++next_checkpoint;
+    h_sum_.assign(static_cast<std::size_t>(net.sizes_[L - 1]), 0.0);
+    chains.reserve(S);
+    layer.reserve(S);
+    fired.resize(S);
+    lane_counts.resize(S);
+    for (std::size_t l = 0; l < S; ++l) {
+      chains.emplace_back(net.samplers_[l]);
+      layer.push_back(make_fast_layer(key, static_cast<std::uint32_t>(l), net.sizes_[l]));
+      out.counts[l].assign(static_cast<std::size_t>(net.sizes_[l]), 0);
+      if (!order[l].empty()) lane_counts[l].assign(static_cast<std::size_t>(net.sizes_[l]), 0);
+      fired[l].reserve(static_cast<std::size_t>(net.sizes_[l]));
+    }
+    // Layer 1: exit rates * dt tabulated once per image (its H is constant),
+    // and each neuron's first jump step scheduled.
+    if (S > 0) {
+      const int n1 = net.sizes_[0];
+      const std::size_t nst = net.layers_[0].kernel.size();
+      qtab1.resize(2 * static_cast<std::size_t>(n1) * nst);
+      for (int j = 0; j < n1; ++j)
+        for (std::size_t st = 0; st < nst; ++st) {
+          const double q = net.samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
+          qtab1[2 * (static_cast<std::size_t>(j) * nst + st)] = q;
+          qtab1[2 * (static_cast<std::size_t>(j) * nst + st) + 1] = q > 0 ? 1 / q : 0.0;
+        }
+      for (int j = 0; j < n1; ++j)
+        schedule_fast1(qtab1.data(), nst, layer[0], static_cast<std::uint32_t>(j), 0, net.steps_, layer1_events);
     }
   }
-  sync_counts();
-  read_out(out, h_sum_vector(), steps_, cfg_.T, counts);
-  return out;
+  FastSteps(const FastSteps&) = delete;
+  FastSteps& operator=(const FastSteps&) = delete;
+
+  std::uint32_t* counts_of(std::size_t l) { return order[l].empty() ? out.counts[l].data() : lane_counts[l].data(); }
+
+  void layer1(std::int64_t k) {
+    if (net.sizes_.size() == 1)
+      for (int j = 0; j < net.sizes_[0]; ++j) h_sum_[static_cast<std::size_t>(j)] += h1[j];
+    if (!net.layers_.empty())
+      advance_fast1<K>(chains[0], net.samplers_[0], key, h1.data(), qtab1.data(), layer[0], k, net.steps_,
+                       layer1_events, counts, out.counts[0].data(), fired[0]);
+  }
+  void read(std::size_t) {}  // in the lane pass
+  // H = b + I and I <- d I in the lane pass, in float.
+  void pass(std::size_t l, std::int64_t) {
+    const int n = net.sizes_[l];
+    const float* b = bias[l].data();
+    float* lane_cur = cur[l].data();
+    const float d = decay_f;
+    const bool out_layer = l + 1 == net.sizes_.size();
+    if (l < net.layers_.size()) {
+      fast_pass<K>(chains[l], net.samplers_[l], key, b, lane_cur, d, out_layer ? hf[l].data() : nullptr, layer[l],
+                   counts, counts_of(l), fired[l]);
+    } else {  // integrating readout: H only
+      float* h = hf[l].data();
+      for (int j = 0; j < n; ++j) {
+        h[j] = b[j] + lane_cur[j];
+        lane_cur[j] *= d;
+      }
+    }
+    if (out_layer)  // the readout sums H in double
+      for (int s = 0; s < n; ++s)
+        h_sum_[order[l].empty() ? static_cast<std::size_t>(s) : order[l][static_cast<std::size_t>(s)]] +=
+            hf[l][static_cast<std::size_t>(s)];
+  }
+  bool transmit(std::size_t l, Fired& f) {
+    if (graph) {
+      // Lanes to neurons, in ascending index as the other kernels give
+      // them (so every conv_path adds in the same order).
+      if (!order[l - 1].empty()) {
+        for (auto& e : f) e.first = order[l - 1][e.first];
+        std::sort(f.begin(), f.end());
+      }
+      return transmit_f(net.chains_[l], net.cfg_.conv_path, f, weight, cur[l].data(), scratch);
+    }
+    const Eigen::MatrixXf& Wm = net.w_scaled_[l - 1];
+    const auto rows = static_cast<int>(Wm.rows());
+    for (const auto& [i, sp] : f)
+      add_spike_f(cur[l].data(), Wm.data() + static_cast<Eigen::Index>(i) * rows, rows,
+                  static_cast<float>(weight * sp));
+    return false;
+  }
+  void sync_counts() {
+    for (std::size_t l = 0; l < lane_counts.size(); ++l)
+      for (std::size_t s = 0; s < order[l].size(); ++s) out.counts[l][order[l][s]] = lane_counts[l][s];
+  }
+  Eigen::VectorXd h_sum() const {
+    return Eigen::Map<const Eigen::VectorXd>(h_sum_.data(), net.sizes_.back()).eval();
+  }
+};
+
+template <SamplerKind K>
+SampleRun SpikingNetwork::run_fast(const float* x, std::uint64_t stream_seed) const {
+  FastSteps<K> steps(*this, x, stream_seed);
+  return step_loop(steps);
 }
 
 template SampleRun SpikingNetwork::run_fast<SamplerKind::Exact>(const float*, std::uint64_t) const;

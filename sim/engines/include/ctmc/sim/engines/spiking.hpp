@@ -202,6 +202,17 @@ class SpikingNetwork {
   // The same samplers on the fast kernel (spiking_fast.cpp).
   template <SamplerKind K>
   SampleRun run_fast(const float* x, std::uint64_t stream_seed) const;
+  // The per-step loop the three kernels share (step_loop.hpp), over one
+  // kernel's state and lane pass: ReferenceSteps and VectorisedSteps
+  // (spiking.cpp), FastSteps (spiking_fast.cpp).
+  template <class Steps>
+  SampleRun step_loop(Steps& s) const;
+  template <SamplerKind K>
+  struct ReferenceSteps;
+  template <SamplerKind K>
+  struct VectorisedSteps;
+  template <SamplerKind K>
+  struct FastSteps;
   // Every layer's chain fits the fast kernel's lanes (set by configure).
   bool fast_fits_ = false;
   // The checks and samplers both constructors share, once layers_ is set.
