@@ -76,7 +76,7 @@ void print_text(const SimNetOptions& c, const commands::NetworkCommandResult& re
   const auto& r = res.sim;
   fmt::print("network {} on {} test images of {}; T = {}, dt = {} ({} steps), tau = {}, r = {}, scale {}\n", c.net,
              r.samples, res.data, opt.snn.T, opt.snn.dt, r.steps, opt.snn.tau, opt.rate,
-             commands::scale_name(opt.scale));
+             sim::scale_name(opt.scale));
   fmt::print("sampler {}: {}\nreadout {}; {} trial(s), seed {}\n", sim::sampler_name(opt.snn.sampler),
              sim::sampler_rule(opt.snn.sampler), sim::readout_name(opt.snn.readout), opt.trials, opt.seed);
   fmt::print("spiking kernel {}, conv path {}\n", sim::kernel_name(sim::kernel_used(opt.snn)),
@@ -85,7 +85,7 @@ void print_text(const SimNetOptions& c, const commands::NetworkCommandResult& re
   if (opt.snn.trace_weight != d.snn.trace_weight || opt.output_scale != d.output_scale ||
       opt.subset.text != d.subset.text || !opt.layer_alpha.empty())
     fmt::print("conventions: trace weight {}, output scale {}, test subset {}{}\n",
-               sim::trace_weight_name(opt.snn.trace_weight), commands::output_scale_name(opt.output_scale),
+               sim::trace_weight_name(opt.snn.trace_weight), sim::output_scale_name(opt.output_scale),
                opt.subset.text,
                opt.layer_alpha.empty() ? "" : ", layer alpha " + commands::layer_alpha_text(opt.layer_alpha));
   print_layers(res);

@@ -146,11 +146,11 @@ CommandLine simulate_network_command_line(const SimulateNetworkCommand& sc) {
   if (r.snn.kernel != dr.snn.kernel) c.option("--kernel", sim::kernel_name(r.snn.kernel));
   if (r.snn.conv_path != dr.snn.conv_path) c.option("--conv-path", sim::conv_path_name(r.snn.conv_path));
   if (r.snn.readout != dr.snn.readout) c.option("--readout", sim::readout_name(r.snn.readout));
-  if (r.scale != dr.scale) c.option("--scale", scale_name(r.scale));
+  if (r.scale != dr.scale) c.option("--scale", sim::scale_name(r.scale));
   if (r.limit != dr.limit) c.option("--limit", r.limit);
   if (r.subset.text != dr.subset.text) c.option("--subset", r.subset.text);
   if (r.snn.trace_weight != dr.snn.trace_weight) c.option("--trace-weight", sim::trace_weight_name(r.snn.trace_weight));
-  if (r.output_scale != dr.output_scale) c.option("--output-scale", output_scale_name(r.output_scale));
+  if (r.output_scale != dr.output_scale) c.option("--output-scale", sim::output_scale_name(r.output_scale));
   if (!r.layer_alpha.empty()) c.option("--layer-alpha", layer_alpha_text(r.layer_alpha));
   if (o.if_norm) {
     c.option("--if", if_norm_name(*o.if_norm));
@@ -177,12 +177,12 @@ CommandLine sweep_command_line(const SweepCommandOptions& o, SweepConventions sh
   if (every || s.trace_weight != d.spec.trace_weight)
     c.option("--trace-weight", sim::trace_weight_name(s.trace_weight));
   if (every || s.output_scale != d.spec.output_scale)
-    c.option("--output-scale", output_scale_name(s.output_scale));
+    c.option("--output-scale", sim::output_scale_name(s.output_scale));
   if (every || s.subset.text != d.spec.subset.text) c.option("--subset", s.subset.text);
   if (every || s.limit != d.spec.limit) c.option("--limit", s.limit);
   c.option("--seed", s.seed);
   if (s.criterion != d.spec.criterion) c.option("--criterion", s.criterion);
-  if (s.scale != d.spec.scale) c.option("--scale", scale_name(s.scale));
+  if (s.scale != d.spec.scale) c.option("--scale", sim::scale_name(s.scale));
   if (!s.layer_alpha.empty()) c.option("--layer-alpha", layer_alpha_text(s.layer_alpha));
   if (o.shard) c.option("--shard", fmt::format("{}/{}", o.shard->index, o.shard->count));
   if (s.limits.runs != d.spec.limits.runs) c.option("--max-runs", s.limits.runs);

@@ -151,10 +151,6 @@ void set_network_options(NetworkCommandOptions& o, const NetworkOptionTexts& t) 
   if (!t.if_norm.empty()) o.if_norm = sim::parse_if_norm(t.if_norm);
 }
 
-std::string scale_name(sim::ScaleMode s) { return s == sim::ScaleMode::Q99 ? "q99" : "const"; }
-
-std::string output_scale_name(sim::OutputScale s) { return s == sim::OutputScale::Logits ? "logits" : "activation"; }
-
 std::string if_norm_name(double percentile) { return fmt::format("p{}", percentile); }
 
 NetworkCommandResult run_simulate_network(const NetworkCommandOptions& o, const NetworkInputs& in) {

@@ -126,14 +126,14 @@ void write(DocumentWriter& w, const NetworkCommandResult& res) {
   put(w, "steps", r.steps);
   put(w, "tau", opt.snn.tau);
   put(w, "rate", opt.rate);
-  put(w, "scale", scale_name(opt.scale));
+  put(w, "scale", sim::scale_name(opt.scale));
   put(w, "sampler", sim::sampler_name(opt.snn.sampler));
   put(w, "sampler_rule", sim::sampler_rule(opt.snn.sampler));
   put(w, "kernel", sim::kernel_name(sim::kernel_used(opt.snn)));
   put(w, "conv_path", sim::conv_path_name(opt.snn.conv_path));
   put(w, "readout", sim::readout_name(opt.snn.readout));
   put(w, "trace_weight", sim::trace_weight_name(opt.snn.trace_weight));
-  put(w, "output_scale", output_scale_name(opt.output_scale));
+  put(w, "output_scale", sim::output_scale_name(opt.output_scale));
   put(w, "subset", opt.subset.text);
   put(w, "trials", opt.trials);
   put(w, "seed", opt.seed);

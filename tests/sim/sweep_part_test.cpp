@@ -287,3 +287,14 @@ TEST_CASE("parse_shard: i/n of whole numbers; a number too large is named as suc
                        doctest::Contains("has '1x', which is not a whole number"), ctmc::InputError);
   CHECK_THROWS_WITH_AS(ctmc::sim::parse_shard("3/2", "--shard"), doctest::Contains("i outside 1..n"), ctmc::InputError);
 }
+
+TEST_CASE("a sweep spec built in code with the fast kernel is refused as its text is") {
+  ctmc::sim::SweepSpec spec;
+  spec.nets = {"net.json"};
+  spec.neurons = {"m.json"};
+  spec.samplers = {ctmc::sim::SamplerKind::Exact};
+  spec.kernel = ctmc::sim::Kernel::Fast;
+  CHECK_THROWS_WITH_AS(ctmc::sim::validate_sweep(spec), doctest::Contains("unknown kernel 'fast'"), ctmc::InputError);
+  CHECK_THROWS_WITH_AS(ctmc::sim::parse_kernel("fast", "kernel", false), doctest::Contains("unknown kernel 'fast'"),
+                       ctmc::InputError);
+}

@@ -32,6 +32,10 @@ OutputScale parse_output_scale(const std::string& text, const std::string& optio
   throw InputError(option, fmt::format("unknown output scale '{}' (expected logits or activation)", text));
 }
 
+std::string scale_name(ScaleMode s) { return s == ScaleMode::Q99 ? "q99" : "const"; }
+
+std::string output_scale_name(OutputScale s) { return s == OutputScale::Logits ? "logits" : "activation"; }
+
 double percentile(std::vector<float> v, double p) {
   if (v.empty()) throw InputError("percentile: empty sample");
   if (!(p >= 0 && p <= 100)) throw InputError(fmt::format("percentile: p = {} outside [0, 100]", p));

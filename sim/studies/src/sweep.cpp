@@ -178,6 +178,10 @@ void validate_sweep(const SweepSpec& s) {
   std::vector<std::string> names;
   for (SamplerKind k : s.samplers) names.push_back(sampler_name(k));
   check_unique(names, "samplers");
+  // The fast kernel is not one a sweep runs: a spec built in code gets the
+  // message parse_kernel gives the text "fast" for a sweep.
+  if (s.kernel == Kernel::Fast)
+    throw InputError("kernel", "unknown kernel 'fast' (expected auto, reference or vectorised)");
   for (SamplerKind k : s.samplers) check_kernel(s.kernel, k, "kernel");
   check_positive(s.taus, "taus");
   check_positive(s.rates, "rates");
@@ -249,11 +253,11 @@ Json sweep_spec_json(const SweepSpec& s) {
   j["trials"] = s.trials;
   j["dt"] = s.dt;
   j["readout"] = readout_name(s.readout);
-  j["scale"] = s.scale == ScaleMode::Q99 ? "q99" : "const";
+  j["scale"] = scale_name(s.scale);
   j["limit"] = s.limit;
   j["subset"] = s.subset.text;
   j["trace_weight"] = trace_weight_name(s.trace_weight);
-  j["output_scale"] = s.output_scale == OutputScale::Logits ? "logits" : "activation";
+  j["output_scale"] = output_scale_name(s.output_scale);
   j["layer_alpha"] = s.layer_alpha;
   j["seed"] = s.seed;
   j["criterion_pp"] = s.criterion;

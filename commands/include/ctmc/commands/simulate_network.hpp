@@ -40,9 +40,7 @@ struct NetworkOptionTexts {
 // one both front ends use); InputError naming the option for a text that is
 // not one.
 void set_network_options(NetworkCommandOptions& o, const NetworkOptionTexts& t);
-// The texts those parsers read, for the document and the command line.
-std::string scale_name(sim::ScaleMode s);
-std::string output_scale_name(sim::OutputScale s);
+// The text parse_if_norm reads, for the document and the command line.
 std::string if_norm_name(double percentile);  // 99.9 -> "p99.9"
 
 // What the network runs on, each read when the command gets to it (after the

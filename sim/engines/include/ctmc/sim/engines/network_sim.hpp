@@ -38,6 +38,7 @@ namespace ctmc::sim {
 
 enum class ScaleMode { Q99, Const };
 ScaleMode parse_scale_mode(const std::string& text, const std::string& option = "scale");
+std::string scale_name(ScaleMode s);  // the text parse_scale_mode reads
 
 // What q99 of a spiking output layer (readout spike) is taken of: the logits
 // z^L (default), or its neurons' target activation phi(z^L), phi named by the
@@ -46,6 +47,7 @@ ScaleMode parse_scale_mode(const std::string& text, const std::string& option = 
 // and runs them several times too slow.
 enum class OutputScale { Logits, Activation };
 OutputScale parse_output_scale(const std::string& text, const std::string& option = "output_scale");
+std::string output_scale_name(OutputScale s);  // the text parse_output_scale reads
 
 // p-th percentile (0 <= p <= 100) with linear interpolation between order
 // statistics: index p/100 * (n-1). InputError for an empty sample.

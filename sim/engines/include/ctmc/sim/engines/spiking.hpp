@@ -33,8 +33,9 @@
 // Errors: ctmc::InputError for a T that is not a positive multiple of dt, a
 // non-positive tau or alpha, checkpoints that are not increasing multiples
 // of dt within (0, T], layer/kernel counts that do not match the network, a
-// maxpool2d in a layer graph, or the vectorised kernel asked of a layer
-// graph (it runs the Mlp only).
+// maxpool2d in a layer graph, the vectorised or fast kernel asked of a
+// sampler they do not run, or the fast kernel asked of a chain beyond four
+// states or two exits per state.
 #pragma once
 #include <Eigen/Core>
 #include <cstdint>
