@@ -347,7 +347,7 @@ std::array<double, kMaxParams> split_scores(const Objective& obj, const Box& X, 
       // the centre, a wide range [0, 1000] of c.p and c.s does not move a
       // curve whose c is large there, though the box's corner c = 0 zeroes
       // the flux at every point and keeps each point's range over its
-      // target (the natural bound at 0, the clipped ReLUs of issue 47).
+      // target (the natural bound at 0: the clipped ReLUs).
       const std::size_t partner = k == 0 ? 1 : k == 1 ? 0 : k == 3 ? 4 : k == 4 ? 3 : n;
       if (opt.corner_split && n == 6 && partner < n && X[partner].lo < X[partner].hi) {
         const double lo = X[partner].lo, hi = X[partner].hi;

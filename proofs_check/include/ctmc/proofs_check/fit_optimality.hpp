@@ -148,12 +148,12 @@ struct OptimalityOptions {
   // points at a face of the box inside the search's domain (the face is not
   // on the domain's boundary): the box then holds no minimizer
   // (fit_optimality.cpp, monotone_discard). Off: that face is kept (the
-  // box shrinks to it), the search as it was before (issue 47's baseline).
+  // box shrinks to it; bench_certificates' baseline).
   bool monotone_discard = true;
   // Three-state: a large box's split score of a rate's offset or slope is
   // also its spread with the other one at its end nearest 0 (the corner
   // where the rate is smallest), not only with the others at the centre
-  // (off: the centre alone, the search as it was before issue 47).
+  // (off: the centre alone; bench_certificates' baseline).
   bool corner_split = true;
 };
 
