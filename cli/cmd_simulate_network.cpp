@@ -79,7 +79,7 @@ void print_text(const SimNetOptions& c, const commands::NetworkCommandResult& re
              sim::scale_name(opt.scale));
   fmt::print("sampler {}: {}\nreadout {}; {} trial(s), seed {}\n", sim::sampler_name(opt.snn.sampler),
              sim::sampler_rule(opt.snn.sampler), sim::readout_name(opt.snn.readout), opt.trials, opt.seed);
-  fmt::print("spiking kernel {}, conv path {}\n", sim::kernel_name(sim::kernel_used(opt.snn)),
+  fmt::print("spiking kernel {}, conv path {}\n", sim::kernel_name(r.kernel),
              sim::conv_path_name(opt.snn.conv_path));
   const sim::NetworkSimOptions d;
   if (opt.snn.trace_weight != d.snn.trace_weight || opt.output_scale != d.output_scale ||

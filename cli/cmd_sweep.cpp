@@ -100,7 +100,7 @@ void typed_options(const SweepTexts& t, commands::SweepCommandOptions& o) {
   s.readout = sim::parse_readout(t.readout);
   s.scale = sim::parse_scale_mode(t.scale);
   s.trace_weight = sim::parse_trace_weight(t.trace_weight);
-  s.kernel = sim::parse_kernel(t.kernel, "kernel", false);
+  s.kernel = sim::parse_kernel(t.kernel, "kernel");
   s.output_scale = sim::parse_output_scale(t.output_scale);
   s.subset = sim::parse_test_subset(t.subset);
   if (!t.layer_alpha.empty()) s.layer_alpha = commands::layer_alpha_list(t.layer_alpha);
@@ -139,7 +139,7 @@ Register reg([](CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--trace-weight", t->trace_weight, "integral or 1/tau (as simulate network)")->capture_default_str();
   cmd->add_option("--kernel", t->kernel,
-                  "auto, reference or vectorised (as simulate network; recorded in the document's spec)")
+                  "auto, reference, vectorised or fast (as simulate network; recorded in the document's spec)")
       ->capture_default_str();
   cmd->add_option("--output-scale", t->output_scale, "logits or activation (as simulate network)")
       ->capture_default_str();

@@ -445,11 +445,11 @@ void parse_network(const Parser& p, const ojson& c, const std::string& pointer, 
       else o.layer_alpha.push_back(solvers::to_double(p.number(a, who, "layer_alpha", pointer + "/layer_alpha/" + std::to_string(k)).exact));
     }
   }
-  // Our side's kernel too: it sets which random numbers our trials drew.
-  cl.conventions = fmt::format("sampler {} ({} kernel), readout {}, scale {}, trace weight {}, output scale {}, "
+  // Our side's kernel is named beside these where the trials ran
+  // (evaluate_network): it sets which random numbers they drew.
+  cl.conventions = fmt::format("sampler {}, readout {}, scale {}, trace weight {}, output scale {}, "
                                "subset {}, T {:g}, dt {:g}, tau {:g}, r {:g}",
-                               text("sampler", "exact"), sim::kernel_name(sim::kernel_used(o.snn)),
-                               text("readout", "spike"), text("scale", "q99"), text("trace_weight", "integral"),
+                               text("sampler", "exact"), text("readout", "spike"), text("scale", "q99"), text("trace_weight", "integral"),
                                text("output_scale", "logits"), text("subset", "all"),
                                o.snn.T, o.snn.dt, o.snn.tau, o.rate);
   for (const char* f : {"A_ANN", "A_MF", "A_SNN", "SynOps"})
@@ -808,8 +808,9 @@ std::vector<Row> evaluate_network(const Claim& c, const CheckOptions& opts) {
     } else {
       const double z = (claimed - m) / se;
       row.verdict = std::abs(z) < zcrit ? Verdict::Reproduced : Verdict::NotReproduced;
-      row.evidence = fmt::format("ours: mean {:.6g}, sd {:.3g} over {} trials (seed {}; {}); se {:.3g}; t = {:.3f}", m,
-                                 sd, o.trials, opts.seed, c.conventions, se, z);
+      row.evidence = fmt::format("ours: mean {:.6g}, sd {:.3g} over {} trials (seed {}; {} kernel, {}); se {:.3g}; "
+                                 "t = {:.3f}",
+                                 m, sd, o.trials, opts.seed, sim::kernel_name(r.kernel), c.conventions, se, z);
     }
     rows.push_back(row);
   }

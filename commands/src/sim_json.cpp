@@ -129,7 +129,7 @@ void write(DocumentWriter& w, const NetworkCommandResult& res) {
   put(w, "scale", sim::scale_name(opt.scale));
   put(w, "sampler", sim::sampler_name(opt.snn.sampler));
   put(w, "sampler_rule", sim::sampler_rule(opt.snn.sampler));
-  put(w, "kernel", sim::kernel_name(sim::kernel_used(opt.snn)));
+  put(w, "kernel", sim::kernel_name(r.kernel));
   put(w, "conv_path", sim::conv_path_name(opt.snn.conv_path));
   put(w, "readout", sim::readout_name(opt.snn.readout));
   put(w, "trace_weight", sim::trace_weight_name(opt.snn.trace_weight));

@@ -123,7 +123,7 @@ TEST_CASE("sweep --kernel: recorded in the spec, a cell equals simulate network 
   const std::string net = "--net " + shell_arg(fixture("tiny_mlp.json")) + " --data " + shell_arg(sweep_data()) +
                           " --neurons " + shell_arg(fixture("three_state.json"));
   std::map<std::string, double> synops;
-  for (const std::string kernel : {"auto", "reference", "vectorised"}) {
+  for (const std::string kernel : {"auto", "reference", "vectorised", "fast"}) {
     const fs::path file = temp_dir() / ("sweep_kernel_" + kernel + ".json");
     const auto r = run_cli("sweep " + net + cell_options + " --kernel " + kernel + " --out " + shell_arg(file));
     INFO(r.output);
@@ -135,14 +135,15 @@ TEST_CASE("sweep --kernel: recorded in the spec, a cell equals simulate network 
     INFO(s.output);
     REQUIRE(s.status == 0);
     const json sim = json::parse(s.output.substr(s.output.find('{')));
-    CHECK(sim.at("kernel") == (kernel == "reference" ? "reference" : "vectorised"));
+    CHECK(sim.at("kernel") == (kernel == "auto" ? "fast" : kernel));
     CHECK(cell.at("A_SNN_mean").get<double>() == doctest::Approx(sim.at("A_SNN_mean").get<double>()).epsilon(1e-14));
     CHECK(cell.at("synops_per_sample").get<double>() ==
           doctest::Approx(sim.at("synops_per_sample_mean").get<double>()).epsilon(1e-14));
     synops[kernel] = cell.at("synops_per_sample").get<double>();
   }
-  CHECK(synops["auto"] == synops["vectorised"]);
+  CHECK(synops["auto"] == synops["fast"]);
   CHECK(synops["reference"] != synops["vectorised"]);  // other random numbers
+  CHECK(synops["fast"] != synops["vectorised"]);
 
   const fs::path ref = temp_dir() / "sweep_kernel_part1.json", vec = temp_dir() / "sweep_kernel_part2.json";
   REQUIRE(run_cli(base_args(" --kernel reference --shard 1/2 --out " + shell_arg(ref))).status == 0);

@@ -143,7 +143,7 @@ TEST_CASE("the PyTorch VGG-11 runs in the spiking simulator from its ONNX file: 
 
   const auto bad = run_cli(args + " --kernel simd");
   CHECK(bad.status == 2);
-  CHECK_MESSAGE(bad.output.find("--kernel: unknown kernel 'simd' (expected auto, reference or vectorised)") != std::string::npos,
+  CHECK_MESSAGE(bad.output.find("--kernel: unknown kernel 'simd' (expected auto, reference, vectorised or fast)") != std::string::npos,
                 bad.output);
   const auto euler = run_cli(args + " --kernel vectorised --sampler euler");
   CHECK(euler.status == 2);

@@ -172,7 +172,7 @@ class Verdicts(unittest.TestCase):
             # The evidence names the kernel our trials ran on (its random numbers).
             synops_rows = [x for x in doc["results"] if x["id"] == "net-true" and x["quantity"].startswith("SynOps")]
             self.assertEqual(len(synops_rows), 1)
-            self.assertIn("sampler exact (vectorised kernel)", synops_rows[0]["evidence"])
+            self.assertIn("fast kernel, sampler exact", synops_rows[0]["evidence"])
             # No false alarm over 20 right claims (seeds 1..20 of the other implementation) at 1e-3.
             right = []
             for seed in range(1, 21):

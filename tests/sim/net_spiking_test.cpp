@@ -57,27 +57,47 @@ TEST_CASE("a dense net as convolutions or as a dense layer graph spikes exactly 
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   for (int i = 0; i < x.size(); ++i) x.data()[i] = i % 5 == 0 ? 0.0f : u(g);  // some zero pixels
   CHECK((conv.forward(x) - mlp.forward(x)).cwiseAbs().maxCoeff() < 1e-5f);
-  for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState, SamplerKind::Uniformization, SamplerKind::Euler})
-    for (Readout readout : {Readout::Spike, Readout::Integrate}) {
-      SpikingConfig cfg = config(2, 0.01, 0.05);
-      cfg.sampler = kind;
-      cfg.readout = readout;
-      cfg.checkpoints = {1};
-      const std::size_t S = readout == Readout::Spike ? 3 : 2;
-      const SpikingNetwork a(mlp, layers_of(S, 6), cfg), b(conv, layers_of(S, 6), cfg), c(dense, layers_of(S, 6), cfg);
-      CHECK(b.spiking_neurons() == a.spiking_neurons());
-      for (int s = 0; s < 3; ++s) {
-        INFO("sampler ", sampler_name(kind), ", readout ", readout_name(readout), ", sample ", s);
-        const SampleRun ra = a.run(x.col(s).data(), sample_stream_seed(5, 0, s));
-        const SampleRun rb = b.run(x.col(s).data(), sample_stream_seed(5, 0, s));
-        const SampleRun rc = c.run(x.col(s).data(), sample_stream_seed(5, 0, s));
-        CHECK(ra.spikes > 0);
-        check_same_reading(ra, rb);
-        check_same_reading(ra, rc);
-        REQUIRE(rb.at.size() == 1);
-        check_same_reading(ra.at[0], rb.at[0]);
-      }
+  // The fast kernel (Auto's choice for the exact and end-state samplers)
+  // rounds H to float, which an Mlp column add and a layer graph's scatter
+  // reach by different float sums: the same spikes, and the readout's sum of
+  // H within float rounding, not bit for bit.
+  const auto same = [](const SampleRun& p, const SampleRun& q, bool fast) {
+    if (!fast) return check_same_reading(p, q);
+    SampleRun q2 = q;
+    REQUIRE(q2.mean_output_input.size() == p.mean_output_input.size());
+    for (Eigen::Index j = 0; j < p.mean_output_input.size(); ++j) {
+      CHECK(q.mean_output_input[j] == doctest::Approx(p.mean_output_input[j]).epsilon(1e-5));
+      q2.mean_output_input[j] = p.mean_output_input[j];
     }
+    check_same_reading(p, q2);
+  };
+  for (Kernel kernel : {Kernel::Auto, Kernel::Vectorised})
+    for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState, SamplerKind::Uniformization, SamplerKind::Euler})
+      for (Readout readout : {Readout::Spike, Readout::Integrate}) {
+        if (kernel == Kernel::Vectorised && kind != SamplerKind::Exact && kind != SamplerKind::EndState) continue;
+        SpikingConfig cfg = config(2, 0.01, 0.05);
+        cfg.sampler = kind;
+        cfg.readout = readout;
+        cfg.checkpoints = {1};
+        cfg.kernel = kernel;
+        const std::size_t S = readout == Readout::Spike ? 3 : 2;
+        const SpikingNetwork a(mlp, layers_of(S, 6), cfg), b(conv, layers_of(S, 6), cfg),
+            c(dense, layers_of(S, 6), cfg);
+        CHECK(b.spiking_neurons() == a.spiking_neurons());
+        const bool fast = a.kernel() == Kernel::Fast;
+        for (int s = 0; s < 3; ++s) {
+          INFO("sampler ", sampler_name(kind), ", readout ", readout_name(readout), ", kernel ",
+               kernel_name(a.kernel()), ", sample ", s);
+          const SampleRun ra = a.run(x.col(s).data(), sample_stream_seed(5, 0, s));
+          const SampleRun rb = b.run(x.col(s).data(), sample_stream_seed(5, 0, s));
+          const SampleRun rc = c.run(x.col(s).data(), sample_stream_seed(5, 0, s));
+          CHECK(ra.spikes > 0);
+          same(ra, rb, fast);
+          same(ra, rc, fast);
+          REQUIRE(rb.at.size() == 1);
+          same(ra.at[0], rb.at[0], fast);
+        }
+      }
 }
 
 TEST_CASE("SynOps: fanouts counted by hand on a padded, strided convolution") {

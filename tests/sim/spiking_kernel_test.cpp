@@ -272,13 +272,23 @@ TEST_CASE("fast kernel: a chain it cannot hold is refused by name, not run on an
   cfg.T = 1;
   cfg.dt = 0.01;
   cfg.kernel = Kernel::Fast;
-  CHECK(kernel_used(cfg) == Kernel::Fast);
+  CHECK(kernel_used(cfg, false) == Kernel::Fast);
   const std::vector<SpikingLayer> layers{{NeuronKernel(six, 1.0, "bernstein"), 1.0}};
   CHECK_THROWS_WITH_AS(SpikingNetwork(net, layers, cfg), doctest::Contains("spiking layer 1 has 6 states"),
                        ctmc::InputError);
-  // The same chain on the vectorised kernel runs.
+  // The same chain on the vectorised kernel runs, and Auto chooses it.
   cfg.kernel = Kernel::Vectorised;
-  CHECK_NOTHROW(SpikingNetwork(net, layers, cfg));
+  CHECK(SpikingNetwork(net, layers, cfg).kernel() == Kernel::Vectorised);
+  cfg.kernel = Kernel::Auto;
+  CHECK(SpikingNetwork(net, layers, cfg).kernel() == Kernel::Vectorised);
+  // A two-state chain fits the fast kernel: Auto chooses that one for the
+  // exact and end-state samplers, the reference kernel for the others.
+  const std::vector<SpikingLayer> two{{NeuronKernel(two_state(), 1.0, "relu"), 1.0}};
+  CHECK(SpikingNetwork(net, two, cfg).kernel() == Kernel::Fast);
+  cfg.sampler = SamplerKind::EndState;
+  CHECK(SpikingNetwork(net, two, cfg).kernel() == Kernel::Fast);
+  cfg.sampler = SamplerKind::Uniformization;
+  CHECK(SpikingNetwork(net, two, cfg).kernel() == Kernel::Reference);
 }
 
 TEST_CASE("fast kernel: a block of lanes at exit rate 0 skips its budget work; the law is the reference kernel's") {

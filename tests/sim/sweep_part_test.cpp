@@ -288,13 +288,21 @@ TEST_CASE("parse_shard: i/n of whole numbers; a number too large is named as suc
   CHECK_THROWS_WITH_AS(ctmc::sim::parse_shard("3/2", "--shard"), doctest::Contains("i outside 1..n"), ctmc::InputError);
 }
 
-TEST_CASE("a sweep spec built in code with the fast kernel is refused as its text is") {
+TEST_CASE("a sweep spec with the fast kernel is valid, in code and as text") {
   ctmc::sim::SweepSpec spec;
   spec.nets = {"net.json"};
   spec.neurons = {"m.json"};
-  spec.samplers = {ctmc::sim::SamplerKind::Exact};
+  spec.samplers = {ctmc::sim::SamplerKind::Exact, ctmc::sim::SamplerKind::EndState};
   spec.kernel = ctmc::sim::Kernel::Fast;
-  CHECK_THROWS_WITH_AS(ctmc::sim::validate_sweep(spec), doctest::Contains("unknown kernel 'fast'"), ctmc::InputError);
-  CHECK_THROWS_WITH_AS(ctmc::sim::parse_kernel("fast", "kernel", false), doctest::Contains("unknown kernel 'fast'"),
+  spec.taus = {0.1};
+  spec.rates = {5};
+  spec.T = {5};
+  spec.dt = 0.001;
+  CHECK_NOTHROW(ctmc::sim::validate_sweep(spec));
+  CHECK(ctmc::sim::parse_kernel("fast", "kernel") == ctmc::sim::Kernel::Fast);
+  // The fast kernel runs the exact and end-state samplers only, as the
+  // vectorised one does.
+  spec.samplers = {ctmc::sim::SamplerKind::Euler};
+  CHECK_THROWS_WITH_AS(ctmc::sim::validate_sweep(spec), doctest::Contains("euler runs on the reference kernel"),
                        ctmc::InputError);
 }

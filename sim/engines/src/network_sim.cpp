@@ -604,6 +604,7 @@ NetworkSimResult simulate_any(const NetT& net, const Dataset& train, const Datas
   const SpikingNetwork snn(net, std::move(scaled.layers), opt.snn);
   res.steps = snn.steps();
   res.spiking_neurons = snn.spiking_neurons();
+  res.kernel = snn.kernel();
   check_transition_budget(opt, mf.jump_rate);
   const TrialRecords rec = run_trials(net, snn, test, mf.acts, opt, res);
   summarise(net, test, rec, opt, ann_correct, mf.correct, res);

@@ -39,12 +39,12 @@ bool vectorised_runs(SamplerKind sampler) {
 }
 }  // namespace
 
-Kernel parse_kernel(const std::string& text, const std::string& option, bool fast) {
+Kernel parse_kernel(const std::string& text, const std::string& option) {
   if (text == "auto") return Kernel::Auto;
   if (text == "reference") return Kernel::Reference;
   if (text == "vectorised") return Kernel::Vectorised;
-  if (text == "fast" && fast) return Kernel::Fast;
-  throw InputError(option, fmt::format("unknown kernel '{}' (expected auto, reference or vectorised)", text));
+  if (text == "fast") return Kernel::Fast;
+  throw InputError(option, fmt::format("unknown kernel '{}' (expected auto, reference, vectorised or fast)", text));
 }
 
 void check_kernel(Kernel kernel, SamplerKind sampler, const std::string& option) {
@@ -64,9 +64,10 @@ const char* kernel_name(Kernel kernel) {
   return "auto";
 }
 
-Kernel kernel_used(const SpikingConfig& cfg) {
+Kernel kernel_used(const SpikingConfig& cfg, bool fast_fits) {
   if (!vectorised_runs(cfg.sampler) || cfg.kernel == Kernel::Reference) return Kernel::Reference;
-  return cfg.kernel == Kernel::Fast ? Kernel::Fast : Kernel::Vectorised;
+  if (cfg.kernel == Kernel::Auto) return fast_fits ? Kernel::Fast : Kernel::Vectorised;
+  return cfg.kernel;
 }
 
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option) {
@@ -532,11 +533,12 @@ void SpikingNetwork::configure() {
   for (const auto& l : layers_) samplers_.emplace_back(l.kernel, cfg_.sampler, cfg_.dt);
   // The fast kernel's lanes hold chains of at most 4 states and 2 exits per
   // state. Asked for by name, a chain beyond that is refused rather than run
-  // on another kernel under its name (kernel_used).
+  // on another kernel under its name; Auto takes the vectorised kernel then
+  // (kernel_used).
   const auto fits_fast = [](const StepSampler& s) { return s.kernel().size() <= 4 && s.max_out_degree() <= 2; };
   const auto beyond = std::find_if_not(samplers_.begin(), samplers_.end(), fits_fast);
   fast_fits_ = beyond == samplers_.end();
-  if (kernel_used(cfg_) == Kernel::Fast && !fast_fits_)
+  if (cfg_.kernel == Kernel::Fast && vectorised_runs(cfg_.sampler) && !fast_fits_)
     throw InputError("kernel", fmt::format("the fast kernel runs chains of at most 4 states and 2 exits per "
                                            "state; spiking layer {} has {} states and up to {} exits (use "
                                            "vectorised)",
@@ -557,8 +559,8 @@ Eigen::VectorXd SpikingNetwork::decode(const SampleRun& r, std::size_t l) const 
 }
 
 SampleRun SpikingNetwork::run(const float* x, std::uint64_t stream_seed) const {
-  const Kernel kernel = kernel_used(cfg_);
-  const bool fast = kernel == Kernel::Fast && fast_fits_;
+  const Kernel kernel = this->kernel();
+  const bool fast = kernel == Kernel::Fast;
   switch (cfg_.sampler) {
     case SamplerKind::Exact:
       if (kernel == Kernel::Reference) return run_impl<SamplerKind::Exact>(x, stream_seed);

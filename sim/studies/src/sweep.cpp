@@ -178,10 +178,6 @@ void validate_sweep(const SweepSpec& s) {
   std::vector<std::string> names;
   for (SamplerKind k : s.samplers) names.push_back(sampler_name(k));
   check_unique(names, "samplers");
-  // The fast kernel is not one a sweep runs: a spec built in code gets the
-  // message parse_kernel gives the text "fast" for a sweep.
-  if (s.kernel == Kernel::Fast)
-    throw InputError("kernel", "unknown kernel 'fast' (expected auto, reference or vectorised)");
   for (SamplerKind k : s.samplers) check_kernel(s.kernel, k, "kernel");
   check_positive(s.taus, "taus");
   check_positive(s.rates, "rates");
@@ -637,7 +633,7 @@ SweepSpec spec_of_part(const PartReader& in, const Json& given) {
     s.neurons = strings("neurons");
     s.samplers.clear();
     for (const std::string& name : strings("samplers")) s.samplers.push_back(parse_sampler(name, "samplers"));
-    s.kernel = parse_kernel(text("kernel"), "kernel", false);
+    s.kernel = parse_kernel(text("kernel"), "kernel");
     s.taus = numbers("tau", false);
     s.rates = numbers("rate", false);
     s.T = numbers("T", false);

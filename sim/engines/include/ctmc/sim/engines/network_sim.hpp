@@ -199,6 +199,8 @@ struct NetworkSimResult {
   std::uint64_t euler_renormalized = 0;
   std::size_t spiking_neurons = 0;
   std::int64_t steps = 0;
+  // The spiking kernel the trials ran on (SpikingNetwork::kernel).
+  Kernel kernel = Kernel::Reference;
   // One per SpikingConfig::checkpoints entry, in order.
   std::vector<WindowResult> windows;
   // Per (trial, sample), trial-major: for reproducibility checks.

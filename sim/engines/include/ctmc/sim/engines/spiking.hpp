@@ -86,7 +86,8 @@ std::int64_t window_steps(double T, double dt, const std::string& what);
 // with SSE2, the same bits either way), one Philox4x32-10 block serving four
 // 32-bit draws of a neuron, and float32 synapses for an Mlp; a chain beyond
 // four states or two exits per state is refused (InputError naming the
-// kernel). Auto: vectorised for the exact and end-state samplers. The three
+// kernel). Auto: the fast kernel for the exact and end-state samplers where
+// every layer's chain fits its lanes, else the vectorised one. The three
 // sample the same law from different random numbers, so a seeded run's
 // figures differ between them within statistical error
 // (scripts/compare-kernels.py). Uniformization and euler run on the
@@ -120,17 +121,19 @@ struct SpikingConfig {
   ConvPath conv_path = ConvPath::Auto;
 };
 
-// A kernel from its option text: "auto", "reference", "vectorised" or, when
-// `fast` allows it, "fast"; InputError naming `option` for another name.
-Kernel parse_kernel(const std::string& text, const std::string& option = "kernel", bool fast = true);
+// A kernel from its option text: "auto", "reference", "vectorised" or
+// "fast"; InputError naming `option` for another name.
+Kernel parse_kernel(const std::string& text, const std::string& option = "kernel");
 // InputError naming `option` for the vectorised or fast kernel asked of a
 // sampler it does not run (uniformization and euler run on the reference
 // kernel).
 void check_kernel(Kernel kernel, SamplerKind sampler, const std::string& option = "kernel");
 // "auto", "reference", "vectorised" or "fast": the text parse_kernel reads.
 const char* kernel_name(Kernel kernel);
-// The kernel a run with `cfg` uses: Reference, Vectorised or Fast.
-Kernel kernel_used(const SpikingConfig& cfg);
+// The kernel a run with `cfg` uses: Reference, Vectorised or Fast;
+// `fast_fits`: every spiking layer's chain fits the fast kernel's lanes (at
+// most 4 states and 2 exits per state), which Auto needs to choose it.
+Kernel kernel_used(const SpikingConfig& cfg, bool fast_fits);
 // "auto", "event" or "dense" (SpikingConfig::ConvPath).
 SpikingConfig::ConvPath parse_conv_path(const std::string& text, const std::string& option = "conv_path");
 // The text parse_conv_path reads.
@@ -180,6 +183,8 @@ class SpikingNetwork {
 
   std::int64_t steps() const { return steps_; }
   const SpikingConfig& config() const { return cfg_; }
+  // The kernel run() uses (kernel_used with this network's chains).
+  Kernel kernel() const { return kernel_used(cfg_, fast_fits_); }
   std::size_t spiking_layers() const { return layers_.size(); }
   std::size_t spiking_neurons() const;
   double alpha(std::size_t l) const { return layers_[l].alpha; }

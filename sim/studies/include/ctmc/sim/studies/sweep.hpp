@@ -67,7 +67,7 @@ struct SweepSpec {
   DataSource data;                   // data folder and/or tensor files
   std::vector<std::string> neurons;  // one model for every spiking layer, or one per layer
   std::vector<SamplerKind> samplers{SamplerKind::Exact};
-  // The spiking kernel of every sampler (auto, reference or vectorised;
+  // The spiking kernel of every sampler (auto, reference, vectorised or fast;
   // check_kernel's rule for each). Recorded in the spec because a seeded
   // run's numbers depend on it; a spec without the key (documents written
   // before it existed) reads as "reference", the kernel every sweep ran on then.
