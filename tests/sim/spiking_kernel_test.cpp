@@ -210,10 +210,11 @@ TEST_CASE("fast kernel against the reference kernel: spike-count laws on a fixed
   check_kernels_agree(conv, conv_image, 2000, true);
 }
 
-TEST_CASE("vectorised and fast kernels: identical results for 1, 2 and 3 threads and for SSE2 and AVX; the stream differs from the reference kernel's") {
+TEST_CASE("vectorised and fast kernels: identical results for 1, 2 and 3 threads and for SSE2, AVX and AVX-512; the stream differs from the reference kernel's") {
   std::mt19937 g(43);
-  // A hidden layer of 21 neurons: two whole AVX blocks of 8 and a part one,
-  // five SSE2 blocks and a part one.
+  // A hidden layer of 21 neurons: one whole AVX-512 block of 16 and a part
+  // one, two whole AVX blocks of 8 and a part one, five SSE2 blocks and a
+  // part one.
   const Mlp net = dyadic_mlp({8, 21, 3}, "relu", g);
   Dataset train, test;
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
@@ -243,12 +244,17 @@ TEST_CASE("vectorised and fast kernels: identical results for 1, 2 and 3 threads
       opt.threads = threads;
       res.push_back(simulate_network(net, train, test, neurons, opt));
     }
-    // SSE2 instead of AVX (on a CPU without AVX both runs are SSE2's).
+    // SSE2 instead of AVX (on a CPU without AVX both runs are SSE2's), and
+    // AVX instead of the fast kernel's AVX-512 lanes (the same on a CPU
+    // without AVX-512).
     allow_avx(false);
     opt.threads = 2;
     res.push_back(simulate_network(net, train, test, neurons, opt));
     allow_avx(true);
-    for (int t = 1; t < 4; ++t) {
+    allow_avx512(false);
+    res.push_back(simulate_network(net, train, test, neurons, opt));
+    allow_avx512(true);
+    for (std::size_t t = 1; t < res.size(); ++t) {
       CHECK(res[t].predictions == res[0].predictions);
       CHECK(res[t].synops == res[0].synops);
       CHECK(res[t].spikes_per_neuron == res[0].spikes_per_neuron);
@@ -310,22 +316,28 @@ TEST_CASE("fast kernel: a block of lanes at exit rate 0 skips its budget work; t
   cfg.dt = 0.01;
   cfg.tau = 0.05;
   const std::vector<SpikingLayer> layers(4, SpikingLayer{NeuronKernel(two_state(), 3.0, "two-state"), 3.0});
+  // The lane width each setting runs: SSE2 4, AVX 8, AVX-512 16, as far as
+  // the CPU has them.
+  const bool has_avx = __builtin_cpu_supports("avx"), has_avx512 = has_avx && __builtin_cpu_supports("avx512f");
   for (SamplerKind kind : {SamplerKind::Exact, SamplerKind::EndState})
-    for (bool avx : {true, false}) {
+    for (int width : {16, 8, 4}) {
       CAPTURE(sampler_name(kind));
-      CAPTURE(avx);
+      CAPTURE(width);
       cfg.sampler = kind;
       cfg.kernel = Kernel::Fast;
-      allow_avx(avx);
+      allow_avx(width > 4);
+      allow_avx512(width > 8);
       const SpikingNetwork snn(net, layers, cfg);
       const SampleRun r = snn.run(image.data(), sample_stream_seed(3, 0, 0));
       allow_avx(true);
-      // Per step: layer 2's live block (8 lanes), layer 3 (16), the output
-      // layer's 3 neurons with their padding up to the vector width (8 with
-      // AVX; 4 with SSE2, whose second vector is padding alone, at rate 0);
-      // the dormant block never.
-      const std::uint64_t out_lanes = avx && __builtin_cpu_supports("avx") ? 8 : 4;
-      CHECK(r.budget_updates == static_cast<std::uint64_t>(snn.steps()) * (8 + 16 + out_lanes));
+      allow_avx512(true);
+      const std::uint64_t w = width == 16 && has_avx512 ? 16 : width >= 8 && has_avx ? 8 : 4;
+      // Per step: layer 2's live lanes (8, or its whole 16 where one vector
+      // holds the dormant 8 too), layer 3 (16), the output layer's 3 neurons
+      // with their padding up to the vector width (the vectors of padding
+      // alone, at rate 0, skipped); the dormant block never.
+      const std::uint64_t layer2 = w == 16 ? 16 : 8;
+      CHECK(r.budget_updates == static_cast<std::uint64_t>(snn.steps()) * (layer2 + 16 + w));
       CHECK(std::all_of(r.counts[1].begin(), r.counts[1].begin() + 8, [](std::uint32_t c) { return c == 0; }));
       CHECK(r.spikes > 0);
       cfg.kernel = Kernel::Reference;

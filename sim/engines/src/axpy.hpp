@@ -157,6 +157,12 @@ inline bool has_avx() {
   static const bool yes = __builtin_cpu_supports("avx");
   return yes && avx_allowed.load(std::memory_order_relaxed);
 }
+// The CPU has AVX-512F (libgcc's test includes the OS's support of its
+// registers) and neither allow_avx nor allow_avx512 has ruled it out.
+inline bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes && has_avx() && avx512_allowed.load(std::memory_order_relaxed);
+}
 #endif
 
 }  // namespace ctmc::sim::detail

@@ -2,13 +2,13 @@
 // end-state samplers of sampler.hpp, the same law as the reference kernel
 // and the vectorised one (spiking.cpp), with
 //   - float32 structure-of-arrays lanes for the per-step pass over layers
-//     2..L: current, H, state index and exit rate, eight neurons per AVX
-//     instruction, four per SSE2 one; the hazard budget (the residual unit
-//     exponential of the next-reaction clock) in double beside them, as
-//     fast_lanes says why. Every lane rounds each sum and product as the
-//     scalar code does (the build forbids contraction, and no path uses
-//     FMA), and nothing is summed across lanes, so both widths give the
-//     same bits;
+//     2..L: current, H, state index and exit rate, sixteen neurons per
+//     AVX-512 instruction, eight per AVX one, four per SSE2 one; the hazard
+//     budget (the residual unit exponential of the next-reaction clock) in
+//     double beside them, as fast_lanes says why. Every lane rounds each sum
+//     and product as the scalar code does (the build forbids contraction,
+//     and no path uses FMA), and nothing is summed across lanes, so every
+//     width gives the same bits;
 //   - float32 synapses: a spike adds c * w (c = the trace's weight times
 //     the spike count, rounded to float) to the float current, for an Mlp
 //     column by column, for a layer graph through LinearChain's float
@@ -60,10 +60,10 @@ using detail::JumpCalendar;
 using detail::SmallChain;
 using Fired = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 
-// Lanes per AVX vector of floats: layers are padded to a multiple of it
-// (padding: H 0, budget +inf, never jumps), so both widths visit the same
+// Lanes per AVX-512 vector of floats: layers are padded to a multiple of it
+// (padding: H 0, budget +inf, never jumps), so every width visits the same
 // neurons.
-constexpr int kPad = 8;
+constexpr int kPad = 16;
 
 // One spiking layer's neurons in structure-of-arrays form.
 struct FastLayer {
@@ -154,6 +154,8 @@ typedef float F4 __attribute__((vector_size(16)));
 typedef float F8 __attribute__((vector_size(32)));
 typedef double D2 __attribute__((vector_size(16)));
 typedef double D4 __attribute__((vector_size(32)));
+typedef float F16 __attribute__((vector_size(64)));
+typedef double D8 __attribute__((vector_size(64)));
 
 // Always inlined down to fast_pass_sse2 and fast_pass_avx, so no vector
 // crosses a call (GCC's -Wpsabi note on 32-byte vectors does not apply).
@@ -174,6 +176,12 @@ using detail::store_lanes;
 [[gnu::always_inline]] inline D4 high_d(const F8& v) {
   return __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), D4);
 }
+[[gnu::always_inline]] inline D8 low_d(const F16& v) {
+  return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), D8);
+}
+[[gnu::always_inline]] inline D8 high_d(const F16& v) {
+  return __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), D8);
+}
 // Whether every lane of t is > 0 (a NaN lane is not): one compare and a
 // movemask. The AVX one takes its vector by reference, so a call that is not
 // inlined into the AVX pass passes it in memory, the same for either ABI.
@@ -187,6 +195,9 @@ using detail::store_lanes;
 #if defined(CTMC_SIM_AVX_DISPATCH)
 __attribute__((target("avx"))) inline bool all_positive(const D4& t) {
   return _mm256_movemask_pd(_mm256_cmp_pd(t, _mm256_setzero_pd(), _CMP_NGT_UQ)) == 0;
+}
+__attribute__((target("avx512f"))) inline bool all_positive(const D8& t) {
+  return _mm512_cmp_pd_mask(t, _mm512_setzero_pd(), _CMP_NGT_UQ) == 0;
 }
 #endif
 // Whether no lane of q is > 0 (q is a sum of rectified rates: never NaN).
@@ -202,6 +213,9 @@ __attribute__((target("avx"))) inline bool all_positive(const D4& t) {
 #if defined(CTMC_SIM_AVX_DISPATCH)
 __attribute__((target("avx"))) inline bool none_positive(const F8& q) {
   return _mm256_movemask_ps(_mm256_cmp_ps(q, _mm256_setzero_ps(), _CMP_GT_OQ)) == 0;
+}
+__attribute__((target("avx512f"))) inline bool none_positive(const F16& q) {
+  return _mm512_cmp_ps_mask(q, _mm512_setzero_ps(), _CMP_GT_OQ) == 0;
 }
 #endif
 
@@ -324,6 +338,14 @@ __attribute__((target("avx"))) void fast_pass_avx(const SmallChain& chain, const
 __attribute__((target("avx"))) void add_scaled_avx8(float* cur, const float* w, int n, float c) {
   add_scaled_f<F8>(cur, w, n, c);
 }
+
+template <SamplerKind K, int NST, int KMAX>
+__attribute__((target("avx512f"))) void fast_pass_avx512(const SmallChain& chain, const StepSampler& smp,
+                                                         const PhiloxKey& key, const float* bias, float* cur,
+                                                         float decay, float* h_out, FastLayer& L, StepCounts& counts,
+                                                         std::uint32_t* cnt, Fired& fired) {
+  fast_lanes<K, NST, KMAX, F16, D8>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
+}
 #endif
 
 template <SamplerKind K, int NST, int KMAX>
@@ -331,6 +353,8 @@ void fast_pass_any(const SmallChain& chain, const StepSampler& smp, const Philox
                    float* cur, float decay, float* h_out, FastLayer& L, StepCounts& counts, std::uint32_t* cnt,
                    Fired& fired) {
 #if defined(CTMC_SIM_AVX_DISPATCH)
+  if (detail::has_avx512())
+    return fast_pass_avx512<K, NST, KMAX>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
   if (detail::has_avx())
     return fast_pass_avx<K, NST, KMAX>(chain, smp, key, bias, cur, decay, h_out, L, counts, cnt, fired);
 #endif
