@@ -111,8 +111,10 @@ class Objective {
   // first-order Taylor-model bound (lsq_relaxation.hpp) where it can matter
   // (see kTaylorFloor); `reciprocal`: also the three-state relaxation in
   // 1/F (reciprocal_relaxation.hpp) where the others leave the box open,
+  // with its points at a rate's edge kept as natural terms (`edge_terms`),
   // `threshold` being the bound that discards a box.
-  BoxBounds bound(const Box& X, const Box& C, bool mean_value, bool taylor, bool reciprocal, double threshold) const {
+  BoxBounds bound(const Box& X, const Box& C, bool mean_value, bool taylor, bool reciprocal, bool edge_terms,
+                  double threshold) const {
     BoxBounds out;
     out.gradient.fill(I{0, 0});
     I nat{0, 0}, fc{0, 0};
@@ -201,7 +203,7 @@ class Objective {
         out.taylor_point[free[i]] = std::clamp(C[free[i]].lo + dstar[i], X[free[i]].lo, X[free[i]].hi);
     }
     if (reciprocal && family_ == ClosedFamily::ThreeState && out.lower < threshold) {
-      out.reciprocal = reciprocal_bound(X, points_, natural_);
+      out.reciprocal = reciprocal_bound(X, points_, natural_, edge_terms);
       out.lower = std::max(out.lower, out.reciprocal);
     }
     return out;
@@ -442,7 +444,8 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
         centre[k] = std::min(std::max(c, X[k].lo), X[k].hi);
         C[k] = I::point(centre[k]);
       }
-      const BoxBounds b = obj.bound(X, C, opt.mean_value, opt.taylor, opt.reciprocal, res.incumbent * shrink);
+      const BoxBounds b =
+          obj.bound(X, C, opt.mean_value, opt.taylor, opt.reciprocal, opt.reciprocal_edge_terms, res.incumbent * shrink);
       improve(b.centre_value, centre);
       const double lb = b.lower;
       if (lb >= res.incumbent * shrink) {

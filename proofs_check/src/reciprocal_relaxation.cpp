@@ -19,6 +19,11 @@ enum Param { kAp, kAs, kB, kCp, kCs, kE };
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kNewtonIterations = 30;
 constexpr int kHalvings = 30;
+// The least offset delta of a rate's overestimator (add()): any delta > 0
+// keeps a' >= max(0, l), and this one keeps 1/a' and 1/(a' c') finite where
+// the rate's range on the box is [0, 0] up to rounding (p + s H at H = 0
+// with p's upper end 0 is enclosed as [.., 4.9e-324]).
+constexpr double kMinDelta = 1e-12;
 
 // One point where a and c are not 0 on the whole box: the data of Gc_m,
 // A_m and the two penalties (reciprocal_relaxation.hpp), as doubles that
@@ -46,6 +51,8 @@ struct Term {
   double ka = 1, la = 0, da = 0, kc = 1, lc = 0, dc = 0;
   bool lower = true;  // the A side (off where a rate may vanish: F may be 0)
 };
+
+bool finite(I x) { return std::isfinite(x.lo) && std::isfinite(x.hi); }
 
 // Value, first and second derivative of a scalar penalty.
 struct D2 {
@@ -151,8 +158,9 @@ void chain(double ga, double gc, double gd, double gb, double h, double* g) {
 class Relaxation {
  public:
   // X: the parameter box; E: the same with e = 1/d in place of d.
-  Relaxation(const Box& X, const Box& E, const std::vector<FitPoint>& points, const std::vector<double>& natural)
-      : X_(X), E_(E) {
+  Relaxation(const Box& X, const Box& E, const std::vector<FitPoint>& points, const std::vector<double>& natural,
+             bool edge_terms)
+      : X_(X), E_(E), edge_terms_(edge_terms) {
     for (std::size_t m = 0; m < points.size(); ++m) add(points[m], natural[m]);
   }
 
@@ -195,7 +203,10 @@ class Relaxation {
   }
 
   // A rigorous lower bound of Psi over the box by convexity at x (a point
-  // of the box), plus the points' constant terms.
+  // of the box), plus the points' constant terms. A term whose enclosures
+  // at x are not finite and positive (rounding at a rate's edge) is
+  // replaced by its natural term, a constant below it: the sum is then
+  // another convex minorant of f on the box, bounded at x the same way.
   double certify(const double* x) const {
     I f = I::point(constant_lo_);
     std::array<I, 6> g;
@@ -204,13 +215,22 @@ class Relaxation {
       const I a = I::point(t.ka) * (I::point(x[kAp]) + I::point(x[kAs]) * t.h - I::point(t.la)) + I::point(t.da);
       const I c = I::point(t.kc) * (I::point(x[kCp]) + I::point(x[kCs]) * t.h - I::point(t.lc)) + I::point(t.dc);
       const I e = I::point(x[kE]), b = I::point(x[kB]);
-      if (!(a.lo > 0) || !(c.lo > 0)) return 0;
+      const auto natural = [&] { f = f + I::point(t.nat); };
+      if (!(a.lo > 0) || !(c.lo > 0) || !std::isfinite(a.hi) || !std::isfinite(c.hi)) {
+        if (!edge_terms_) return 0;
+        natural();
+        continue;
+      }
       const I one = I::point(1), ia = one / a, ic = one / c, W = ia * ic;
       const I beta = I::point(t.beta), omega = I::point(t.omega);
       const I G = ia + ic + e + beta * W + omega * b - beta * omega;
       const int j = t.j;
       const I A = t.lower ? secants_i(t, a, c, e, b, j) : I{1, 1};
-      if (!(A.lo > 0)) return 0;
+      if (!(A.lo > 0)) {
+        if (!edge_terms_) return 0;
+        natural();
+        continue;
+      }
       const I2 pu = psi_up_i(t, G);
       const I2 pd = t.lower ? psi_dn_i(t, A) : I2{{0, 0}, {0, 0}};
       const I w = I::point(t.w);
@@ -218,20 +238,27 @@ class Relaxation {
       // the constant where it is the larger in double.
       const I v = w * (pu.v + pd.v);
       if (v.hi <= t.nat) {
-        f = f + I::point(t.nat);
+        natural();
+        continue;
+      }
+      const I Ga = -(ia * ia + beta * W * ia), Gc = -(ic * ic + beta * W * ic);
+      // The A side's slopes only where it is on (planes() set them).
+      const auto [Aa, Ac, Ae, Ab] = t.lower ? secants_grad_i(t, j) : std::array<I, 4>{};
+      // d a'/d a.p = ka (1 where the A side is on).
+      const I ga = w * (pu.d1 * Ga * I::point(t.ka) + pd.d1 * Aa), gc = w * (pu.d1 * Gc * I::point(t.kc) + pd.d1 * Ac);
+      const I ge = w * (pu.d1 + pd.d1), gb = w * (pu.d1 * omega + pd.d1 * Ab);
+      if (!finite(v) || !finite(ga) || !finite(gc) || !finite(ge) || !finite(gb)) {
+        if (!edge_terms_) return 0;
+        natural();
         continue;
       }
       f = f + v;
-      const I Ga = -(ia * ia + beta * W * ia), Gc = -(ic * ic + beta * W * ic);
-      const auto [Aa, Ac, Ae, Ab] = secants_grad_i(t, j);
-      // d a'/d a.p = ka (1 where the A side is on).
-      const I ga = w * (pu.d1 * Ga * I::point(t.ka) + pd.d1 * Aa), gc = w * (pu.d1 * Gc * I::point(t.kc) + pd.d1 * Ac);
       g[kAp] = g[kAp] + ga;
       g[kAs] = g[kAs] + ga * t.h;
       g[kCp] = g[kCp] + gc;
       g[kCs] = g[kCs] + gc * t.h;
-      g[kE] = g[kE] + w * (pu.d1 + pd.d1);
-      g[kB] = g[kB] + w * (pu.d1 * omega + pd.d1 * Ab);
+      g[kE] = g[kE] + ge;
+      g[kB] = g[kB] + gb;
     }
     I lb = f;
     for (int k = 0; k < 6; ++k)
@@ -335,13 +362,19 @@ class Relaxation {
       }
       k = (l.hi > l.lo) ? (I::point(l.hi) / (I::point(l.hi) - I::point(l.lo))).hi : 1.0;
       off = l.lo;
-      delta = std::max(0.25 * p.y.lo, 1e-3 * l.hi);
+      delta = std::max({0.25 * p.y.lo, 1e-3 * l.hi, edge_terms_ ? kMinDelta : 0.0});
       lo = delta;
       hi = (I::point(k) * (I::point(l.hi) - I::point(l.lo)) + I::point(delta)).hi;
       t.lower = false;
     };
     overestimate(la, t.ka, t.la, t.da, t.alo, t.ahi);
     overestimate(lc, t.kc, t.lc, t.dc, t.clo, t.chi);
+    // With the A side off and y_lo <= 0, psi_up = psi_dn = 0: the term is
+    // its natural term, a constant.
+    if (edge_terms_ && !t.lower && !(t.ylo > 0)) {
+      constant_lo_ = (I::point(constant_lo_) + I::point(nat)).lo;
+      return;
+    }
     const I ar{t.alo, t.ahi}, cr{t.clo, t.chi};
     const I one = I::point(1);
     // Gc: the McCormick piece of b W at b's lower end (exact when b is a
@@ -363,16 +396,18 @@ class Relaxation {
   }
 
   Box X_, E_;
+  bool edge_terms_;
   std::vector<Term> terms_;
   double constant_lo_ = 0;
 };
 
 }  // namespace
 
-double reciprocal_bound(const Box& X, const std::vector<FitPoint>& points, const std::vector<double>& natural) {
+double reciprocal_bound(const Box& X, const std::vector<FitPoint>& points, const std::vector<double>& natural,
+                        bool edge_terms) {
   Box E = X;
   E[kE] = I::point(1) / X[kE];  // e = 1/d over the box
-  const Relaxation rel(X, E, points, natural);
+  const Relaxation rel(X, E, points, natural, edge_terms);
   if (rel.empty()) return rel.constant();
   // Projected Newton over the free coordinates, scaled by their half-widths.
   std::array<std::size_t, 6> free{};

@@ -42,7 +42,12 @@
 // range of l plus delta > 0 (delta keeps Gc bounded on the box, so that
 // psi_up's tangent continuation stays informative), which keeps Gc a convex
 // underestimator of 1/F; the lower side is dropped (F may be 0). Where a or
-// c is 0 on the whole box, F = 0 and the point's natural term is exact.
+// c is 0 on the whole box, F = 0 and the point's natural term is exact; a
+// point whose rate may vanish and whose target is 0 (psi_up = 0 there, the
+// lower side off) is its natural term too. A term that cannot be enclosed
+// at the solver's point (not finite or not positive: a rate's range of
+// [.., 0] up to rounding) is replaced by its natural term, a constant below
+// it, which keeps the sum a convex minorant of f on the box.
 //
 // Psi is minimized by projected Newton in double; its minimum is bounded
 // rigorously by convexity: Psi(theta) >= Psi(t*) + g . (theta - t*) for a
@@ -71,7 +76,11 @@ struct FitPoint {
 // box X of three-state parameters [a.p, a.s, b, c.p, c.s, d] (b, d > 0);
 // natural[m]: a lower bound of point m's term over X (its natural term,
 // w_m dist(F_m(X), y_m)^2 rounded down, which the caller has at hand).
+// edge_terms: a point whose relaxed term cannot be enclosed at the solver's
+// point (a rate whose range on the box is 0 up to rounding, e.g. p + s H at
+// H = 0 with p's upper end 0) keeps its natural term; off: such a point
+// makes the bound 0 for the whole box (bench_certificates' baseline).
 double reciprocal_bound(const std::array<outward::I, 6>& X, const std::vector<FitPoint>& points,
-                        const std::vector<double>& natural);
+                        const std::vector<double>& natural, bool edge_terms = true);
 
 }  // namespace ctmc::proofs_check

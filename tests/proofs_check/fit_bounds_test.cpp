@@ -200,3 +200,135 @@ TEST_CASE("reciprocal relaxation: below the least-squares objective in MPFR at e
   CHECK(positive >= 100);
   CHECK(tight >= 30);
 }
+
+namespace {
+
+// f(theta) = sum_m (F(H_m) - y_m)^2 / M in MPFR, and its least value over
+// the 64 corners of X and `extra` random points of it.
+Mpfr sampled_min(const std::array<I, 6>& X, const std::vector<Mpfr>& hs, const std::vector<Mpfr>& ys, int extra,
+                 std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  Mpfr fmin = 1e300;
+  for (int s = 0; s < 64 + extra; ++s) {
+    Theta th;
+    for (std::size_t k = 0; k < 6; ++k) {
+      const double t = s < 64 ? ((s >> k) & 1) : unit(rng);
+      th[k] = Mpfr(X[k].lo) + (Mpfr(X[k].hi) - Mpfr(X[k].lo)) * t;
+    }
+    Mpfr v = 0;
+    for (std::size_t m = 0; m < hs.size(); ++m) {
+      const Mpfr r = closed_form(true, th, hs[m]) - ys[m];
+      v += r * r / static_cast<long>(hs.size());
+    }
+    if (v < fmin) fmin = v;
+  }
+  return fmin;
+}
+
+// The reciprocal bound over X for targets ys at points hs (weights 1/M),
+// with the natural terms from the closed_flux enclosures, as the branch and
+// bound passes them.
+double reciprocal_on(const std::array<I, 6>& X, const std::vector<Rational>& h, const std::vector<Rational>& y) {
+  std::vector<proofs_check::FitPoint> pts;
+  std::vector<double> nat;
+  for (std::size_t m = 0; m < h.size(); ++m) {
+    pts.push_back({proofs_check::outward::enclose(h[m]), proofs_check::outward::enclose(y[m]),
+                   proofs_check::outward::enclose(Rational(1, static_cast<long>(h.size())))});
+    nat.push_back((pts.back().w * sqr(proofs_check::closed_flux::three_state(X, pts.back().h, false).F - pts.back().y)).lo);
+  }
+  return proofs_check::reciprocal_bound(X, pts, nat);
+}
+
+}  // namespace
+
+TEST_CASE("reciprocal relaxation: a rate that vanishes at H = 0 on the box's edge, the clipped ReLUs' boxes") {
+  // Where c.p's upper end is 0 and H = 0 is a data point, c's range there is
+  // [c.p.lo, 0] up to rounding (the enclosure's upper end a denormal): the
+  // point's target is 0, so the point is its natural term. The bound over
+  // the rest must still hold and be informative. Targets clip(H, 0, 4) on
+  // 41 points of [-2, 6], H = 0 among them.
+  const ctmc::PrecisionScope bits(256);
+  std::mt19937_64 rng(47);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<Rational> h, y;
+  std::vector<Mpfr> hs, ys;
+  for (int m = 0; m <= 40; ++m) {
+    h.push_back(Rational(-2) + Rational(m, 5));
+    y.push_back(std::clamp(h.back(), Rational(0), Rational(4)));
+    hs.emplace_back(h.back());
+    ys.emplace_back(y.back());
+  }
+  // A box of the cliprelu_4 search's last open ones (b on its lower face):
+  // its minimum is about 8e-3; every bound but this one was below 2e-5.
+  const std::array<I, 6> diagnosed{I{37.05, 44.19}, I{-5.371, -4.517}, I::point(1e-6), I{-0.2441, 0}, I{1.322, 1.953},
+                                   I{20.54, 74.99}};
+  const double b0 = reciprocal_on(diagnosed, h, y);
+  const Mpfr f0 = sampled_min(diagnosed, hs, ys, 4000, rng);
+  MESSAGE("diagnosed box: bound ", b0, ", sampled minimum ", f0.convert_to<double>());
+  CHECK(Mpfr(b0) <= f0);
+  CHECK(Mpfr(b0) >= f0 / 4);
+  // Random boxes with a.p's or c.p's upper end at 0 (the rate's kink on
+  // the box's edge at H = 0), b a point or a range.
+  int informative = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    CAPTURE(trial);
+    std::array<I, 6> X;
+    const bool on_c = trial % 2 == 0;
+    const double big = 20 + 200 * unit(rng), slope = -0.3 * big * unit(rng);
+    X[on_c ? 0 : 3] = {big, big * (1 + 0.1 * unit(rng))};
+    X[on_c ? 1 : 4] = {slope, slope + 0.1 * big * unit(rng)};
+    const double cs = 0.8 + unit(rng);
+    X[on_c ? 3 : 0] = {-0.5 * unit(rng) - 1e-3, 0};
+    X[on_c ? 4 : 1] = {cs, cs * (1 + 0.5 * unit(rng))};
+    const double b = std::pow(10.0, -6 + 9 * unit(rng));
+    X[2] = trial % 3 == 0 ? I{b, 2 * b} : I::point(b);
+    const double d = 5 + 200 * unit(rng);
+    X[5] = {d, d * (1 + 3 * unit(rng))};
+    const double bound = reciprocal_on(X, h, y);
+    const Mpfr fmin = sampled_min(X, hs, ys, 400, rng);
+    CHECK(bound >= 0);
+    CHECK(Mpfr(bound) <= fmin);
+    informative += Mpfr(bound) >= fmin / 10;
+  }
+  MESSAGE("bound within 10x of the sampled minimum on ", informative, " of 60 boxes");
+  CHECK(informative >= 30);
+}
+
+TEST_CASE("reciprocal relaxation: a planted three-state target whose rate c vanishes at H = 0 exactly") {
+  // y_m = F(theta*, H_m) exactly (rationals), theta* with c.p = 0: f has
+  // the minimum 0 at theta*, which lies on the edge c.p = 0 of the boxes
+  // around it, so every bound over those must be 0; boxes beside it (c.p
+  // below theta*'s) must stay below the sampled objective.
+  const ctmc::PrecisionScope bits(256);
+  std::mt19937_64 rng(48);
+  const Rational ap(30), as(-3), bb(1, 2), cp(0), cs(3, 2), dd(50);
+  std::vector<Rational> h, y;
+  std::vector<Mpfr> hs, ys;
+  for (int m = 0; m <= 40; ++m) {
+    const Rational H = Rational(-2) + Rational(m, 5);
+    Rational a = ap + as * H, c = cp + cs * H;
+    if (a < 0) a = 0;
+    if (c < 0) c = 0;
+    h.push_back(H);
+    y.push_back(a * c == 0 ? Rational(0) : a * c * dd / (dd * (a + bb + c) + a * c));
+    hs.emplace_back(H);
+    ys.emplace_back(y.back());
+  }
+  for (double w : {0.01, 0.1, 1.0}) {
+    CAPTURE(w);
+    // theta* on the box's edge c.p = 0, b a point (a face) or a range.
+    for (bool b_point : {true, false}) {
+      const std::array<I, 6> X{I{30 * (1 - w), 30 * (1 + w)}, I{-3 * (1 + w), -3 * (1 - w)},
+                               b_point ? I::point(0.5) : I{0.5 * (1 - w), 0.5 * (1 + w)}, I{-w, 0},
+                               I{1.5 * (1 - w), 1.5 * (1 + w)}, I{50 * (1 - w), 50 * (1 + w)}};
+      CHECK(reciprocal_on(X, h, y) == 0);
+    }
+    // Beside theta*: c.p in [-2w, -w] (c's kink at H in [w/1.5, 2w/1.5]).
+    std::array<I, 6> Y{I{30 * (1 - w), 30 * (1 + w)}, I{-3 * (1 + w), -3 * (1 - w)}, I::point(0.5), I{-2 * w, -w},
+                       I{1.5 * (1 - w), 1.5 * (1 + w)}, I{50 * (1 - w), 50 * (1 + w)}};
+    const double bound = reciprocal_on(Y, h, y);
+    const Mpfr fmin = sampled_min(Y, hs, ys, 2000, rng);
+    MESSAGE("w = ", w, ": bound ", bound, ", sampled minimum ", fmin.convert_to<double>());
+    CHECK(Mpfr(bound) <= fmin);
+  }
+}

@@ -475,7 +475,7 @@ TEST_CASE("three-state faces theorem: every curve of the box is realized on a fa
 namespace {
 
 // A clipped-ReLU target min(max(0, H), 1) on 25 points of [-2, 3] (the
-// clipped rows of issue 47 in small).
+// clipped rows of the fit table in small).
 proofs_check::OptimalityProblem clipped_relu_problem() {
   proofs_check::OptimalityProblem p;
   p.family = proofs_check::ClosedFamily::ThreeState;
@@ -530,8 +530,16 @@ TEST_CASE("monotonicity discard: a planted optimum on a face is kept, the bound 
   o.rel_gap = 1e-2;
   o.max_boxes = 100000;
   o.faces = false;
-  // From 4x the optimum: the search must reach theta* (its boxes are never
-  // discarded) and bound below it.
+  // The full method: the reciprocal relaxation prunes the boxes beside
+  // theta* before the monotonicity test sees them.
+  const auto full = proofs_check::certify_optimality(p, 4 * fstar, o);
+  check_accounting(full);
+  CHECK(full.lower_bound <= fstar);
+  CHECK(full.lower_bound >= fstar / 1.01);
+  // Without the relaxation the discard meets those boxes. From 4x the
+  // optimum: the search must reach theta* (its boxes are never discarded)
+  // and bound below it.
+  o.reciprocal = false;
   const auto r = proofs_check::certify_optimality(p, 4 * fstar, o);
   check_accounting(r);
   CHECK(r.lower_bound <= fstar);
@@ -546,8 +554,61 @@ TEST_CASE("monotonicity discard: a planted optimum on a face is kept, the bound 
   check_accounting(before);
   CHECK(before.lower_bound <= fstar);
   CHECK(before.discarded == 0);
-  MESSAGE("planted face optimum: ", r.boxes, " boxes (", r.discarded, " discarded), bound ", r.lower_bound,
-          "; without the discard ", before.boxes, " boxes, bound ", before.lower_bound, "; optimum ", fstar);
+  MESSAGE("planted face optimum: ", full.boxes, " boxes, bound ", full.lower_bound,
+          "; without the reciprocal relaxation ", r.boxes, " boxes (", r.discarded, " discarded), bound ",
+          r.lower_bound, "; nor the discard ", before.boxes, " boxes, bound ", before.lower_bound, "; optimum ", fstar);
+}
+
+TEST_CASE("reciprocal edge terms: a planted optimum whose rate c vanishes at a data point H = 0 is certified") {
+  // Three-state targets generated at theta* with c.p* = 0 on 41 points of
+  // [-2, 6], H = 0 among them, one point doubled with targets F +- delta:
+  // the minimum is exactly 2 delta^2 / 42. The box has c.p in [-1/2, 0], so
+  // that at H = 0 c's range is [-1/2, 0] x 0 up to rounding on every box at
+  // c.p's upper end, theta*'s among them; b is fixed, the rest within 30%.
+  // The bound must stay below the optimum and reach it within 1%.
+  const std::vector<Rational> star = {Rational(30), Rational(-3), Rational(1, 2), Rational(0), Rational(3, 2),
+                                      Rational(50)};
+  proofs_check::OptimalityProblem p;
+  p.family = proofs_check::ClosedFamily::ThreeState;
+  const Rational delta(1, 100);
+  for (int k = 0; k <= 40; ++k) {
+    const Rational H = Rational(-2) + Rational(k, 5);
+    Rational a = star[0] + star[1] * H, c = star[3] + star[4] * H;
+    if (a < 0) a = 0;
+    if (c < 0) c = 0;
+    const Rational F = a * c == 0 ? Rational(0) : a * c * star[5] / (star[5] * (a + star[2] + c) + a * c);
+    if (k == 20) {
+      p.h.insert(p.h.end(), {H, H});
+      p.y.insert(p.y.end(), {F + delta, F - delta});
+    } else {
+      p.h.push_back(H);
+      p.y.push_back(F);
+    }
+  }
+  std::vector<double> th;
+  for (std::size_t k = 0; k < 6; ++k) {
+    const double v = solvers::to_double(star[k]);
+    th.push_back(v);
+    p.lower.push_back(k == 2 ? v : k == 3 ? -0.5 : std::min(0.7 * v, 1.3 * v));
+    p.upper.push_back(k == 2 ? v : k == 3 ? 0.0 : std::max(0.7 * v, 1.3 * v));
+  }
+  const double fstar = (Rational(2) * delta * delta / 42).convert_to<double>();
+  CHECK(objective(p.family, th, p.h, p.y) == doctest::Approx(fstar).epsilon(1e-12));
+  proofs_check::OptimalityOptions o;
+  o.rel_gap = 1e-2;
+  o.max_boxes = 20000;
+  o.faces = false;
+  const auto r = proofs_check::certify_optimality(p, fstar, o);
+  check_accounting(r);
+  CHECK(r.lower_bound <= fstar);
+  CHECK(r.certified);
+  o.reciprocal_edge_terms = false;
+  const auto before = proofs_check::certify_optimality(p, fstar, o);
+  check_accounting(before);
+  CHECK(before.lower_bound <= fstar);
+  MESSAGE("planted optimum with c's kink at H = 0: ", r.boxes, " boxes, bound ", r.lower_bound,
+          "; the relaxation zeroed at the edge: ", before.boxes, " boxes, bound ", before.lower_bound, "; optimum ",
+          fstar);
 }
 
 TEST_CASE("monotonicity discard and corner split: the bound stays below a sampled MPFR objective (clipped ReLU)") {

@@ -134,6 +134,12 @@ struct OptimalityOptions {
   // Three-state: the convex relaxation in the reciprocal of the flux
   // (reciprocal_relaxation.hpp) where the other bounds leave a box open.
   bool reciprocal = true;
+  // Three-state: in that relaxation, a point whose term cannot be enclosed
+  // (a rate whose range on the box is 0 up to rounding, e.g. p + s H at a
+  // data point H = 0 with p's upper end 0, the clipped ReLUs' boxes) keeps
+  // its natural term (off: such a point makes the relaxation's bound 0 for
+  // the whole box, bench_certificates' baseline).
+  bool reciprocal_edge_terms = true;
   // Three-state: on a face that the swap a <-> c maps onto itself (b at an
   // end, when a and c have the same ranges), search only the half a.s <=
   // c.s, which holds a mirror image of every point.
