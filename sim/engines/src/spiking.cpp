@@ -743,14 +743,7 @@ struct SpikingNetwork::ReferenceSteps {
       fired[l].reserve(n);
     }
     // Layer 1's input is constant: tabulate its exit rates * dt per neuron and state.
-    if (S > 0) {
-      const std::size_t nst = net.layers_[0].kernel.size();
-      qtab1.resize(static_cast<std::size_t>(n1) * nst);
-      for (int j = 0; j < n1; ++j)
-        for (std::size_t st = 0; st < nst; ++st)
-          qtab1[static_cast<std::size_t>(j) * nst + st] =
-              net.samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
-    }
+    if (S > 0) qtab1 = detail::layer1_exit_table(net.samplers_[0], h1.data(), n1);
     // Exact/end-state: layer 1's exit rates are constant, so the step of each
     // neuron's next jump is known in advance and only those steps are visited.
     if constexpr (kEvents) {
@@ -903,11 +896,7 @@ struct SpikingNetwork::VectorisedSteps {
     }
     if (S > 0) {
       const std::size_t nst = net.layers_[0].kernel.size();
-      qtab1.resize(static_cast<std::size_t>(n1) * nst);
-      for (int j = 0; j < n1; ++j)
-        for (std::size_t st = 0; st < nst; ++st)
-          qtab1[static_cast<std::size_t>(j) * nst + st] =
-              net.samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
+      qtab1 = detail::layer1_exit_table(net.samplers_[0], h1.data(), n1);
       for (int j = 0; j < n1; ++j)
         schedule_vec1(qtab1.data(), nst, layer[0], static_cast<std::uint32_t>(j), 0, net.steps_, layer1_events);
     }

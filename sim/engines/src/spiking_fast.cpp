@@ -542,13 +542,12 @@ struct SpikingNetwork::FastSteps {
     if (S > 0) {
       const int n1 = net.sizes_[0];
       const std::size_t nst = net.layers_[0].kernel.size();
-      qtab1.resize(2 * static_cast<std::size_t>(n1) * nst);
-      for (int j = 0; j < n1; ++j)
-        for (std::size_t st = 0; st < nst; ++st) {
-          const double q = net.samplers_[0].exit_dt(static_cast<std::uint32_t>(st), h1[j]);
-          qtab1[2 * (static_cast<std::size_t>(j) * nst + st)] = q;
-          qtab1[2 * (static_cast<std::size_t>(j) * nst + st) + 1] = q > 0 ? 1 / q : 0.0;
-        }
+      const std::vector<double> q = detail::layer1_exit_table(net.samplers_[0], h1.data(), n1);
+      qtab1.resize(2 * q.size());
+      for (std::size_t e = 0; e < q.size(); ++e) {
+        qtab1[2 * e] = q[e];
+        qtab1[2 * e + 1] = q[e] > 0 ? 1 / q[e] : 0.0;
+      }
       for (int j = 0; j < n1; ++j)
         schedule_fast1(qtab1.data(), nst, layer[0], static_cast<std::uint32_t>(j), 0, net.steps_, layer1_events);
     }

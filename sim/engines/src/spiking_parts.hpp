@@ -29,6 +29,18 @@ template <class V, class T>
 }
 #pragma GCC diagnostic pop
 
+// Layer 1's exit rates * dt at its constant input (h[j] for neuron j), per
+// neuron j and state i at j * (states) + i: every kernel tabulates them once
+// per image, layer 1 being event-driven (below).
+inline std::vector<double> layer1_exit_table(const StepSampler& s, const double* h, int n) {
+  const std::size_t nst = s.kernel().size();
+  std::vector<double> q(static_cast<std::size_t>(n) * nst);
+  for (int j = 0; j < n; ++j)
+    for (std::size_t st = 0; st < nst; ++st)
+      q[static_cast<std::size_t>(j) * nst + st] = s.exit_dt(static_cast<std::uint32_t>(st), h[j]);
+  return q;
+}
+
 // Layer 1 of the exact/end-state samplers, event-driven. With H constant the
 // exit rate q (per step) of the current state is constant, so the per-step
 // rule "if clock > q: clock -= q, else jump" first jumps after
