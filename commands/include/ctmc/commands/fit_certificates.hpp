@@ -26,13 +26,15 @@ inline constexpr double kThreeStateGap = 1e-2;
 // three-state one gets 60000 boxes (25-45 s of CPU a row, bench_certificates
 // three-state), which keeps `report all` within its time; a row whose gap
 // is within kThreeStateExtendGap there goes on to kThreeStateExtendedBoxes
-// (softplus: gap 0.22 at 60000 boxes, certified to 1% at about 2.0e5
-// boxes, 150 s). The rows still far off at 60000 boxes would need much more
-// (sigmoid: gap 0.16 at 240000 boxes).
+// (bench_certificates three-state: softplus certified at 1.75e5 boxes, 140
+// s; cliprelu_4, gap 1.43 at 60000 boxes, certified at 1.2e5; sigmoid, gap
+// 1.06, reaches 8.7% at 250000 boxes in about 200 s, sigmoid_shift_2 5.6%).
+// The rows with larger gaps (cliprelu_1 and 2: 4.2 and 2.8) would need much
+// more.
 inline constexpr std::int64_t kTwoStateBoxes = 2000000;
 inline constexpr std::int64_t kThreeStateBoxes = 60000;
 inline constexpr std::int64_t kThreeStateExtendedBoxes = 250000;
-inline constexpr double kThreeStateExtendGap = 0.5;
+inline constexpr double kThreeStateExtendGap = 1.5;
 
 // The gap the certificate of a closed family works to.
 inline double optimality_gap(const analysis::FamilySpec& f) {
