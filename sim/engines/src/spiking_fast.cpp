@@ -157,8 +157,9 @@ typedef double D4 __attribute__((vector_size(32)));
 typedef float F16 __attribute__((vector_size(64)));
 typedef double D8 __attribute__((vector_size(64)));
 
-// Always inlined down to fast_pass_sse2 and fast_pass_avx, so no vector
-// crosses a call (GCC's -Wpsabi note on 32-byte vectors does not apply).
+// Always inlined down to fast_pass_sse2, fast_pass_avx and
+// fast_pass_avx512, so no vector crosses a call (GCC's -Wpsabi note on 32-
+// and 64-byte vectors does not apply).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 using detail::load_lanes;
