@@ -449,8 +449,8 @@ void parse_network(const Parser& p, const ojson& c, const std::string& pointer, 
   // (evaluate_network): it sets which random numbers they drew.
   cl.conventions = fmt::format("sampler {}, readout {}, scale {}, trace weight {}, output scale {}, "
                                "subset {}, T {:g}, dt {:g}, tau {:g}, r {:g}",
-                               text("sampler", "exact"), text("readout", "spike"), text("scale", "q99"), text("trace_weight", "integral"),
-                               text("output_scale", "logits"), text("subset", "all"),
+                               text("sampler", "exact"), text("readout", "spike"), text("scale", "q99"),
+                               text("trace_weight", "integral"), text("output_scale", "logits"), text("subset", "all"),
                                o.snn.T, o.snn.dt, o.snn.tau, o.rate);
   for (const char* f : {"A_ANN", "A_MF", "A_SNN", "SynOps"})
     if (c.contains(f)) cl.values.push_back(p.number(c[f], who, f, pointer + "/" + f));

@@ -332,10 +332,11 @@ TEST_CASE("fast kernel: a block of lanes at exit rate 0 skips its budget work; t
       allow_avx(true);
       allow_avx512(true);
       const std::uint64_t w = width == 16 && has_avx512 ? 16 : width >= 8 && has_avx ? 8 : 4;
-      // Per step: layer 2's live lanes (8, or its whole 16 where one vector
-      // holds the dormant 8 too), layer 3 (16), the output layer's 3 neurons
-      // with their padding up to the vector width (the vectors of padding
-      // alone, at rate 0, skipped); the dormant block never.
+      // Per step: layer 2's live lanes (8; its whole 16 where one vector
+      // holds the dormant 8 too, which 8 or 4 lanes skip as blocks of their
+      // own), layer 3 (16), the output layer's 3 neurons with their padding
+      // up to the vector width (the vectors of padding alone, at rate 0,
+      // skipped).
       const std::uint64_t layer2 = w == 16 ? 16 : 8;
       CHECK(r.budget_updates == static_cast<std::uint64_t>(snn.steps()) * (layer2 + 16 + w));
       CHECK(std::all_of(r.counts[1].begin(), r.counts[1].begin() + 8, [](std::uint32_t c) { return c == 0; }));
