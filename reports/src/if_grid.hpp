@@ -24,11 +24,18 @@ std::vector<IfPoint> run_if_grid(const std::vector<NetT>& nets, const sim::Datas
                                  const std::vector<int>& steps_list, int limit, const sim::TestSubset& subset,
                                  int threads) {
   std::vector<IfPoint> out;
-  for (double p : {99.9, 100.0})
+  for (double p : {99.9, 100.0}) {
+    // lambda depends on the percentile only: one pass over the train split per net.
+    std::vector<std::vector<double>> lambda;
+    for (const NetT& net : nets) {
+      sim::IfOptions o;
+      o.percentile = p;
+      lambda.push_back(sim::if_scales(net, split.train, o));
+    }
     for (double v0 : {0.0, 0.5})
       for (int steps : steps_list) {
         std::vector<double> gaps, synops, spn;
-        for (const NetT& net : nets) {
+        for (std::size_t k = 0; k < nets.size(); ++k) {
           sim::IfOptions o;
           o.percentile = p;
           o.v0 = v0;
@@ -36,13 +43,14 @@ std::vector<IfPoint> run_if_grid(const std::vector<NetT>& nets, const sim::Datas
           o.threads = threads;
           o.limit = limit;
           o.subset = subset;
-          const sim::IfResult r = sim::simulate_if(net, split.train, split.test, o);
+          const sim::IfResult r = sim::simulate_if_scaled(nets[k], lambda[k], split.test, o);
           gaps.push_back(100 * (r.acc_ann - r.acc_if));
           synops.push_back(r.synops_mean);
           spn.push_back(r.spikes_per_neuron);
         }
         out.push_back({p, v0, steps, sim::mean_of(gaps), sim::sd_of(gaps), sim::mean_of(synops), sim::mean_of(spn)});
       }
+  }
   return out;
 }
 

@@ -165,6 +165,21 @@ TEST_CASE("simulate_if on a dense layer graph takes the Mlp's scales and ANN acc
     CHECK(b.lambda == a.lambda);
     CHECK(b.acc_ann == a.acc_ann);
     CHECK(b.samples == a.samples);
+    // The grid's path: the scales computed once and handed in give the same
+    // run, for every (v0, T) that shares them.
+    for (double v0 : {0.0, 0.5}) {
+      o.v0 = v0;
+      const IfResult c = simulate_if(net, train, test, o);
+      const IfResult d = simulate_if_scaled(net, if_scales(net, train, o), test, o);
+      const IfResult e = simulate_if_scaled(mlp, if_scales(mlp, train, o), test, o);
+      CHECK(d.lambda == c.lambda);
+      CHECK(d.predictions == c.predictions);
+      CHECK(d.synops_mean == c.synops_mean);
+      CHECK(d.spikes_per_neuron == c.spikes_per_neuron);
+      CHECK(e.predictions == simulate_if(mlp, train, test, o).predictions);
+    }
+    CHECK_THROWS_WITH_AS(simulate_if_scaled(net, {1.0}, test, o), doctest::Contains("1 scales for 3"), InputError);
+    CHECK_THROWS_WITH_AS(if_scales(net, Dataset{}, o), doctest::Contains("data: no training images"), InputError);
   }
 }
 

@@ -203,22 +203,37 @@ void IfNetwork::finish(IfSampleRun& out, const Eigen::VectorXd& out_sum) const {
 
 namespace {
 
-void check_if_net(const Mlp& net) { net.validate("net"); }
-void check_if_net(const Net& net) { (void)spiking_stages(net, "net"); }
+// The normalisation percentiles come from the train split ("percentile:
+// empty sample" would name no input).
+void require_train(const Dataset& train) {
+  if (train.size() == 0)
+    throw InputError("data", "no training images, and the IF baseline's normalisation percentiles come from the "
+                             "train split");
+}
 
-// lambda_l: the percentile of each spiking layer's ANN activations on train.
+}  // namespace
+
 std::vector<double> if_scales(const Mlp& net, const Dataset& train, const IfOptions& opt) {
+  require_train(train);
   std::vector<double> lambda;
   for (const auto& a : layer_activations(net, train, opt.readout))
     lambda.push_back(percentile(std::vector<float>(a.data(), a.data() + a.size()), opt.percentile));
   return lambda;
 }
 std::vector<double> if_scales(const Net& net, const Dataset& train, const IfOptions& opt) {
+  require_train(train);
   return layer_percentiles(net, train, opt.readout, opt.percentile);
 }
 
+namespace {
+
+void check_if_net(const Mlp& net) { net.validate("net"); }
+void check_if_net(const Net& net) { (void)spiking_stages(net, "net"); }
+
+// train: where lambda comes from, or null when `lambda` is given.
 template <class NetT>
-IfResult simulate_if_any(const NetT& net, const Dataset& train, const Dataset& test_all, const IfOptions& opt) {
+IfResult simulate_if_any(const NetT& net, const Dataset* train, std::vector<double> lambda, const Dataset& test_all,
+                         const IfOptions& opt) {
   check_if_net(net);
   const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size(), opt.subset);
   {
@@ -230,14 +245,9 @@ IfResult simulate_if_any(const NetT& net, const Dataset& train, const Dataset& t
                                                "neurons), beyond the budget of {:.0e}; lower if_steps or limit",
                                    work, test.size(), opt.steps, neurons, kMaxIfNeuronSteps));
   }
-  // The normalisation percentiles come from the train split ("percentile:
-  // empty sample" named no input).
-  if (train.size() == 0)
-    throw InputError("data", "no training images, and the IF baseline's normalisation percentiles come from the "
-                             "train split");
   IfResult res;
   res.samples = test.size();
-  res.lambda = if_scales(net, train, opt);
+  res.lambda = train ? if_scales(net, *train, opt) : std::move(lambda);
   const IfNetwork ifn(net, res.lambda, opt);
   res.acc_ann = net.accuracy(test);
   const int n = test.size();
@@ -276,11 +286,19 @@ IfResult simulate_if_any(const NetT& net, const Dataset& train, const Dataset& t
 }  // namespace
 
 IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test, const IfOptions& opt) {
-  return simulate_if_any(net, train, test, opt);
+  return simulate_if_any(net, &train, {}, test, opt);
 }
 
 IfResult simulate_if(const Net& net, const Dataset& train, const Dataset& test, const IfOptions& opt) {
-  return simulate_if_any(net, train, test, opt);
+  return simulate_if_any(net, &train, {}, test, opt);
+}
+
+IfResult simulate_if_scaled(const Mlp& net, std::vector<double> lambda, const Dataset& test, const IfOptions& opt) {
+  return simulate_if_any(net, nullptr, std::move(lambda), test, opt);
+}
+
+IfResult simulate_if_scaled(const Net& net, std::vector<double> lambda, const Dataset& test, const IfOptions& opt) {
+  return simulate_if_any(net, nullptr, std::move(lambda), test, opt);
 }
 
 }  // namespace ctmc::sim

@@ -108,4 +108,15 @@ struct IfResult {
 IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test, const IfOptions& opt);
 IfResult simulate_if(const Net& net, const Dataset& train, const Dataset& test, const IfOptions& opt);
 
+// lambda_l of the normalisation above: the p-th percentile of each spiking
+// layer's ANN activations on `train` (opt.percentile, opt.readout). It depends
+// on neither T nor v0, so a grid over those computes it once per percentile.
+std::vector<double> if_scales(const Mlp& net, const Dataset& train, const IfOptions& opt);
+std::vector<double> if_scales(const Net& net, const Dataset& train, const IfOptions& opt);
+
+// simulate_if with lambda given (if_scales of the train split, the same
+// options' percentile and readout): the same result as simulate_if.
+IfResult simulate_if_scaled(const Mlp& net, std::vector<double> lambda, const Dataset& test, const IfOptions& opt);
+IfResult simulate_if_scaled(const Net& net, std::vector<double> lambda, const Dataset& test, const IfOptions& opt);
+
 }  // namespace ctmc::sim
