@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "closed_flux.hpp"
 #include "lsq_relaxation.hpp"
@@ -212,47 +213,14 @@ class Relaxation {
     std::array<I, 6> g;
     g.fill(I{0, 0});
     for (const Term& t : terms_) {
-      const I a = I::point(t.ka) * (I::point(x[kAp]) + I::point(x[kAs]) * t.h - I::point(t.la)) + I::point(t.da);
-      const I c = I::point(t.kc) * (I::point(x[kCp]) + I::point(x[kCs]) * t.h - I::point(t.lc)) + I::point(t.dc);
-      const I e = I::point(x[kE]), b = I::point(x[kB]);
-      const auto natural = [&] { f = f + I::point(t.nat); };
-      if (!(a.lo > 0) || !(c.lo > 0) || !std::isfinite(a.hi) || !std::isfinite(c.hi)) {
-        if (!edge_terms_) return 0;
-        natural();
+      const std::optional<Tangent> tn = tangent(t, x);
+      if (!tn && !edge_terms_) return 0;
+      if (!tn || tn->constant) {
+        f = f + I::point(t.nat);
         continue;
       }
-      const I one = I::point(1), ia = one / a, ic = one / c, W = ia * ic;
-      const I beta = I::point(t.beta), omega = I::point(t.omega);
-      const I G = ia + ic + e + beta * W + omega * b - beta * omega;
-      const int j = t.j;
-      const I A = t.lower ? secants_i(t, a, c, e, b, j) : I{1, 1};
-      if (!(A.lo > 0)) {
-        if (!edge_terms_) return 0;
-        natural();
-        continue;
-      }
-      const I2 pu = psi_up_i(t, G);
-      const I2 pd = t.lower ? psi_dn_i(t, A) : I2{{0, 0}, {0, 0}};
-      const I w = I::point(t.w);
-      // Either piece of the max is a valid minorant with its own tangent:
-      // the constant where it is the larger in double.
-      const I v = w * (pu.v + pd.v);
-      if (v.hi <= t.nat) {
-        natural();
-        continue;
-      }
-      const I Ga = -(ia * ia + beta * W * ia), Gc = -(ic * ic + beta * W * ic);
-      // The A side's slopes only where it is on (planes() set them).
-      const auto [Aa, Ac, Ae, Ab] = t.lower ? secants_grad_i(t, j) : std::array<I, 4>{};
-      // d a'/d a.p = ka (1 where the A side is on).
-      const I ga = w * (pu.d1 * Ga * I::point(t.ka) + pd.d1 * Aa), gc = w * (pu.d1 * Gc * I::point(t.kc) + pd.d1 * Ac);
-      const I ge = w * (pu.d1 + pd.d1), gb = w * (pu.d1 * omega + pd.d1 * Ab);
-      if (!finite(v) || !finite(ga) || !finite(gc) || !finite(ge) || !finite(gb)) {
-        if (!edge_terms_) return 0;
-        natural();
-        continue;
-      }
-      f = f + v;
+      const auto& [ga, gc, ge, gb] = tn->d;
+      f = f + tn->v;
       g[kAp] = g[kAp] + ga;
       g[kAs] = g[kAs] + ga * t.h;
       g[kCp] = g[kCp] + gc;
@@ -271,6 +239,43 @@ class Relaxation {
   double constant() const { return constant_lo_; }
 
  private:
+  // One term at x: its value and its derivatives with respect to a.p, c.p,
+  // e and b (those to a.s and c.s are H times the first two), enclosed; or
+  // `constant`, the natural term being the larger piece of the max there
+  // (either piece is a valid minorant with its own tangent).
+  struct Tangent {
+    I v;
+    std::array<I, 4> d;
+    bool constant = false;
+  };
+  // Nothing where the term cannot be enclosed at x: a rate's or A's
+  // enclosure not finite and positive, or a value or slope not finite.
+  std::optional<Tangent> tangent(const Term& t, const double* x) const {
+    const I a = I::point(t.ka) * (I::point(x[kAp]) + I::point(x[kAs]) * t.h - I::point(t.la)) + I::point(t.da);
+    const I c = I::point(t.kc) * (I::point(x[kCp]) + I::point(x[kCs]) * t.h - I::point(t.lc)) + I::point(t.dc);
+    const I e = I::point(x[kE]), b = I::point(x[kB]);
+    if (!(a.lo > 0) || !(c.lo > 0) || !std::isfinite(a.hi) || !std::isfinite(c.hi)) return std::nullopt;
+    const I one = I::point(1), ia = one / a, ic = one / c, W = ia * ic;
+    const I beta = I::point(t.beta), omega = I::point(t.omega);
+    const I G = ia + ic + e + beta * W + omega * b - beta * omega;
+    const int j = t.j;
+    const I A = t.lower ? secants_i(t, a, c, e, b, j) : I{1, 1};
+    if (!(A.lo > 0)) return std::nullopt;
+    const I2 pu = psi_up_i(t, G);
+    const I2 pd = t.lower ? psi_dn_i(t, A) : I2{{0, 0}, {0, 0}};
+    const I w = I::point(t.w);
+    const I v = w * (pu.v + pd.v);
+    if (v.hi <= t.nat) return Tangent{I::point(t.nat), {}, true};
+    const I Ga = -(ia * ia + beta * W * ia), Gc = -(ic * ic + beta * W * ic);
+    // The A side's slopes only where it is on (planes() set them).
+    const auto [Aa, Ac, Ae, Ab] = t.lower ? secants_grad_i(t, j) : std::array<I, 4>{};
+    // d a'/d a.p = ka (1 where the A side is on).
+    const I ga = w * (pu.d1 * Ga * I::point(t.ka) + pd.d1 * Aa), gc = w * (pu.d1 * Gc * I::point(t.kc) + pd.d1 * Ac);
+    const I ge = w * (pu.d1 + pd.d1), gb = w * (pu.d1 * omega + pd.d1 * Ab);
+    if (!finite(v) || !finite(ga) || !finite(gc) || !finite(ge) || !finite(gb)) return std::nullopt;
+    return Tangent{v, {ga, gc, ge, gb}, false};
+  }
+
   static double secant(double x, double lo, double hi) { return (lo + hi - x) / (lo * hi); }
   static I secant_i(I x, double lo, double hi) {
     return (I::point(lo) + I::point(hi) - x) / (I::point(lo) * I::point(hi));
