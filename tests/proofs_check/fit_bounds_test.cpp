@@ -332,3 +332,100 @@ TEST_CASE("reciprocal relaxation: a planted three-state target whose rate c vani
     CHECK(Mpfr(bound) <= fmin);
   }
 }
+
+TEST_CASE("reciprocal relaxation: rates whose kink lies inside the data, the clipped ReLUs' open boxes") {
+  // Nearly all open boxes of the cliprelu_1 and cliprelu_2 searches at
+  // 60000 boxes have a rate p + s H that changes sign at some data point
+  // (its kink -p/s inside the data over the box). There each point's rate
+  // is relaxed by the secant of max(0, l) over l's range [lo, hi], which at
+  // the box's centre is the concave envelope of max(0, p + s H) over the
+  // box (no concave overestimator is lower there), and which lets a rate
+  // that is 0 count as hi |lo| / (hi - lo): sound, but the bound stays far
+  // below the minimum. The bound must still lie below f (paper eq. 2 in
+  // MPFR) at the corners and random points: on two diagnosed boxes with
+  // the data of cliprelu_1 (401 points of [-2, 3], targets clip(H, 0, 1)),
+  // and on planted targets.
+  const ctmc::PrecisionScope bits(256);
+  std::mt19937_64 rng(49);
+  std::uniform_real_distribution<double> unit(0, 1);
+  auto grid = [](int points, std::vector<Rational>& h, std::vector<Rational>& y, std::vector<Mpfr>& hs,
+                 std::vector<Mpfr>& ys) {
+    for (int m = 0; m < points; ++m) {
+      h.push_back(Rational(-2) + Rational(5 * m, points - 1));
+      y.push_back(std::clamp(h.back(), Rational(0), Rational(1)));
+      hs.emplace_back(h.back());
+      ys.emplace_back(y.back());
+    }
+  };
+  {
+    std::vector<Rational> h, y;
+    std::vector<Mpfr> hs, ys;
+    grid(401, h, y, hs, ys);
+    // Two of the lowest open boxes (b on its upper face): c's kink in
+    // [0.065, 0.56] and in [0, 0.18].
+    const std::array<std::array<I, 6>, 2> diagnosed{
+        {{I{125, 153.57}, I{-49.805, -42.969}, I::point(1000), I{-70.312, -15.625}, I{125, 239.28}, I{1.2604, 1.5399}},
+         {I{22.767, 26.338}, I{-7.0801, -5.3711}, I::point(1000), I{-15.625, 0}, I{84.597, 104.8},
+          I{2.0504, 2.5608}}}};
+    for (const auto& X : diagnosed) {
+      const double b = reciprocal_on(X, h, y);
+      const Mpfr fmin = sampled_min(X, hs, ys, 600, rng);
+      MESSAGE("diagnosed box: bound ", b, ", sampled minimum ", fmin.convert_to<double>());
+      CHECK(b > 0);
+      CHECK(Mpfr(b) <= fmin);
+    }
+  }
+  // Planted: y_m = F(theta*, H_m) exactly (rationals) on 81 points, theta*
+  // with a's kink (and on every other trial c's) inside the data, so that
+  // f(theta*) = 0 and every bound over a box around theta* must be 0: a
+  // relaxation that lets a rate fall below max(0, p + s H) rises above it
+  // (as a secant slope halved does).
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    // Dyadic rationals, so that theta* is a point of doubles.
+    auto q = [&](double lo, double hi) {
+      return Rational(static_cast<long>(1024 * (lo + (hi - lo) * unit(rng))), 1024);
+    };
+    std::array<Rational, 6> th;
+    // A rate s (H - k), k in (-1.8, 2.7), s of either sign.
+    auto kinked = [&](std::size_t ip, std::size_t is) {
+      th[is] = q(1, 50) * (trial % 4 < 2 ? 1 : -1);
+      th[ip] = -th[is] * q(-1.8, 2.7);
+    };
+    kinked(0, 1);
+    if (trial % 2 == 0) {
+      kinked(3, 4);
+    } else {
+      th[3] = q(5, 50);  // c > 0 on [-2, 3]
+      th[4] = -th[3] * q(0, 0.3);
+    }
+    th[2] = q(0.001, 10);
+    th[5] = q(0.1, 20);
+    std::vector<Rational> h, y;
+    std::vector<Mpfr> hs, ys;
+    for (int m = 0; m <= 80; ++m) {
+      const Rational H = Rational(-2) + Rational(m, 16);
+      Rational a = th[0] + th[1] * H, c = th[3] + th[4] * H;
+      if (a < 0) a = 0;
+      if (c < 0) c = 0;
+      h.push_back(H);
+      y.push_back(a * c == 0 ? Rational(0) : a * c * th[5] / (th[5] * (a + th[2] + c) + a * c));
+      hs.emplace_back(H);
+      ys.emplace_back(y.back());
+    }
+    // Boxes around theta* from 0.1% to 20% wide (b a point on every third).
+    const double w = std::pow(10.0, -3 + 2.3 * unit(rng));
+    std::array<I, 6> X;
+    for (std::size_t k = 0; k < 6; ++k) {
+      const double t = solvers::to_double(th[k]), r = w * std::fabs(t) * (0.2 + unit(rng));
+      X[k] = {t - r * (0.1 + unit(rng)), t + r * (0.1 + unit(rng))};
+    }
+    if (trial % 3 == 0) X[2] = I::point(solvers::to_double(th[2]));
+    REQUIRE(Mpfr(X[2].lo) > 0);
+    REQUIRE(Mpfr(X[5].lo) > 0);
+    const double bound = reciprocal_on(X, h, y);
+    const Mpfr fmin = sampled_min(X, hs, ys, 300, rng);
+    CHECK(bound == 0);  // f(theta*) = 0 with theta* in X
+    CHECK(Mpfr(bound) <= fmin);
+  }
+}
