@@ -165,20 +165,35 @@ TEST_CASE("simulate_if on a dense layer graph takes the Mlp's scales and ANN acc
     CHECK(b.lambda == a.lambda);
     CHECK(b.acc_ann == a.acc_ann);
     CHECK(b.samples == a.samples);
-    // The grid's path: the scales computed once and handed in give the same
-    // run, for every (v0, T) that shares them.
+    // The grid's path: the scales computed once and one run read out at
+    // each T give what separate runs give, for every v0.
+    const std::vector<int> steps{3, 8, 16};
     for (double v0 : {0.0, 0.5}) {
       o.v0 = v0;
-      const IfResult c = simulate_if(net, train, test, o);
-      const IfResult d = simulate_if_scaled(net, if_scales(net, train, o), test, o);
-      const IfResult e = simulate_if_scaled(mlp, if_scales(mlp, train, o), test, o);
-      CHECK(d.lambda == c.lambda);
-      CHECK(d.predictions == c.predictions);
-      CHECK(d.synops_mean == c.synops_mean);
-      CHECK(d.spikes_per_neuron == c.spikes_per_neuron);
-      CHECK(e.predictions == simulate_if(mlp, train, test, o).predictions);
+      const auto d = simulate_if_scaled(net, if_scales(net, train, o), test, o, steps);
+      const auto e = simulate_if_scaled(mlp, if_scales(mlp, train, o), test, o, steps);
+      REQUIRE(d.size() == steps.size());
+      REQUIRE(e.size() == steps.size());
+      for (std::size_t k = 0; k < steps.size(); ++k) {
+        o.steps = steps[k];
+        const IfResult c = simulate_if(net, train, test, o);
+        CHECK(d[k].lambda == c.lambda);
+        CHECK(d[k].predictions == c.predictions);
+        CHECK(d[k].acc_if == c.acc_if);
+        CHECK(d[k].synops_mean == c.synops_mean);
+        CHECK(d[k].synops_sd == c.synops_sd);
+        CHECK(d[k].spikes_per_neuron == c.spikes_per_neuron);
+        const IfResult m = simulate_if(mlp, train, test, o);
+        CHECK(e[k].predictions == m.predictions);
+        CHECK(e[k].synops_mean == m.synops_mean);
+      }
+      // The windows differ: spikes accumulate with T.
+      CHECK(d[0].spikes_per_neuron < d[2].spikes_per_neuron);
     }
-    CHECK_THROWS_WITH_AS(simulate_if_scaled(net, {1.0}, test, o), doctest::Contains("1 scales for 3"), InputError);
+    CHECK_THROWS_WITH_AS(simulate_if_scaled(net, {1.0}, test, o, steps), doctest::Contains("1 scales for 3"),
+                         InputError);
+    CHECK_THROWS_WITH_AS(simulate_if_scaled(net, a.lambda, test, o, {8, 4}),
+                         doctest::Contains("if_steps: 8,4 must be increasing"), InputError);
     CHECK_THROWS_WITH_AS(if_scales(net, Dataset{}, o), doctest::Contains("data: no training images"), InputError);
   }
 }

@@ -1,8 +1,10 @@
 #include "ctmc/sim/engines/if_baseline.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "ctmc/sim/engines/network_sim.hpp"
@@ -107,8 +109,11 @@ void fire(Eigen::VectorXd& v, std::vector<std::uint32_t>& counts, std::vector<st
 
 }  // namespace
 
-IfSampleRun IfNetwork::run(const float* x) const {
-  if (!chains_.empty()) return run_graph(x);
+IfSampleRun IfNetwork::run(const float* x) const { return run(x, {opt_.steps}).front(); }
+
+std::vector<IfSampleRun> IfNetwork::run(const float* x, const std::vector<int>& checkpoints) const {
+  check_checkpoints(checkpoints);
+  if (!chains_.empty()) return run_graph(x, checkpoints);
   const std::size_t L = net_->layers.size();
   const std::size_t S = lambda_.size();
   IfSampleRun out;
@@ -121,7 +126,8 @@ IfSampleRun IfNetwork::run(const float* x) const {
   const Eigen::VectorXd in1 = w_[0] * Eigen::Map<const Eigen::VectorXf>(x, net_->input_size()).cast<double>() + b_[0];
   Eigen::VectorXd out_sum = Eigen::VectorXd::Zero(net_->layers[L - 1].out_size());
   std::vector<std::uint32_t> fired;
-  for (int t = 0; t < opt_.steps; ++t) {
+  std::vector<IfSampleRun> runs;
+  for (int t = 0; t < checkpoints.back(); ++t) {
     fired.clear();
     for (std::size_t l = 0; l < L; ++l) {
       Eigen::VectorXd& vl = v[l];
@@ -133,15 +139,31 @@ IfSampleRun IfNetwork::run(const float* x) const {
       if (l >= S) continue;  // integrating readout
       fire(vl, out.counts[l], fired);
     }
+    read_out(t + 1, checkpoints, out, out_sum, runs);
   }
-  finish(out, out_sum);
-  return out;
+  return runs;
+}
+
+void IfNetwork::check_checkpoints(const std::vector<int>& checkpoints) const {
+  if (checkpoints.empty() || checkpoints.front() < 1 || !std::is_sorted(checkpoints.begin(), checkpoints.end()) ||
+      std::adjacent_find(checkpoints.begin(), checkpoints.end()) != checkpoints.end())
+    throw InputError("if_steps", fmt::format("{} must be increasing steps of at least 1", fmt::join(checkpoints, ",")));
+}
+
+// After step `t`: a copy of the run so far, finished, when t is a checkpoint.
+void IfNetwork::read_out(int t, const std::vector<int>& checkpoints, const IfSampleRun& counts,
+                         const Eigen::VectorXd& out_sum, std::vector<IfSampleRun>& runs) const {
+  if (runs.size() == checkpoints.size() || checkpoints[runs.size()] != t) return;
+  IfSampleRun r;
+  r.counts = counts.counts;
+  finish(r, out_sum);
+  runs.push_back(std::move(r));
 }
 
 // Layer 1's input, constant over the window: c / lambda_1 plus each nonzero
 // pixel's column A e_i times pixel / lambda_1 (the dense engine's W~ x + b~).
 // Then, step by step, each stage's spikes scattered through its synapses.
-IfSampleRun IfNetwork::run_graph(const float* x) const {
+std::vector<IfSampleRun> IfNetwork::run_graph(const float* x, const std::vector<int>& checkpoints) const {
   const std::size_t L = chains_.size();
   const std::size_t S = lambda_.size();
   IfSampleRun out;
@@ -158,7 +180,8 @@ IfSampleRun IfNetwork::run_graph(const float* x) const {
   Eigen::VectorXd out_sum = Eigen::VectorXd::Zero(chains_[L - 1].out_size());
   Eigen::VectorXd input;
   std::vector<std::uint32_t> fired;
-  for (int t = 0; t < opt_.steps; ++t) {
+  std::vector<IfSampleRun> runs;
+  for (int t = 0; t < checkpoints.back(); ++t) {
     fired.clear();
     for (std::size_t l = 0; l < L; ++l) {
       Eigen::VectorXd& vl = v[l];
@@ -173,9 +196,9 @@ IfSampleRun IfNetwork::run_graph(const float* x) const {
       if (l >= S) continue;  // integrating readout
       fire(vl, out.counts[l], fired);
     }
+    read_out(t + 1, checkpoints, out, out_sum, runs);
   }
-  finish(out, out_sum);
-  return out;
+  return runs;
 }
 
 // Readout spike: argmax of the output layer's counts, ties by the summed
@@ -230,12 +253,14 @@ namespace {
 void check_if_net(const Mlp& net) { net.validate("net"); }
 void check_if_net(const Net& net) { (void)spiking_stages(net, "net"); }
 
-// train: where lambda comes from, or null when `lambda` is given.
+// train: where lambda comes from, or null when `lambda` is given. One
+// result per checkpoint (the run read out after that many steps).
 template <class NetT>
-IfResult simulate_if_any(const NetT& net, const Dataset* train, std::vector<double> lambda, const Dataset& test_all,
-                         const IfOptions& opt) {
+std::vector<IfResult> simulate_if_any(const NetT& net, const Dataset* train, std::vector<double> lambda,
+                                      const Dataset& test_all, IfOptions opt, const std::vector<int>& checkpoints) {
   check_if_net(net);
   const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size(), opt.subset);
+  if (!checkpoints.empty()) opt.steps = checkpoints.back();
   {
     // A work bound like simulate_network's: 2e9 steps would run for days.
     const auto neurons = static_cast<double>(spiking_neuron_count(net, opt.readout));
@@ -245,60 +270,71 @@ IfResult simulate_if_any(const NetT& net, const Dataset* train, std::vector<doub
                                                "neurons), beyond the budget of {:.0e}; lower if_steps or limit",
                                    work, test.size(), opt.steps, neurons, kMaxIfNeuronSteps));
   }
-  IfResult res;
-  res.samples = test.size();
-  res.lambda = train ? if_scales(net, *train, opt) : std::move(lambda);
-  const IfNetwork ifn(net, res.lambda, opt);
-  res.acc_ann = net.accuracy(test);
+  IfResult base;
+  base.samples = test.size();
+  base.lambda = train ? if_scales(net, *train, opt) : std::move(lambda);
+  const IfNetwork ifn(net, base.lambda, opt);
+  base.acc_ann = net.accuracy(test);
   const int n = test.size();
-  res.predictions.assign(n, -1);
-  std::vector<double> synops(n), spikes(n);
+  const std::size_t K = checkpoints.size();
+  std::vector<std::vector<int>> predictions(K, std::vector<int>(n, -1));
+  std::vector<std::vector<double>> synops(K, std::vector<double>(n)), spikes(K, std::vector<double>(n));
   LoopErrors errors;  // an exception must not leave the parallel loop (std::terminate)
   {
     const ctmc::ThreadScope threads(opt.threads);
 #pragma omp parallel for schedule(dynamic, 4)
     for (int s = 0; s < n; ++s) {
       errors.run(s, [&] {
-        const IfSampleRun r = ifn.run(test.images.col(s).data());
-        res.predictions[s] = r.prediction;
-        synops[s] = r.synops;
-        spikes[s] = static_cast<double>(r.spikes);
+        const std::vector<IfSampleRun> runs = ifn.run(test.images.col(s).data(), checkpoints);
+        for (std::size_t k = 0; k < K; ++k) {
+          predictions[k][s] = runs[k].prediction;
+          synops[k][s] = runs[k].synops;
+          spikes[k][s] = static_cast<double>(runs[k].spikes);
+        }
       });
     }
   }
   errors.rethrow();
-  int correct = 0;
-  double syn_sum = 0, spk_sum = 0;
-  for (int s = 0; s < n; ++s) {
-    correct += res.predictions[s] == test.labels[s];
-    syn_sum += synops[s];
-    spk_sum += spikes[s];
+  std::vector<IfResult> out;
+  for (std::size_t k = 0; k < K; ++k) {
+    IfResult res = base;
+    res.predictions = std::move(predictions[k]);
+    int correct = 0;
+    double syn_sum = 0, spk_sum = 0;
+    for (int s = 0; s < n; ++s) {
+      correct += res.predictions[s] == test.labels[s];
+      syn_sum += synops[k][s];
+      spk_sum += spikes[k][s];
+    }
+    res.acc_if = static_cast<double>(correct) / n;
+    res.synops_mean = syn_sum / n;
+    double var = 0;
+    for (int s = 0; s < n; ++s) var += (synops[k][s] - res.synops_mean) * (synops[k][s] - res.synops_mean);
+    res.synops_sd = n > 1 ? std::sqrt(var / (n - 1)) : 0;
+    res.spikes_per_neuron = spk_sum / n / static_cast<double>(ifn.spiking_neurons());
+    out.push_back(std::move(res));
   }
-  res.acc_if = static_cast<double>(correct) / n;
-  res.synops_mean = syn_sum / n;
-  double var = 0;
-  for (int s = 0; s < n; ++s) var += (synops[s] - res.synops_mean) * (synops[s] - res.synops_mean);
-  res.synops_sd = n > 1 ? std::sqrt(var / (n - 1)) : 0;
-  res.spikes_per_neuron = spk_sum / n / static_cast<double>(ifn.spiking_neurons());
-  return res;
+  return out;
 }
 
 }  // namespace
 
 IfResult simulate_if(const Mlp& net, const Dataset& train, const Dataset& test, const IfOptions& opt) {
-  return simulate_if_any(net, &train, {}, test, opt);
+  return simulate_if_any(net, &train, {}, test, opt, {opt.steps}).front();
 }
 
 IfResult simulate_if(const Net& net, const Dataset& train, const Dataset& test, const IfOptions& opt) {
-  return simulate_if_any(net, &train, {}, test, opt);
+  return simulate_if_any(net, &train, {}, test, opt, {opt.steps}).front();
 }
 
-IfResult simulate_if_scaled(const Mlp& net, std::vector<double> lambda, const Dataset& test, const IfOptions& opt) {
-  return simulate_if_any(net, nullptr, std::move(lambda), test, opt);
+std::vector<IfResult> simulate_if_scaled(const Mlp& net, std::vector<double> lambda, const Dataset& test,
+                                         const IfOptions& opt, const std::vector<int>& steps) {
+  return simulate_if_any(net, nullptr, std::move(lambda), test, opt, steps);
 }
 
-IfResult simulate_if_scaled(const Net& net, std::vector<double> lambda, const Dataset& test, const IfOptions& opt) {
-  return simulate_if_any(net, nullptr, std::move(lambda), test, opt);
+std::vector<IfResult> simulate_if_scaled(const Net& net, std::vector<double> lambda, const Dataset& test,
+                                         const IfOptions& opt, const std::vector<int>& steps) {
+  return simulate_if_any(net, nullptr, std::move(lambda), test, opt, steps);
 }
 
 }  // namespace ctmc::sim

@@ -75,12 +75,19 @@ class IfNetwork {
   IfNetwork(const Mlp& net, std::vector<double> lambda, const IfOptions& opt);
   IfNetwork(const Net& net, std::vector<double> lambda, const IfOptions& opt);
   IfSampleRun run(const float* x) const;
+  // The run read out after each of `checkpoints` steps (increasing, at least
+  // 1; opt.steps is not read): one per checkpoint, each the same as run(x)
+  // with that many steps, since steps 1..t do not depend on the window.
+  std::vector<IfSampleRun> run(const float* x, const std::vector<int>& checkpoints) const;
   std::size_t spiking_neurons() const { return spiking_neurons_; }
   const std::vector<double>& lambda() const { return lambda_; }
 
  private:
   void check_options() const;
-  IfSampleRun run_graph(const float* x) const;
+  void check_checkpoints(const std::vector<int>& checkpoints) const;
+  std::vector<IfSampleRun> run_graph(const float* x, const std::vector<int>& checkpoints) const;
+  void read_out(int t, const std::vector<int>& checkpoints, const IfSampleRun& counts, const Eigen::VectorXd& out_sum,
+                std::vector<IfSampleRun>& runs) const;
   // The prediction and SynOps of a finished run (counts filled in).
   void finish(IfSampleRun& out, const Eigen::VectorXd& out_sum) const;
 
@@ -115,8 +122,12 @@ std::vector<double> if_scales(const Mlp& net, const Dataset& train, const IfOpti
 std::vector<double> if_scales(const Net& net, const Dataset& train, const IfOptions& opt);
 
 // simulate_if with lambda given (if_scales of the train split, the same
-// options' percentile and readout): the same result as simulate_if.
-IfResult simulate_if_scaled(const Mlp& net, std::vector<double> lambda, const Dataset& test, const IfOptions& opt);
-IfResult simulate_if_scaled(const Net& net, std::vector<double> lambda, const Dataset& test, const IfOptions& opt);
+// options' percentile and readout), read out after each of `steps`
+// (increasing; opt.steps is not read): one result per entry, the same as
+// simulate_if's with opt.steps that entry. A grid over T runs once.
+std::vector<IfResult> simulate_if_scaled(const Mlp& net, std::vector<double> lambda, const Dataset& test,
+                                         const IfOptions& opt, const std::vector<int>& steps);
+std::vector<IfResult> simulate_if_scaled(const Net& net, std::vector<double> lambda, const Dataset& test,
+                                         const IfOptions& opt, const std::vector<int>& steps);
 
 }  // namespace ctmc::sim
