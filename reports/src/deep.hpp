@@ -46,12 +46,16 @@ struct DeepDesign {
   int epochs = 6, cifar_epochs = 6;
   int train_limit = 0, cifar_train_limit = 0;  // first N training images (0: all)
   int test_images = 100;                      // spread over each test split (--subset stride:K)
+  // The cases' own sweep (their (tau, r) at their T) when the grid does not
+  // hold them: on this many test images, spread the same way.
+  int case_images = 100;
   int quantile_images = 20;                   // the first of them, for the layer quantiles (Figure 5C)
   int trials = 1, cifar_trials = 1;
-  // The sweep grids (T as checkpoints); each holds its data set's Cases I and II.
+  // The sweep grids (T as checkpoints). A case off its data set's grid runs in
+  // a sweep of its own (case_images).
   std::vector<double> taus, rates, T, cifar_rates, cifar_T;
   double dt = 0.005;
-  // The paper's Cases I and II; each must lie on its data set's grid.
+  // The paper's Cases I and II.
   std::vector<OperatingPoint> mnist_cases{{"Case I", 50, 0.02, 3}, {"Case II", 30, 0.02, 3}};
   std::vector<OperatingPoint> cifar_cases{{"Case I", 50, 0.02, 5}, {"Case II", 40, 0.02, 4}};
   int fit_images = 1000;

@@ -155,11 +155,40 @@ TEST_CASE("report deep without --cifar says so in one line; --plan writes the Sl
   DeepDesign d = small_design();
   d.if_steps = {8};
   d.torch_dir = (temp_dir() / "no-torch-fixture").string();
+  // The cases (tau 0.05) off the grid (tau 0.1): a sweep of their own on
+  // case_images test images, which the decomposition and its claim read.
+  d.taus = {0.1};
+  d.case_images = 6;
   REQUIRE(run_deep_report(ctx, d) == 0);
-  const std::string report = slurp(fs::path(ctx.out_root) / "deep" / "report.md");
+  const fs::path out = fs::path(ctx.out_root) / "deep";
+  const std::string report = slurp(out / "report.md");
   CHECK(report.find("CIFAR-10: not run (no CIFAR-10 folder given; `--cifar DIR`") != std::string::npos);
   CHECK(report.find("Not run: no `peer_claims.json` under") != std::string::npos);
   CHECK(report.find("## VGG-11 on CIFAR-10") == std::string::npos);
+  const auto grid = nlohmann::json::parse(slurp(out / "sweep-mnist-relu.json")).at("spec");
+  CHECK(grid.at("tau") == nlohmann::json::array({0.1}));
+  CHECK(grid.at("limit") == 12);
+  const auto cases = nlohmann::json::parse(slurp(out / "sweep-mnist-cliprelu_6-cases.json")).at("spec");
+  CHECK(cases.at("tau") == nlohmann::json::array({0.05}));
+  CHECK(cases.at("rate") == nlohmann::json::array({3.0}));
+  CHECK(cases.at("T") == nlohmann::json::array({0.5, 1.0}));
+  CHECK(cases.at("limit") == 6);
+  CHECK(report.find("The cases off the grid run on their own on 6 test images") != std::string::npos);
+  const std::string decomposition = slurp(out / "decomposition_mnist.csv");
+  CHECK(decomposition.find("not on the grid") == std::string::npos);
+  CHECK(lines(decomposition) == 1 + 2 * 2);
+  const std::string claims = slurp(out / "claims.csv");
+  CHECK(claims.find("ReLU Case I: |A_ANN − A_MF| − |A_MF − A_SNN| (pp), 95% paired intervals: [") !=
+        std::string::npos);
+  // Both sweeps' A_ANN against the nets' accuracy on their own images.
+  const auto meta = nlohmann::json::parse(slurp(out / "meta.json"));
+  std::size_t case_checks = 0;
+  for (const auto& c : meta.at("checks")) {
+    CHECK(c.at("passed").get<bool>());
+    case_checks += c.at("check").get<std::string>().find("the cases' sweep's A_ANN equals the nets' accuracy on its "
+                                                         "6 test images") != std::string::npos;
+  }
+  CHECK(case_checks == 2);
 }
 
 TEST_CASE("report deep: a missing CIFAR-10 folder exits 2 naming it, and writes nothing") {
