@@ -740,6 +740,17 @@ void present_if(ReportWriter& w, const CaseRuns& cr) {
   w.table(t, fmt::format("if_baseline_{}.csv", cr.c.key));
 }
 
+// "every 20th", "every 2nd", "every image".
+std::string every(int stride) {
+  if (stride <= 1) return "every image";
+  const int tens = stride % 100, ones = stride % 10;
+  const char* suffix = (tens >= 11 && tens <= 13) || ones == 0 || ones > 3 ? "th"
+                       : ones == 1                                         ? "st"
+                       : ones == 2                                         ? "nd"
+                                                                           : "rd";
+  return fmt::format("every {}{}", stride, suffix);
+}
+
 void present_case(ReportWriter& w, const DeepDesign& d, const CaseRuns& cr) {
   w.heading("VGG-11 on " + cr.c.label);
   std::string nets;
@@ -759,12 +770,12 @@ void present_case(ReportWriter& w, const DeepDesign& d, const CaseRuns& cr) {
                            vr.case_seconds);
   }
   if (!cases.empty())
-    cases = fmt::format(" The cases off the grid run on their own on {} test images (every {}-th): {}.",
-                        cr.c.case_test.size(), cr.c.case_subset.stride, cases);
+    cases = fmt::format(" The cases off the grid run on their own on {} test images ({}): {}.",
+                        cr.c.case_test.size(), every(cr.c.case_subset.stride), cases);
   w.paragraph(fmt::format("VGG-11 at width {:g}, trained on {} images for {} epochs ({} seed(s)). {}. Spiking runs "
-                          "on {} test images (every {}-th), {} trial(s); sweeps: {} (wall time).{}",
+                          "on {} test images ({}), {} trial(s); sweeps: {} (wall time).{}",
                           d.width, cr.c.split.train.size(), cr.c.epochs, d.seeds.size(), nets, cr.c.test.size(),
-                          cr.c.subset.stride, cr.c.trials, sweeps, cases));
+                          every(cr.c.subset.stride), cr.c.trials, sweeps, cases));
   present_frontiers(w, cr);
   present_decomposition(w, cr);
   present_quantiles(w, cr);
