@@ -193,7 +193,9 @@ TEST_CASE("simulate_if on a dense layer graph takes the Mlp's scales and ANN acc
     CHECK_THROWS_WITH_AS(simulate_if_scaled(net, {1.0}, test, o, steps), doctest::Contains("1 scales for 3"),
                          InputError);
     CHECK_THROWS_WITH_AS(simulate_if_scaled(net, a.lambda, test, o, {8, 4}),
-                         doctest::Contains("if_steps: 8,4 must be increasing"), InputError);
+                         doctest::Contains("if_steps: 8,4 must increase"), InputError);
+    CHECK_THROWS_WITH_AS(simulate_if_scaled(net, a.lambda, test, o, {}), doctest::Contains("if_steps: no steps given"),
+                         InputError);
     CHECK_THROWS_WITH_AS(if_scales(net, Dataset{}, o), doctest::Contains("data: no training images"), InputError);
   }
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "ctmc/sim/engines/network_sim.hpp"
 #include "ctmc/core/errors.hpp"
@@ -109,6 +110,17 @@ void fire(Eigen::VectorXd& v, std::vector<std::uint32_t>& counts, std::vector<st
 
 }  // namespace
 
+namespace {
+
+void check_checkpoints(const std::vector<int>& checkpoints) {
+  if (checkpoints.empty()) throw InputError("if_steps", "no steps given");
+  if (checkpoints.front() < 1) throw InputError("if_steps", fmt::format("{} must be at least 1", checkpoints.front()));
+  if (std::adjacent_find(checkpoints.begin(), checkpoints.end(), std::greater_equal<>()) != checkpoints.end())
+    throw InputError("if_steps", fmt::format("{} must increase", fmt::join(checkpoints, ",")));
+}
+
+}  // namespace
+
 IfSampleRun IfNetwork::run(const float* x) const { return run(x, {opt_.steps}).front(); }
 
 std::vector<IfSampleRun> IfNetwork::run(const float* x, const std::vector<int>& checkpoints) const {
@@ -144,11 +156,6 @@ std::vector<IfSampleRun> IfNetwork::run(const float* x, const std::vector<int>& 
   return runs;
 }
 
-void IfNetwork::check_checkpoints(const std::vector<int>& checkpoints) const {
-  if (checkpoints.empty() || checkpoints.front() < 1 || !std::is_sorted(checkpoints.begin(), checkpoints.end()) ||
-      std::adjacent_find(checkpoints.begin(), checkpoints.end()) != checkpoints.end())
-    throw InputError("if_steps", fmt::format("{} must be increasing steps of at least 1", fmt::join(checkpoints, ",")));
-}
 
 // After step `t`: a copy of the run so far, finished, when t is a checkpoint.
 void IfNetwork::read_out(int t, const std::vector<int>& checkpoints, const IfSampleRun& counts,
@@ -259,8 +266,9 @@ template <class NetT>
 std::vector<IfResult> simulate_if_any(const NetT& net, const Dataset* train, std::vector<double> lambda,
                                       const Dataset& test_all, IfOptions opt, const std::vector<int>& checkpoints) {
   check_if_net(net);
+  check_checkpoints(checkpoints);
   const Dataset test = simulation_subset(test_all, opt.limit, net.input_size(), net.output_size(), opt.subset);
-  if (!checkpoints.empty()) opt.steps = checkpoints.back();
+  opt.steps = checkpoints.back();
   {
     // A work bound like simulate_network's: 2e9 steps would run for days.
     const auto neurons = static_cast<double>(spiking_neuron_count(net, opt.readout));

@@ -84,7 +84,6 @@ class IfNetwork {
 
  private:
   void check_options() const;
-  void check_checkpoints(const std::vector<int>& checkpoints) const;
   std::vector<IfSampleRun> run_graph(const float* x, const std::vector<int>& checkpoints) const;
   void read_out(int t, const std::vector<int>& checkpoints, const IfSampleRun& counts, const Eigen::VectorXd& out_sum,
                 std::vector<IfSampleRun>& runs) const;
