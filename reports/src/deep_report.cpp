@@ -950,6 +950,17 @@ void present_claims(ReportWriter& w, const DeepDesign& d, const std::vector<Clai
   }
 }
 
+// A sweep's A_ANN (the sweep engine's forward pass) against Net::accuracy on
+// the same test images: two code paths, one number.
+void check_sweep_ann(ReportWriter& w, const std::string& what, const sim::SweepDocument& doc,
+                     const std::vector<sim::Net>& nets, const sim::Dataset& test) {
+  double ann = 0;
+  for (const sim::Net& net : nets) ann += 100 * net.accuracy(test) / static_cast<double>(nets.size());
+  const double swept = doc.points.at(0).a_ann;
+  w.check(fmt::format("{}'s A_ANN equals the nets' accuracy on its {} test images", what, test.size()),
+          std::abs(swept - ann) < 1e-9, fmt::format("sweep {:.4f}%, nets {:.4f}%", swept, ann));
+}
+
 void run_checks(ReportWriter& w, const std::vector<CaseRuns>& runs) {
   for (const CaseRuns& cr : runs)
     for (const VariantRun& vr : cr.variants) {
@@ -957,23 +968,10 @@ void run_checks(ReportWriter& w, const std::vector<CaseRuns>& runs) {
       for (double e : vr.fold_error) fold = std::max(fold, e);
       w.check(fmt::format("{} {}: BatchNorm folded at load within 1e-5 relative", cr.c.label, vr.v.label),
               fold < 1e-5, fmt::format("largest fold error {}", fmt_sci(fold, 2)));
-      // The sweep's A_ANN (the sweep engine's forward pass) against
-      // Net::accuracy on the same test images: two code paths, one number.
-      double ann = 0;
-      for (const sim::Net& net : vr.nets) ann += 100 * net.accuracy(cr.c.test) / static_cast<double>(vr.nets.size());
-      const double swept = vr.doc.points.at(0).a_ann;
-      w.check(fmt::format("{} {}: the sweep's A_ANN equals the nets' accuracy on its {} test images", cr.c.label,
-                          vr.v.label, cr.c.test.size()),
-              std::abs(swept - ann) < 1e-9, fmt::format("sweep {:.4f}%, nets {:.4f}%", swept, ann));
-      if (vr.case_doc.points.empty()) continue;
-      double case_ann = 0;
-      for (const sim::Net& net : vr.nets)
-        case_ann += 100 * net.accuracy(cr.c.case_test) / static_cast<double>(vr.nets.size());
-      const double case_swept = vr.case_doc.points.front().a_ann;
-      w.check(fmt::format("{} {}: the cases' sweep's A_ANN equals the nets' accuracy on its {} test images",
-                          cr.c.label, vr.v.label, cr.c.case_test.size()),
-              std::abs(case_swept - case_ann) < 1e-9,
-              fmt::format("sweep {:.4f}%, nets {:.4f}%", case_swept, case_ann));
+      const std::string where = fmt::format("{} {}: ", cr.c.label, vr.v.label);
+      check_sweep_ann(w, where + "the sweep", vr.doc, vr.nets, cr.c.test);
+      if (!vr.case_doc.points.empty())
+        check_sweep_ann(w, where + "the cases' sweep", vr.case_doc, vr.nets, cr.c.case_test);
     }
 }
 

@@ -26,25 +26,20 @@ std::vector<IfPoint> run_if_grid(const std::vector<NetT>& nets, const sim::Datas
                                  int threads) {
   std::vector<IfPoint> out;
   for (double p : {99.9, 100.0}) {
+    sim::IfOptions o;
+    o.percentile = p;
+    o.threads = threads;
+    o.limit = limit;
+    o.subset = subset;
     // lambda depends on the percentile only: one pass over the train split per net.
     std::vector<std::vector<double>> lambda;
-    for (const NetT& net : nets) {
-      sim::IfOptions o;
-      o.percentile = p;
-      lambda.push_back(sim::if_scales(net, split.train, o));
-    }
+    for (const NetT& net : nets) lambda.push_back(sim::if_scales(net, split.train, o));
     for (double v0 : {0.0, 0.5}) {
+      o.v0 = v0;
       // One run per net to the longest window, read out at each.
       std::vector<std::vector<sim::IfResult>> runs;
-      for (std::size_t k = 0; k < nets.size(); ++k) {
-        sim::IfOptions o;
-        o.percentile = p;
-        o.v0 = v0;
-        o.threads = threads;
-        o.limit = limit;
-        o.subset = subset;
+      for (std::size_t k = 0; k < nets.size(); ++k)
         runs.push_back(sim::simulate_if_scaled(nets[k], lambda[k], split.test, o, steps_list));
-      }
       for (std::size_t i = 0; i < steps_list.size(); ++i) {
         std::vector<double> gaps, synops, spn;
         for (const auto& r : runs) {

@@ -158,11 +158,11 @@ std::vector<IfSampleRun> IfNetwork::run(const float* x, const std::vector<int>& 
 
 
 // After step `t`: a copy of the run so far, finished, when t is a checkpoint.
-void IfNetwork::read_out(int t, const std::vector<int>& checkpoints, const IfSampleRun& counts,
+void IfNetwork::read_out(int t, const std::vector<int>& checkpoints, const IfSampleRun& so_far,
                          const Eigen::VectorXd& out_sum, std::vector<IfSampleRun>& runs) const {
   if (runs.size() == checkpoints.size() || checkpoints[runs.size()] != t) return;
   IfSampleRun r;
-  r.counts = counts.counts;
+  r.counts = so_far.counts;
   finish(r, out_sum);
   runs.push_back(std::move(r));
 }

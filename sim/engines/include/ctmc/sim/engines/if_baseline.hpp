@@ -85,7 +85,7 @@ class IfNetwork {
  private:
   void check_options() const;
   std::vector<IfSampleRun> run_graph(const float* x, const std::vector<int>& checkpoints) const;
-  void read_out(int t, const std::vector<int>& checkpoints, const IfSampleRun& counts, const Eigen::VectorXd& out_sum,
+  void read_out(int t, const std::vector<int>& checkpoints, const IfSampleRun& so_far, const Eigen::VectorXd& out_sum,
                 std::vector<IfSampleRun>& runs) const;
   // The prediction and SynOps of a finished run (counts filled in).
   void finish(IfSampleRun& out, const Eigen::VectorXd& out_sum) const;
