@@ -44,6 +44,7 @@ constexpr double kZeroCutWidth = 1;
 constexpr double kZeroCutRatio = 8;
 
 using Point = FitPoint;
+constexpr std::array<double, 6> kNoStart = {NAN, NAN, NAN, NAN, NAN, NAN};
 
 // The bounds of f over one box, and what the split heuristic needs.
 struct BoxBounds {
@@ -55,6 +56,9 @@ struct BoxBounds {
   // (sum over the points of the loss times the coordinate's share of R_m).
   std::array<double, kMaxParams> taylor_loss{};
   std::vector<double> taylor_point;    // the centre plus delta*, in the box (empty: no Taylor bound)
+  // In: where the reciprocal relaxation's solve starts (NaN: the centre);
+  // out: where it ended (reciprocal_relaxation.hpp).
+  std::array<double, 6> reciprocal_point;
 };
 
 class Objective {
@@ -112,10 +116,12 @@ class Objective {
   // (see kTaylorFloor); `reciprocal`: also the three-state relaxation in
   // 1/F (reciprocal_relaxation.hpp) where the others leave the box open,
   // with its points at a rate's edge kept as natural terms (`edge_terms`),
+  // its solve starting at `start` (the parent box's solution, or NaN),
   // `threshold` being the bound that discards a box.
   BoxBounds bound(const Box& X, const Box& C, bool mean_value, bool taylor, bool reciprocal, bool edge_terms,
-                  double threshold) const {
+                  double threshold, const std::array<double, 6>& start) const {
     BoxBounds out;
+    out.reciprocal_point = start;
     out.gradient.fill(I{0, 0});
     I nat{0, 0}, fc{0, 0};
     // The Taylor model of each point: L_m, g_m from the enclosures at C, the
@@ -203,7 +209,7 @@ class Objective {
         out.taylor_point[free[i]] = std::clamp(C[free[i]].lo + dstar[i], X[free[i]].lo, X[free[i]].hi);
     }
     if (reciprocal && family_ == ClosedFamily::ThreeState && out.lower < threshold) {
-      out.reciprocal = reciprocal_bound(X, points_, natural_, edge_terms);
+      out.reciprocal = reciprocal_bound(X, points_, natural_, edge_terms, out.lower, &out.reciprocal_point);
       out.lower = std::max(out.lower, out.reciprocal);
     }
     return out;
@@ -259,6 +265,7 @@ struct Node {
   double lb;
   std::array<double, kMaxParams> score;  // where a split gains most: the larger, the better
   bool mirror;                           // in a face symmetric in a <-> c (root_boxes)
+  std::array<double, 6> start;           // where its relaxation's solve ended: its halves start there
   std::size_t domain;                    // the index of its root box (the domain its search covers)
   bool operator<(const Node& o) const { return lb > o.lb; }  // min-heap on the bound
 };
@@ -422,7 +429,7 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   std::priority_queue<Node> open;
   const bool toward_zero = opt.zero_cuts && p.family == ClosedFamily::ThreeState;
   std::vector<Box> domains;
-  auto bound = [&](Box X, bool mirror, std::size_t domain) {
+  auto bound = [&](Box X, bool mirror, std::size_t domain, const std::array<double, 6>& start) {
     // In a face symmetric in a <-> c, a box inside a.s > c.s is the mirror
     // image of boxes of the search (each of which meets a.s <= c.s): the
     // minimum over the face is attained in one of those. Checked before
@@ -444,8 +451,8 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
         centre[k] = std::min(std::max(c, X[k].lo), X[k].hi);
         C[k] = I::point(centre[k]);
       }
-      const BoxBounds b =
-          obj.bound(X, C, opt.mean_value, opt.taylor, opt.reciprocal, opt.reciprocal_edge_terms, res.incumbent * shrink);
+      const BoxBounds b = obj.bound(X, C, opt.mean_value, opt.taylor, opt.reciprocal, opt.reciprocal_edge_terms,
+                                    res.incumbent * shrink, start);
       improve(b.centre_value, centre);
       const double lb = b.lower;
       if (lb >= res.incumbent * shrink) {
@@ -476,7 +483,7 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
         continue;
       }
       const std::array<double, kMaxParams> score = split_scores(obj, X, C, b, opt, res.incumbent * shrink, n);
-      open.push({X, lb, score, mirror, domain});
+      open.push({X, lb, score, mirror, b.reciprocal_point, domain});
       return;
     }
   };
@@ -487,7 +494,7 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   for (const auto& r : roots) domains.push_back(r.first);
   for (std::size_t i = 0; i < roots.size(); ++i) {
     ++res.roots;
-    bound(roots[i].first, roots[i].second && opt.mirror, i);
+    bound(roots[i].first, roots[i].second && opt.mirror, i, kNoStart);
   }
   std::int64_t budget = opt.max_boxes;
   while (!open.empty()) {
@@ -515,8 +522,8 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
     Box left = top.box, right = top.box;
     left[split].hi = mid;
     right[split].lo = mid;
-    bound(left, top.mirror, top.domain);
-    bound(right, top.mirror, top.domain);
+    bound(left, top.mirror, top.domain, top.start);
+    bound(right, top.mirror, top.domain, top.start);
   }
   res.open = static_cast<std::int64_t>(open.size());
   // Pruned boxes whose bound passed the threshold only after the incumbent

@@ -32,6 +32,7 @@ constexpr double kMinDelta = 1e-12;
 struct Term {
   I h;
   double hm = 0, w = 0, ylo = 0, yhi = 0;
+  double iylo = kInf;  // 1 / y_lo where y_lo > 0: divisions are most of the Newton solve's time
   // The point's natural term w dist(F(box), Y)^2, rounded down: the term
   // is max(nat, w (psi_up + psi_dn)), convex as the larger of two convex
   // functions, and never below the natural bound.
@@ -45,6 +46,7 @@ struct Term {
   // a plane above 1/(a c) on the rectangle of (a, c), and lam_j P_j + kb_j b
   // - k0_j above b P_j (b itself where b is a point, else McCormick).
   double alo = 0, ahi = 0, clo = 0, chi = 0;
+  double isa = 0, isc = 0;  // 1 / (alo ahi), 1 / (clo chi): the secants' slopes, negated
   std::array<double, 2> K{}, al{}, ga{}, lam{}, kb{}, k0{};
   int j = 0;  // the plane used: the one smaller at the centre of the box
   // The rates the relaxation sees: a' = ka (l_a - la) + da with l_a = a.p +
@@ -62,18 +64,20 @@ struct D2 {
 
 // (y_lo - 1/G)_+^2 and its convex continuation beyond T (exact in reals,
 // evaluated in double for the Newton solve).
-D2 psi_up(const Term& t, double G) {
-  if (!(t.ylo > 0) || G <= 1 / t.ylo) return {};
-  const double x = std::min(G, t.T), q = t.ylo - 1 / x;
-  D2 r{q * q, 2 * q / (x * x), 2 / (x * x * x * x) * (3 - 2 * t.ylo * x)};
-  if (G > t.T) r = {r.v + r.d1 * (G - t.T), r.d1, 0};
+D2 psi_up(double ylo, double iylo, double T, double G) {
+  if (!(ylo > 0) || G <= iylo) return {};
+  const double x = std::min(G, T), ix = 1 / x, ix2 = ix * ix, q = ylo - ix;
+  D2 r{q * q, 2 * q * ix2, 2 * ix2 * ix2 * (3 - 2 * ylo * x)};
+  if (G > T) r = {r.v + r.d1 * (G - T), r.d1, 0};
   return r;
 }
+D2 psi_up(const Term& t, double G) { return psi_up(t.ylo, t.iylo, t.T, G); }
 // (1/A - y_hi)_+^2.
 D2 psi_dn(const Term& t, double A) {
-  const double r = 1 / A - t.yhi;
+  const double iA = 1 / A, r = iA - t.yhi;
   if (!(r > 0)) return {};
-  return {r * r, -2 * r / (A * A), 2 / (A * A * A * A) * (3 - 2 * t.yhi * A)};
+  const double iA2 = iA * iA;
+  return {r * r, -2 * r * iA2, 2 * iA2 * iA2 * (3 - 2 * t.yhi * A)};
 }
 
 // The same in interval arithmetic at a point G (an enclosure of a double
@@ -124,12 +128,10 @@ double tangent_point(const Term& t, double Gmax) {
   // tangent point is valid (the check below decides), and the line's loss
   // from a T that much lower is far below the bound's tolerance.
   double lo = g0, hi = std::min(infl, Gmax);
-  Term probe = t;
-  probe.T = kInf;
-  const double at_max = psi_up(probe, Gmax).v;
+  const double at_max = psi_up(t.ylo, t.iylo, kInf, Gmax).v;
   for (int i = 0; i < 24; ++i) {
     const double mid = 0.5 * (lo + hi);
-    const D2 a = psi_up(probe, mid);
+    const D2 a = psi_up(t.ylo, t.iylo, kInf, mid);
     if (a.v + a.d1 * (Gmax - mid) <= at_max) lo = mid;
     else hi = mid;
   }
@@ -162,6 +164,7 @@ class Relaxation {
   Relaxation(const Box& X, const Box& E, const std::vector<FitPoint>& points, const std::vector<double>& natural,
              bool edge_terms)
       : X_(X), E_(E), edge_terms_(edge_terms) {
+    terms_.reserve(points.size());
     for (std::size_t m = 0; m < points.size(); ++m) add(points[m], natural[m]);
   }
 
@@ -187,7 +190,7 @@ class Relaxation {
       double gG[6], gA[6];
       const double Ga = -ia * ia - t.beta * W * ia, Gc = -ic * ic - t.beta * W * ic;
       chain(Ga * t.ka, Gc * t.kc, 1, t.omega, t.hm, gG);
-      chain(t.lam[j] * t.al[j] - 1 / (t.alo * t.ahi), t.lam[j] * t.ga[j] - 1 / (t.clo * t.chi), 1, t.kb[j], t.hm, gA);
+      chain(t.lam[j] * t.al[j] - t.isa, t.lam[j] * t.ga[j] - t.isc, 1, t.kb[j], t.hm, gA);
       for (int k = 0; k < 6; ++k) g[k] += t.w * (pu.d1 * gG[k] + pd.d1 * gA[k]);
       if (!H) continue;
       // psi'' grad grad^T for both, plus psi_up' times Gc's Hessian in (a, c, d).
@@ -276,13 +279,13 @@ class Relaxation {
     return Tangent{v, {ga, gc, ge, gb}, false};
   }
 
-  static double secant(double x, double lo, double hi) { return (lo + hi - x) / (lo * hi); }
+  static double secant(double x, double lo, double hi, double ilohi) { return (lo + hi - x) * ilohi; }
   static I secant_i(I x, double lo, double hi) {
     return (I::point(lo) + I::point(hi) - x) / (I::point(lo) * I::point(hi));
   }
   // A_j at the rates r, in double.
   static double secants(const Term& t, const Rates& r, int j) {
-    return secant(r.a, t.alo, t.ahi) + secant(r.c, t.clo, t.chi) + r.e +
+    return secant(r.a, t.alo, t.ahi, t.isa) + secant(r.c, t.clo, t.chi, t.isc) + r.e +
            t.lam[j] * (t.K[j] + t.al[j] * r.a + t.ga[j] * r.c) + t.kb[j] * r.b - t.k0[j];
   }
   static I secants_i(const Term& t, I a, I c, I e, I b, int j) {
@@ -348,12 +351,15 @@ class Relaxation {
       constant_lo_ = (I::point(constant_lo_) + I::point(nat)).lo;
       return;
     }
-    Term t;
+    // Built in place (a Term is some 270 bytes) and dropped again if it
+    // turns out to be a constant.
+    Term& t = terms_.emplace_back();
     t.h = p.h;
     t.hm = 0.5 * (p.h.lo + p.h.hi);
     t.w = p.w.lo;
     t.ylo = p.y.lo;
     t.yhi = p.y.hi;
+    if (t.ylo > 0) t.iylo = 1 / t.ylo;
     // A rate that may vanish on the box is replaced by a concave (affine)
     // overestimator of max(0, l) on [l.lo, l.hi]: the secant k (l - l.lo)
     // plus delta > 0, k >= l.hi / (l.hi - l.lo) rounded up, so a' >= a+ on
@@ -377,6 +383,7 @@ class Relaxation {
     // With the A side off and y_lo <= 0, psi_up = psi_dn = 0: the term is
     // its natural term, a constant.
     if (edge_terms_ && !t.lower && !(t.ylo > 0)) {
+      terms_.pop_back();
       constant_lo_ = (I::point(constant_lo_) + I::point(nat)).lo;
       return;
     }
@@ -392,12 +399,13 @@ class Relaxation {
     const I Gbox = one / ar + one / cr + E_[kE] + I::point(t.beta) * Wr + I::point(t.omega) * X_[kB] -
                    I::point(t.beta) * I::point(t.omega);
     t.T = tangent_point(t, Gbox.hi);
+    t.isa = 1 / (t.alo * t.ahi);
+    t.isc = 1 / (t.clo * t.chi);
     if (t.lower) planes(t);
     const Rates mid{0.5 * (t.alo + t.ahi), 0.5 * (t.clo + t.chi), 0.5 * (E_[kE].lo + E_[kE].hi),
                     0.5 * (X_[kB].lo + X_[kB].hi)};
     if (t.lower) t.j = secants(t, mid, 0) <= secants(t, mid, 1) ? 0 : 1;
     t.nat = nat;
-    terms_.push_back(t);
   }
 
   Box X_, E_;
@@ -409,19 +417,26 @@ class Relaxation {
 }  // namespace
 
 double reciprocal_bound(const Box& X, const std::vector<FitPoint>& points, const std::vector<double>& natural,
-                        bool edge_terms) {
+                        bool edge_terms, double floor, std::array<double, 6>* point) {
   Box E = X;
   E[kE] = I::point(1) / X[kE];  // e = 1/d over the box
-  const Relaxation rel(X, E, points, natural, edge_terms);
-  if (rel.empty()) return rel.constant();
   // Projected Newton over the free coordinates, scaled by their half-widths.
   std::array<std::size_t, 6> free{};
   std::size_t nf = 0;
   double x[6], scale[6], trial[6];
   for (std::size_t k = 0; k < 6; ++k) {
     x[k] = E[k].lo + 0.5 * (E[k].hi - E[k].lo);
+    if (point && std::isfinite((*point)[k])) x[k] = std::clamp((*point)[k], E[k].lo, E[k].hi);
     scale[k] = 0.5 * (E[k].hi - E[k].lo);
     if (E[k].lo < E[k].hi) free[nf++] = k;
+  }
+  auto ended = [&] {
+    if (point) std::copy(x, x + 6, point->begin());
+  };
+  const Relaxation rel(X, E, points, natural, edge_terms);
+  if (rel.empty()) {
+    ended();
+    return rel.constant();
   }
   double g[6];
   SmallMatrix H;
@@ -464,8 +479,16 @@ double reciprocal_bound(const Box& X, const std::vector<FitPoint>& points, const
     const bool converged = f - fn <= 1e-12 * f;
     std::copy(trial, trial + 6, x);
     f = rel.value(x, g, &H);
+    // The bound is at most min Psi <= Psi(x): once Psi(x) is below the
+    // caller's bound (with room for the rounding of the double sum), the
+    // relaxation cannot raise it.
+    if (f < floor * (1 - 1e-9)) {
+      ended();
+      return 0;
+    }
     if (converged) break;
   }
+  ended();
   return std::max(rel.certify(x), 0.0);
 }
 

@@ -80,7 +80,15 @@ struct FitPoint {
 // point (a rate whose range on the box is 0 up to rounding, e.g. p + s H at
 // H = 0 with p's upper end 0) keeps its natural term; off: such a point
 // makes the bound 0 for the whole box (bench_certificates' baseline).
+// floor: a bound of f over X the caller has already; where the relaxation's
+// minimum is seen to lie below it, the solve stops and returns 0.
+// point (if given): where the solve starts, clamped into the box (entries
+// that are NaN: the box's centre), and on return where it ended (a point of
+// the box), in the relaxation's variables (d replaced by e = 1/d): a box split from this one
+// starts at its parent's solution, which saves Newton steps; the bound is
+// rigorous from any start.
 double reciprocal_bound(const std::array<outward::I, 6>& X, const std::vector<FitPoint>& points,
-                        const std::vector<double>& natural, bool edge_terms = true);
+                        const std::vector<double>& natural, bool edge_terms = true, double floor = 0,
+                        std::array<double, 6>* point = nullptr);
 
 }  // namespace ctmc::proofs_check

@@ -137,7 +137,7 @@ TEST_CASE("reciprocal relaxation: below the least-squares objective in MPFR at e
   // bound must lie below f (paper eq. 2 in MPFR, not the closed_flux
   // enclosures the bound uses) at 400 random points and the corners.
   const ctmc::PrecisionScope bits(256);
-  std::mt19937_64 rng(23);
+  std::mt19937_64 rng(23), rng_start(29);
   std::uniform_real_distribution<double> unit(0, 1);
   int positive = 0, tight = 0;
   for (int trial = 0; trial < 120; ++trial) {
@@ -168,6 +168,26 @@ TEST_CASE("reciprocal relaxation: below the least-squares objective in MPFR at e
     for (const auto& p : pts) nat.push_back((p.w * sqr(proofs_check::closed_flux::three_state(X, p.h, false).F - p.y)).lo);
     const double b = proofs_check::reciprocal_bound(X, pts, nat);
     REQUIRE(b >= 0);
+    // The solve started elsewhere (as the branch and bound starts a box at
+    // its parent's solution): a point of the box, one outside it (clamped
+    // into it), or NaN (the centre), in the relaxation's variables (e =
+    // 1/d). The bound stays below f from any start. A floor below the bound
+    // changes nothing.
+    std::array<double, 6> start, lo, hi;
+    for (std::size_t k = 0; k < 6; ++k) {
+      lo[k] = k == 5 ? 1 / X[5].hi : X[k].lo;
+      hi[k] = k == 5 ? 1 / X[5].lo : X[k].hi;
+      start[k] = trial % 4 == 1 ? NAN : lo[k] + (hi[k] - lo[k]) * (-0.5 + 2 * unit(rng_start));
+    }
+    const double b_start = proofs_check::reciprocal_bound(X, pts, nat, true, 0, &start);
+    REQUIRE(b_start >= 0);
+    // Where it ended: in the box (e's ends enclose 1/d's, so they reach
+    // past the rounded quotients by an ulp at most).
+    for (std::size_t k = 0; k < 6; ++k) {
+      CHECK(start[k] >= lo[k] - 1e-15 * std::fabs(lo[k]));
+      CHECK(start[k] <= hi[k] + 1e-15 * std::fabs(hi[k]));
+    }
+    CHECK(proofs_check::reciprocal_bound(X, pts, nat, true, 0.5 * b) == b);
     auto f = [&](const Theta& th) {
       Mpfr s = 0;
       for (std::size_t m = 0; m < hs.size(); ++m) {
@@ -187,6 +207,7 @@ TEST_CASE("reciprocal relaxation: below the least-squares objective in MPFR at e
       const Mpfr v = f(th);
       if (v < fmin) fmin = v;
       CHECK(Mpfr(b) <= v);
+      CHECK(Mpfr(b_start) <= v);
     }
     positive += b > 0;
     // On the small boxes (2% wide) the relaxation's loss, second order in
