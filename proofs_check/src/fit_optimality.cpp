@@ -44,7 +44,7 @@ constexpr double kZeroCutWidth = 1;
 constexpr double kZeroCutRatio = 8;
 
 using Point = FitPoint;
-constexpr std::array<double, 6> kNoStart = {NAN, NAN, NAN, NAN, NAN, NAN};
+constexpr RelaxationPoint kNoStart = {NAN, NAN, NAN, NAN, NAN, NAN};
 
 // The bounds of f over one box, and what the split heuristic needs.
 struct BoxBounds {
@@ -58,7 +58,7 @@ struct BoxBounds {
   std::vector<double> taylor_point;    // the centre plus delta*, in the box (empty: no Taylor bound)
   // In: where the reciprocal relaxation's solve starts (NaN: the centre);
   // out: where it ended (reciprocal_relaxation.hpp).
-  std::array<double, 6> reciprocal_point;
+  RelaxationPoint reciprocal_point;
 };
 
 class Objective {
@@ -119,7 +119,7 @@ class Objective {
   // its solve starting at `start` (the parent box's solution, or NaN),
   // `threshold` being the bound that discards a box.
   BoxBounds bound(const Box& X, const Box& C, bool mean_value, bool taylor, bool reciprocal, bool edge_terms,
-                  double threshold, const std::array<double, 6>& start) const {
+                  double threshold, const RelaxationPoint& start) const {
     BoxBounds out;
     out.reciprocal_point = start;
     out.gradient.fill(I{0, 0});
@@ -265,7 +265,7 @@ struct Node {
   double lb;
   std::array<double, kMaxParams> score;  // where a split gains most: the larger, the better
   bool mirror;                           // in a face symmetric in a <-> c (root_boxes)
-  std::array<double, 6> start;           // where its relaxation's solve ended: its halves start there
+  RelaxationPoint start;                 // where its relaxation's solve ended: its halves start there
   std::size_t domain;                    // the index of its root box (the domain its search covers)
   bool operator<(const Node& o) const { return lb > o.lb; }  // min-heap on the bound
 };
@@ -429,7 +429,7 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   std::priority_queue<Node> open;
   const bool toward_zero = opt.zero_cuts && p.family == ClosedFamily::ThreeState;
   std::vector<Box> domains;
-  auto bound = [&](Box X, bool mirror, std::size_t domain, const std::array<double, 6>& start) {
+  auto bound = [&](Box X, bool mirror, std::size_t domain, const RelaxationPoint& start) {
     // In a face symmetric in a <-> c, a box inside a.s > c.s is the mirror
     // image of boxes of the search (each of which meets a.s <= c.s): the
     // minimum over the face is attained in one of those. Checked before

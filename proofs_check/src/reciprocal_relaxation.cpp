@@ -417,7 +417,7 @@ class Relaxation {
 }  // namespace
 
 double reciprocal_bound(const Box& X, const std::vector<FitPoint>& points, const std::vector<double>& natural,
-                        bool edge_terms, double floor, std::array<double, 6>* point) {
+                        bool edge_terms, double floor, RelaxationPoint* point) {
   Box E = X;
   E[kE] = I::point(1) / X[kE];  // e = 1/d over the box
   // Projected Newton over the free coordinates, scaled by their half-widths.

@@ -84,11 +84,12 @@ struct FitPoint {
 // minimum is seen to lie below it, the solve stops and returns 0.
 // point (if given): where the solve starts, clamped into the box (entries
 // that are NaN: the box's centre), and on return where it ended (a point of
-// the box), in the relaxation's variables (d replaced by e = 1/d): a box split from this one
-// starts at its parent's solution, which saves Newton steps; the bound is
-// rigorous from any start.
+// the box), in the relaxation's variables (d replaced by e = 1/d): a box
+// split from this one starts at its parent's solution, which saves Newton
+// steps; the bound is rigorous from any start.
+using RelaxationPoint = std::array<double, 6>;
 double reciprocal_bound(const std::array<outward::I, 6>& X, const std::vector<FitPoint>& points,
                         const std::vector<double>& natural, bool edge_terms = true, double floor = 0,
-                        std::array<double, 6>* point = nullptr);
+                        RelaxationPoint* point = nullptr);
 
 }  // namespace ctmc::proofs_check
