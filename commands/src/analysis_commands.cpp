@@ -216,7 +216,7 @@ CertifyRun run_certify(const FitCommandOptions& o, const analysis::FitProblem& p
   if (c.family) {
     analysis::FitProblem q = p;
     q.family = *c.family;
-    c.optimum = certify_fit_optimum(q, mse, o.search.mpfr_bits);
+    c.optimum = certify_fit_optimum(q, mse, o.search.mpfr_bits, o.search.threads);
   }
   return c;
 }

@@ -88,15 +88,13 @@ SupCell try_certified_sup(const solvers::Model& model, const analysis::FitProble
   return c;
 }
 
-proofs_check::OptimalityResult certify_fit_optimum(const analysis::FitProblem& p, double mse, unsigned precision) {
+proofs_check::OptimalityResult certify_fit_optimum(const analysis::FitProblem& p, double mse, unsigned precision,
+                                                   int threads) {
   proofs_check::OptimalityOptions o;
   o.rel_gap = optimality_gap(p.family);
   o.max_boxes = p.family.family == analysis::FitFamily::TwoState ? kTwoStateBoxes : kThreeStateBoxes;
-  if (p.family.family == analysis::FitFamily::ThreeState) {
-    o.extended_boxes = kThreeStateExtendedBoxes;
-    o.extend_below_gap = kThreeStateExtendGap;
-  }
   o.precision = precision;
+  o.threads = threads;
   return proofs_check::certify_optimality(optimality_problem(p), mse, o);
 }
 

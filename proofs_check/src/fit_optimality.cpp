@@ -1,11 +1,13 @@
 #include "ctmc/proofs_check/fit_optimality.hpp"
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <queue>
 #include <utility>
@@ -80,7 +82,6 @@ class Objective {
                          outward::enclose(solvers::Rational((p.w.empty() ? solvers::Rational(1) : p.w[m]) / total))});
     }
     n_ = parameter_count(family_);
-    natural_.assign(points_.size(), 0.0);
   }
 
   std::size_t size() const { return n_; }
@@ -133,6 +134,8 @@ class Objective {
       delta[k] = {outward::down(X[k].lo - C[k].lo), outward::up(X[k].hi - C[k].lo)};
       if (X[k].lo < X[k].hi) free[nf++] = k;
     }
+    // Per call, not members: boxes are bounded on several threads at once.
+    std::vector<double> remainder, natural(points_.size());
     LsqRelaxation lsq;
     if (taylor) {
       lsq.n = nf;
@@ -142,7 +145,7 @@ class Objective {
       }
       lsq.L.reserve(points_.size());
       lsq.g.reserve(points_.size() * nf);
-      remainder_.assign(points_.size() * nf, 0.0);
+      remainder.assign(points_.size() * nf, 0.0);
     }
     for (std::size_t m = 0; m < points_.size(); ++m) {
       const Point& pt = points_[m];
@@ -150,7 +153,7 @@ class Objective {
       const I r = jx.F - pt.y;
       const I term = pt.w * sqr(r);
       nat = nat + term;
-      natural_[m] = term.lo;
+      natural[m] = term.lo;
       const I g = I::point(2) * pt.w * r;
       for (std::size_t k = 0; k < n_; ++k) out.gradient[k] = out.gradient[k] + g * jx.dF[k];
       fc = fc + pt.w * sqr(jc.F - pt.y);
@@ -165,7 +168,7 @@ class Objective {
         const double gk = 0.5 * (jx.dF[k].lo + jx.dF[k].hi);
         lsq.g.push_back(gk);
         const double Rk = ((jx.dF[k] - I::point(gk)) * delta[k]).mag();
-        remainder_[m * nf + i] = Rk;
+        remainder[m * nf + i] = Rk;
         R = outward::add_up(R, Rk);
       }
       lsq.zlo.push_back(outward::down(pt.y.lo - R));
@@ -201,7 +204,7 @@ class Objective {
         const double rr = std::fabs(z - y), shrunk = std::max(0.0, rr - R);
         const double loss = lsq.w[m] * (rr * rr - shrunk * shrunk);
         if (!(loss > 0) || !(R > 0)) continue;
-        for (std::size_t i = 0; i < nf; ++i) out.taylor_loss[free[i]] += loss * remainder_[m * nf + i] / R;
+        for (std::size_t i = 0; i < nf; ++i) out.taylor_loss[free[i]] += loss * remainder[m * nf + i] / R;
       }
       out.taylor_point.resize(n_);
       for (std::size_t k = 0; k < n_; ++k) out.taylor_point[k] = C[k].lo;
@@ -209,7 +212,7 @@ class Objective {
         out.taylor_point[free[i]] = std::clamp(C[free[i]].lo + dstar[i], X[free[i]].lo, X[free[i]].hi);
     }
     if (reciprocal && family_ == ClosedFamily::ThreeState && out.lower < threshold) {
-      out.reciprocal = reciprocal_bound(X, points_, natural_, edge_terms, out.lower, &out.reciprocal_point);
+      out.reciprocal = reciprocal_bound(X, points_, natural, edge_terms, out.lower, &out.reciprocal_point);
       out.lower = std::max(out.lower, out.reciprocal);
     }
     return out;
@@ -230,8 +233,6 @@ class Objective {
   ClosedFamily family_;
   std::size_t n_ = 0;
   std::vector<Point> points_;
-  mutable std::vector<double> remainder_;  // scratch: R_mk of the last bound()
-  mutable std::vector<double> natural_;    // scratch: each point's natural term in the last bound()
 };
 
 // The boxes whose union holds a minimizer of f over the box `root`. For the
@@ -404,10 +405,106 @@ bool monotone_discard(const Objective& obj, const Box& X, const std::array<I, kM
   return false;
 }
 
+// What bounding one box found: the boxes bounded (the box, and again after
+// each monotonicity step), its fate, and the points whose objective beat the
+// incumbent, in the order seen. A pure function of the box and the incumbent
+// it started from, so that boxes can be bounded on several threads and the
+// results applied in a fixed order.
+struct Bounded {
+  enum class Fate { Pruned, Mirrored, Discarded, Open };
+  Fate fate = Fate::Pruned;
+  std::int64_t boxes = 0, shrunk = 0;
+  double lb = std::numeric_limits<double>::infinity();  // Pruned: its bound; Open: the node's
+  std::vector<std::pair<I, std::vector<double>>> better;
+  Node node;
+};
+
+// A box to bound: a half of a split box, or a root box.
+struct Task {
+  Box box;
+  bool mirror;
+  std::size_t domain;
+  RelaxationPoint start;
+};
+
+// Bounds a box: its lower bound (after the monotonicity test fixed what it
+// could), or discards it when it cannot hold a point below the threshold
+// incumbent x shrink.
+Bounded bound_box(const Objective& obj, const OptimalityOptions& opt, Task task, double incumbent, double shrink,
+                  const Box& domain) {
+  const std::size_t n = obj.size();
+  Bounded out;
+  Box& X = task.box;
+  auto improve = [&](const I& value, const std::vector<double>& at) {
+    if (value.hi < incumbent) {
+      incumbent = value.hi;
+      out.better.push_back({value, at});
+    }
+  };
+  // In a face symmetric in a <-> c, a box inside a.s > c.s is the mirror
+  // image of boxes of the search (each of which meets a.s <= c.s): the
+  // minimum over the face is attained in one of those. Checked before
+  // the monotonicity test, which keeps a box's minimum but may move the
+  // box across the diagonal.
+  if (task.mirror && X[1].lo > X[4].hi) {
+    out.fate = Bounded::Fate::Mirrored;
+    return out;
+  }
+  // The monotonicity test fixes coordinates at a face; the smaller box is
+  // then bounded again (at most once per coordinate).
+  for (std::size_t pass = 0; pass <= n; ++pass) {
+    ++out.boxes;
+    Box C = X;
+    std::vector<double> centre(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const double c = X[k].lo + 0.5 * (X[k].hi - X[k].lo);
+      centre[k] = std::min(std::max(c, X[k].lo), X[k].hi);
+      C[k] = I::point(centre[k]);
+    }
+    const BoxBounds b = obj.bound(X, C, opt.mean_value, opt.taylor, opt.reciprocal, opt.reciprocal_edge_terms,
+                                  incumbent * shrink, task.start);
+    improve(b.centre_value, centre);
+    const double lb = b.lower;
+    if (lb >= incumbent * shrink) {
+      out.fate = Bounded::Fate::Pruned;
+      out.lb = lb;
+      return out;
+    }
+    if (!b.taylor_point.empty()) {
+      Box T;
+      for (std::size_t k = 0; k < n; ++k) T[k] = I::point(b.taylor_point[k]);
+      improve(obj.value(T), b.taylor_point);
+    }
+    if (opt.mean_value && opt.monotone_discard && monotone_discard(obj, X, b.gradient, domain, n)) {
+      out.fate = Bounded::Fate::Discarded;
+      return out;
+    }
+    bool fixed = false;
+    for (std::size_t k = 0; k < n && opt.mean_value; ++k) {
+      if (X[k].lo == X[k].hi) continue;
+      if (b.gradient[k].lo > 0) X[k] = I::point(X[k].lo);
+      else if (b.gradient[k].hi < 0) X[k] = I::point(X[k].hi);
+      else continue;
+      fixed = true;
+    }
+    if (fixed) {
+      ++out.shrunk;
+      continue;
+    }
+    out.fate = Bounded::Fate::Open;
+    out.lb = lb;
+    out.node = {X, lb, split_scores(obj, X, C, b, opt, incumbent * shrink, n), task.mirror, b.reciprocal_point,
+                task.domain};
+    return out;
+  }
+  return out;  // not reached: each pass fixes a coordinate, and there are n
+}
+
 }  // namespace
 
 OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse, const OptimalityOptions& opt) {
   check_problem(p, known_mse);
+  if (opt.batch < 1) throw InputError("optimality certificate: the batch must hold at least one box");
   const std::size_t n = parameter_count(p.family);
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -417,91 +514,68 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   res.rel_gap = opt.rel_gap;
   const double shrink = 1 / (1 + opt.rel_gap);
   double pruned_min = std::numeric_limits<double>::infinity();
-  auto improve = [&](const I& value, const std::vector<double>& at) {
-    if (value.hi < res.incumbent) {
-      res.incumbent = value.hi;
-      res.best_centre = at;
-    }
-  };
 
-  // Bounds a box: its lower bound (after the monotonicity test fixed what it
-  // could), or discards it when it cannot hold a point below the threshold.
   std::priority_queue<Node> open;
   const bool toward_zero = opt.zero_cuts && p.family == ClosedFamily::ThreeState;
   std::vector<Box> domains;
-  auto bound = [&](Box X, bool mirror, std::size_t domain, const RelaxationPoint& start) {
-    // In a face symmetric in a <-> c, a box inside a.s > c.s is the mirror
-    // image of boxes of the search (each of which meets a.s <= c.s): the
-    // minimum over the face is attained in one of those. Checked before
-    // the monotonicity test, which keeps a box's minimum but may move the
-    // box across the diagonal.
-    if (mirror && X[1].lo > X[4].hi) {
-      ++res.pruned;
-      ++res.mirrored;
-      return;
+  // Applies what bounding a box found, in the order of the tasks.
+  auto apply = [&](Bounded&& b) {
+    res.boxes += b.boxes;
+    res.shrunk += b.shrunk;
+    for (auto& [value, at] : b.better)
+      if (value.hi < res.incumbent) {
+        res.incumbent = value.hi;
+        res.best_centre = std::move(at);
+      }
+    switch (b.fate) {
+      case Bounded::Fate::Mirrored: ++res.mirrored; ++res.pruned; break;
+      case Bounded::Fate::Discarded: ++res.discarded; ++res.pruned; break;
+      case Bounded::Fate::Pruned: pruned_min = std::min(pruned_min, b.lb); ++res.pruned; break;
+      case Bounded::Fate::Open: open.push(std::move(b.node)); break;
     }
-    // The monotonicity test fixes coordinates at a face; the smaller box is
-    // then bounded again (at most once per coordinate).
-    for (std::size_t pass = 0; pass <= n; ++pass) {
-      ++res.boxes;
-      Box C = X;
-      std::vector<double> centre(n);
-      for (std::size_t k = 0; k < n; ++k) {
-        const double c = X[k].lo + 0.5 * (X[k].hi - X[k].lo);
-        centre[k] = std::min(std::max(c, X[k].lo), X[k].hi);
-        C[k] = I::point(centre[k]);
+  };
+  // Bounds the tasks on opt.threads threads, each from the incumbent as it
+  // stood before them; the results go in in the tasks' order, so nothing
+  // depends on the thread count.
+  std::vector<Task> tasks;
+  std::vector<Bounded> results;
+  auto run = [&] {
+    results.assign(tasks.size(), Bounded{});
+    const double incumbent = res.incumbent;
+    const int threads = std::max(1, std::min<int>(opt.threads > 0 ? opt.threads : omp_get_max_threads(),
+                                                  static_cast<int>(tasks.size())));
+    std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      try {
+        results[i] = bound_box(obj, opt, tasks[i], incumbent, shrink, domains[tasks[i].domain]);
+      } catch (...) {
+#pragma omp critical
+        if (!error) error = std::current_exception();
       }
-      const BoxBounds b = obj.bound(X, C, opt.mean_value, opt.taylor, opt.reciprocal, opt.reciprocal_edge_terms,
-                                    res.incumbent * shrink, start);
-      improve(b.centre_value, centre);
-      const double lb = b.lower;
-      if (lb >= res.incumbent * shrink) {
-        pruned_min = std::min(pruned_min, lb);
-        ++res.pruned;
-        return;
-      }
-      if (!b.taylor_point.empty()) {
-        Box T;
-        for (std::size_t k = 0; k < n; ++k) T[k] = I::point(b.taylor_point[k]);
-        improve(obj.value(T), b.taylor_point);
-      }
-      if (opt.mean_value && opt.monotone_discard && monotone_discard(obj, X, b.gradient, domains[domain], n)) {
-        ++res.pruned;
-        ++res.discarded;
-        return;
-      }
-      bool fixed = false;
-      for (std::size_t k = 0; k < n && opt.mean_value; ++k) {
-        if (X[k].lo == X[k].hi) continue;
-        if (b.gradient[k].lo > 0) X[k] = I::point(X[k].lo);
-        else if (b.gradient[k].hi < 0) X[k] = I::point(X[k].hi);
-        else continue;
-        fixed = true;
-      }
-      if (fixed) {
-        ++res.shrunk;
-        continue;
-      }
-      const std::array<double, kMaxParams> score = split_scores(obj, X, C, b, opt, res.incumbent * shrink, n);
-      open.push({X, lb, score, mirror, b.reciprocal_point, domain});
-      return;
     }
+    if (error) std::rethrow_exception(error);
+    for (auto& r : results) apply(std::move(r));
+    tasks.clear();
   };
 
   Box root;
   for (std::size_t k = 0; k < n; ++k) root[k] = {p.lower[k], p.upper[k]};
   const auto roots = root_boxes(p.family, root, opt.faces);
-  for (const auto& r : roots) domains.push_back(r.first);
   for (std::size_t i = 0; i < roots.size(); ++i) {
-    ++res.roots;
-    bound(roots[i].first, roots[i].second && opt.mirror, i, kNoStart);
+    domains.push_back(roots[i].first);
+    tasks.push_back({roots[i].first, roots[i].second && opt.mirror, i, kNoStart});
   }
+  res.roots = static_cast<std::int64_t>(roots.size());
+  run();
+  // Best-first, opt.batch boxes at a time: the boxes split in a batch are
+  // the ones a box-at-a-time search would split next, unless the incumbent
+  // improves within it; a search that ends below the threshold splits every
+  // box whose bound is below it either way.
   std::int64_t budget = opt.max_boxes;
-  while (!open.empty()) {
-    const Node top = open.top();
-    if (top.lb >= res.incumbent * shrink) break;
+  while (!open.empty() && open.top().lb < res.incumbent * shrink) {
     if (res.boxes >= budget) {
-      const double bound_now = std::min(pruned_min, top.lb);
+      const double bound_now = std::min(pruned_min, open.top().lb);
       const double gap_now = bound_now > 0 ? known_mse / bound_now - 1 : std::numeric_limits<double>::infinity();
       if (budget < opt.extended_boxes && gap_now <= opt.extend_below_gap) {
         budget = opt.extended_boxes;
@@ -511,19 +585,23 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
         break;
       }
     }
-    open.pop();
-    const auto [split, mid] = choose_split(top, n, toward_zero);
-    if (split == n) {  // a point, up to double resolution: its bound stays
-      pruned_min = std::min(pruned_min, top.lb);
-      ++res.unsplittable;
-      continue;
+    for (int popped = 0; popped < opt.batch && !open.empty() && open.top().lb < res.incumbent * shrink; ++popped) {
+      const Node top = open.top();
+      open.pop();
+      const auto [split, mid] = choose_split(top, n, toward_zero);
+      if (split == n) {  // a point, up to double resolution: its bound stays
+        pruned_min = std::min(pruned_min, top.lb);
+        ++res.unsplittable;
+        continue;
+      }
+      ++res.split;
+      Task left{top.box, top.mirror, top.domain, top.start}, right = left;
+      left.box[split].hi = mid;
+      right.box[split].lo = mid;
+      tasks.push_back(left);
+      tasks.push_back(right);
     }
-    ++res.split;
-    Box left = top.box, right = top.box;
-    left[split].hi = mid;
-    right[split].lo = mid;
-    bound(left, top.mirror, top.domain, top.start);
-    bound(right, top.mirror, top.domain, top.start);
+    run();
   }
   res.open = static_cast<std::int64_t>(open.size());
   // Pruned boxes whose bound passed the threshold only after the incumbent

@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
-#include <numeric>
 #include <nlohmann/json.hpp>
 
 #include "ctmc/analysis/fit_tables.hpp"
@@ -172,7 +171,8 @@ std::string methods_text(const analysis::FitOptions& opt, const analysis::FitBou
       "derivative has one sign is fixed at its face. A box is discarded within {1} of the row's MSE (three-"
       "state: {4}), so 'certified' means no parameter vector in the bounds beats the row by more than that. "
       "Every box is accounted for (pruned, split, unsplittable or open; the JSON's boxes_accounted). Budget: "
-      "{2} boxes (two-state), {3} (three-state; {5} for a row whose gap is within {6} there).\n"
+      "{2} boxes (two-state), {3} (three-state; the halves of {5} boxes at a time are bounded in parallel and go "
+      "in in a fixed order, so the result does not depend on the threads).\n"
       "- **Three-state quotient:** the family is not identifiable (scaling a, c and b together along a curve "
       "keeps F(H) at every H), so the search runs on the faces of the box instead of the box: every such curve "
       "leaves the box, so every three-state curve the box holds is also held where a.p, a.s or b is at an end of "
@@ -190,8 +190,7 @@ std::string methods_text(const analysis::FitOptions& opt, const analysis::FitBou
       "optimal. Rows of the families with many local optima (full-three-state, general) state the best MSE "
       "known, an upper bound.\n",
       opt.mpfr_bits, fmt_pct(kOptimalityGap, 1), fmt_int(kTwoStateBoxes), fmt_int(kThreeStateBoxes),
-      fmt_pct(kThreeStateGap, 0), fmt_int(commands::kThreeStateExtendedBoxes),
-      fmt_pct(commands::kThreeStateExtendGap, 0));
+      fmt_pct(kThreeStateGap, 0), proofs_check::OptimalityOptions{}.batch);
   return s;
 }
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -201,16 +200,15 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 int thread_count(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
 // Runs body(i) for i in [0, n) on `threads` threads (results are stored by
-// index, so they do not depend on the thread count), in the order `order`
-// where it is given (the long rows first, so that no thread ends alone on
-// one); the first exception is rethrown after the loop.
+// index, so they do not depend on the thread count); the first exception is
+// rethrown after the loop.
 template <class F>
-void parallel_rows(int threads, std::size_t n, Progress& progress, F body, const std::vector<std::size_t>& order = {}) {
+void parallel_rows(int threads, std::size_t n, Progress& progress, F body) {
   std::exception_ptr error;
 #pragma omp parallel for schedule(dynamic) num_threads(thread_count(threads))
   for (std::size_t i = 0; i < n; ++i) {
     try {
-      body(order.empty() ? i : order[i]);
+      body(i);
     } catch (...) {
 #pragma omp critical
       if (!error) error = std::current_exception();
@@ -274,28 +272,38 @@ void run_searches(FitsStudy& st, Progress& progress) {
 }
 
 void run_certificates(FitsStudy& st, unsigned precision, Progress& progress) {
-  progress.phase("certificates", st.rows.size());
   st.certificates.resize(st.rows.size());
   const auto t_cert = std::chrono::steady_clock::now();
-  // The three-state optima take minutes a row, the rest seconds: they go first.
-  std::vector<std::size_t> order(st.rows.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_partition(order.begin(), order.end(),
-                        [&](std::size_t i) { return st.rows[i].family.family == FitFamily::ThreeState; });
-  parallel_rows(st.threads, st.rows.size(), progress, [&](std::size_t i) {
-    const auto problem = analysis::make_fit_problem(st.rows[i].target, st.rows[i].family);
+  auto optimum = [&](std::size_t i, int threads) {
     auto& c = st.certificates[i];
-    auto t = std::chrono::steady_clock::now();
+    const auto t = std::chrono::steady_clock::now();
+    c.optimum = certify_fit_optimum(analysis::make_fit_problem(st.rows[i].target, st.rows[i].family),
+                                    st.best_result(i).mse, precision, threads);
+    c.optimum_seconds = seconds_since(t);
+  };
+  // The three-state optima take minutes a row, the rest seconds: each
+  // three-state search runs on all threads in turn (its boxes are bounded in
+  // parallel), so that no thread ends alone on a long row.
+  auto three_state = [&](std::size_t i) { return st.rows[i].family.family == FitFamily::ThreeState; };
+  std::size_t n3 = 0;
+  for (std::size_t i = 0; i < st.rows.size(); ++i) n3 += three_state(i);
+  progress.phase("three-state optima", n3);
+  for (std::size_t i = 0; i < st.rows.size(); ++i)
+    if (three_state(i)) {
+      optimum(i, st.threads);
+      progress.step();
+    }
+  progress.phase("certificates", st.rows.size());
+  parallel_rows(st.threads, st.rows.size(), progress, [&](std::size_t i) {
+    auto& c = st.certificates[i];
+    const auto t = std::chrono::steady_clock::now();
     proofs_check::ChainSupOptions so;
     so.max_cells = kTableSupCells;
+    const auto problem = analysis::make_fit_problem(st.rows[i].target, st.rows[i].family);
     c.sup = try_certified_sup(st.best_result(i).model, problem, so);
     c.sup_seconds = seconds_since(t);
-    if (closed_family(st.rows[i].family)) {
-      t = std::chrono::steady_clock::now();
-      c.optimum = certify_fit_optimum(problem, st.best_result(i).mse, precision);
-      c.optimum_seconds = seconds_since(t);
-    }
-  }, order);
+    if (closed_family(st.rows[i].family) && !three_state(i)) optimum(i, 1);
+  });
   st.seconds.certificates = seconds_since(t_cert);
 }
 
@@ -481,8 +489,8 @@ void present_summary(const FitsStudy& st, const RowFindings& f, ReportWriter& w)
       "seeds).\n"
       "- **Certified global optimum:** {} of {} two-state rows are proven optimal within {} over the whole "
       "parameter box (interval branch and bound). Three-state rows (target: within {}), certified lower bounds "
-      "on the optimum within {} boxes each ({} where the gap there is within {}; searched on the faces of the "
-      "box, which hold every three-state curve): {}.\n"
+      "on the optimum within {} boxes each (searched on the faces of the box, which hold every three-state "
+      "curve): {}.\n"
       "- **Certified sup error** over the whole domain, not only the grid: rows whose error between grid points "
       "exceeds the grid maximum by more than 1.5x: {}. Rows whose chain is not defined everywhere on the domain: "
       "{}.\n"
@@ -491,7 +499,6 @@ void present_summary(const FitsStudy& st, const RowFindings& f, ReportWriter& w)
       "rows state the best MSE known, an upper bound on the family's optimum.",
       st.rows.size(), st.targets.size(), st.families.size(), kSweepSeeds, f.two_certified, f.two_rows,
       fmt_pct(kOptimalityGap, 1), fmt_pct(kThreeStateGap, 0), fmt_int(kThreeStateBoxes),
-      fmt_int(commands::kThreeStateExtendedBoxes), fmt_pct(commands::kThreeStateExtendGap, 0),
       joined_or(f.three_bounds, "none"),
       joined_or(f.sup_above_grid, "none"), joined_or(f.sup_undefined, "none"),
       joined_or(f.paper_vs_optimum, "none comparable"), f.beaten, f.small_beaten));

@@ -181,13 +181,11 @@ void check_accounting(const proofs_check::OptimalityResult& r) {
   CHECK(r.mirrored <= r.pruned);
 }
 
-}  // namespace
-
-TEST_CASE("three-state branch and bound with the Taylor-model and reciprocal bounds certifies a known optimum") {
-  // As for the two-state family: targets of the family at theta* on 41
-  // points, one point doubled with targets F +- delta, so the minimum is
-  // exactly 2 delta^2 / 42, reached on the curve of theta*. b is fixed (the
-  // family is not identifiable with it free), the rest within 30% of theta*.
+// As for the two-state family: targets of the family at theta* on 41
+// points, one point doubled with targets F +- delta, so the minimum is
+// exactly 2 delta^2 / 42, reached on the curve of theta*. b is fixed (the
+// family is not identifiable with it free), the rest within 30% of theta*.
+std::pair<proofs_check::OptimalityProblem, double> known_three_state_optimum() {
   const std::vector<Rational> star = {Rational(3, 5), Rational(2, 5), Rational(7, 10), Rational(2), Rational(3, 10),
                                       Rational(3, 2)};
   proofs_check::OptimalityProblem p;
@@ -212,7 +210,29 @@ TEST_CASE("three-state branch and bound with the Taylor-model and reciprocal bou
     p.lower.push_back(k == 2 ? v : 0.7 * v);
     p.upper.push_back(k == 2 ? v : 1.3 * v);
   }
-  const double fstar = (Rational(2) * delta * delta / 42).convert_to<double>();
+  return {p, (Rational(2) * delta * delta / 42).convert_to<double>()};
+}
+
+// A sigmoid-like target whose grid holds H = 0 (where a.p < 0 the rate a
+// vanishes at H = 0 and that point's term is forced), on the faces of a
+// wide box; and the MSE of a feasible point.
+std::pair<proofs_check::OptimalityProblem, double> sigmoid_like_problem() {
+  proofs_check::OptimalityProblem p;
+  p.family = proofs_check::ClosedFamily::ThreeState;
+  for (int k = -10; k <= 10; ++k) {
+    p.h.push_back(Rational(k, 5));
+    p.y.push_back(Rational(1) / (Rational(1) + Rational(std::exp(-k / 5.0))));
+  }
+  p.lower = {-50, -50, 1e-3, -50, -50, 1e-3};
+  p.upper = {50, 50, 50, 50, 50, 50};
+  const std::vector<double> theta{1.2, 0.6, 20, 30, -3, 50};
+  return {p, objective(p.family, theta, p.h, p.y)};
+}
+
+}  // namespace
+
+TEST_CASE("three-state branch and bound with the Taylor-model and reciprocal bounds certifies a known optimum") {
+  const auto [p, fstar] = known_three_state_optimum();
   proofs_check::OptimalityOptions o;
   o.rel_gap = 1e-2;
   o.max_boxes = 100000;
@@ -291,18 +311,7 @@ TEST_CASE("branch and bound never bounds above a feasible objective (random targ
 }
 
 TEST_CASE("three-state branch and bound: the budget extension and the straddle split") {
-  // A sigmoid-like target whose grid holds H = 0: where a.p < 0 the rate a
-  // vanishes at H = 0 and that point's term is forced.
-  proofs_check::OptimalityProblem p;
-  p.family = proofs_check::ClosedFamily::ThreeState;
-  for (int k = -10; k <= 10; ++k) {
-    p.h.push_back(Rational(k, 5));
-    p.y.push_back(Rational(1) / (Rational(1) + Rational(std::exp(-k / 5.0))));
-  }
-  p.lower = {-50, -50, 1e-3, -50, -50, 1e-3};
-  p.upper = {50, 50, 50, 50, 50, 50};
-  const std::vector<double> theta{1.2, 0.6, 20, 30, -3, 50};  // a feasible point
-  const double known = objective(p.family, theta, p.h, p.y);
+  const auto [p, known] = sigmoid_like_problem();
   proofs_check::OptimalityOptions o;
   o.rel_gap = 1e-2;
   o.max_boxes = 600;
@@ -341,6 +350,52 @@ TEST_CASE("three-state branch and bound: the budget extension and the straddle s
     if (!r.best_centre.empty()) CHECK(r.lower_bound <= objective(p.family, r.best_centre, p.h, p.y));
     MESSAGE("straddle split ", straddle, ": bound ", r.lower_bound, " for ", known, " in ", r.boxes, " boxes");
   }
+}
+
+TEST_CASE("three-state branch and bound: the same result on any number of threads") {
+  // The halves of a batch of boxes are bounded in parallel and go in in a
+  // fixed order: the result depends on the batch, not on the threads.
+  auto same = [](const proofs_check::OptimalityResult& x, const proofs_check::OptimalityResult& y) {
+    CHECK(x.lower_bound == y.lower_bound);
+    CHECK(x.incumbent == y.incumbent);
+    CHECK(x.best_centre == y.best_centre);
+    CHECK(x.boxes == y.boxes);
+    CHECK(x.split == y.split);
+    CHECK(x.pruned == y.pruned);
+    CHECK(x.open == y.open);
+    CHECK(x.shrunk == y.shrunk);
+    CHECK(x.discarded == y.discarded);
+    CHECK(x.mirrored == y.mirrored);
+  };
+  {
+    // Stopped by the budget, on the faces with their mirror halves.
+    const auto [p, known] = sigmoid_like_problem();
+    proofs_check::OptimalityOptions o;
+    o.rel_gap = 1e-2;
+    o.max_boxes = 2400;
+    const auto one = proofs_check::certify_optimality(p, known, o);
+    check_accounting(one);
+    CHECK(one.exhausted);
+    for (int threads : {2, 3}) {
+      o.threads = threads;
+      same(proofs_check::certify_optimality(p, known, o), one);
+    }
+  }
+  // Certified: every box whose bound is below the threshold is split, in
+  // whatever order, so a batch of one box (the strict best-first order)
+  // splits the same boxes.
+  const auto [p, fstar] = known_three_state_optimum();
+  proofs_check::OptimalityOptions o;
+  o.rel_gap = 1e-2;
+  o.faces = false;
+  o.threads = 2;
+  const auto batched = proofs_check::certify_optimality(p, fstar, o);
+  CHECK(batched.certified);
+  o.batch = 1;
+  o.threads = 1;
+  same(proofs_check::certify_optimality(p, fstar, o), batched);
+  o.batch = 0;
+  CHECK_THROWS_AS(proofs_check::certify_optimality(p, fstar, o), InputError);
 }
 
 namespace {

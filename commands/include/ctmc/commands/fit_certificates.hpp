@@ -22,19 +22,15 @@ inline constexpr double kThreeStateGap = 1e-2;
 
 // The box budgets of the certified-optimum search (certify_fit_optimum),
 // which `report fits` states beside its tables. The two-state search ends
-// well inside its budget (about 3e4 boxes per row of the fit table). The
-// three-state one gets 60000 boxes (25-45 s of CPU a row, bench_certificates
-// three-state); a row whose gap is within kThreeStateExtendGap there goes on
-// to kThreeStateExtendedBoxes. Every row of the fit table but relu (no bound
-// at 60000 boxes) is within it there (the largest, cliprelu_1, 4.24), and
-// each is certified to 1% inside the extended budget, the last ones at
-// 4.5e5 (cliprelu_1 and 2), 5.6e5 (sigmoid_shift_2) and 7.2e5 boxes
-// (sigmoid, under 10 minutes of CPU). A row that would not close there
-// stops at a bound and says so; relu is left at 60000 boxes.
+// well inside its budget (about 3e4 boxes per row of the fit table). Every
+// three-state row of the fit table is certified to 1% inside its budget
+// (bench_certificates three-state), the last ones at 4.5e5 (cliprelu_1 and
+// 2), 5.3e5 (relu), 5.6e5 (sigmoid_shift_2) and 7.2e5 boxes (sigmoid, under
+// 10 minutes of CPU on one core). No earlier budget tells the rows that close
+// from those that do not: relu's bound is 0 until 2e5 boxes. A row that does
+// not close stops at a bound and says so.
 inline constexpr std::int64_t kTwoStateBoxes = 2000000;
-inline constexpr std::int64_t kThreeStateBoxes = 60000;
-inline constexpr std::int64_t kThreeStateExtendedBoxes = 800000;
-inline constexpr double kThreeStateExtendGap = 5;
+inline constexpr std::int64_t kThreeStateBoxes = 800000;
 
 // The gap the certificate of a closed family works to.
 inline double optimality_gap(const analysis::FamilySpec& f) {
@@ -70,7 +66,9 @@ SupCell try_certified_sup(const solvers::Model& model, const analysis::FitProble
                           const proofs_check::ChainSupOptions& opt = {});
 
 // The optimality certificate of a fit with MSE `mse` (box budget by family);
-// `precision`: MPFI bits of the targets.
-proofs_check::OptimalityResult certify_fit_optimum(const analysis::FitProblem& p, double mse, unsigned precision);
+// `precision`: MPFI bits of the targets; `threads`: the search's threads (0:
+// OpenMP's default), which do not change its result.
+proofs_check::OptimalityResult certify_fit_optimum(const analysis::FitProblem& p, double mse, unsigned precision,
+                                                   int threads = 1);
 
 }  // namespace ctmc::commands

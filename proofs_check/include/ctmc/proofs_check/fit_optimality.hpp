@@ -35,8 +35,13 @@
 // box holds no minimizer at all and is discarded (Hansen's monotonicity
 // test; the derivative enclosure then holds every one-sided slope of the
 // rectifiers at the box's edges, closed_flux.hpp).
-// Boxes are processed best-first (smallest lower bound); a box is discarded
-// once its bound is within rel_gap of the incumbent. The coordinate split is
+// Boxes are processed best-first (smallest lower bound), a batch of the
+// lowest at a time whose halves are bounded in parallel (the results go in
+// in a fixed order: the same result on any number of threads; a search that
+// closes splits every box whose bound is below the threshold, in whatever
+// order, so the batch matters only where a budget stops the search or the
+// incumbent improves inside a batch); a box is
+// discarded once its bound is within rel_gap of the incumbent. The coordinate split is
 // the one with the largest width x |g_k| where the mean-value bound gave the
 // box's bound; where the natural bound did (a large box, whose gradient
 // enclosure says little), the one whose range alone, the others at the
@@ -119,6 +124,11 @@ struct OptimalityOptions {
   std::int64_t extended_boxes = 0;
   double extend_below_gap = 0;
   unsigned precision = 128;          // MPFI bits of the targets' enclosures
+  // Boxes are split `batch` at a time, best first, and their halves bounded
+  // on `threads` threads (0: OpenMP's default); the results go in in a
+  // fixed order, so the result depends on `batch`, never on `threads`.
+  int threads = 1;
+  int batch = 32;
   // The mean-value bound and the monotonicity test (off: the natural bound
   // alone, the benchmark's baseline).
   bool mean_value = true;
