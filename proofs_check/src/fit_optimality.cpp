@@ -572,18 +572,10 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   // the ones a box-at-a-time search would split next, unless the incumbent
   // improves within it; a search that ends below the threshold splits every
   // box whose bound is below it either way.
-  std::int64_t budget = opt.max_boxes;
   while (!open.empty() && open.top().lb < res.incumbent * shrink) {
-    if (res.boxes >= budget) {
-      const double bound_now = std::min(pruned_min, open.top().lb);
-      const double gap_now = bound_now > 0 ? known_mse / bound_now - 1 : std::numeric_limits<double>::infinity();
-      if (budget < opt.extended_boxes && gap_now <= opt.extend_below_gap) {
-        budget = opt.extended_boxes;
-        res.extended = true;
-      } else {
-        res.exhausted = true;
-        break;
-      }
+    if (res.boxes >= opt.max_boxes) {
+      res.exhausted = true;
+      break;
     }
     for (int popped = 0; popped < opt.batch && !open.empty() && open.top().lb < res.incumbent * shrink; ++popped) {
       const Node top = open.top();

@@ -89,9 +89,8 @@
 // c.s (d is fixed along the path) is at an end: a point of the same curve,
 // hence of the same objective. Where the box treats a and c alike, the swap
 // a <-> c (F is symmetric in them) maps the c faces onto the a faces.
-// The faces are 5-dimensional boxes; the budget (max_boxes, deterministic,
-// extended to extended_boxes where the gap is already small) bounds the
-// work and the result states the bound reached.
+// The faces are 5-dimensional boxes; the budget (max_boxes, deterministic)
+// bounds the work and the result states the bound reached.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -118,11 +117,6 @@ struct OptimalityProblem {
 struct OptimalityOptions {
   double rel_gap = 1e-3;             // discard boxes within 0.1% of the incumbent
   std::int64_t max_boxes = 1000000;  // budget of boxes bounded
-  // A search that reaches max_boxes with its gap (known MSE / bound - 1) at
-  // or below extend_below_gap goes on to extended_boxes (deterministic: the
-  // same search decides): the budget goes to rows that are close to closing.
-  std::int64_t extended_boxes = 0;
-  double extend_below_gap = 0;
   unsigned precision = 128;          // MPFI bits of the targets' enclosures
   // Boxes are split `batch` at a time, best first, and their halves bounded
   // on `threads` threads (0: OpenMP's default); the results go in in a
@@ -183,7 +177,6 @@ struct OptimalityResult {
   double seconds = 0;       // wall time of the search
   std::int64_t boxes = 0;   // boxes bounded
   bool exhausted = false;   // stopped by the budget
-  bool extended = false;    // went on past max_boxes to extended_boxes (OptimalityOptions)
   // Every box accounted for: the root boxes (the box, or its faces) and the
   // two halves of every split box are each either pruned (bound above the
   // threshold, or a mirror image), or split, or left unsplittable (a point up to double
