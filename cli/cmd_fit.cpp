@@ -57,9 +57,15 @@ void print_certificates(const commands::CertifyRun& c, const analysis::FitProble
   fmt::print("  boxes     {} roots + 2 x {} split = {} pruned ({} as mirror images) + {} split + {} unsplittable + {} "
              "open; {} shrunk to a face\n",
              r.roots, r.split, r.pruned, r.mirrored, r.split, r.unsplittable, r.open, r.shrunk);
-  if (!r.best_centre.empty())
+  if (!r.best_centre.empty()) {
     fmt::print("  improved  the search found MSE {:.6e} below the fit's (parameters {:.17g})\n", r.incumbent,
                fmt::join(r.best_centre, ", "));
+    // The bound holds for the family's optimum and the point found is an
+    // upper bound of it (its MSE enclosed in interval arithmetic).
+    if (r.lower_bound > 0)
+      fmt::print("  optimum   in [{:.6e}, {:.6e}] (the point found is within {:.3g}% of it)\n", r.lower_bound,
+                 r.incumbent, 100 * (r.incumbent / r.lower_bound - 1));
+  }
 }
 
 void score_model(const FitCliOptions& c) {

@@ -315,6 +315,8 @@ TEST_CASE("fit --score --certify on a three-state chain: the certificate's bound
   CHECK(opt.at("improved_mse").get<double>() < j.at("mse").get<double>());
   CHECK(opt.at("lower_bound").get<double>() <= opt.at("improved_mse").get<double>());
   CHECK(text.output.find("the search found MSE") != std::string::npos);
+  // The family's optimum lies between the bound and the point found.
+  CHECK(text.output.find("  optimum   in [") != std::string::npos);
   const auto& acc = opt.at("boxes_accounted");
   const auto count = [&](const char* k) { return acc.at(k).get<std::int64_t>(); };
   CHECK(count("roots") + 2 * count("split") ==
