@@ -63,7 +63,7 @@ void print_certificates(const commands::CertifyRun& c, const analysis::FitProble
     // The bound holds for the family's optimum and the point found is an
     // upper bound of it (its MSE enclosed in interval arithmetic).
     if (r.lower_bound > 0)
-      fmt::print("  optimum   in [{:.6e}, {:.6e}] (the point found is within {:.3g}% of it)\n", r.lower_bound,
+      fmt::print("  optimum   in [{:.6e}, {:.6e}] (the point found is within {:.3g}% of the optimum)\n", r.lower_bound,
                  r.incumbent, 100 * (r.incumbent / r.lower_bound - 1));
   }
 }
