@@ -141,7 +141,7 @@ def main():
         below += not ok
         diff = abs(here - row["mse"]) / row["mse"]
         print(f"{row['target']:<16} {bound:>16.6e} {row['mse']:>12.6e} {diff:>9.1e} {best:>12.6e} "
-              f"{best / bound:>8.5g}x" + ("" if ok else "  BELOW THE BOUND"))
+              f"{best / bound:>8.4f}x" + ("" if ok else "  BELOW THE BOUND"))
     return 1 if below else 0
 
 
