@@ -40,10 +40,10 @@
 // in a fixed order: the same result on any number of threads; a search that
 // closes splits every box whose bound is below the threshold, in whatever
 // order, so the batch matters only where a budget stops the search or the
-// incumbent improves inside a batch); a box is
-// discarded once its bound is within rel_gap of the incumbent. The coordinate split is
-// the one with the largest width x |g_k| where the mean-value bound gave the
-// box's bound; where the natural bound did (a large box, whose gradient
+// incumbent improves inside a batch); a box is discarded once its bound is
+// within rel_gap of the incumbent. The coordinate split is the one with the
+// largest width x |g_k| where the mean-value bound gave the box's bound;
+// where the natural bound did (a large box, whose gradient
 // enclosure says little), the one whose range alone, the others at the
 // centre, spreads the curve most (sum_m w_m |range of F(H_m)|). Where no
 // coordinate spreads it (a rate vanishes at every point at the centre, e.g.
