@@ -414,7 +414,7 @@ struct Bounded {
   enum class Fate { Pruned, Mirrored, Discarded, Open };
   Fate fate = Fate::Pruned;
   std::int64_t boxes = 0, shrunk = 0;
-  double lb = std::numeric_limits<double>::infinity();  // Pruned: its bound; Open: the node's
+  double lb = std::numeric_limits<double>::infinity();  // Pruned: its bound (Open: node.lb)
   std::vector<std::pair<I, std::vector<double>>> better;
   Node node;
 };
@@ -492,7 +492,6 @@ Bounded bound_box(const Objective& obj, const OptimalityOptions& opt, Task task,
       continue;
     }
     out.fate = Bounded::Fate::Open;
-    out.lb = lb;
     out.node = {X, lb, split_scores(obj, X, C, b, opt, incumbent * shrink, n), task.mirror, b.reciprocal_point,
                 task.domain};
     return out;
@@ -518,6 +517,8 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   std::priority_queue<Node> open;
   const bool toward_zero = opt.zero_cuts && p.family == ClosedFamily::ThreeState;
   std::vector<Box> domains;
+  // Whether the lowest open box can still hold a point below the threshold.
+  auto lowest_open = [&] { return !open.empty() && open.top().lb < res.incumbent * shrink; };
   // Applies what bounding a box found, in the order of the tasks.
   auto apply = [&](Bounded&& b) {
     res.boxes += b.boxes;
@@ -572,12 +573,12 @@ OptimalityResult certify_optimality(const OptimalityProblem& p, double known_mse
   // the ones a box-at-a-time search would split next, unless the incumbent
   // improves within it; a search that ends below the threshold splits every
   // box whose bound is below it either way.
-  while (!open.empty() && open.top().lb < res.incumbent * shrink) {
+  while (lowest_open()) {
     if (res.boxes >= opt.max_boxes) {
       res.exhausted = true;
       break;
     }
-    for (int popped = 0; popped < opt.batch && !open.empty() && open.top().lb < res.incumbent * shrink; ++popped) {
+    for (int popped = 0; popped < opt.batch && lowest_open(); ++popped) {
       const Node top = open.top();
       open.pop();
       const auto [split, mid] = choose_split(top, n, toward_zero);

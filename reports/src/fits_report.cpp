@@ -274,11 +274,11 @@ void run_searches(FitsStudy& st, Progress& progress) {
 void run_certificates(FitsStudy& st, unsigned precision, Progress& progress) {
   st.certificates.resize(st.rows.size());
   const auto t_cert = std::chrono::steady_clock::now();
-  auto optimum = [&](std::size_t i, int threads) {
+  auto problem = [&](std::size_t i) { return analysis::make_fit_problem(st.rows[i].target, st.rows[i].family); };
+  auto optimum = [&](std::size_t i, const analysis::FitProblem& p, int threads) {
     auto& c = st.certificates[i];
     const auto t = std::chrono::steady_clock::now();
-    c.optimum = certify_fit_optimum(analysis::make_fit_problem(st.rows[i].target, st.rows[i].family),
-                                    st.best_result(i).mse, precision, threads);
+    c.optimum = certify_fit_optimum(p, st.best_result(i).mse, precision, threads);
     c.optimum_seconds = seconds_since(t);
   };
   // The three-state optima take minutes a row, the rest seconds: each
@@ -290,7 +290,7 @@ void run_certificates(FitsStudy& st, unsigned precision, Progress& progress) {
   progress.phase("three-state optima", n3);
   for (std::size_t i = 0; i < st.rows.size(); ++i)
     if (three_state(i)) {
-      optimum(i, st.threads);
+      optimum(i, problem(i), st.threads);
       progress.step();
     }
   progress.phase("certificates", st.rows.size());
@@ -299,10 +299,10 @@ void run_certificates(FitsStudy& st, unsigned precision, Progress& progress) {
     const auto t = std::chrono::steady_clock::now();
     proofs_check::ChainSupOptions so;
     so.max_cells = kTableSupCells;
-    const auto problem = analysis::make_fit_problem(st.rows[i].target, st.rows[i].family);
-    c.sup = try_certified_sup(st.best_result(i).model, problem, so);
+    const auto p = problem(i);
+    c.sup = try_certified_sup(st.best_result(i).model, p, so);
     c.sup_seconds = seconds_since(t);
-    if (closed_family(st.rows[i].family) && !three_state(i)) optimum(i, 1);
+    if (closed_family(st.rows[i].family) && !three_state(i)) optimum(i, p, 1);
   });
   st.seconds.certificates = seconds_since(t_cert);
 }
