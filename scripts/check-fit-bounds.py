@@ -95,39 +95,54 @@ def lm(theta, lo, hi, h, y, iters=300):
     return f / len(h), theta
 
 
+def problem(report_dir, row):
+    """A three-state row's grid, targets, bound and MSE, and the objective
+    here at its model: the same problem (to the double rounding of its 401
+    terms), or the comparison is void."""
+    bound, mse = float(row["optimality"]["lower_bound"]), float(row["mse"])
+    if not (bound >= 0 and mse > 0):
+        raise ValueError(f"{row['target']}: bound {bound} and MSE {mse} (want bound >= 0, MSE > 0)")
+    dlo, dhi = (float(Fraction(x)) for x in row["domain"])
+    h = np.linspace(dlo, dhi, 401)
+    y = float(Fraction(row["alpha"])) * target(row["target"].split(" x ")[0], h)
+    r, _ = residual(model_theta(f"{report_dir}/{row['best_model']}"), h, y)
+    return {"target": row["target"], "bound": bound, "mse": mse, "h": h, "y": y, "here": (r @ r) / len(h)}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("report_dir")
     ap.add_argument("--starts", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
+    if a.starts < 1:
+        print(f"check-fit-bounds: --starts {a.starts}: must be at least 1", file=sys.stderr)
+        return 2
+    # Every row is read and checked before any search: bad input stops the
+    # script with one line and exit 2 before it prints a table.
     try:
         rows = json.load(open(f"{a.report_dir}/fits.json"))
-    except (OSError, ValueError) as e:
-        print(f"check-fit-bounds: {a.report_dir}/fits.json: {e}", file=sys.stderr)
+        if not isinstance(rows, list):
+            raise TypeError("not a list of rows")
+        problems = [problem(a.report_dir, row) for row in rows
+                    if isinstance(row, dict) and row.get("family") == "three-state" and "optimality" in row]
+        if not problems:
+            raise ValueError("no three-state row with a certified bound")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"check-fit-bounds: {a.report_dir}/fits.json: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
+    for p in problems:
+        if not abs(p["here"] - p["mse"]) <= 1e-9 * p["mse"] + 1e-300:
+            print(f"check-fit-bounds: {p['target']}: the objective here, {p['here']:.9e}, is not the report's MSE "
+                  f"{p['mse']:.9e} at its model", file=sys.stderr)
+            return 2
     rng = np.random.default_rng(a.seed)
     lo = np.array([-RATE_BOUND, -RATE_BOUND, MIN_CONST_RATE, -RATE_BOUND, -RATE_BOUND, MIN_CONST_RATE])
     hi = np.full(6, RATE_BOUND)
     below = 0
     print(f"{'row':<16} {'certified bound':>16} {'report MSE':>12} {'rel. diff':>9} {'independent':>12} "
           f"{'vs bound':>9}")
-    for row in rows:
-        if row.get("family") != "three-state" or "optimality" not in row:
-            continue
-        bound = row["optimality"]["lower_bound"]
-        dlo, dhi = (float(Fraction(x)) for x in row["domain"])
-        h = np.linspace(dlo, dhi, 401)
-        name = row["target"].split(" x ")[0]
-        y = float(Fraction(row["alpha"])) * target(name, h)
-        # The objective here at the report's model: the same problem (to
-        # the double rounding of its 401 terms), or the comparison is void.
-        r, _ = residual(model_theta(f"{a.report_dir}/{row['best_model']}"), h, y)
-        here = (r @ r) / len(h)
-        if not abs(here - row["mse"]) <= 1e-9 * row["mse"] + 1e-300:
-            print(f"check-fit-bounds: {row['target']}: the objective here, {here:.9e}, is not the report's MSE "
-                  f"{row['mse']:.9e} at its model", file=sys.stderr)
-            return 2
+    for p in problems:
         best = math.inf
         for _ in range(a.starts):
             # Offsets and slopes log-uniform in magnitude with random sign,
@@ -135,13 +150,13 @@ def main():
             mag = 10 ** rng.uniform(-2, 3, 6)
             theta = np.where(rng.random(6) < 0.5, -mag, mag)
             theta[2], theta[5] = mag[2], mag[5]
-            mse, _ = lm(np.clip(theta, lo, hi), lo, hi, h, y)
+            mse, _ = lm(np.clip(theta, lo, hi), lo, hi, p["h"], p["y"])
             best = min(best, mse)
-        ok = best >= bound
+        ok = best >= p["bound"]
         below += not ok
-        diff = abs(here - row["mse"]) / row["mse"]
-        print(f"{row['target']:<16} {bound:>16.6e} {row['mse']:>12.6e} {diff:>9.1e} {best:>12.6e} "
-              f"{best / bound:>8.4f}x" + ("" if ok else "  BELOW THE BOUND"))
+        diff = abs(p["here"] - p["mse"]) / p["mse"]
+        print(f"{p['target']:<16} {p['bound']:>16.6e} {p['mse']:>12.6e} {diff:>9.1e} {best:>12.6e} "
+              f"{best / p['bound']:>8.4f}x" + ("" if ok else "  BELOW THE BOUND"))
     return 1 if below else 0
 
 

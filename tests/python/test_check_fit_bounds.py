@@ -68,6 +68,15 @@ class CheckFitBounds(unittest.TestCase):
             r = run(d)
             self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
             self.assertIn("is not the report's MSE", r.stderr)
+            # No three-state row, or not a list of rows: bad input, exit 2,
+            # before any table.
+            for rows in ([{"target": "sigmoid", "family": "two-state"}], {"rows": []}):
+                with open(os.path.join(d, "fits.json"), "w") as f:
+                    json.dump(rows, f)
+                r = run(d)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertEqual(r.stdout, "")
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1)
         r = run(os.path.join(tempfile.gettempdir(), "no-such-report-folder"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("fits.json", r.stderr)
